@@ -1,0 +1,124 @@
+//! `pipescope bench`: the same engine, headless. A progress bar on a terminal, then a table,
+//! or one JSON object per run with `--json`.
+
+use std::io::IsTerminal;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+use shared::{validate_runs, Limits, Mode, RunSpec, RunSummary};
+
+use crate::engine::{self, keys, RunContext, DEFAULT_RESPONSE_TIMEOUT};
+use crate::recorder::Progress;
+use crate::target::RedisTarget;
+
+/// One line of `--json` output.
+#[derive(Debug, Serialize)]
+pub struct JsonRun {
+    pub mode: &'static str,
+    pub batch: u32,
+    pub count: u64,
+    pub done: u64,
+    pub wall_ms: f64,
+    pub ops_per_sec: f64,
+    pub round_trips: u64,
+    pub mean_us: f64,
+    pub p50_us: f64,
+    pub p90_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    pub max_us: f64,
+}
+
+impl From<&RunSummary> for JsonRun {
+    fn from(s: &RunSummary) -> Self {
+        let l = s.latency;
+        JsonRun {
+            mode: match s.spec.mode {
+                Mode::Sequential => "sequential",
+                Mode::Pipelined { .. } => "pipelined",
+            },
+            batch: s.spec.mode.batch(),
+            count: s.spec.count,
+            done: s.done,
+            wall_ms: s.wall_ms(),
+            ops_per_sec: s.ops_per_sec,
+            round_trips: s.round_trips,
+            mean_us: l.mean_us,
+            p50_us: l.p50_us,
+            p90_us: l.p90_us,
+            p99_us: l.p99_us,
+            p999_us: l.p999_us,
+            max_us: l.max_us,
+        }
+    }
+}
+
+/// Runs `specs` in order against `target`, printing as it goes; stops at the first failure.
+pub async fn run(target: &RedisTarget, specs: Vec<RunSpec>, json: bool) -> anyhow::Result<Vec<RunSummary>> {
+    validate_runs(&specs, &Limits::DEFAULT)?;
+    let mut run_id = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(1);
+    let show_bar = std::io::stderr().is_terminal();
+    let mut summaries = Vec::new();
+    for spec in specs {
+        run_id += 1;
+        let progress = Arc::new(Progress::default());
+        let bar = if show_bar { ProgressBar::new(spec.count) } else { ProgressBar::hidden() };
+        bar.set_style(
+            ProgressStyle::with_template("{prefix:>24} [{bar:40}] {human_pos}/{human_len} {per_sec} eta {eta}")
+                .expect("valid template")
+                .progress_chars("=> "),
+        );
+        bar.set_prefix(spec.mode.label());
+        let ticker = {
+            let (bar, progress) = (bar.clone(), progress.clone());
+            tokio::spawn(async move {
+                loop {
+                    bar.set_position(progress.read().0);
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            })
+        };
+        let cancel = AtomicBool::new(false);
+        let ctx = RunContext { run_id, progress: &progress, cancel: &cancel, response_timeout: DEFAULT_RESPONSE_TIMEOUT };
+        let outcome = engine::run(target, spec, ctx).await;
+        ticker.abort();
+        bar.finish_and_clear();
+        let written = match &outcome {
+            Ok(o) => o.written,
+            Err(f) => f.written,
+        };
+        let cleanup = keys::remove_run_keys(target, run_id, written).await;
+        let summary = match outcome {
+            Ok(o) => o.summary,
+            Err(f) => anyhow::bail!("{} run failed after {} of {} commands: {}", spec.mode.label(), f.partial.done, spec.count, f.error),
+        };
+        cleanup.map_err(|e| anyhow::anyhow!("the run finished but its keys could not be removed: {e}"))?;
+        if json {
+            println!("{}", serde_json::to_string(&JsonRun::from(&summary))?);
+        } else {
+            print_row(&summary, summaries.first());
+        }
+        summaries.push(summary);
+    }
+    Ok(summaries)
+}
+
+fn print_row(s: &RunSummary, baseline: Option<&RunSummary>) {
+    let l = s.latency;
+    let speedup = baseline.map(|b| format!("  {:.1}× the first run", s.speedup_over(b))).unwrap_or_default();
+    println!(
+        "{:<24} {:>10} cmds {:>10.1} ms {:>12.0} ops/s  p50 {:>8.1} µs  p99 {:>8.1} µs  max {:>9.1} µs  {} round trips{}",
+        s.spec.mode.label(),
+        s.done,
+        s.wall_ms(),
+        s.ops_per_sec,
+        l.p50_us,
+        l.p99_us,
+        l.max_us,
+        s.round_trips,
+        speedup
+    );
+}

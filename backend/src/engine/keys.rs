@@ -1,0 +1,96 @@
+//! Where a run's keys live and how they are removed. Everything the engine writes is under
+//! `pipescope:<run-id>:`; nothing else in the database is ever touched.
+
+use redis::AsyncCommands;
+
+use crate::target::{RedisTarget, TargetError};
+
+/// Keys removed per UNLINK, and UNLINKs sent per pipeline: big enough to be quick, small
+/// enough never to block Redis noticeably.
+const UNLINK_CHUNK: u64 = 1000;
+const UNLINKS_PER_PIPELINE: u64 = 16;
+
+pub fn namespace(run_id: u64) -> String {
+    format!("pipescope:{run_id}:")
+}
+
+/// Writes `<namespace>k<i>` into `out`, reusing its allocation.
+pub fn write_key(out: &mut Vec<u8>, namespace: &str, i: u64) {
+    out.clear();
+    out.extend_from_slice(namespace.as_bytes());
+    out.push(b'k');
+    out.extend_from_slice(itoa::Buffer::new().format(i).as_bytes());
+}
+
+/// Writes the value of request `i`, `v<i>`, like the classic `SET k{i} v{i}`.
+pub fn write_value(out: &mut Vec<u8>, i: u64) {
+    out.clear();
+    out.push(b'v');
+    out.extend_from_slice(itoa::Buffer::new().format(i).as_bytes());
+}
+
+/// Removes keys `0..written` of a run, then sweeps its namespace with SCAN for anything else.
+/// Returns how many keys were removed.
+pub async fn remove_run_keys(target: &RedisTarget, run_id: u64, written: u64) -> Result<u64, TargetError> {
+    let redis_err = |source| TargetError::Redis { addr: target.addr(), source };
+    let mut con = target.admin_connection().await?;
+    let ns = namespace(run_id);
+    let mut removed = 0u64;
+    let mut key = Vec::new();
+    let mut start = 0u64;
+    while start < written {
+        let mut pipe = redis::pipe();
+        for _ in 0..UNLINKS_PER_PIPELINE {
+            if start >= written {
+                break;
+            }
+            let end = (start + UNLINK_CHUNK).min(written);
+            let mut cmd = redis::cmd("UNLINK");
+            for i in start..end {
+                write_key(&mut key, &ns, i);
+                cmd.arg(&key[..]);
+            }
+            pipe.add_command(cmd);
+            start = end;
+        }
+        let counts: Vec<u64> = pipe.query_async(&mut con).await.map_err(redis_err)?;
+        removed += counts.iter().sum::<u64>();
+    }
+    // Anything left in our namespace (there should be nothing) goes too: SCAN, never KEYS.
+    let pattern = format!("{ns}*");
+    let mut cursor = 0u64;
+    loop {
+        let (next, found): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(&pattern)
+            .arg("COUNT")
+            .arg(UNLINK_CHUNK)
+            .query_async(&mut con)
+            .await
+            .map_err(redis_err)?;
+        if !found.is_empty() {
+            let n: u64 = con.unlink(&found).await.map_err(redis_err)?;
+            removed += n;
+        }
+        if next == 0 {
+            break;
+        }
+        cursor = next;
+    }
+    Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_live_in_the_run_namespace() {
+        let mut k = Vec::new();
+        write_key(&mut k, &namespace(7), 42);
+        assert_eq!(k, b"pipescope:7:k42");
+        write_value(&mut k, 42);
+        assert_eq!(k, b"v42");
+    }
+}

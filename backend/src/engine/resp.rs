@@ -1,0 +1,139 @@
+//! Just enough RESP for the engine's hot path: commands are encoded straight into the write
+//! buffer (no per-command allocation) and replies are scanned in place, so a whole batch's
+//! replies are counted without building a value per reply.
+
+/// Appends `*N\r\n$len\r\narg\r\n…` for `args` to `out`.
+pub fn encode_command(out: &mut Vec<u8>, args: &[&[u8]]) {
+    let mut num = itoa::Buffer::new();
+    out.push(b'*');
+    out.extend_from_slice(num.format(args.len()).as_bytes());
+    out.extend_from_slice(b"\r\n");
+    for arg in args {
+        out.push(b'$');
+        out.extend_from_slice(num.format(arg.len()).as_bytes());
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(arg);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// What one complete reply at the front of a buffer was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reply {
+    /// Any non-error reply; `len` bytes long.
+    Ok { len: usize },
+    /// An error reply (`-ERR …`); the message is `buf[1..len-2]`.
+    Error { len: usize },
+}
+
+impl Reply {
+    pub fn len(self) -> usize {
+        match self {
+            Reply::Ok { len } | Reply::Error { len } => len,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("malformed reply from Redis: {0}")]
+pub struct ProtocolError(pub &'static str);
+
+/// Scans one reply at the start of `buf`. `Ok(None)` means the reply is not complete yet.
+pub fn scan_reply(buf: &[u8]) -> Result<Option<Reply>, ProtocolError> {
+    let Some(&kind) = buf.first() else { return Ok(None) };
+    let is_error = kind == b'-' || kind == b'!';
+    let Some(end) = scan_value(buf, 0)? else { return Ok(None) };
+    Ok(Some(if is_error { Reply::Error { len: end } } else { Reply::Ok { len: end } }))
+}
+
+/// Returns the offset just past the value starting at `pos`, or `None` if incomplete.
+fn scan_value(buf: &[u8], pos: usize) -> Result<Option<usize>, ProtocolError> {
+    let Some(&kind) = buf.get(pos) else { return Ok(None) };
+    let Some(line_end) = find_crlf(buf, pos + 1) else { return Ok(None) };
+    let after_line = line_end + 2;
+    match kind {
+        // Simple string, error, integer, and the RESP3 scalars.
+        b'+' | b'-' | b':' | b'_' | b',' | b'#' | b'(' => Ok(Some(after_line)),
+        // Bulk string, bulk error, verbatim string: a length, then that many bytes and CRLF.
+        b'$' | b'!' | b'=' => {
+            let len = parse_int(&buf[pos + 1..line_end])?;
+            if len < 0 {
+                return Ok(Some(after_line)); // null bulk string
+            }
+            let end = after_line + len as usize + 2;
+            if buf.len() < end {
+                return Ok(None);
+            }
+            if &buf[end - 2..end] != b"\r\n" {
+                return Err(ProtocolError("bulk string not terminated by CRLF"));
+            }
+            Ok(Some(end))
+        }
+        // Aggregates: a count, then that many values (maps and attributes hold pairs).
+        b'*' | b'~' | b'>' | b'%' | b'|' => {
+            let count = parse_int(&buf[pos + 1..line_end])?;
+            let items = if matches!(kind, b'%' | b'|') { count * 2 } else { count };
+            let mut at = after_line;
+            for _ in 0..items.max(0) {
+                match scan_value(buf, at)? {
+                    Some(next) => at = next,
+                    None => return Ok(None),
+                }
+            }
+            Ok(Some(at))
+        }
+        _ => Err(ProtocolError("unknown reply type byte")),
+    }
+}
+
+fn find_crlf(buf: &[u8], from: usize) -> Option<usize> {
+    buf.get(from..)?.windows(2).position(|w| w == b"\r\n").map(|i| from + i)
+}
+
+fn parse_int(digits: &[u8]) -> Result<i64, ProtocolError> {
+    std::str::from_utf8(digits)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .ok_or(ProtocolError("bad length or integer"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodes_a_set() {
+        let mut out = Vec::new();
+        encode_command(&mut out, &[b"SET", b"k1", b"v1"]);
+        assert_eq!(out, b"*3\r\n$3\r\nSET\r\n$2\r\nk1\r\n$2\r\nv1\r\n");
+    }
+
+    #[test]
+    fn scans_every_reply_kind() {
+        let cases: [(&[u8], Reply); 6] = [
+            (b"+OK\r\n", Reply::Ok { len: 5 }),
+            (b"-ERR no\r\n", Reply::Error { len: 9 }),
+            (b":42\r\n", Reply::Ok { len: 5 }),
+            (b"$3\r\nabc\r\n", Reply::Ok { len: 9 }),
+            (b"$-1\r\n", Reply::Ok { len: 5 }),
+            (b"*2\r\n$1\r\na\r\n:1\r\n", Reply::Ok { len: 15 }),
+        ];
+        for (bytes, want) in cases {
+            assert_eq!(scan_reply(bytes), Ok(Some(want)), "{:?}", String::from_utf8_lossy(bytes));
+        }
+    }
+
+    #[test]
+    fn incomplete_replies_wait_for_more_bytes() {
+        for partial in [&b""[..], b"+O", b"+OK\r", b"$3\r\nab", b"$3\r\nabc\r", b"*2\r\n:1\r\n"] {
+            assert_eq!(scan_reply(partial), Ok(None), "{:?}", String::from_utf8_lossy(partial));
+        }
+    }
+
+    #[test]
+    fn garbage_is_an_error() {
+        assert!(scan_reply(b"?what\r\n").is_err());
+        assert!(scan_reply(b"$x\r\n").is_err());
+        assert!(scan_reply(b"$1\r\nab\r\n").is_err());
+    }
+}

@@ -1,0 +1,204 @@
+//! The one run at a time, and everyone watching it. A start becomes a plan (one or more specs
+//! run in order); its events go to every connected page through a bounded broadcast, so the
+//! engine never waits on a viewer: a slow viewer skips ahead instead.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use shared::{validate_runs, Limits, RunSpec, RunSummary, ServerMsg, PROTOCOL_VERSION};
+use tokio::sync::broadcast;
+
+use crate::engine::{self, keys, RunContext, DEFAULT_RESPONSE_TIMEOUT};
+use crate::recorder::Progress;
+use crate::target::RedisTarget;
+
+/// Progress frames per second, whatever the count.
+pub const PROGRESS_HZ: u64 = 30;
+const EVENT_BUFFER: usize = 1024;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Rejection {
+    #[error("invalid request: {0}")]
+    Invalid(#[from] shared::SpecError),
+    #[error("a run is already in progress; wait for it to finish or cancel it")]
+    Busy,
+}
+
+#[derive(Clone)]
+pub struct Hub {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    target: RedisTarget,
+    redis_version: String,
+    limits: Limits,
+    response_timeout: Duration,
+    events: broadcast::Sender<ServerMsg>,
+    /// Raised once when the server shuts down; every websocket then closes with a reason.
+    closing: tokio::sync::watch::Sender<bool>,
+    state: Mutex<State>,
+    next_run: AtomicU64,
+}
+
+#[derive(Default)]
+struct State {
+    /// Set while a plan runs; raising it cancels the plan.
+    running: Option<Arc<AtomicBool>>,
+    /// Finished runs of the latest plan, for pages that connect later.
+    recent: Vec<RunSummary>,
+}
+
+impl Hub {
+    pub fn new(target: RedisTarget, redis_version: String) -> Self {
+        // Run ids start at the wall clock in ms so namespaces differ across restarts.
+        let first = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(1);
+        Self {
+            inner: Arc::new(Inner {
+                target,
+                redis_version,
+                limits: Limits::DEFAULT,
+                response_timeout: DEFAULT_RESPONSE_TIMEOUT,
+                events: broadcast::channel(EVENT_BUFFER).0,
+                closing: tokio::sync::watch::channel(false).0,
+                state: Mutex::new(State::default()),
+                next_run: AtomicU64::new(first),
+            }),
+        }
+    }
+
+    pub fn target(&self) -> &RedisTarget {
+        &self.inner.target
+    }
+
+    /// A `Welcome` describing the current state, and a receiver of every event after it
+    /// (taken under the same lock, so nothing falls between the two).
+    pub fn subscribe(&self) -> (ServerMsg, broadcast::Receiver<ServerMsg>) {
+        let state = self.inner.state.lock().expect("hub state");
+        let welcome = ServerMsg::Welcome {
+            protocol: PROTOCOL_VERSION,
+            server_version: env!("CARGO_PKG_VERSION").to_string(),
+            redis_version: self.inner.redis_version.clone(),
+            target: self.inner.target.redacted(),
+            limits: self.inner.limits,
+            busy: state.running.is_some(),
+            recent: state.recent.clone(),
+        };
+        (welcome, self.inner.events.subscribe())
+    }
+
+    /// Tells every websocket to close: the server is shutting down.
+    pub fn close(&self) {
+        self.inner.closing.send_replace(true);
+    }
+
+    pub fn closing(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.inner.closing.subscribe()
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.inner.state.lock().expect("hub state").running.is_some()
+    }
+
+    /// Validates and starts a plan in the background; refuses if one is running.
+    pub fn start(&self, runs: Vec<RunSpec>) -> Result<(), Rejection> {
+        validate_runs(&runs, &self.inner.limits)?;
+        let cancel = Arc::new(AtomicBool::new(false));
+        {
+            let mut state = self.inner.state.lock().expect("hub state");
+            if state.running.is_some() {
+                return Err(Rejection::Busy);
+            }
+            state.running = Some(cancel.clone());
+            state.recent.clear();
+        }
+        let hub = self.clone();
+        tokio::spawn(async move {
+            hub.run_plan(runs, &cancel).await;
+            hub.inner.state.lock().expect("hub state").running = None;
+        });
+        Ok(())
+    }
+
+    /// Asks the running plan (if any) to stop at its next batch boundary.
+    pub fn cancel(&self) -> bool {
+        match &self.inner.state.lock().expect("hub state").running {
+            Some(flag) => {
+                flag.store(true, Ordering::Relaxed);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn emit(&self, msg: ServerMsg) {
+        // No receivers is fine: nobody is watching.
+        let _ = self.inner.events.send(msg);
+    }
+
+    async fn run_plan(&self, runs: Vec<RunSpec>, cancel: &Arc<AtomicBool>) {
+        let of = runs.len();
+        for (index, spec) in runs.into_iter().enumerate() {
+            let run = self.inner.next_run.fetch_add(1, Ordering::Relaxed);
+            self.emit(ServerMsg::RunStarted { run, index, of, spec });
+            tracing::info!(run, ?spec, "run started");
+            match self.run_one(run, spec, cancel).await {
+                Ok(summary) => {
+                    tracing::info!(run, wall_ms = summary.wall_ms(), ops_per_sec = summary.ops_per_sec, "run finished");
+                    self.inner.state.lock().expect("hub state").recent.push(summary.clone());
+                    self.emit(ServerMsg::Finished { run, summary });
+                }
+                Err((reason, partial)) => {
+                    tracing::warn!(run, %reason, "run failed");
+                    self.emit(ServerMsg::Failed { run: Some(run), reason, partial });
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Runs one spec while a ticker reports its progress, then removes its keys.
+    async fn run_one(&self, run: u64, spec: RunSpec, cancel: &Arc<AtomicBool>) -> Result<RunSummary, (String, Option<RunSummary>)> {
+        let progress = Arc::new(Progress::default());
+        let engine = {
+            let (target, progress, cancel) = (self.inner.target.clone(), progress.clone(), cancel.clone());
+            let response_timeout = self.inner.response_timeout;
+            tokio::spawn(async move {
+                let ctx = RunContext { run_id: run, progress: &progress, cancel: &cancel, response_timeout };
+                engine::run(&target, spec, ctx).await
+            })
+        };
+        let mut engine = std::pin::pin!(engine);
+        let mut ticker = tokio::time::interval(Duration::from_micros(1_000_000 / PROGRESS_HZ));
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        let outcome = loop {
+            tokio::select! {
+                joined = &mut engine => break joined,
+                _ = ticker.tick() => {
+                    let (done, elapsed_us) = progress.read();
+                    self.emit(progress_msg(run, spec.count, done, elapsed_us));
+                }
+            }
+        };
+        let (done, elapsed_us) = progress.read();
+        self.emit(progress_msg(run, spec.count, done, elapsed_us));
+
+        let (result, written) = match outcome {
+            Ok(Ok(o)) => (Ok(o.summary), o.written),
+            Ok(Err(f)) => (Err((f.error.to_string(), Some(f.partial))), f.written),
+            // The engine panicked: we cannot know what it wrote, so sweep as if all of it.
+            Err(e) => (Err((format!("engine crashed: {e}"), None)), spec.count),
+        };
+        let cleanup = keys::remove_run_keys(&self.inner.target, run, written).await;
+        match (result, cleanup) {
+            (result, Ok(_)) => result,
+            (Ok(summary), Err(e)) => Err((format!("the run finished but its keys could not be removed: {e}"), Some(summary))),
+            (Err((reason, partial)), Err(e)) => Err((format!("{reason}; its keys could not be removed either: {e}"), partial)),
+        }
+    }
+}
+
+fn progress_msg(run: u64, total: u64, done: u64, elapsed_us: u64) -> ServerMsg {
+    ServerMsg::Progress { run, done, total, elapsed_us, ops_per_sec: shared::report::ops_per_sec(done, elapsed_us) }
+}

@@ -1,0 +1,11 @@
+//! pipescope's backend: the workload engine, the run hub, the websocket and the page.
+
+pub mod assets;
+pub mod bench;
+pub mod engine;
+pub mod hub;
+pub mod local_redis;
+pub mod recorder;
+pub mod server;
+pub mod target;
+pub mod ws;

@@ -1,0 +1,141 @@
+//! `pipescope`: serve the page (the default) or run the engine headless (`bench`).
+
+use std::net::{IpAddr, SocketAddr};
+
+use anyhow::Context;
+use clap::{Parser, Subcommand, ValueEnum};
+use pipescope::hub::Hub;
+use pipescope::local_redis::LocalRedis;
+use pipescope::target::RedisTarget;
+use shared::{Command, Mode, RunSpec};
+use tokio::net::TcpListener;
+
+#[derive(Parser)]
+#[command(version, about = "Makes Redis pipelining visible: real runs, measured, streamed to a page")]
+struct Cli {
+    /// Redis to run against, e.g. redis://:password@host:6379/0. Without it pipescope starts
+    /// its own redis-server on a free loopback port and stops it on exit.
+    #[arg(long, env = "REDIS_URL", global = true, hide_env_values = true)]
+    redis_url: Option<String>,
+    #[command(subcommand)]
+    command: Option<Cmd>,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Serve the page (the default).
+    Serve(ServeArgs),
+    /// Run the engine headless and print the results.
+    Bench(BenchArgs),
+}
+
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// Address to listen on. Loopback by default; the page controls real Redis runs.
+    #[arg(long, default_value = "127.0.0.1", env = "PIPESCOPE_LISTEN")]
+    listen: IpAddr,
+    /// Port to listen on; 0 picks a free one. If the default is taken, a free one is used.
+    #[arg(long, default_value_t = 8080, env = "PIPESCOPE_PORT")]
+    port: u16,
+}
+
+#[derive(clap::Args)]
+struct BenchArgs {
+    /// Commands per run.
+    #[arg(long, default_value_t = 100_000)]
+    count: u64,
+    /// sequential, pipelined, or compare (sequential then pipelined).
+    #[arg(long, value_enum, default_value_t = BenchMode::Compare)]
+    mode: BenchMode,
+    /// Commands per pipeline batch.
+    #[arg(long, default_value_t = 1000)]
+    batch: u32,
+    /// One JSON object per run on stdout instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum BenchMode {
+    Sequential,
+    Pipelined,
+    Compare,
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "pipescope=info".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    match run(Cli::parse()).await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("pipescope: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli) -> anyhow::Result<()> {
+    // Started on the main thread, which lives as long as the process: redis-server is tied to
+    // the thread that spawned it (see local_redis::die_with_parent).
+    let (target, local) = match &cli.redis_url {
+        Some(url) => (RedisTarget::parse(url)?, None),
+        None => {
+            let local = LocalRedis::start().context("starting the embedded redis-server")?;
+            tracing::info!(port = local.port(), "started embedded redis-server");
+            (RedisTarget::parse(&local.url())?, Some(local))
+        }
+    };
+    let redis_version = target.server_version().await?;
+    let result = match cli.command.unwrap_or(Cmd::Serve(ServeArgs { listen: [127, 0, 0, 1].into(), port: 8080 })) {
+        Cmd::Serve(args) => serve(args, target, redis_version).await,
+        Cmd::Bench(args) => bench(args, target).await,
+    };
+    drop(local);
+    result
+}
+
+async fn serve(args: ServeArgs, target: RedisTarget, redis_version: String) -> anyhow::Result<()> {
+    let addr = SocketAddr::new(args.listen, args.port);
+    let listener = match TcpListener::bind(addr).await {
+        Ok(l) => l,
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && args.port == 8080 => {
+            tracing::warn!("port 8080 is taken; using a free port instead");
+            TcpListener::bind(SocketAddr::new(args.listen, 0)).await?
+        }
+        Err(e) => return Err(e).with_context(|| format!("cannot listen on {addr}")),
+    };
+    let local = listener.local_addr()?;
+    let shown = if local.ip().is_unspecified() { SocketAddr::new([127, 0, 0, 1].into(), local.port()) } else { local };
+    println!("pipescope {} — Redis {} at {}", env!("CARGO_PKG_VERSION"), redis_version, target.redacted());
+    println!("open http://{shown}/");
+    let hub = Hub::new(target, redis_version);
+    pipescope::server::serve(listener, hub, shutdown_signal()).await?;
+    println!("pipescope stopped");
+    Ok(())
+}
+
+async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
+    let specs = match args.mode {
+        BenchMode::Sequential => vec![RunSpec { command: Command::Set, count: args.count, mode: Mode::Sequential }],
+        BenchMode::Pipelined => {
+            vec![RunSpec { command: Command::Set, count: args.count, mode: Mode::Pipelined { batch: args.batch } }]
+        }
+        BenchMode::Compare => RunSpec::comparison(args.count, args.batch),
+    };
+    pipescope::bench::run(&target, specs, args.json).await?;
+    Ok(())
+}
+
+/// Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term.recv() => {},
+    }
+    tracing::info!("shutting down");
+}

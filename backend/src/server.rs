@@ -1,0 +1,36 @@
+//! The HTTP side: routes, and serving until told to stop.
+
+use std::future::Future;
+
+use axum::routing::get;
+use axum::Router;
+use tokio::net::TcpListener;
+
+use crate::hub::Hub;
+use crate::{assets, ws};
+
+pub fn router(hub: Hub) -> Router {
+    Router::new()
+        .route("/ws", get(ws::handler))
+        .route("/healthz", get(|| async { "ok" }))
+        .fallback(assets::serve)
+        .with_state(hub)
+}
+
+/// Serves until `shutdown` completes, then cancels any run and waits for its cleanup.
+pub async fn serve(listener: TcpListener, hub: Hub, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+    let closing = hub.clone();
+    let shutdown = async move {
+        shutdown.await;
+        // Websockets would hold the graceful shutdown open forever: close them with a reason.
+        closing.close();
+    };
+    axum::serve(listener, router(hub.clone())).with_graceful_shutdown(shutdown).await?;
+    if hub.cancel() {
+        tracing::info!("waiting for the cancelled run to remove its keys");
+        while hub.is_busy() {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,175 @@
+//! The Redis server a run talks to: parsed from a URL once, shown to people only redacted.
+
+use std::time::Duration;
+
+use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::engine::resp;
+
+/// How long to wait for a TCP connection to Redis before saying it is unreachable.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    #[error("not a Redis URL ({0}); expected e.g. redis://[:password@]host:port[/db]")]
+    BadUrl(String),
+    #[error("{0} is not supported by the engine yet; use a redis://host:port URL")]
+    Unsupported(&'static str),
+    #[error("cannot reach Redis at {addr}: {source}. Is redis-server running there? Check the address, or omit --redis-url to use pipescope's own local redis-server")]
+    Unreachable { addr: String, source: std::io::Error },
+    #[error("Redis at {addr} did not answer within {CONNECT_TIMEOUT:?}")]
+    ConnectTimeout { addr: String },
+    #[error("Redis at {addr} refused the handshake: {message}")]
+    Handshake { addr: String, message: String },
+    #[error("Redis at {addr}: {source}")]
+    Redis { addr: String, source: redis::RedisError },
+}
+
+#[derive(Clone)]
+pub struct RedisTarget {
+    info: ConnectionInfo,
+    host: String,
+    port: u16,
+}
+
+/// Debug shows the redacted URL: `ConnectionInfo`'s own Debug would print the password.
+impl std::fmt::Debug for RedisTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("RedisTarget").field(&self.redacted()).finish()
+    }
+}
+
+impl RedisTarget {
+    pub fn parse(url: &str) -> Result<Self, TargetError> {
+        // Never echo the URL itself in the error: it may hold a password.
+        let info = url.into_connection_info().map_err(|e| TargetError::BadUrl(format!("{:?}", e.kind())))?;
+        let (host, port) = match info.addr() {
+            ConnectionAddr::Tcp(host, port) => (host.clone(), *port),
+            ConnectionAddr::TcpTls { .. } => return Err(TargetError::Unsupported("TLS (rediss://)")),
+            _ => return Err(TargetError::Unsupported("a unix socket")),
+        };
+        Ok(Self { info, host, port })
+    }
+
+    /// `host:port`, the address without credentials.
+    pub fn addr(&self) -> String {
+        format!("{}:{}", self.host, self.port)
+    }
+
+    /// The URL with the password removed: safe for logs and for the page.
+    pub fn redacted(&self) -> String {
+        let settings = self.info.redis_settings();
+        let user = match (settings.username(), settings.password()) {
+            (Some(user), Some(_)) => format!("{user}:***@"),
+            (Some(user), None) => format!("{user}@"),
+            (None, Some(_)) => ":***@".to_string(),
+            (None, None) => String::new(),
+        };
+        format!("redis://{user}{}/{}", self.addr(), settings.db())
+    }
+
+    /// A redis-rs client for the admin side (version, cleanup); not used for measured traffic.
+    pub fn client(&self) -> Result<redis::Client, TargetError> {
+        redis::Client::open(self.info.clone())
+            .map_err(|source| TargetError::Redis { addr: self.addr(), source })
+    }
+
+    pub async fn admin_connection(&self) -> Result<redis::aio::MultiplexedConnection, TargetError> {
+        let config = redis::AsyncConnectionConfig::new()
+            .set_connection_timeout(Some(CONNECT_TIMEOUT))
+            .set_response_timeout(Some(Duration::from_secs(30)));
+        self.client()?
+            .get_multiplexed_async_connection_with_config(&config)
+            .await
+            .map_err(|source| TargetError::Redis { addr: self.addr(), source })
+    }
+
+    /// The engine's own connection: plain TCP with Nagle off (it would hold back small writes
+    /// and distort every round trip), authenticated and on the right db.
+    pub async fn connect_raw(&self) -> Result<TcpStream, TargetError> {
+        let addr = self.addr();
+        let stream = match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(&addr)).await {
+            Err(_) => return Err(TargetError::ConnectTimeout { addr }),
+            Ok(Err(source)) => return Err(TargetError::Unreachable { addr, source }),
+            Ok(Ok(stream)) => stream,
+        };
+        stream.set_nodelay(true).map_err(|source| TargetError::Unreachable { addr: addr.clone(), source })?;
+        let mut stream = stream;
+        let settings = self.info.redis_settings();
+        if let Some(password) = settings.password() {
+            let mut cmd = Vec::new();
+            match settings.username() {
+                Some(user) => resp::encode_command(&mut cmd, &[b"AUTH", user.as_bytes(), password.as_bytes()]),
+                None => resp::encode_command(&mut cmd, &[b"AUTH", password.as_bytes()]),
+            }
+            self.handshake(&mut stream, &cmd).await?;
+        }
+        if settings.db() != 0 {
+            let mut cmd = Vec::new();
+            resp::encode_command(&mut cmd, &[b"SELECT", settings.db().to_string().as_bytes()]);
+            self.handshake(&mut stream, &cmd).await?;
+        }
+        Ok(stream)
+    }
+
+    async fn handshake(&self, stream: &mut TcpStream, cmd: &[u8]) -> Result<(), TargetError> {
+        let addr = self.addr();
+        let io = |source| TargetError::Unreachable { addr: addr.clone(), source };
+        stream.write_all(cmd).await.map_err(io)?;
+        let mut buf = Vec::with_capacity(256);
+        loop {
+            let read = tokio::time::timeout(CONNECT_TIMEOUT, stream.read_buf(&mut buf))
+                .await
+                .map_err(|_| TargetError::ConnectTimeout { addr: addr.clone() })?
+                .map_err(io)?;
+            let message = |m: &str| TargetError::Handshake { addr: addr.clone(), message: m.to_string() };
+            match resp::scan_reply(&buf) {
+                Ok(Some(resp::Reply::Ok { .. })) => return Ok(()),
+                Ok(Some(resp::Reply::Error { len })) => {
+                    return Err(message(String::from_utf8_lossy(&buf[1..len - 2]).as_ref()));
+                }
+                Ok(None) if read == 0 => return Err(message("connection closed")),
+                Ok(None) => continue,
+                Err(e) => return Err(message(&e.to_string())),
+            }
+        }
+    }
+
+    /// `redis_version` from `INFO server`.
+    pub async fn server_version(&self) -> Result<String, TargetError> {
+        let mut con = self.admin_connection().await?;
+        let info: String = redis::cmd("INFO")
+            .arg("server")
+            .query_async(&mut con)
+            .await
+            .map_err(|source| TargetError::Redis { addr: self.addr(), source })?;
+        Ok(info
+            .lines()
+            .find_map(|l| l.strip_prefix("redis_version:"))
+            .unwrap_or("unknown")
+            .trim()
+            .to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redaction_hides_the_password() {
+        let t = RedisTarget::parse("redis://:s3cret@127.0.0.1:6400/2").unwrap();
+        assert_eq!(t.redacted(), "redis://:***@127.0.0.1:6400/2");
+        let t = RedisTarget::parse("redis://alice:s3cret@localhost:6400").unwrap();
+        assert_eq!(t.redacted(), "redis://alice:***@localhost:6400/0");
+        assert!(!format!("{t:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn bad_urls_do_not_echo_the_password() {
+        let err = RedisTarget::parse("http://:s3cret@host").unwrap_err().to_string();
+        assert!(!err.contains("s3cret"), "{err}");
+    }
+}

@@ -1,0 +1,108 @@
+//! The websocket protocol: one JSON message per text frame, tagged by `type`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::report::RunSummary;
+use crate::spec::{Limits, RunSpec};
+
+/// Bumped on any incompatible change; sent in `Welcome`.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Page → backend.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum ClientMsg {
+    /// Run these specs one after another (one spec, or a comparison such as sequential then
+    /// pipelined with the same count). Refused as a whole if any spec is invalid.
+    Start { runs: Vec<RunSpec> },
+    /// Stop the current run at its next batch boundary; its keys are still removed.
+    Cancel,
+}
+
+/// Backend → page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum ServerMsg {
+    /// First message on every connection: who we are, what we talk to, what we accept, and
+    /// what happened before this page connected.
+    Welcome {
+        protocol: u32,
+        server_version: String,
+        redis_version: String,
+        /// The Redis address with any password removed.
+        target: String,
+        limits: Limits,
+        busy: bool,
+        /// Summaries of the latest plan's finished runs, so a late page can show them.
+        recent: Vec<RunSummary>,
+    },
+    RunStarted { run: u64, index: usize, of: usize, spec: RunSpec },
+    /// Sent at most ~30 times a second per run, whatever the count.
+    Progress { run: u64, done: u64, total: u64, elapsed_us: u64, ops_per_sec: f64 },
+    Finished { run: u64, summary: RunSummary },
+    /// The run stopped before its end (Redis error, timeout, cancel). Later runs of the same
+    /// start are not attempted. `partial` holds what was measured up to the stop.
+    Failed { run: Option<u64>, reason: String, partial: Option<RunSummary> },
+    /// The request was refused and nothing ran: invalid input, or a run already in progress.
+    Rejected { reason: String },
+}
+
+impl ClientMsg {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("ClientMsg always serialises")
+    }
+}
+
+impl ServerMsg {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("ServerMsg always serialises")
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("not a pipescope message: {0}")]
+pub struct DecodeError(#[from] serde_json::Error);
+
+impl ClientMsg {
+    pub fn from_json(text: &str) -> Result<ClientMsg, DecodeError> {
+        Ok(serde_json::from_str(text)?)
+    }
+}
+
+impl ServerMsg {
+    pub fn from_json(text: &str) -> Result<ServerMsg, DecodeError> {
+        Ok(serde_json::from_str(text)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::Mode;
+
+    #[test]
+    fn start_round_trips_through_json() {
+        let msg = ClientMsg::Start { runs: RunSpec::comparison(100_000, 1000) };
+        let json = msg.to_json();
+        assert!(json.contains(r#""type":"Start""#), "{json}");
+        assert!(json.contains(r#""kind":"pipelined","batch":1000"#), "{json}");
+        assert_eq!(ClientMsg::from_json(&json).unwrap(), msg);
+    }
+
+    #[test]
+    fn command_defaults_to_set() {
+        let msg =
+            ClientMsg::from_json(r#"{"type":"Start","runs":[{"count":5,"mode":{"kind":"sequential"}}]}"#)
+                .unwrap();
+        let ClientMsg::Start { runs } = msg else { panic!("not a start") };
+        assert_eq!(runs[0].mode, Mode::Sequential);
+        assert_eq!(runs[0].command, crate::spec::Command::Set);
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        for text in ["", "{", "null", r#"{"type":"Nope"}"#, r#"{"type":"Start","runs":"x"}"#] {
+            assert!(ClientMsg::from_json(text).is_err(), "{text}");
+        }
+    }
+}
