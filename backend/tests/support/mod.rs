@@ -1,0 +1,91 @@
+//! Fixtures shared by the integration tests: a real redis-server per test on a free loopback
+//! port, Redis inspection helpers, and the real backend served in-process on a free port.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+
+use pipescope::hub::Hub;
+use pipescope::local_redis::LocalRedis;
+use pipescope::target::RedisTarget;
+use tokio::sync::oneshot;
+
+/// A fresh redis-server for one test (never 6379, never shared).
+pub fn redis() -> (LocalRedis, RedisTarget) {
+    let redis = LocalRedis::start().expect("redis-server must be installed for the tests (apt-get install redis-server)");
+    let target = RedisTarget::parse(&redis.url()).unwrap();
+    (redis, target)
+}
+
+pub async fn admin(target: &RedisTarget) -> redis::aio::MultiplexedConnection {
+    target.admin_connection().await.unwrap()
+}
+
+/// `INFO commandstats` as command → calls, e.g. "set" → 100000.
+pub async fn command_calls(target: &RedisTarget) -> HashMap<String, u64> {
+    let info: String = redis::cmd("INFO").arg("commandstats").query_async(&mut admin(target).await).await.unwrap();
+    info.lines()
+        .filter_map(|line| {
+            let rest = line.strip_prefix("cmdstat_")?;
+            let (name, fields) = rest.split_once(':')?;
+            let calls = fields.split(',').find_map(|f| f.strip_prefix("calls="))?.parse().ok()?;
+            Some((name.to_string(), calls))
+        })
+        .collect()
+}
+
+pub async fn dbsize(target: &RedisTarget) -> u64 {
+    redis::cmd("DBSIZE").query_async(&mut admin(target).await).await.unwrap()
+}
+
+/// Every key under `pipescope:` (SCAN, so it is what a user would see).
+pub async fn pipescope_keys(target: &RedisTarget) -> Vec<String> {
+    let mut con = admin(target).await;
+    let mut cursor = 0u64;
+    let mut keys = Vec::new();
+    loop {
+        let (next, found): (u64, Vec<String>) =
+            redis::cmd("SCAN").arg(cursor).arg("MATCH").arg("pipescope:*").arg("COUNT").arg(1000).query_async(&mut con).await.unwrap();
+        keys.extend(found);
+        if next == 0 {
+            return keys;
+        }
+        cursor = next;
+    }
+}
+
+/// The real backend (router, hub, websocket, page) on 127.0.0.1:<free port>.
+pub struct Server {
+    pub addr: SocketAddr,
+    pub hub: Hub,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<std::io::Result<()>>>,
+}
+
+impl Server {
+    pub async fn start(target: RedisTarget) -> Server {
+        let version = target.server_version().await.unwrap();
+        let hub = Hub::new(target, version);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = oneshot::channel();
+        let task = tokio::spawn(pipescope::server::serve(listener, hub.clone(), async {
+            let _ = stopped.await;
+        }));
+        Server { addr, hub, stop: Some(stop), task: Some(task) }
+    }
+
+    pub fn ws_url(&self) -> String {
+        format!("ws://{}/ws", self.addr)
+    }
+
+    pub fn http_url(&self) -> String {
+        format!("http://{}/", self.addr)
+    }
+
+    /// Shuts down as Ctrl-C would, and waits until serving has ended.
+    pub async fn shutdown(mut self) -> std::io::Result<()> {
+        let _ = self.stop.take().unwrap().send(());
+        self.task.take().unwrap().await.unwrap()
+    }
+}
