@@ -89,3 +89,4 @@ impl Server {
         self.task.take().unwrap().await.unwrap()
     }
 }
+pub mod browser;

@@ -1,0 +1,76 @@
+//! A real headless Chromium driven through chromedriver (both from Debian), started per test
+//! on a free port and killed on drop.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder};
+
+pub struct Browser {
+    pub client: Client,
+    driver: Child,
+    _profile: tempfile::TempDir,
+}
+
+impl Browser {
+    pub async fn start() -> Browser {
+        let port = pipescope::local_redis::free_port().unwrap();
+        let driver = Command::new("chromedriver")
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chromedriver must be installed for the browser tests (apt-get install chromium chromium-driver)");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "chromedriver did not start");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let profile = tempfile::tempdir().unwrap();
+        let args = [
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--window-size=1400,1000",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([format!("--user-data-dir={}", profile.path().display())])
+        .collect::<Vec<_>>();
+        let mut caps = serde_json::Map::new();
+        caps.insert("goog:chromeOptions".into(), serde_json::json!({ "binary": chromium(), "args": args }));
+        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+        let client = ClientBuilder::new(connector)
+            .capabilities(caps)
+            .connect(&format!("http://127.0.0.1:{port}"))
+            .await
+            .expect("a chromium session");
+        Browser { client, driver, _profile: profile }
+    }
+
+    /// Saves a PNG of the page under target/screenshots/ and returns its path.
+    pub async fn screenshot(&self, name: &str) -> std::path::PathBuf {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/screenshots");
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{name}.png"));
+        std::fs::write(&path, self.client.screenshot().await.unwrap()).unwrap();
+        path
+    }
+}
+
+fn chromium() -> &'static str {
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser"].into_iter().find(|p| std::path::Path::new(p).exists()).unwrap_or("chromium")
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}

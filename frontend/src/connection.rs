@@ -1,0 +1,309 @@
+//! The websocket to the backend, turned into signals. Data flows one way: a frame arrives,
+//! is decoded into a `ServerMsg`, folded into the signals here; the view only reads them.
+//! The only way back is `start` / `cancel`, which send a `ClientMsg`.
+//!
+//! The socket reconnects on its own with a capped exponential backoff.
+
+use std::time::Duration;
+
+use leptos::logging;
+use leptos::prelude::*;
+use shared::{ClientMsg, Limits, PROTOCOL_VERSION, RunSpec, ServerMsg, validate_runs};
+use wasm_bindgen::{JsCast, closure::Closure};
+use web_sys::{CloseEvent, Event, MessageEvent, WebSocket};
+
+use crate::state::{ResultRow, Session, Speedup};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnStatus {
+    Connecting,
+    Open,
+    Closed,
+}
+
+impl ConnStatus {
+    /// The value of `#status[data-state]`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConnStatus::Connecting => "connecting",
+            ConnStatus::Open => "open",
+            ConnStatus::Closed => "closed",
+        }
+    }
+}
+
+/// What `Welcome` told us about the server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerInfo {
+    pub protocol: u32,
+    pub server_version: String,
+    pub redis_version: String,
+    pub target: String,
+    pub limits: Limits,
+}
+
+/// The live socket and the callbacks it holds: dropping it detaches and closes the socket, so
+/// no callback can run after it is freed.
+struct Live {
+    ws: WebSocket,
+    _on_open: Closure<dyn FnMut(Event)>,
+    _on_message: Closure<dyn FnMut(MessageEvent)>,
+    _on_close: Closure<dyn FnMut(CloseEvent)>,
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        self.ws.set_onopen(None);
+        self.ws.set_onmessage(None);
+        self.ws.set_onclose(None);
+        let _ = self.ws.close();
+    }
+}
+
+/// The page's whole state: signals fed by the websocket, and memos derived from them.
+/// `Copy`, so every component can take it as a prop.
+#[derive(Clone, Copy)]
+pub struct Connection {
+    pub status: RwSignal<ConnStatus>,
+    /// Seconds until the next connection attempt, while closed.
+    pub retry_in: RwSignal<Option<f64>>,
+    pub server: RwSignal<Option<ServerInfo>>,
+    pub session: RwSignal<Session>,
+    /// The latest error from the server or from the page's own checks (cleared by the next
+    /// start or by dismissing it).
+    pub error: RwSignal<Option<String>>,
+    /// Why the socket is not open, while it is not.
+    pub conn_error: RwSignal<Option<String>>,
+
+    pub busy: Memo<bool>,
+    pub run_ids: Memo<Vec<u64>>,
+    pub queued: Memo<usize>,
+    pub results: Memo<Vec<ResultRow>>,
+    pub speedup: Memo<Option<Speedup>>,
+    /// What the error banner shows: a lost connection first, then anything else.
+    pub banner: Memo<Option<String>>,
+
+    socket: StoredValue<Option<Live>, LocalStorage>,
+    failures: StoredValue<u32>,
+}
+
+impl Default for Connection {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Connection {
+    /// The signals, not yet connected (components can be rendered against this in tests).
+    pub fn new() -> Self {
+        let status = RwSignal::new(ConnStatus::Connecting);
+        let session = RwSignal::new(Session::default());
+        let error = RwSignal::new(None::<String>);
+        let conn_error = RwSignal::new(None::<String>);
+        let results = Memo::new(move |_| session.with(Session::results));
+        Connection {
+            status,
+            retry_in: RwSignal::new(None),
+            server: RwSignal::new(None),
+            session,
+            error,
+            conn_error,
+            busy: Memo::new(move |_| session.with(Session::busy)),
+            run_ids: Memo::new(move |_| session.with(|s| s.runs.iter().map(|r| r.run).collect())),
+            queued: Memo::new(move |_| session.with(Session::queued)),
+            results,
+            speedup: Memo::new(move |_| results.with(|rows| crate::state::speedup_of(rows))),
+            banner: Memo::new(move |_| conn_error.get().or_else(|| error.get())),
+            socket: StoredValue::new_local(None),
+            failures: StoredValue::new(0),
+        }
+    }
+
+    /// The limits to validate against: the server's, or the defaults before `Welcome`.
+    pub fn limits(&self) -> Limits {
+        self.server
+            .with(|s| s.as_ref().map(|s| s.limits).unwrap_or_default())
+    }
+
+    pub fn is_open(&self) -> bool {
+        self.status.get() == ConnStatus::Open
+    }
+
+    /// `ws://host/ws` (or `wss://` behind TLS) on the host that served the page.
+    pub fn url() -> String {
+        let location = window().location();
+        let scheme = match location.protocol().as_deref() {
+            Ok("https:") => "wss",
+            _ => "ws",
+        };
+        let host = location.host().unwrap_or_else(|_| "127.0.0.1".to_string());
+        format!("{scheme}://{host}/ws")
+    }
+
+    /// Opens the socket (replacing any previous one). Failures schedule a retry.
+    pub fn connect(self) {
+        let url = Self::url();
+        self.status.set(ConnStatus::Connecting);
+        self.retry_in.set(None);
+        let ws = match WebSocket::new(&url) {
+            Ok(ws) => ws,
+            Err(e) => {
+                logging::warn!("websocket to {url}: {e:?}");
+                self.socket.set_value(None);
+                self.closed(false, &url);
+                return;
+            }
+        };
+
+        let on_open = Closure::<dyn FnMut(Event)>::new(move |_: Event| {
+            self.failures.set_value(0);
+            self.conn_error.set(None);
+            self.retry_in.set(None);
+            self.status.set(ConnStatus::Open);
+        });
+        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| match ev
+            .data()
+            .as_string()
+        {
+            Some(text) => self.receive(&text),
+            None => logging::warn!("ignoring a non-text websocket frame"),
+        });
+        let close_url = url.clone();
+        let on_close = Closure::<dyn FnMut(CloseEvent)>::new(move |_: CloseEvent| {
+            let was_open = self.status.get_untracked() == ConnStatus::Open;
+            self.closed(was_open, &close_url);
+        });
+        ws.set_onopen(Some(on_open.as_ref().unchecked_ref()));
+        ws.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        ws.set_onclose(Some(on_close.as_ref().unchecked_ref()));
+        self.socket.set_value(Some(Live {
+            ws,
+            _on_open: on_open,
+            _on_message: on_message,
+            _on_close: on_close,
+        }));
+    }
+
+    /// The socket closed (or never opened): say so, and try again after a backoff.
+    fn closed(self, was_open: bool, url: &str) {
+        let failures = self.failures.get_value();
+        self.failures.set_value(failures.saturating_add(1));
+        let delay = backoff(failures);
+        self.status.set(ConnStatus::Closed);
+        self.retry_in.set(Some(delay.as_secs_f64()));
+        self.session.update(Session::connection_lost);
+        // The header's status shows the countdown; this message stays put while retrying.
+        self.conn_error.set(Some(if was_open {
+            "Lost the connection to the pipescope server. Reconnecting…".to_string()
+        } else {
+            format!("Cannot reach the pipescope server at {url}. Retrying…")
+        }));
+        set_timeout(move || self.connect(), delay);
+    }
+
+    /// One text frame from the server.
+    fn receive(self, text: &str) {
+        let msg = match ServerMsg::from_json(text) {
+            Ok(msg) => msg,
+            Err(e) => {
+                logging::warn!("{e}: {text}");
+                self.error.set(Some(
+                    "The server sent a message this page does not understand. Reload the page?"
+                        .into(),
+                ));
+                return;
+            }
+        };
+        if let ServerMsg::Welcome {
+            protocol,
+            server_version,
+            redis_version,
+            target,
+            limits,
+            ..
+        } = &msg
+        {
+            if *protocol != PROTOCOL_VERSION {
+                self.error.set(Some(format!(
+                    "The server speaks protocol {protocol} but this page speaks {PROTOCOL_VERSION}: reload the page."
+                )));
+            }
+            self.server.set(Some(ServerInfo {
+                protocol: *protocol,
+                server_version: server_version.clone(),
+                redis_version: redis_version.clone(),
+                target: target.clone(),
+                limits: *limits,
+            }));
+        }
+        let mut shown = None;
+        self.session.update(|s| shown = s.apply(msg));
+        if let Some(message) = shown {
+            self.error.set(Some(message));
+        }
+    }
+
+    fn send(&self, msg: &ClientMsg) -> Result<(), String> {
+        self.socket.with_value(|live| match live {
+            Some(live) if live.ws.ready_state() == WebSocket::OPEN => live
+                .ws
+                .send_with_str(&msg.to_json())
+                .map_err(|e| format!("Could not send to the server: {e:?}")),
+            _ => Err("Not connected to the pipescope server.".to_string()),
+        })
+    }
+
+    /// Asks the server to run `runs`, after checking them with the same rules it applies.
+    pub fn start(&self, runs: Vec<RunSpec>) {
+        if let Err(e) = validate_runs(&runs, &self.limits()) {
+            self.error.set(Some(capitalise(&e.to_string())));
+            return;
+        }
+        match self.send(&ClientMsg::Start { runs }) {
+            Ok(()) => {
+                self.error.set(None);
+                self.session.update(|s| s.awaiting_start = true);
+            }
+            Err(e) => self.error.set(Some(e)),
+        }
+    }
+
+    pub fn cancel(&self) {
+        if let Err(e) = self.send(&ClientMsg::Cancel) {
+            self.error.set(Some(e));
+        }
+    }
+}
+
+/// 0.5 s, 1 s, 2 s, 4 s, then every 5 s.
+fn backoff(failures: u32) -> Duration {
+    Duration::from_millis((500u64 << failures.min(4)).min(5_000))
+}
+
+/// `"count must be …"` → `"Count must be …"`.
+pub fn capitalise(s: &str) -> String {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_then_caps() {
+        let secs: Vec<f64> = (0..7).map(|n| backoff(n).as_secs_f64()).collect();
+        assert_eq!(secs, [0.5, 1.0, 2.0, 4.0, 5.0, 5.0, 5.0]);
+    }
+
+    #[test]
+    fn errors_read_as_sentences() {
+        assert_eq!(
+            capitalise("count must be between 1 and 10"),
+            "Count must be between 1 and 10"
+        );
+    }
+}

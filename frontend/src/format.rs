@@ -1,0 +1,105 @@
+//! Human-readable numbers for the page: big counts with separators, durations in the unit
+//! that reads best.
+
+/// `1234567` → `"1,234,567"`.
+pub fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Operations per second, rounded to a whole number: `"523,400"`.
+pub fn rate(ops_per_sec: f64) -> String {
+    if !ops_per_sec.is_finite() || ops_per_sec < 0.0 {
+        return "—".to_string();
+    }
+    count(ops_per_sec.round() as u64)
+}
+
+/// A wall or elapsed time: `"850 ms"`, `"12.4 ms"`, `"2.35 s"`, `"1 min 05 s"`.
+pub fn wall(us: u64) -> String {
+    let ms = us as f64 / 1000.0;
+    if ms < 10.0 {
+        format!("{ms:.2} ms")
+    } else if ms < 100.0 {
+        format!("{ms:.1} ms")
+    } else if ms < 1000.0 {
+        format!("{ms:.0} ms")
+    } else if ms < 60_000.0 {
+        format!("{:.2} s", ms / 1000.0)
+    } else {
+        let s = (ms / 1000.0).round() as u64;
+        format!("{} min {:02} s", s / 60, s % 60)
+    }
+}
+
+/// A request latency given in microseconds: `"87 µs"`, `"1.24 ms"`, `"1.50 s"`.
+pub fn latency(us: f64) -> String {
+    if !us.is_finite() || us < 0.0 {
+        "—".to_string()
+    } else if us < 1000.0 {
+        format!("{us:.0} µs")
+    } else if us < 1_000_000.0 {
+        let ms = us / 1000.0;
+        if ms < 100.0 {
+            format!("{ms:.2} ms")
+        } else {
+            format!("{ms:.0} ms")
+        }
+    } else {
+        format!("{:.2} s", us / 1_000_000.0)
+    }
+}
+
+/// A speed-up factor for the headline: `"23.4×"`, `"1.05×"`, `"250×"`.
+pub fn factor(x: f64) -> String {
+    if x >= 100.0 {
+        format!("{x:.0}×")
+    } else if x >= 10.0 {
+        format!("{x:.1}×")
+    } else {
+        format!("{x:.2}×")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_are_grouped() {
+        assert_eq!(count(0), "0");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(1000), "1,000");
+        assert_eq!(count(100_000), "100,000");
+        assert_eq!(count(1_234_567), "1,234,567");
+        assert_eq!(rate(523_399.6), "523,400");
+        assert_eq!(rate(f64::NAN), "—");
+    }
+
+    #[test]
+    fn durations_pick_a_readable_unit() {
+        assert_eq!(wall(1_234), "1.23 ms");
+        assert_eq!(wall(12_345), "12.3 ms");
+        assert_eq!(wall(850_000), "850 ms");
+        assert_eq!(wall(2_345_000), "2.35 s");
+        assert_eq!(wall(65_000_000), "1 min 05 s");
+        assert_eq!(latency(87.4), "87 µs");
+        assert_eq!(latency(1_240.0), "1.24 ms");
+        assert_eq!(latency(250_000.0), "250 ms");
+        assert_eq!(latency(1_500_000.0), "1.50 s");
+    }
+
+    #[test]
+    fn factors_keep_three_significant_digits() {
+        assert_eq!(factor(23.43), "23.4×");
+        assert_eq!(factor(1.049), "1.05×");
+        assert_eq!(factor(250.2), "250×");
+    }
+}

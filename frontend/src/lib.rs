@@ -1,0 +1,12 @@
+//! pipescope's page: Leptos (client-side rendered) in WASM. The websocket feeds signals
+//! (`connection`), a pure reducer folds server messages into the page's state (`state`), and
+//! the components under `components/` render it.
+
+pub mod app;
+pub mod components;
+pub mod connection;
+pub mod format;
+pub mod inputs;
+pub mod state;
+
+pub use app::App;

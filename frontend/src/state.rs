@@ -1,0 +1,527 @@
+//! What the page knows about the runs, rebuilt from the server's messages by one pure reducer.
+//! No signals and no browser here: `connection` holds a `Session` in a signal and feeds it
+//! every `ServerMsg`; the view reads it through memos. Unit-testable on the host.
+
+use shared::{Mode, RunSpec, RunSummary, ServerMsg};
+
+/// One run of the current plan, as far as the page has seen it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunView {
+    pub run: u64,
+    /// Position in its plan (`index` of `of`). A run first seen through `Progress` (the page
+    /// connected mid-run) is taken as `0 of 1` until told otherwise.
+    pub index: usize,
+    pub of: usize,
+    /// Unknown for a run first seen through `Progress`, until `Finished` brings it.
+    pub spec: Option<RunSpec>,
+    pub done: u64,
+    pub total: u64,
+    pub elapsed_us: u64,
+    pub ops_per_sec: f64,
+    pub outcome: Outcome,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Running,
+    Finished(RunSummary),
+    Failed {
+        reason: String,
+        partial: Option<RunSummary>,
+    },
+}
+
+impl RunView {
+    fn new(run: u64, index: usize, of: usize, spec: Option<RunSpec>) -> Self {
+        RunView {
+            run,
+            index,
+            of,
+            spec,
+            done: 0,
+            total: spec.map_or(0, |s| s.count),
+            elapsed_us: 0,
+            ops_per_sec: 0.0,
+            outcome: Outcome::Running,
+        }
+    }
+
+    pub fn label(&self) -> String {
+        match self.spec {
+            Some(spec) => spec.mode.label(),
+            None => format!("run #{}", self.run),
+        }
+    }
+
+    pub fn mode_kind(&self) -> &'static str {
+        self.spec.map_or("unknown", |s| mode_kind(s.mode))
+    }
+
+    pub fn is_running(&self) -> bool {
+        matches!(self.outcome, Outcome::Running)
+    }
+
+    /// Fraction done, 0..=1.
+    pub fn fraction(&self) -> f64 {
+        if self.total == 0 {
+            0.0
+        } else {
+            (self.done as f64 / self.total as f64).clamp(0.0, 1.0)
+        }
+    }
+}
+
+/// `"sequential"` or `"pipelined"`: the mode without its parameters (the select's values and
+/// the results rows' `data-mode`).
+pub fn mode_kind(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Sequential => "sequential",
+        Mode::Pipelined { .. } => "pipelined",
+    }
+}
+
+/// A row of the results table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResultRow {
+    /// Stable key: the run id, or the position for summaries from `Welcome`.
+    pub key: String,
+    pub summary: RunSummary,
+    /// True for what a failed or cancelled run measured before it stopped.
+    pub partial: bool,
+}
+
+/// The headline comparison: the latest plan's pipelined run against its sequential run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Speedup {
+    pub factor: f64,
+    pub sequential: RunSummary,
+    pub pipelined: RunSummary,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Session {
+    /// The current (latest) plan's runs, in the order they started.
+    pub runs: Vec<RunView>,
+    /// The latest plan's finished runs as `Welcome` reported them (shown until a plan starts).
+    pub recent: Vec<RunSummary>,
+    /// This page sent a start and has heard neither `RunStarted` nor a refusal yet.
+    pub awaiting_start: bool,
+    /// `Welcome` said a run was in progress and no message about it has arrived yet.
+    pub server_busy: bool,
+    /// The current plan will not go on: a run failed (later runs are not attempted), or a
+    /// `Welcome` said nothing is running.
+    pub plan_ended: bool,
+}
+
+impl Session {
+    /// Folds one server message in. Returns the human message to show in the error banner,
+    /// if the message is an error.
+    pub fn apply(&mut self, msg: ServerMsg) -> Option<String> {
+        match msg {
+            ServerMsg::Welcome { busy, recent, .. } => {
+                self.awaiting_start = false;
+                self.server_busy = busy;
+                if !busy {
+                    self.plan_ended = true;
+                    // Whatever we were watching is over. The server's latest results win; if
+                    // it has none (e.g. it restarted), keep what this page saw finish.
+                    if recent.is_empty() {
+                        self.runs.retain(|r| !r.is_running());
+                    } else {
+                        self.runs.clear();
+                    }
+                }
+                self.recent = recent;
+                None
+            }
+            ServerMsg::RunStarted {
+                run,
+                index,
+                of,
+                spec,
+            } => {
+                self.awaiting_start = false;
+                self.server_busy = false;
+                if index == 0 {
+                    self.runs.clear();
+                    self.plan_ended = false;
+                }
+                let view = RunView::new(run, index, of, Some(spec));
+                match self.find(run) {
+                    Some(existing) => *existing = view,
+                    None => self.runs.push(view),
+                }
+                None
+            }
+            ServerMsg::Progress {
+                run,
+                done,
+                total,
+                elapsed_us,
+                ops_per_sec,
+            } => {
+                self.server_busy = false;
+                let view = self.find_or_insert(run);
+                view.done = done;
+                view.total = total;
+                view.elapsed_us = elapsed_us;
+                view.ops_per_sec = ops_per_sec;
+                None
+            }
+            ServerMsg::Finished { run, summary } => {
+                self.server_busy = false;
+                let view = self.find_or_insert(run);
+                view.spec = Some(summary.spec);
+                view.done = summary.done;
+                view.total = summary.spec.count;
+                view.elapsed_us = summary.wall_us;
+                view.ops_per_sec = summary.ops_per_sec;
+                view.outcome = Outcome::Finished(summary);
+                None
+            }
+            ServerMsg::Failed {
+                run,
+                reason,
+                partial,
+            } => {
+                self.awaiting_start = false;
+                self.server_busy = false;
+                self.plan_ended = true;
+                let Some(run) = run else {
+                    return Some(format!("The run failed: {reason}"));
+                };
+                let view = self.find_or_insert(run);
+                if let Some(p) = &partial {
+                    view.spec = Some(p.spec);
+                    view.done = p.done;
+                    view.elapsed_us = p.wall_us;
+                    view.ops_per_sec = p.ops_per_sec;
+                }
+                let label = view.label();
+                view.outcome = Outcome::Failed {
+                    reason: reason.clone(),
+                    partial,
+                };
+                Some(format!("The {label} run stopped: {reason}"))
+            }
+            ServerMsg::Rejected { reason } => {
+                self.awaiting_start = false;
+                Some(format!("The server refused the run: {reason}"))
+            }
+        }
+    }
+
+    /// The websocket closed: nothing this page sent can still be answered.
+    pub fn connection_lost(&mut self) {
+        self.awaiting_start = false;
+    }
+
+    pub fn run(&self, run: u64) -> Option<&RunView> {
+        self.runs.iter().find(|r| r.run == run)
+    }
+
+    fn find(&mut self, run: u64) -> Option<&mut RunView> {
+        self.runs.iter_mut().find(|r| r.run == run)
+    }
+
+    fn find_or_insert(&mut self, run: u64) -> &mut RunView {
+        match self.runs.iter().position(|r| r.run == run) {
+            Some(i) => &mut self.runs[i],
+            None => {
+                let index = self.runs.last().map_or(0, |l| l.index + 1);
+                self.runs.push(RunView::new(run, index, index + 1, None));
+                self.runs.last_mut().expect("just pushed")
+            }
+        }
+    }
+
+    /// Runs of the current plan announced (`of`) but not started yet.
+    pub fn queued(&self) -> usize {
+        match self.runs.last() {
+            Some(last) if !self.plan_ended => last.of.saturating_sub(last.index + 1),
+            _ => 0,
+        }
+    }
+
+    /// A run is in progress or about to be: starting another would be refused.
+    pub fn busy(&self) -> bool {
+        self.awaiting_start
+            || self.server_busy
+            || self.runs.iter().any(RunView::is_running)
+            || self.queued() > 0
+    }
+
+    /// The results table: the current plan's finished runs (and what failed runs measured), or,
+    /// before any plan started on this page, the summaries `Welcome` brought.
+    pub fn results(&self) -> Vec<ResultRow> {
+        if self.runs.is_empty() {
+            return self
+                .recent
+                .iter()
+                .enumerate()
+                .map(|(i, s)| ResultRow {
+                    key: format!("recent-{i}"),
+                    summary: s.clone(),
+                    partial: false,
+                })
+                .collect();
+        }
+        self.runs
+            .iter()
+            .filter_map(|r| match &r.outcome {
+                Outcome::Finished(s) => Some(ResultRow {
+                    key: r.run.to_string(),
+                    summary: s.clone(),
+                    partial: false,
+                }),
+                Outcome::Failed {
+                    partial: Some(s), ..
+                } if s.done > 0 => Some(ResultRow {
+                    key: r.run.to_string(),
+                    summary: s.clone(),
+                    partial: true,
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The latest plan's speed-up, once it has both a finished sequential and a finished
+    /// pipelined run (the last of each).
+    pub fn speedup(&self) -> Option<Speedup> {
+        speedup_of(&self.results())
+    }
+}
+
+/// Pipelined over sequential (ops/s ratio) among complete rows, the last of each mode.
+pub fn speedup_of(rows: &[ResultRow]) -> Option<Speedup> {
+    let last = |kind: &str| {
+        rows.iter()
+            .rev()
+            .find(|r| !r.partial && mode_kind(r.summary.spec.mode) == kind)
+    };
+    let sequential = last("sequential")?.summary.clone();
+    let pipelined = last("pipelined")?.summary.clone();
+    let factor = pipelined.speedup_over(&sequential);
+    factor.is_finite().then_some(Speedup {
+        factor,
+        sequential,
+        pipelined,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shared::{Command, Latency};
+
+    fn spec(mode: Mode) -> RunSpec {
+        RunSpec {
+            command: Command::Set,
+            count: 1000,
+            mode,
+        }
+    }
+
+    fn summary(mode: Mode, wall_us: u64) -> RunSummary {
+        RunSummary {
+            spec: spec(mode),
+            done: 1000,
+            wall_us,
+            ops_per_sec: shared::report::ops_per_sec(1000, wall_us),
+            round_trips: mode.round_trips(1000),
+            latency: Latency::default(),
+        }
+    }
+
+    const PIPE: Mode = Mode::Pipelined { batch: 100 };
+
+    #[test]
+    fn a_comparison_runs_to_a_speedup() {
+        let mut s = Session {
+            awaiting_start: true,
+            ..Session::default()
+        };
+        assert!(s.busy());
+        s.apply(ServerMsg::RunStarted {
+            run: 7,
+            index: 0,
+            of: 2,
+            spec: spec(Mode::Sequential),
+        });
+        assert!(!s.awaiting_start);
+        assert!(s.busy());
+        s.apply(ServerMsg::Progress {
+            run: 7,
+            done: 500,
+            total: 1000,
+            elapsed_us: 10,
+            ops_per_sec: 5.0,
+        });
+        assert_eq!(s.run(7).unwrap().fraction(), 0.5);
+        s.apply(ServerMsg::Finished {
+            run: 7,
+            summary: summary(Mode::Sequential, 100_000),
+        });
+        assert!(s.busy(), "the pipelined run is still to come");
+        assert_eq!(s.queued(), 1);
+        assert_eq!(s.results().len(), 1);
+        assert!(s.speedup().is_none());
+        s.apply(ServerMsg::RunStarted {
+            run: 8,
+            index: 1,
+            of: 2,
+            spec: spec(PIPE),
+        });
+        s.apply(ServerMsg::Finished {
+            run: 8,
+            summary: summary(PIPE, 4_000),
+        });
+        assert!(!s.busy());
+        let rows = s.results();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].key, "7");
+        let up = s.speedup().unwrap();
+        assert!((up.factor - 25.0).abs() < 1e-9, "{}", up.factor);
+    }
+
+    #[test]
+    fn a_new_plan_replaces_the_old_one() {
+        let mut s = Session::default();
+        s.apply(ServerMsg::RunStarted {
+            run: 1,
+            index: 0,
+            of: 1,
+            spec: spec(PIPE),
+        });
+        s.apply(ServerMsg::Finished {
+            run: 1,
+            summary: summary(PIPE, 4_000),
+        });
+        s.apply(ServerMsg::RunStarted {
+            run: 2,
+            index: 0,
+            of: 1,
+            spec: spec(Mode::Sequential),
+        });
+        assert_eq!(s.runs.len(), 1);
+        assert!(s.results().is_empty());
+    }
+
+    #[test]
+    fn failures_and_refusals_end_the_plan_with_a_message() {
+        let mut s = Session::default();
+        s.apply(ServerMsg::RunStarted {
+            run: 3,
+            index: 0,
+            of: 2,
+            spec: spec(Mode::Sequential),
+        });
+        let msg = s.apply(ServerMsg::Failed {
+            run: Some(3),
+            reason: "cancelled".into(),
+            partial: None,
+        });
+        assert_eq!(
+            msg.as_deref(),
+            Some("The sequential run stopped: cancelled")
+        );
+        assert!(!s.busy(), "later runs of a failed plan are not attempted");
+        s.awaiting_start = true;
+        let msg = s.apply(ServerMsg::Rejected {
+            reason: "busy".into(),
+        });
+        assert!(msg.unwrap().contains("busy"));
+        assert!(!s.busy());
+    }
+
+    #[test]
+    fn a_late_page_follows_a_run_it_did_not_see_start() {
+        let mut s = Session::default();
+        s.apply(ServerMsg::Welcome {
+            protocol: shared::PROTOCOL_VERSION,
+            server_version: "0.1.0".into(),
+            redis_version: "7.0.15".into(),
+            target: "redis://127.0.0.1:6379".into(),
+            limits: shared::Limits::DEFAULT,
+            busy: true,
+            recent: vec![],
+        });
+        assert!(s.busy());
+        s.apply(ServerMsg::Progress {
+            run: 9,
+            done: 10,
+            total: 1000,
+            elapsed_us: 10,
+            ops_per_sec: 1.0,
+        });
+        assert_eq!(s.run(9).unwrap().label(), "run #9");
+        s.apply(ServerMsg::Finished {
+            run: 9,
+            summary: summary(PIPE, 4_000),
+        });
+        assert_eq!(s.run(9).unwrap().label(), "pipelined (batch 100)");
+        assert!(!s.busy());
+    }
+
+    fn welcome(busy: bool, recent: Vec<RunSummary>) -> ServerMsg {
+        ServerMsg::Welcome {
+            protocol: shared::PROTOCOL_VERSION,
+            server_version: "0.1.0".into(),
+            redis_version: "7.0.15".into(),
+            target: "redis://127.0.0.1:6379".into(),
+            limits: shared::Limits::DEFAULT,
+            busy,
+            recent,
+        }
+    }
+
+    #[test]
+    fn a_restarted_server_keeps_what_the_page_saw_finish() {
+        let mut s = Session::default();
+        s.apply(ServerMsg::RunStarted {
+            run: 1,
+            index: 0,
+            of: 2,
+            spec: spec(Mode::Sequential),
+        });
+        s.apply(ServerMsg::Finished {
+            run: 1,
+            summary: summary(Mode::Sequential, 40_000),
+        });
+        s.apply(ServerMsg::RunStarted {
+            run: 2,
+            index: 1,
+            of: 2,
+            spec: spec(PIPE),
+        });
+        s.connection_lost();
+        s.apply(welcome(false, vec![]));
+        assert_eq!(s.runs.len(), 1, "the unfinished run is dropped");
+        assert!(!s.busy());
+        assert_eq!(s.results().len(), 1);
+        // A server with newer results replaces them.
+        s.apply(welcome(
+            false,
+            vec![summary(Mode::Sequential, 50_000), summary(PIPE, 5_000)],
+        ));
+        assert!(s.runs.is_empty());
+        assert_eq!(s.results().len(), 2);
+    }
+
+    #[test]
+    fn welcome_shows_recent_results_until_a_plan_starts() {
+        let mut s = Session::default();
+        s.apply(ServerMsg::Welcome {
+            protocol: shared::PROTOCOL_VERSION,
+            server_version: "0.1.0".into(),
+            redis_version: "7.0.15".into(),
+            target: "redis://127.0.0.1:6379".into(),
+            limits: shared::Limits::DEFAULT,
+            busy: false,
+            recent: vec![summary(Mode::Sequential, 50_000), summary(PIPE, 5_000)],
+        });
+        assert_eq!(s.results().len(), 2);
+        assert!((s.speedup().unwrap().factor - 10.0).abs() < 1e-9);
+    }
+}
