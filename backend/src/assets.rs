@@ -1,7 +1,7 @@
 //! The page: Trunk's `dist/`, embedded in release builds (one self-contained binary for
 //! presenters) and read from disk in debug builds (so a rebuilt page needs no backend rebuild).
 
-use axum::http::{header, StatusCode, Uri};
+use axum::http::{StatusCode, Uri, header};
 use axum::response::{Html, IntoResponse, Response};
 use rust_embed::Embed;
 
@@ -19,7 +19,16 @@ pub async fn serve(uri: Uri) -> Response {
     if let Some(file) = (!path.is_empty()).then(|| Dist::get(path)).flatten() {
         let mime = file.metadata.mimetype().to_string();
         // Trunk puts a content hash in asset names, so they can be cached for good.
-        return ([(header::CONTENT_TYPE, mime), (header::CACHE_CONTROL, "public, max-age=31536000, immutable".into())], file.data)
+        return (
+            [
+                (header::CONTENT_TYPE, mime),
+                (
+                    header::CACHE_CONTROL,
+                    "public, max-age=31536000, immutable".into(),
+                ),
+            ],
+            file.data,
+        )
             .into_response();
     }
     if path.contains('.') {

@@ -2,15 +2,15 @@
 //! or one JSON object per run with `--json`.
 
 use std::io::IsTerminal;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
-use shared::{validate_runs, Limits, Mode, RunSpec, RunSummary};
+use shared::{Limits, Mode, RunSpec, RunSummary, validate_runs};
 
-use crate::engine::{self, keys, RunContext, DEFAULT_RESPONSE_TIMEOUT};
+use crate::engine::{self, RunContext, keys};
 use crate::recorder::Progress;
 use crate::target::RedisTarget;
 
@@ -57,19 +57,33 @@ impl From<&RunSummary> for JsonRun {
 }
 
 /// Runs `specs` in order against `target`, printing as it goes; stops at the first failure.
-pub async fn run(target: &RedisTarget, specs: Vec<RunSpec>, json: bool) -> anyhow::Result<Vec<RunSummary>> {
+pub async fn run(
+    target: &RedisTarget,
+    specs: Vec<RunSpec>,
+    json: bool,
+    record_spans: bool,
+) -> anyhow::Result<Vec<RunSummary>> {
     validate_runs(&specs, &Limits::DEFAULT)?;
-    let mut run_id = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(1);
+    let mut run_id = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(1);
     let show_bar = std::io::stderr().is_terminal();
     let mut summaries = Vec::new();
     for spec in specs {
         run_id += 1;
         let progress = Arc::new(Progress::default());
-        let bar = if show_bar { ProgressBar::new(spec.count) } else { ProgressBar::hidden() };
+        let bar = if show_bar {
+            ProgressBar::new(spec.count)
+        } else {
+            ProgressBar::hidden()
+        };
         bar.set_style(
-            ProgressStyle::with_template("{prefix:>24} [{bar:40}] {human_pos}/{human_len} {per_sec} eta {eta}")
-                .expect("valid template")
-                .progress_chars("=> "),
+            ProgressStyle::with_template(
+                "{prefix:>24} [{bar:40}] {human_pos}/{human_len} {per_sec} eta {eta}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
         );
         bar.set_prefix(spec.mode.label());
         let ticker = {
@@ -82,7 +96,10 @@ pub async fn run(target: &RedisTarget, specs: Vec<RunSpec>, json: bool) -> anyho
             })
         };
         let cancel = AtomicBool::new(false);
-        let ctx = RunContext { run_id, progress: &progress, cancel: &cancel, response_timeout: DEFAULT_RESPONSE_TIMEOUT };
+        let ctx = RunContext {
+            record_spans,
+            ..RunContext::new(run_id, &progress, &cancel)
+        };
         let outcome = engine::run(target, spec, ctx).await;
         ticker.abort();
         bar.finish_and_clear();
@@ -93,9 +110,17 @@ pub async fn run(target: &RedisTarget, specs: Vec<RunSpec>, json: bool) -> anyho
         let cleanup = keys::remove_run_keys(target, run_id, written).await;
         let summary = match outcome {
             Ok(o) => o.summary,
-            Err(f) => anyhow::bail!("{} run failed after {} of {} commands: {}", spec.mode.label(), f.partial.done, spec.count, f.error),
+            Err(f) => anyhow::bail!(
+                "{} run failed after {} of {} commands: {}",
+                spec.mode.label(),
+                f.partial.done,
+                spec.count,
+                f.error
+            ),
         };
-        cleanup.map_err(|e| anyhow::anyhow!("the run finished but its keys could not be removed: {e}"))?;
+        cleanup.map_err(|e| {
+            anyhow::anyhow!("the run finished but its keys could not be removed: {e}")
+        })?;
         if json {
             println!("{}", serde_json::to_string(&JsonRun::from(&summary))?);
         } else {
@@ -108,7 +133,9 @@ pub async fn run(target: &RedisTarget, specs: Vec<RunSpec>, json: bool) -> anyho
 
 fn print_row(s: &RunSummary, baseline: Option<&RunSummary>) {
     let l = s.latency;
-    let speedup = baseline.map(|b| format!("  {:.1}× the first run", s.speedup_over(b))).unwrap_or_default();
+    let speedup = baseline
+        .map(|b| format!("  {:.1}× the first run", s.speedup_over(b)))
+        .unwrap_or_default();
     println!(
         "{:<24} {:>10} cmds {:>10.1} ms {:>12.0} ops/s  p50 {:>8.1} µs  p99 {:>8.1} µs  max {:>9.1} µs  {} round trips{}",
         s.spec.mode.label(),

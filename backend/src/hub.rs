@@ -6,11 +6,15 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use shared::{validate_runs, Limits, RunSpec, RunSummary, ServerMsg, PROTOCOL_VERSION};
+use shared::protocol::MAX_SPANS_PER_FRAME;
+use shared::{
+    Limits, PROTOCOL_VERSION, RunRecord, RunSpec, RunSummary, ServerMsg, Timeline, validate_runs,
+};
 use tokio::sync::broadcast;
 
-use crate::engine::{self, keys, RunContext, DEFAULT_RESPONSE_TIMEOUT};
+use crate::engine::{self, DEFAULT_RESPONSE_TIMEOUT, RunContext, keys};
 use crate::recorder::Progress;
+use crate::spans::Outbox;
 use crate::target::RedisTarget;
 
 /// Progress frames per second, whatever the count.
@@ -47,13 +51,16 @@ struct State {
     /// Set while a plan runs; raising it cancels the plan.
     running: Option<Arc<AtomicBool>>,
     /// Finished runs of the latest plan, for pages that connect later.
-    recent: Vec<RunSummary>,
+    recent: Vec<RunRecord>,
 }
 
 impl Hub {
     pub fn new(target: RedisTarget, redis_version: String) -> Self {
         // Run ids start at the wall clock in ms so namespaces differ across restarts.
-        let first = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(1);
+        let first = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(1);
         Self {
             inner: Arc::new(Inner {
                 target,
@@ -98,7 +105,12 @@ impl Hub {
     }
 
     pub fn is_busy(&self) -> bool {
-        self.inner.state.lock().expect("hub state").running.is_some()
+        self.inner
+            .state
+            .lock()
+            .expect("hub state")
+            .running
+            .is_some()
     }
 
     /// Validates and starts a plan in the background; refuses if one is running.
@@ -141,17 +153,45 @@ impl Hub {
         let of = runs.len();
         for (index, spec) in runs.into_iter().enumerate() {
             let run = self.inner.next_run.fetch_add(1, Ordering::Relaxed);
-            self.emit(ServerMsg::RunStarted { run, index, of, spec });
+            self.emit(ServerMsg::RunStarted {
+                run,
+                index,
+                of,
+                spec,
+            });
             tracing::info!(run, ?spec, "run started");
             match self.run_one(run, spec, cancel).await {
-                Ok(summary) => {
-                    tracing::info!(run, wall_ms = summary.wall_ms(), ops_per_sec = summary.ops_per_sec, "run finished");
-                    self.inner.state.lock().expect("hub state").recent.push(summary.clone());
-                    self.emit(ServerMsg::Finished { run, summary });
+                Ok((summary, timeline)) => {
+                    tracing::info!(
+                        run,
+                        wall_ms = summary.wall_ms(),
+                        ops_per_sec = summary.ops_per_sec,
+                        "run finished"
+                    );
+                    let record = RunRecord {
+                        run,
+                        summary: summary.clone(),
+                        timeline: timeline.clone(),
+                    };
+                    self.inner
+                        .state
+                        .lock()
+                        .expect("hub state")
+                        .recent
+                        .push(record);
+                    self.emit(ServerMsg::Finished {
+                        run,
+                        summary,
+                        timeline,
+                    });
                 }
                 Err((reason, partial)) => {
                     tracing::warn!(run, %reason, "run failed");
-                    self.emit(ServerMsg::Failed { run: Some(run), reason, partial });
+                    self.emit(ServerMsg::Failed {
+                        run: Some(run),
+                        reason,
+                        partial,
+                    });
                     return;
                 }
             }
@@ -159,13 +199,28 @@ impl Hub {
     }
 
     /// Runs one spec while a ticker reports its progress, then removes its keys.
-    async fn run_one(&self, run: u64, spec: RunSpec, cancel: &Arc<AtomicBool>) -> Result<RunSummary, (String, Option<RunSummary>)> {
+    async fn run_one(
+        &self,
+        run: u64,
+        spec: RunSpec,
+        cancel: &Arc<AtomicBool>,
+    ) -> Result<(RunSummary, Timeline), (String, Option<RunSummary>)> {
         let progress = Arc::new(Progress::default());
+        let outbox = Outbox::default();
         let engine = {
-            let (target, progress, cancel) = (self.inner.target.clone(), progress.clone(), cancel.clone());
+            let (target, progress, cancel, outbox) = (
+                self.inner.target.clone(),
+                progress.clone(),
+                cancel.clone(),
+                outbox.clone(),
+            );
             let response_timeout = self.inner.response_timeout;
             tokio::spawn(async move {
-                let ctx = RunContext { run_id: run, progress: &progress, cancel: &cancel, response_timeout };
+                let ctx = RunContext {
+                    response_timeout,
+                    span_outbox: Some(outbox),
+                    ..RunContext::new(run, &progress, &cancel)
+                };
                 engine::run(&target, spec, ctx).await
             })
         };
@@ -178,14 +233,16 @@ impl Hub {
                 _ = ticker.tick() => {
                     let (done, elapsed_us) = progress.read();
                     self.emit(progress_msg(run, spec.count, done, elapsed_us));
+                    self.emit_spans(run, &outbox);
                 }
             }
         };
         let (done, elapsed_us) = progress.read();
         self.emit(progress_msg(run, spec.count, done, elapsed_us));
+        self.emit_spans(run, &outbox);
 
         let (result, written) = match outcome {
-            Ok(Ok(o)) => (Ok(o.summary), o.written),
+            Ok(Ok(o)) => (Ok((o.summary, o.timeline)), o.written),
             Ok(Err(f)) => (Err((f.error.to_string(), Some(f.partial))), f.written),
             // The engine panicked: we cannot know what it wrote, so sweep as if all of it.
             Err(e) => (Err((format!("engine crashed: {e}"), None)), spec.count),
@@ -193,12 +250,37 @@ impl Hub {
         let cleanup = keys::remove_run_keys(&self.inner.target, run, written).await;
         match (result, cleanup) {
             (result, Ok(_)) => result,
-            (Ok(summary), Err(e)) => Err((format!("the run finished but its keys could not be removed: {e}"), Some(summary))),
-            (Err((reason, partial)), Err(e)) => Err((format!("{reason}; its keys could not be removed either: {e}"), partial)),
+            (Ok((summary, _)), Err(e)) => Err((
+                format!("the run finished but its keys could not be removed: {e}"),
+                Some(summary),
+            )),
+            (Err((reason, partial)), Err(e)) => Err((
+                format!("{reason}; its keys could not be removed either: {e}"),
+                partial,
+            )),
+        }
+    }
+}
+
+impl Hub {
+    /// Streams the spans the engine recorded since the last tick, in frames of bounded size.
+    fn emit_spans(&self, run: u64, outbox: &Outbox) {
+        let spans = std::mem::take(&mut *outbox.lock().expect("span outbox"));
+        for chunk in spans.chunks(MAX_SPANS_PER_FRAME) {
+            self.emit(ServerMsg::Spans {
+                run,
+                spans: chunk.to_vec(),
+            });
         }
     }
 }
 
 fn progress_msg(run: u64, total: u64, done: u64, elapsed_us: u64) -> ServerMsg {
-    ServerMsg::Progress { run, done, total, elapsed_us, ops_per_sec: shared::report::ops_per_sec(done, elapsed_us) }
+    ServerMsg::Progress {
+        run,
+        done,
+        total,
+        elapsed_us,
+        ops_per_sec: shared::report::ops_per_sec(done, elapsed_us),
+    }
 }

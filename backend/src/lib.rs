@@ -7,5 +7,6 @@ pub mod hub;
 pub mod local_redis;
 pub mod recorder;
 pub mod server;
+pub mod spans;
 pub mod target;
 pub mod ws;

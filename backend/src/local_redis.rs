@@ -11,7 +11,9 @@ const ATTEMPTS: usize = 5;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LocalRedisError {
-    #[error("redis-server was not found on PATH. Install it (Debian: `apt-get install redis-server`) or give --redis-url / REDIS_URL")]
+    #[error(
+        "redis-server was not found on PATH. Install it (Debian: `apt-get install redis-server`) or give --redis-url / REDIS_URL"
+    )]
     NotInstalled,
     #[error("could not start redis-server: {0}")]
     Spawn(std::io::Error),
@@ -50,19 +52,31 @@ impl LocalRedis {
     fn spawn(port: u16, extra: &[&str]) -> Result<Self, LocalRedisError> {
         let mut cmd = Command::new("redis-server");
         let port_arg = port.to_string();
-        cmd.args(["--port", &port_arg, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .args(["--daemonize", "no", "--loglevel", "warning"])
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        cmd.args([
+            "--port",
+            &port_arg,
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+        ])
+        .args(["--daemonize", "no", "--loglevel", "warning"])
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
         die_with_parent(&mut cmd);
         let child = cmd.spawn().map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => LocalRedisError::NotInstalled,
             _ => LocalRedisError::Spawn(e),
         })?;
         let mut redis = LocalRedis { child, port };
-        let password = extra.windows(2).find(|w| w[0] == "--requirepass").map(|w| w[1]);
+        let password = extra
+            .windows(2)
+            .find(|w| w[0] == "--requirepass")
+            .map(|w| w[1]);
         let deadline = Instant::now() + READY_TIMEOUT;
         loop {
             if let Ok(Some(status)) = redis.child.try_wait() {
@@ -77,10 +91,20 @@ impl LocalRedis {
             }
             if ping(port, password) {
                 // Drain its output in the background so a chatty server never blocks on a pipe.
-                for pipe in [redis.child.stdout.take().map(|s| Box::new(s) as Box<dyn Read + Send>),
-                             redis.child.stderr.take().map(|s| Box::new(s) as Box<dyn Read + Send>)]
-                    .into_iter()
-                    .flatten()
+                for pipe in [
+                    redis
+                        .child
+                        .stdout
+                        .take()
+                        .map(|s| Box::new(s) as Box<dyn Read + Send>),
+                    redis
+                        .child
+                        .stderr
+                        .take()
+                        .map(|s| Box::new(s) as Box<dyn Read + Send>),
+                ]
+                .into_iter()
+                .flatten()
                 {
                     std::thread::spawn(move || {
                         for line in BufReader::new(pipe).lines().map_while(Result::ok) {
@@ -91,7 +115,10 @@ impl LocalRedis {
                 return Ok(redis);
             }
             if Instant::now() > deadline {
-                return Err(LocalRedisError::NotReady { port, detail: "no answer to PING".into() });
+                return Err(LocalRedisError::NotReady {
+                    port,
+                    detail: "no answer to PING".into(),
+                });
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -129,7 +156,9 @@ pub fn free_port() -> std::io::Result<u16> {
 }
 
 fn ping(port: u16, password: Option<&str>) -> bool {
-    let Ok(mut s) = TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_millis(200)) else {
+    let Ok(mut s) =
+        TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_millis(200))
+    else {
         return false;
     };
     let _ = s.set_read_timeout(Some(Duration::from_millis(500)));

@@ -11,7 +11,10 @@ use shared::{Command, Mode, RunSpec};
 use tokio::net::TcpListener;
 
 #[derive(Parser)]
-#[command(version, about = "Makes Redis pipelining visible: real runs, measured, streamed to a page")]
+#[command(
+    version,
+    about = "Makes Redis pipelining visible: real runs, measured, streamed to a page"
+)]
 struct Cli {
     /// Redis to run against, e.g. redis://:password@host:6379/0. Without it pipescope starts
     /// its own redis-server on a free loopback port and stops it on exit.
@@ -53,6 +56,9 @@ struct BenchArgs {
     /// One JSON object per run on stdout instead of a table.
     #[arg(long)]
     json: bool,
+    /// Don't keep per-request timings (only the latency histogram), e.g. to measure their cost.
+    #[arg(long)]
+    no_spans: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -65,7 +71,10 @@ enum BenchMode {
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "pipescope=info".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "pipescope=info".into()),
+        )
         .with_writer(std::io::stderr)
         .init();
     match run(Cli::parse()).await {
@@ -89,7 +98,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
     };
     let redis_version = target.server_version().await?;
-    let result = match cli.command.unwrap_or(Cmd::Serve(ServeArgs { listen: [127, 0, 0, 1].into(), port: 8080 })) {
+    let result = match cli.command.unwrap_or(Cmd::Serve(ServeArgs {
+        listen: [127, 0, 0, 1].into(),
+        port: 8080,
+    })) {
         Cmd::Serve(args) => serve(args, target, redis_version).await,
         Cmd::Bench(args) => bench(args, target).await,
     };
@@ -108,8 +120,17 @@ async fn serve(args: ServeArgs, target: RedisTarget, redis_version: String) -> a
         Err(e) => return Err(e).with_context(|| format!("cannot listen on {addr}")),
     };
     let local = listener.local_addr()?;
-    let shown = if local.ip().is_unspecified() { SocketAddr::new([127, 0, 0, 1].into(), local.port()) } else { local };
-    println!("pipescope {} — Redis {} at {}", env!("CARGO_PKG_VERSION"), redis_version, target.redacted());
+    let shown = if local.ip().is_unspecified() {
+        SocketAddr::new([127, 0, 0, 1].into(), local.port())
+    } else {
+        local
+    };
+    println!(
+        "pipescope {} — Redis {} at {}",
+        env!("CARGO_PKG_VERSION"),
+        redis_version,
+        target.redacted()
+    );
     println!("open http://{shown}/");
     let hub = Hub::new(target, redis_version);
     pipescope::server::serve(listener, hub, shutdown_signal()).await?;
@@ -119,20 +140,29 @@ async fn serve(args: ServeArgs, target: RedisTarget, redis_version: String) -> a
 
 async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
     let specs = match args.mode {
-        BenchMode::Sequential => vec![RunSpec { command: Command::Set, count: args.count, mode: Mode::Sequential }],
+        BenchMode::Sequential => vec![RunSpec {
+            command: Command::Set,
+            count: args.count,
+            mode: Mode::Sequential,
+        }],
         BenchMode::Pipelined => {
-            vec![RunSpec { command: Command::Set, count: args.count, mode: Mode::Pipelined { batch: args.batch } }]
+            vec![RunSpec {
+                command: Command::Set,
+                count: args.count,
+                mode: Mode::Pipelined { batch: args.batch },
+            }]
         }
         BenchMode::Compare => RunSpec::comparison(args.count, args.batch),
     };
-    pipescope::bench::run(&target, specs, args.json).await?;
+    pipescope::bench::run(&target, specs, args.json, !args.no_spans).await?;
     Ok(())
 }
 
 /// Ctrl-C or SIGTERM.
 async fn shutdown_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .expect("SIGTERM handler");
     tokio::select! {
         _ = ctrl_c => {},
         _ = term.recv() => {},

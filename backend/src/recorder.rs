@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
-use shared::report::{ops_per_sec, Latency, RunSummary};
 use shared::RunSpec;
+use shared::report::{Latency, RunSummary, ops_per_sec};
 
 /// Shared between the engine (writer) and whoever reports progress (reader).
 #[derive(Debug, Default)]
@@ -17,13 +17,17 @@ pub struct Progress {
 
 impl Progress {
     pub fn update(&self, done: u64, elapsed: Duration) {
-        self.elapsed_us.store(elapsed.as_micros() as u64, Ordering::Relaxed);
+        self.elapsed_us
+            .store(elapsed.as_micros() as u64, Ordering::Relaxed);
         self.done.store(done, Ordering::Relaxed);
     }
 
     /// (commands replied, µs since the run started)
     pub fn read(&self) -> (u64, u64) {
-        (self.done.load(Ordering::Relaxed), self.elapsed_us.load(Ordering::Relaxed))
+        (
+            self.done.load(Ordering::Relaxed),
+            self.elapsed_us.load(Ordering::Relaxed),
+        )
     }
 }
 
@@ -42,7 +46,9 @@ impl Default for Recorder {
 
 impl Recorder {
     pub fn new() -> Self {
-        Self { latency_ns: Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3).expect("valid bounds") }
+        Self {
+            latency_ns: Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3).expect("valid bounds"),
+        }
     }
 
     /// Records `n` requests that were issued together and replied together.
@@ -71,7 +77,13 @@ impl Recorder {
         self.latency_ns.len()
     }
 
-    pub fn summary(&self, spec: RunSpec, done: u64, wall: Duration, round_trips: u64) -> RunSummary {
+    pub fn summary(
+        &self,
+        spec: RunSpec,
+        done: u64,
+        wall: Duration,
+        round_trips: u64,
+    ) -> RunSummary {
         let wall_us = wall.as_micros() as u64;
         RunSummary {
             spec,

@@ -2,8 +2,8 @@
 
 use std::future::Future;
 
-use axum::routing::get;
 use axum::Router;
+use axum::routing::get;
 use tokio::net::TcpListener;
 
 use crate::hub::Hub;
@@ -18,14 +18,20 @@ pub fn router(hub: Hub) -> Router {
 }
 
 /// Serves until `shutdown` completes, then cancels any run and waits for its cleanup.
-pub async fn serve(listener: TcpListener, hub: Hub, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+pub async fn serve(
+    listener: TcpListener,
+    hub: Hub,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     let closing = hub.clone();
     let shutdown = async move {
         shutdown.await;
         // Websockets would hold the graceful shutdown open forever: close them with a reason.
         closing.close();
     };
-    axum::serve(listener, router(hub.clone())).with_graceful_shutdown(shutdown).await?;
+    axum::serve(listener, router(hub.clone()))
+        .with_graceful_shutdown(shutdown)
+        .await?;
     if hub.cancel() {
         tracing::info!("waiting for the cancelled run to remove its keys");
         while hub.is_busy() {

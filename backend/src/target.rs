@@ -17,14 +17,22 @@ pub enum TargetError {
     BadUrl(String),
     #[error("{0} is not supported by the engine yet; use a redis://host:port URL")]
     Unsupported(&'static str),
-    #[error("cannot reach Redis at {addr}: {source}. Is redis-server running there? Check the address, or omit --redis-url to use pipescope's own local redis-server")]
-    Unreachable { addr: String, source: std::io::Error },
+    #[error(
+        "cannot reach Redis at {addr}: {source}. Is redis-server running there? Check the address, or omit --redis-url to use pipescope's own local redis-server"
+    )]
+    Unreachable {
+        addr: String,
+        source: std::io::Error,
+    },
     #[error("Redis at {addr} did not answer within {CONNECT_TIMEOUT:?}")]
     ConnectTimeout { addr: String },
     #[error("Redis at {addr} refused the handshake: {message}")]
     Handshake { addr: String, message: String },
     #[error("Redis at {addr}: {source}")]
-    Redis { addr: String, source: redis::RedisError },
+    Redis {
+        addr: String,
+        source: redis::RedisError,
+    },
 }
 
 #[derive(Clone)]
@@ -37,17 +45,23 @@ pub struct RedisTarget {
 /// Debug shows the redacted URL: `ConnectionInfo`'s own Debug would print the password.
 impl std::fmt::Debug for RedisTarget {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("RedisTarget").field(&self.redacted()).finish()
+        f.debug_tuple("RedisTarget")
+            .field(&self.redacted())
+            .finish()
     }
 }
 
 impl RedisTarget {
     pub fn parse(url: &str) -> Result<Self, TargetError> {
         // Never echo the URL itself in the error: it may hold a password.
-        let info = url.into_connection_info().map_err(|e| TargetError::BadUrl(format!("{:?}", e.kind())))?;
+        let info = url
+            .into_connection_info()
+            .map_err(|e| TargetError::BadUrl(format!("{:?}", e.kind())))?;
         let (host, port) = match info.addr() {
             ConnectionAddr::Tcp(host, port) => (host.clone(), *port),
-            ConnectionAddr::TcpTls { .. } => return Err(TargetError::Unsupported("TLS (rediss://)")),
+            ConnectionAddr::TcpTls { .. } => {
+                return Err(TargetError::Unsupported("TLS (rediss://)"));
+            }
             _ => return Err(TargetError::Unsupported("a unix socket")),
         };
         Ok(Self { info, host, port })
@@ -72,8 +86,10 @@ impl RedisTarget {
 
     /// A redis-rs client for the admin side (version, cleanup); not used for measured traffic.
     pub fn client(&self) -> Result<redis::Client, TargetError> {
-        redis::Client::open(self.info.clone())
-            .map_err(|source| TargetError::Redis { addr: self.addr(), source })
+        redis::Client::open(self.info.clone()).map_err(|source| TargetError::Redis {
+            addr: self.addr(),
+            source,
+        })
     }
 
     pub async fn admin_connection(&self) -> Result<redis::aio::MultiplexedConnection, TargetError> {
@@ -83,7 +99,10 @@ impl RedisTarget {
         self.client()?
             .get_multiplexed_async_connection_with_config(&config)
             .await
-            .map_err(|source| TargetError::Redis { addr: self.addr(), source })
+            .map_err(|source| TargetError::Redis {
+                addr: self.addr(),
+                source,
+            })
     }
 
     /// The engine's own connection: plain TCP with Nagle off (it would hold back small writes
@@ -95,13 +114,20 @@ impl RedisTarget {
             Ok(Err(source)) => return Err(TargetError::Unreachable { addr, source }),
             Ok(Ok(stream)) => stream,
         };
-        stream.set_nodelay(true).map_err(|source| TargetError::Unreachable { addr: addr.clone(), source })?;
+        stream
+            .set_nodelay(true)
+            .map_err(|source| TargetError::Unreachable {
+                addr: addr.clone(),
+                source,
+            })?;
         let mut stream = stream;
         let settings = self.info.redis_settings();
         if let Some(password) = settings.password() {
             let mut cmd = Vec::new();
             match settings.username() {
-                Some(user) => resp::encode_command(&mut cmd, &[b"AUTH", user.as_bytes(), password.as_bytes()]),
+                Some(user) => {
+                    resp::encode_command(&mut cmd, &[b"AUTH", user.as_bytes(), password.as_bytes()])
+                }
                 None => resp::encode_command(&mut cmd, &[b"AUTH", password.as_bytes()]),
             }
             self.handshake(&mut stream, &cmd).await?;
@@ -116,7 +142,10 @@ impl RedisTarget {
 
     async fn handshake(&self, stream: &mut TcpStream, cmd: &[u8]) -> Result<(), TargetError> {
         let addr = self.addr();
-        let io = |source| TargetError::Unreachable { addr: addr.clone(), source };
+        let io = |source| TargetError::Unreachable {
+            addr: addr.clone(),
+            source,
+        };
         stream.write_all(cmd).await.map_err(io)?;
         let mut buf = Vec::with_capacity(256);
         loop {
@@ -124,7 +153,10 @@ impl RedisTarget {
                 .await
                 .map_err(|_| TargetError::ConnectTimeout { addr: addr.clone() })?
                 .map_err(io)?;
-            let message = |m: &str| TargetError::Handshake { addr: addr.clone(), message: m.to_string() };
+            let message = |m: &str| TargetError::Handshake {
+                addr: addr.clone(),
+                message: m.to_string(),
+            };
             match resp::scan_reply(&buf) {
                 Ok(Some(resp::Reply::Ok { .. })) => return Ok(()),
                 Ok(Some(resp::Reply::Error { len })) => {
@@ -144,7 +176,10 @@ impl RedisTarget {
             .arg("server")
             .query_async(&mut con)
             .await
-            .map_err(|source| TargetError::Redis { addr: self.addr(), source })?;
+            .map_err(|source| TargetError::Redis {
+                addr: self.addr(),
+                source,
+            })?;
         Ok(info
             .lines()
             .find_map(|l| l.strip_prefix("redis_version:"))
@@ -169,7 +204,9 @@ mod tests {
 
     #[test]
     fn bad_urls_do_not_echo_the_password() {
-        let err = RedisTarget::parse("http://:s3cret@host").unwrap_err().to_string();
+        let err = RedisTarget::parse("http://:s3cret@host")
+            .unwrap_err()
+            .to_string();
         assert!(!err.contains("s3cret"), "{err}");
     }
 }

@@ -2,8 +2,8 @@
 //! task receives (starts and cancels); when either ends the other is stopped. Generic over
 //! Sink/Stream so it can be driven without a network.
 
-use axum::extract::ws::{close_code, CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::State;
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, close_code};
 use axum::response::Response;
 use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use shared::{ClientMsg, ServerMsg};
@@ -66,7 +66,9 @@ where
         while let Some(Ok(frame)) = stream.next().await {
             let reply = match frame {
                 Message::Text(t) => handle_text(&hub, t.as_str()),
-                Message::Binary(_) => Some(rejected("binary frames are not accepted; send JSON text")),
+                Message::Binary(_) => {
+                    Some(rejected("binary frames are not accepted; send JSON text"))
+                }
                 Message::Close(_) => break,
                 Message::Ping(_) | Message::Pong(_) => None,
             };
@@ -99,7 +101,9 @@ fn handle_text(hub: &Hub, text: &str) -> Option<ServerMsg> {
 }
 
 fn rejected(reason: &str) -> ServerMsg {
-    ServerMsg::Rejected { reason: reason.to_string() }
+    ServerMsg::Rejected {
+        reason: reason.to_string(),
+    }
 }
 
 fn text(msg: &ServerMsg) -> Message {

@@ -9,7 +9,10 @@ use support::browser::Browser;
 
 fn page_is_built() {
     let index = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../dist/index.html");
-    assert!(index.exists(), "dist/ is missing: build the page first (scripts/test does: trunk build --release)");
+    assert!(
+        index.exists(),
+        "dist/ is missing: build the page first (scripts/test does: trunk build --release)"
+    );
 }
 
 #[tokio::test]
@@ -22,26 +25,64 @@ async fn compare_in_the_page_shows_a_measured_speedup() {
     c.goto(&server.http_url()).await.unwrap();
 
     let wait = || c.wait().at_most(Duration::from_secs(30));
-    wait().for_element(Locator::Css("#status[data-state='open']")).await.expect("the page connects to /ws");
+    wait()
+        .for_element(Locator::Css("#status[data-state='open']"))
+        .await
+        .expect("the page connects to /ws");
 
     let count = wait().for_element(Locator::Css("#count")).await.unwrap();
     count.clear().await.unwrap();
     count.send_keys("20000").await.unwrap();
-    c.find(Locator::Css("#compare")).await.unwrap().click().await.unwrap();
+    c.find(Locator::Css("#compare"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
 
     // Mid-run: a live progress bar exists.
-    wait().for_element(Locator::Css(".run-progress progress")).await.expect("a progress bar while running");
+    wait()
+        .for_element(Locator::Css(".run-progress progress"))
+        .await
+        .expect("a progress bar while running");
 
-    let speedup = c.wait().at_most(Duration::from_secs(120)).for_element(Locator::Css("#speedup[data-speedup]")).await.expect("the results show a speed-up");
-    let value: f64 = speedup.attr("data-speedup").await.unwrap().unwrap().parse().unwrap();
+    let speedup = c
+        .wait()
+        .at_most(Duration::from_secs(120))
+        .for_element(Locator::Css("#speedup[data-speedup]"))
+        .await
+        .expect("the results show a speed-up");
+    let value: f64 = speedup
+        .attr("data-speedup")
+        .await
+        .unwrap()
+        .unwrap()
+        .parse()
+        .unwrap();
     let shot = browser.screenshot("compare").await;
-    println!("speed-up read from the page: {value}× (screenshot {})", shot.display());
-    assert!(value > 1.0, "pipelined should beat sequential, the page says {value}");
+    println!(
+        "speed-up read from the page: {value}× (screenshot {})",
+        shot.display()
+    );
+    assert!(
+        value > 1.0,
+        "pipelined should beat sequential, the page says {value}"
+    );
 
-    let rows = c.find_all(Locator::Css("#results tr.result-row")).await.unwrap();
+    let rows = c
+        .find_all(Locator::Css("#results tr.result-row"))
+        .await
+        .unwrap();
     assert_eq!(rows.len(), 2, "one result row per run");
-    assert!(c.find(Locator::Css("#error")).await.is_err(), "no error banner after a good run");
-    assert_eq!(support::command_calls(&target).await["set"], 40_000, "the page's runs really reached Redis");
+    assert!(
+        c.find(Locator::Css("#error")).await.is_err(),
+        "no error banner after a good run"
+    );
+    assert_eq!(
+        support::command_calls(&target).await["set"],
+        40_000,
+        "the page's runs really reached Redis"
+    );
     assert!(support::pipescope_keys(&target).await.is_empty());
 }
 
@@ -54,13 +95,31 @@ async fn invalid_input_is_refused_in_the_page() {
     let c = &browser.client;
     c.goto(&server.http_url()).await.unwrap();
     let wait = || c.wait().at_most(Duration::from_secs(30));
-    wait().for_element(Locator::Css("#status[data-state='open']")).await.unwrap();
+    wait()
+        .for_element(Locator::Css("#status[data-state='open']"))
+        .await
+        .unwrap();
     let count = c.find(Locator::Css("#count")).await.unwrap();
     count.clear().await.unwrap();
     count.send_keys("0").await.unwrap();
-    c.find(Locator::Css("#compare")).await.unwrap().click().await.unwrap();
-    let error = wait().for_element(Locator::Css("#error")).await.expect("an error banner");
+    c.find(Locator::Css("#compare"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let error = wait()
+        .for_element(Locator::Css("#error"))
+        .await
+        .expect("an error banner");
     let text = error.text().await.unwrap();
-    assert!(text.to_lowercase().contains("count must be between 1 and"), "the banner explains: {text}");
-    assert_eq!(support::command_calls(&target).await.get("set"), None, "nothing ran");
+    assert!(
+        text.to_lowercase().contains("count must be between 1 and"),
+        "the banner explains: {text}"
+    );
+    assert_eq!(
+        support::command_calls(&target).await.get("set"),
+        None,
+        "nothing ran"
+    );
 }

@@ -6,19 +6,23 @@ mod support;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use pipescope::engine::{self, keys, EngineError, RunContext, RunFailure, RunOutcome};
+use pipescope::engine::{self, EngineError, RunContext, RunFailure, RunOutcome, keys};
 use pipescope::local_redis::LocalRedis;
 use pipescope::recorder::Progress;
 use pipescope::target::RedisTarget;
 use shared::{Command, Mode, RunSpec};
 
 fn spec(count: u64, mode: Mode) -> RunSpec {
-    RunSpec { command: Command::Set, count, mode }
+    RunSpec {
+        command: Command::Set,
+        count,
+        mode,
+    }
 }
 
 async fn run(target: &RedisTarget, run_id: u64, spec: RunSpec) -> Result<RunOutcome, RunFailure> {
     let (progress, cancel) = (Progress::default(), AtomicBool::new(false));
-    let ctx = RunContext { run_id, progress: &progress, cancel: &cancel, response_timeout: Duration::from_secs(10) };
+    let ctx = RunContext::new(run_id, &progress, &cancel);
     engine::run(target, spec, ctx).await
 }
 
@@ -32,10 +36,16 @@ async fn sequential_sets_land_exactly_and_are_removed() {
     assert_eq!(outcome.summary.round_trips, n);
     assert_eq!(support::command_calls(&target).await["set"], n);
     assert_eq!(support::dbsize(&target).await, n);
-    let v: String = redis::cmd("GET").arg("pipescope:1:k42").query_async(&mut support::admin(&target).await).await.unwrap();
+    let v: String = redis::cmd("GET")
+        .arg("pipescope:1:k42")
+        .query_async(&mut support::admin(&target).await)
+        .await
+        .unwrap();
     assert_eq!(v, "v42");
 
-    let removed = keys::remove_run_keys(&target, 1, outcome.written).await.unwrap();
+    let removed = keys::remove_run_keys(&target, 1, outcome.written)
+        .await
+        .unwrap();
     assert_eq!(removed, n);
     assert!(support::pipescope_keys(&target).await.is_empty());
     assert_eq!(support::dbsize(&target).await, 0);
@@ -45,25 +55,38 @@ async fn sequential_sets_land_exactly_and_are_removed() {
 async fn pipelined_sets_land_exactly_with_one_round_trip_per_batch() {
     let (_redis, target) = support::redis();
     let n = 10_007; // not a multiple of the batch: the last batch is short
-    let outcome = run(&target, 2, spec(n, Mode::Pipelined { batch: 128 })).await.unwrap();
+    let outcome = run(&target, 2, spec(n, Mode::Pipelined { batch: 128 }))
+        .await
+        .unwrap();
     assert_eq!(outcome.summary.done, n);
     assert_eq!(outcome.summary.round_trips, n.div_ceil(128));
     assert_eq!(support::command_calls(&target).await["set"], n);
     assert_eq!(support::dbsize(&target).await, n);
     let latency = outcome.summary.latency;
-    assert!(latency.p50_us > 0.0 && latency.p50_us <= latency.p99_us && latency.p99_us <= latency.max_us, "{latency:?}");
+    assert!(
+        latency.p50_us > 0.0
+            && latency.p50_us <= latency.p99_us
+            && latency.p99_us <= latency.max_us,
+        "{latency:?}"
+    );
 
-    keys::remove_run_keys(&target, 2, outcome.written).await.unwrap();
+    keys::remove_run_keys(&target, 2, outcome.written)
+        .await
+        .unwrap();
     assert!(support::pipescope_keys(&target).await.is_empty());
 }
 
 #[tokio::test]
 async fn a_batch_larger_than_the_count_is_one_round_trip() {
     let (_redis, target) = support::redis();
-    let outcome = run(&target, 3, spec(500, Mode::Pipelined { batch: 100_000 })).await.unwrap();
+    let outcome = run(&target, 3, spec(500, Mode::Pipelined { batch: 100_000 }))
+        .await
+        .unwrap();
     assert_eq!(outcome.summary.round_trips, 1);
     assert_eq!(support::command_calls(&target).await["set"], 500);
-    keys::remove_run_keys(&target, 3, outcome.written).await.unwrap();
+    keys::remove_run_keys(&target, 3, outcome.written)
+        .await
+        .unwrap();
     assert_eq!(support::dbsize(&target).await, 0);
 }
 
@@ -75,16 +98,31 @@ async fn pipelined_is_faster_than_sequential_on_the_same_work() {
     let mut seq = Vec::new();
     let mut pipe = Vec::new();
     for round in 0..2u64 {
-        let s = run(&target, 10 + round, spec(n, Mode::Sequential)).await.unwrap();
-        keys::remove_run_keys(&target, 10 + round, s.written).await.unwrap();
-        let p = run(&target, 20 + round, spec(n, Mode::Pipelined { batch: 1000 })).await.unwrap();
-        keys::remove_run_keys(&target, 20 + round, p.written).await.unwrap();
+        let s = run(&target, 10 + round, spec(n, Mode::Sequential))
+            .await
+            .unwrap();
+        keys::remove_run_keys(&target, 10 + round, s.written)
+            .await
+            .unwrap();
+        let p = run(
+            &target,
+            20 + round,
+            spec(n, Mode::Pipelined { batch: 1000 }),
+        )
+        .await
+        .unwrap();
+        keys::remove_run_keys(&target, 20 + round, p.written)
+            .await
+            .unwrap();
         seq.push(s.summary.ops_per_sec);
         pipe.push(p.summary.ops_per_sec);
     }
     let ratio = (pipe[0] + pipe[1]) / (seq[0] + seq[1]);
     println!("pipelined/sequential throughput ratio: {ratio:.1} (seq {seq:?}, pipe {pipe:?})");
-    assert!(ratio > 1.0, "pipelined should beat sequential: ratio {ratio}");
+    assert!(
+        ratio > 1.0,
+        "pipelined should beat sequential: ratio {ratio}"
+    );
     assert!(support::pipescope_keys(&target).await.is_empty());
 }
 
@@ -96,8 +134,13 @@ async fn cancel_stops_at_a_batch_boundary_and_cleanup_still_works() {
     let task = {
         let (target, progress, cancel) = (target.clone(), progress.clone(), cancel.clone());
         tokio::spawn(async move {
-            let ctx = RunContext { run_id: 4, progress: &progress, cancel: &cancel, response_timeout: Duration::from_secs(10) };
-            engine::run(&target, spec(5_000_000, Mode::Pipelined { batch: 100 }), ctx).await
+            let ctx = RunContext::new(4, &progress, &cancel);
+            engine::run(
+                &target,
+                spec(5_000_000, Mode::Pipelined { batch: 100 }),
+                ctx,
+            )
+            .await
         })
     };
     while progress.read().0 < 1_000 {
@@ -105,11 +148,20 @@ async fn cancel_stops_at_a_batch_boundary_and_cleanup_still_works() {
     }
     cancel.store(true, std::sync::atomic::Ordering::Relaxed);
     let failure = task.await.unwrap().unwrap_err();
-    assert!(matches!(failure.error, EngineError::Cancelled), "{:?}", failure.error);
+    assert!(
+        matches!(failure.error, EngineError::Cancelled),
+        "{:?}",
+        failure.error
+    );
     assert!(failure.partial.done >= 1_000 && failure.partial.done < 5_000_000);
     assert_eq!(failure.partial.done % 100, 0, "stops only between batches");
-    assert_eq!(support::command_calls(&target).await["set"], failure.written);
-    keys::remove_run_keys(&target, 4, failure.written).await.unwrap();
+    assert_eq!(
+        support::command_calls(&target).await["set"],
+        failure.written
+    );
+    keys::remove_run_keys(&target, 4, failure.written)
+        .await
+        .unwrap();
     assert!(support::pipescope_keys(&target).await.is_empty());
 }
 
@@ -118,7 +170,9 @@ async fn password_and_db_index_in_the_url_are_used() {
     let redis = LocalRedis::start_with_args(&["--requirepass", "s3cret"]).unwrap();
     let url = format!("redis://:s3cret@127.0.0.1:{}/3", redis.port());
     let target = RedisTarget::parse(&url).unwrap();
-    let outcome = run(&target, 5, spec(100, Mode::Pipelined { batch: 10 })).await.unwrap();
+    let outcome = run(&target, 5, spec(100, Mode::Pipelined { batch: 10 }))
+        .await
+        .unwrap();
     assert_eq!(outcome.summary.done, 100);
     // The keys landed in db 3, not db 0.
     let in_db = |db: u32| {
@@ -127,21 +181,30 @@ async fn password_and_db_index_in_the_url_are_used() {
     };
     assert_eq!(in_db(3).await, 100);
     assert_eq!(in_db(0).await, 0);
-    keys::remove_run_keys(&target, 5, outcome.written).await.unwrap();
+    keys::remove_run_keys(&target, 5, outcome.written)
+        .await
+        .unwrap();
     assert_eq!(in_db(3).await, 0);
 
     let wrong = RedisTarget::parse(&format!("redis://:nope@127.0.0.1:{}/3", redis.port())).unwrap();
-    let failure = run(&wrong, 6, spec(10, Mode::Sequential)).await.unwrap_err();
+    let failure = run(&wrong, 6, spec(10, Mode::Sequential))
+        .await
+        .unwrap_err();
     let message = failure.error.to_string();
     assert!(message.contains("refused the handshake"), "{message}");
-    assert!(!message.contains("nope"), "the password must not appear: {message}");
+    assert!(
+        !message.contains("nope"),
+        "the password must not appear: {message}"
+    );
 }
 
 #[tokio::test]
 async fn an_unreachable_redis_is_a_clear_error() {
     let port = pipescope::local_redis::free_port().unwrap();
     let target = RedisTarget::parse(&format!("redis://127.0.0.1:{port}/")).unwrap();
-    let failure = run(&target, 7, spec(10, Mode::Sequential)).await.unwrap_err();
+    let failure = run(&target, 7, spec(10, Mode::Sequential))
+        .await
+        .unwrap_err();
     let message = failure.error.to_string();
     assert!(message.contains(&format!("127.0.0.1:{port}")), "{message}");
     assert!(message.contains("cannot reach Redis"), "{message}");
@@ -156,7 +219,7 @@ async fn redis_dying_mid_run_fails_the_run_promptly() {
         let (target, progress) = (target.clone(), progress.clone());
         tokio::spawn(async move {
             let cancel = AtomicBool::new(false);
-            let ctx = RunContext { run_id: 8, progress: &progress, cancel: &cancel, response_timeout: Duration::from_secs(10) };
+            let ctx = RunContext::new(8, &progress, &cancel);
             engine::run(&target, spec(5_000_000, Mode::Sequential), ctx).await
         })
     };
@@ -165,7 +228,15 @@ async fn redis_dying_mid_run_fails_the_run_promptly() {
     }
     redis.stop();
     // Well inside the 10 s response timeout: a closed connection is noticed at once.
-    let failure = tokio::time::timeout(Duration::from_secs(5), task).await.expect("the engine must not hang").unwrap().unwrap_err();
-    assert!(matches!(failure.error, EngineError::Closed(_) | EngineError::Io(_)), "{:?}", failure.error);
+    let failure = tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .expect("the engine must not hang")
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        matches!(failure.error, EngineError::Closed(_) | EngineError::Io(_)),
+        "{:?}",
+        failure.error
+    );
     assert!(failure.partial.done >= 100);
 }

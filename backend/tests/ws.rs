@@ -9,18 +9,34 @@ use futures_util::{SinkExt, StreamExt};
 use shared::{ClientMsg, Mode, RunSpec, ServerMsg};
 use tokio_tungstenite::tungstenite::Message;
 
-type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 async fn connect(server: &support::Server) -> Ws {
-    let (mut ws, _) = tokio_tungstenite::connect_async(server.ws_url()).await.unwrap();
+    let (mut ws, _) = tokio_tungstenite::connect_async(server.ws_url())
+        .await
+        .unwrap();
     let welcome = next(&mut ws).await;
-    assert!(matches!(welcome, ServerMsg::Welcome { protocol: shared::PROTOCOL_VERSION, .. }), "{welcome:?}");
+    assert!(
+        matches!(
+            welcome,
+            ServerMsg::Welcome {
+                protocol: shared::PROTOCOL_VERSION,
+                ..
+            }
+        ),
+        "{welcome:?}"
+    );
     ws
 }
 
 async fn next(ws: &mut Ws) -> ServerMsg {
     loop {
-        let frame = tokio::time::timeout(Duration::from_secs(60), ws.next()).await.expect("a message within 60 s").unwrap().unwrap();
+        let frame = tokio::time::timeout(Duration::from_secs(60), ws.next())
+            .await
+            .expect("a message within 60 s")
+            .unwrap()
+            .unwrap();
         match frame {
             Message::Text(t) => return ServerMsg::from_json(t.as_str()).unwrap(),
             Message::Ping(_) | Message::Pong(_) => continue,
@@ -39,47 +55,116 @@ async fn a_comparison_streams_both_runs_to_the_end() {
     let server = support::Server::start(target.clone()).await;
     let mut ws = connect(&server).await;
     let n = 20_000;
-    send(&mut ws, &ClientMsg::Start { runs: RunSpec::comparison(n, 500) }).await;
+    send(
+        &mut ws,
+        &ClientMsg::Start {
+            runs: RunSpec::comparison(n, 500),
+        },
+    )
+    .await;
 
     let mut summaries = Vec::new();
     for index in 0..2 {
-        let ServerMsg::RunStarted { run, index: i, of: 2, spec } = next(&mut ws).await else { panic!("expected RunStarted") };
+        let ServerMsg::RunStarted {
+            run,
+            index: i,
+            of: 2,
+            spec,
+        } = next(&mut ws).await
+        else {
+            panic!("expected RunStarted")
+        };
         assert_eq!(i, index);
         let mut progress_frames = 0u64;
         let mut last_done = 0;
+        let mut streamed_spans = 0u64;
         let summary = loop {
             match next(&mut ws).await {
-                ServerMsg::Progress { run: r, done, total, .. } => {
+                ServerMsg::Progress {
+                    run: r,
+                    done,
+                    total,
+                    ..
+                } => {
                     assert_eq!((r, total), (run, n));
                     assert!(done >= last_done, "progress never goes back");
                     last_done = done;
                     progress_frames += 1;
                 }
-                ServerMsg::Finished { run: r, summary } => {
+                ServerMsg::Spans { run: r, spans } => {
                     assert_eq!(r, run);
+                    assert!(
+                        !spans.is_empty() && spans.len() <= shared::protocol::MAX_SPANS_PER_FRAME
+                    );
+                    for s in &spans {
+                        assert_eq!(s.i, streamed_spans, "spans stream in order, none missing");
+                        assert!(s.replied_us >= s.issued_us);
+                        streamed_spans += 1;
+                    }
+                }
+                ServerMsg::Finished {
+                    run: r,
+                    summary,
+                    timeline,
+                } => {
+                    assert_eq!(r, run);
+                    assert_eq!(
+                        timeline.first.len() as u64,
+                        streamed_spans,
+                        "Finished repeats the streamed spans"
+                    );
+                    assert!(!timeline.sampled.is_empty());
                     break summary;
                 }
                 other => panic!("unexpected {other:?}"),
             }
         };
-        assert_eq!(last_done, n, "the last progress frame reports the whole run");
+        assert_eq!(
+            last_done, n,
+            "the last progress frame reports the whole run"
+        );
         assert_eq!(summary.spec, spec);
         assert_eq!(summary.done, n);
         // At most 30 frames a second (+1 for the first tick, +1 for the final frame).
         let allowed = (summary.wall_us as f64 / 1e6 * 30.0).ceil() as u64 + 2;
-        assert!(progress_frames <= allowed, "{progress_frames} progress frames in {} ms", summary.wall_ms());
+        assert!(
+            progress_frames <= allowed,
+            "{progress_frames} progress frames in {} ms",
+            summary.wall_ms()
+        );
         summaries.push(summary);
     }
     assert_eq!(summaries[0].spec.mode, Mode::Sequential);
     assert_eq!(summaries[1].spec.mode, Mode::Pipelined { batch: 500 });
     assert_eq!(support::command_calls(&target).await["set"], 2 * n);
-    assert!(support::pipescope_keys(&target).await.is_empty(), "keys removed after both runs");
+    assert!(
+        support::pipescope_keys(&target).await.is_empty(),
+        "keys removed after both runs"
+    );
 
     // A page that connects now sees the finished runs in its Welcome.
-    let (mut late, _) = tokio_tungstenite::connect_async(server.ws_url()).await.unwrap();
-    let ServerMsg::Welcome { busy, recent, target: shown, .. } = next(&mut late).await else { panic!("expected Welcome") };
+    let (mut late, _) = tokio_tungstenite::connect_async(server.ws_url())
+        .await
+        .unwrap();
+    let ServerMsg::Welcome {
+        busy,
+        recent,
+        target: shown,
+        ..
+    } = next(&mut late).await
+    else {
+        panic!("expected Welcome")
+    };
     assert!(!busy);
-    assert_eq!(recent, summaries);
+    assert_eq!(
+        recent.iter().map(|r| r.summary.clone()).collect::<Vec<_>>(),
+        summaries
+    );
+    assert!(
+        recent
+            .iter()
+            .all(|r| r.timeline.first.len() == pipescope::spans::FULL_SPANS as usize)
+    );
     assert_eq!(shown, target.redacted());
 }
 
@@ -90,19 +175,42 @@ async fn bad_messages_are_rejected_and_the_server_keeps_serving() {
     let mut ws = connect(&server).await;
 
     ws.send(Message::text("this is not json")).await.unwrap();
-    let ServerMsg::Rejected { reason } = next(&mut ws).await else { panic!("expected Rejected") };
+    let ServerMsg::Rejected { reason } = next(&mut ws).await else {
+        panic!("expected Rejected")
+    };
     assert!(reason.contains("not a pipescope message"), "{reason}");
 
-    ws.send(Message::text(r#"{"type":"Start","runs":[{"count":1,"mode":{"kind":"warp"}}]}"#)).await.unwrap();
+    ws.send(Message::text(
+        r#"{"type":"Start","runs":[{"count":1,"mode":{"kind":"warp"}}]}"#,
+    ))
+    .await
+    .unwrap();
     assert!(matches!(next(&mut ws).await, ServerMsg::Rejected { .. }));
 
-    let too_many = RunSpec { command: shared::Command::Set, count: 10_000_001, mode: Mode::Sequential };
-    send(&mut ws, &ClientMsg::Start { runs: vec![too_many] }).await;
-    let ServerMsg::Rejected { reason } = next(&mut ws).await else { panic!("expected Rejected") };
-    assert!(reason.contains("count must be between 1 and 10000000"), "{reason}");
+    let too_many = RunSpec {
+        command: shared::Command::Set,
+        count: 10_000_001,
+        mode: Mode::Sequential,
+    };
+    send(
+        &mut ws,
+        &ClientMsg::Start {
+            runs: vec![too_many],
+        },
+    )
+    .await;
+    let ServerMsg::Rejected { reason } = next(&mut ws).await else {
+        panic!("expected Rejected")
+    };
+    assert!(
+        reason.contains("count must be between 1 and 10000000"),
+        "{reason}"
+    );
 
     ws.send(Message::binary(vec![1u8, 2, 3])).await.unwrap();
-    let ServerMsg::Rejected { reason } = next(&mut ws).await else { panic!("expected Rejected") };
+    let ServerMsg::Rejected { reason } = next(&mut ws).await else {
+        panic!("expected Rejected")
+    };
     assert!(reason.contains("binary"), "{reason}");
 
     send(&mut ws, &ClientMsg::Cancel).await;
@@ -112,12 +220,22 @@ async fn bad_messages_are_rejected_and_the_server_keeps_serving() {
     assert_eq!(support::command_calls(&target).await.get("set"), None);
 
     // And a good start still works on the same socket.
-    send(&mut ws, &ClientMsg::Start { runs: vec![RunSpec { command: shared::Command::Set, count: 50, mode: Mode::Sequential }] }).await;
+    send(
+        &mut ws,
+        &ClientMsg::Start {
+            runs: vec![RunSpec {
+                command: shared::Command::Set,
+                count: 50,
+                mode: Mode::Sequential,
+            }],
+        },
+    )
+    .await;
     assert!(matches!(next(&mut ws).await, ServerMsg::RunStarted { .. }));
     loop {
         match next(&mut ws).await {
             ServerMsg::Finished { summary, .. } => break assert_eq!(summary.done, 50),
-            ServerMsg::Progress { .. } => {}
+            ServerMsg::Progress { .. } | ServerMsg::Spans { .. } => {}
             other => panic!("unexpected {other:?}"),
         }
     }
@@ -128,7 +246,10 @@ async fn an_oversized_frame_closes_only_that_socket() {
     let (_redis, target) = support::redis();
     let server = support::Server::start(target).await;
     let mut big = connect(&server).await;
-    let huge = format!(r#"{{"type":"Cancel","pad":"{}"}}"#, "x".repeat(pipescope::ws::MAX_MESSAGE_BYTES + 1));
+    let huge = format!(
+        r#"{{"type":"Cancel","pad":"{}"}}"#,
+        "x".repeat(pipescope::ws::MAX_MESSAGE_BYTES + 1)
+    );
     let _ = big.send(Message::text(huge)).await;
     // The server drops that connection...
     let ended = tokio::time::timeout(Duration::from_secs(10), async {
@@ -152,17 +273,29 @@ async fn a_second_start_while_running_is_rejected_as_busy_and_cancel_works() {
     let mut presenter = connect(&server).await;
     let mut viewer = connect(&server).await;
 
-    let long = RunSpec { command: shared::Command::Set, count: 5_000_000, mode: Mode::Sequential };
+    let long = RunSpec {
+        command: shared::Command::Set,
+        count: 5_000_000,
+        mode: Mode::Sequential,
+    };
     send(&mut presenter, &ClientMsg::Start { runs: vec![long] }).await;
-    let ServerMsg::RunStarted { run, .. } = next(&mut presenter).await else { panic!("expected RunStarted") };
+    let ServerMsg::RunStarted { run, .. } = next(&mut presenter).await else {
+        panic!("expected RunStarted")
+    };
     // Every page watches the run, not only the one that started it.
     assert!(matches!(next(&mut viewer).await, ServerMsg::RunStarted { run: r, .. } if r == run));
 
-    send(&mut viewer, &ClientMsg::Start { runs: RunSpec::comparison(10, 5) }).await;
+    send(
+        &mut viewer,
+        &ClientMsg::Start {
+            runs: RunSpec::comparison(10, 5),
+        },
+    )
+    .await;
     let reason = loop {
         match next(&mut viewer).await {
             ServerMsg::Rejected { reason } => break reason,
-            ServerMsg::Progress { .. } => {}
+            ServerMsg::Progress { .. } | ServerMsg::Spans { .. } => {}
             other => panic!("unexpected {other:?}"),
         }
     };
@@ -171,17 +304,24 @@ async fn a_second_start_while_running_is_rejected_as_busy_and_cancel_works() {
     send(&mut presenter, &ClientMsg::Cancel).await;
     let (reason, partial) = loop {
         match next(&mut presenter).await {
-            ServerMsg::Failed { run: Some(r), reason, partial } => {
+            ServerMsg::Failed {
+                run: Some(r),
+                reason,
+                partial,
+            } => {
                 assert_eq!(r, run);
                 break (reason, partial.unwrap());
             }
-            ServerMsg::Progress { .. } => {}
+            ServerMsg::Progress { .. } | ServerMsg::Spans { .. } => {}
             other => panic!("unexpected {other:?}"),
         }
     };
     assert_eq!(reason, "cancelled");
     assert!(partial.done < 5_000_000);
-    assert!(support::pipescope_keys(&target).await.is_empty(), "a cancelled run's keys are removed");
+    assert!(
+        support::pipescope_keys(&target).await.is_empty(),
+        "a cancelled run's keys are removed"
+    );
 }
 
 #[tokio::test]
@@ -190,8 +330,16 @@ async fn shutdown_closes_websockets_with_a_reason() {
     let server = support::Server::start(target).await;
     let mut ws = connect(&server).await;
     let stopping = tokio::spawn(server.shutdown());
-    let frame = tokio::time::timeout(Duration::from_secs(10), ws.next()).await.expect("closed within 10 s");
-    let Some(Ok(Message::Close(Some(close)))) = frame else { panic!("expected a close frame, got {frame:?}") };
+    let frame = tokio::time::timeout(Duration::from_secs(10), ws.next())
+        .await
+        .expect("closed within 10 s");
+    let Some(Ok(Message::Close(Some(close)))) = frame else {
+        panic!("expected a close frame, got {frame:?}")
+    };
     assert!(close.reason.contains("shutting down"), "{close:?}");
-    tokio::time::timeout(Duration::from_secs(10), stopping).await.expect("the server stops").unwrap().unwrap();
+    tokio::time::timeout(Duration::from_secs(10), stopping)
+        .await
+        .expect("the server stops")
+        .unwrap()
+        .unwrap();
 }

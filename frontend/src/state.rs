@@ -131,7 +131,7 @@ impl Session {
                         self.runs.clear();
                     }
                 }
-                self.recent = recent;
+                self.recent = recent.into_iter().map(|r| r.summary).collect();
                 None
             }
             ServerMsg::RunStarted {
@@ -168,7 +168,8 @@ impl Session {
                 view.ops_per_sec = ops_per_sec;
                 None
             }
-            ServerMsg::Finished { run, summary } => {
+            ServerMsg::Spans { .. } => None,
+            ServerMsg::Finished { run, summary, .. } => {
                 self.server_busy = false;
                 let view = self.find_or_insert(run);
                 view.spec = Some(summary.spec);
@@ -362,6 +363,7 @@ mod tests {
         s.apply(ServerMsg::Finished {
             run: 7,
             summary: summary(Mode::Sequential, 100_000),
+            timeline: Default::default(),
         });
         assert!(s.busy(), "the pipelined run is still to come");
         assert_eq!(s.queued(), 1);
@@ -376,6 +378,7 @@ mod tests {
         s.apply(ServerMsg::Finished {
             run: 8,
             summary: summary(PIPE, 4_000),
+            timeline: Default::default(),
         });
         assert!(!s.busy());
         let rows = s.results();
@@ -397,6 +400,7 @@ mod tests {
         s.apply(ServerMsg::Finished {
             run: 1,
             summary: summary(PIPE, 4_000),
+            timeline: Default::default(),
         });
         s.apply(ServerMsg::RunStarted {
             run: 2,
@@ -459,6 +463,7 @@ mod tests {
         s.apply(ServerMsg::Finished {
             run: 9,
             summary: summary(PIPE, 4_000),
+            timeline: Default::default(),
         });
         assert_eq!(s.run(9).unwrap().label(), "pipelined (batch 100)");
         assert!(!s.busy());
@@ -472,7 +477,15 @@ mod tests {
             target: "redis://127.0.0.1:6379".into(),
             limits: shared::Limits::DEFAULT,
             busy,
-            recent,
+            recent: recent
+                .into_iter()
+                .enumerate()
+                .map(|(i, summary)| shared::RunRecord {
+                    run: i as u64,
+                    summary,
+                    timeline: Default::default(),
+                })
+                .collect(),
         }
     }
 
@@ -488,6 +501,7 @@ mod tests {
         s.apply(ServerMsg::Finished {
             run: 1,
             summary: summary(Mode::Sequential, 40_000),
+            timeline: Default::default(),
         });
         s.apply(ServerMsg::RunStarted {
             run: 2,
@@ -512,15 +526,10 @@ mod tests {
     #[test]
     fn welcome_shows_recent_results_until_a_plan_starts() {
         let mut s = Session::default();
-        s.apply(ServerMsg::Welcome {
-            protocol: shared::PROTOCOL_VERSION,
-            server_version: "0.1.0".into(),
-            redis_version: "7.0.15".into(),
-            target: "redis://127.0.0.1:6379".into(),
-            limits: shared::Limits::DEFAULT,
-            busy: false,
-            recent: vec![summary(Mode::Sequential, 50_000), summary(PIPE, 5_000)],
-        });
+        s.apply(welcome(
+            false,
+            vec![summary(Mode::Sequential, 50_000), summary(PIPE, 5_000)],
+        ));
         assert_eq!(s.results().len(), 2);
         assert!((s.speedup().unwrap().factor - 10.0).abs() < 1e-9);
     }

@@ -6,6 +6,6 @@ pub mod protocol;
 pub mod report;
 pub mod spec;
 
-pub use protocol::{ClientMsg, ServerMsg, PROTOCOL_VERSION};
-pub use report::{Latency, RunSummary};
-pub use spec::{validate_runs, Command, Limits, Mode, RunSpec, SpecError};
+pub use protocol::{ClientMsg, PROTOCOL_VERSION, ServerMsg};
+pub use report::{Latency, RunRecord, RunSummary, Span, Timeline};
+pub use spec::{Command, Limits, Mode, RunSpec, SpecError, validate_runs};

@@ -2,11 +2,14 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::report::RunSummary;
+use crate::report::{RunRecord, RunSummary, Span, Timeline};
 use crate::spec::{Limits, RunSpec};
 
 /// Bumped on any incompatible change; sent in `Welcome`.
 pub const PROTOCOL_VERSION: u32 = 1;
+
+/// Spans in one `Spans` frame at most (about 200 KB of JSON).
+pub const MAX_SPANS_PER_FRAME: usize = 2_000;
 
 /// Page → backend.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -33,16 +36,38 @@ pub enum ServerMsg {
         target: String,
         limits: Limits,
         busy: bool,
-        /// Summaries of the latest plan's finished runs, so a late page can show them.
-        recent: Vec<RunSummary>,
+        /// The latest plan's finished runs, so a late page can show and replay them.
+        recent: Vec<RunRecord>,
     },
-    RunStarted { run: u64, index: usize, of: usize, spec: RunSpec },
+    RunStarted {
+        run: u64,
+        index: usize,
+        of: usize,
+        spec: RunSpec,
+    },
     /// Sent at most ~30 times a second per run, whatever the count.
-    Progress { run: u64, done: u64, total: u64, elapsed_us: u64, ops_per_sec: f64 },
-    Finished { run: u64, summary: RunSummary },
+    Progress {
+        run: u64,
+        done: u64,
+        total: u64,
+        elapsed_us: u64,
+        ops_per_sec: f64,
+    },
+    /// Live request timings of a run's first requests, in order, at most
+    /// `MAX_SPANS_PER_FRAME` a frame and sent with the progress ticks.
+    Spans { run: u64, spans: Vec<Span> },
+    Finished {
+        run: u64,
+        summary: RunSummary,
+        timeline: Timeline,
+    },
     /// The run stopped before its end (Redis error, timeout, cancel). Later runs of the same
     /// start are not attempted. `partial` holds what was measured up to the stop.
-    Failed { run: Option<u64>, reason: String, partial: Option<RunSummary> },
+    Failed {
+        run: Option<u64>,
+        reason: String,
+        partial: Option<RunSummary>,
+    },
     /// The request was refused and nothing ran: invalid input, or a run already in progress.
     Rejected { reason: String },
 }
@@ -82,26 +107,40 @@ mod tests {
 
     #[test]
     fn start_round_trips_through_json() {
-        let msg = ClientMsg::Start { runs: RunSpec::comparison(100_000, 1000) };
+        let msg = ClientMsg::Start {
+            runs: RunSpec::comparison(100_000, 1000),
+        };
         let json = msg.to_json();
         assert!(json.contains(r#""type":"Start""#), "{json}");
-        assert!(json.contains(r#""kind":"pipelined","batch":1000"#), "{json}");
+        assert!(
+            json.contains(r#""kind":"pipelined","batch":1000"#),
+            "{json}"
+        );
         assert_eq!(ClientMsg::from_json(&json).unwrap(), msg);
     }
 
     #[test]
     fn command_defaults_to_set() {
-        let msg =
-            ClientMsg::from_json(r#"{"type":"Start","runs":[{"count":5,"mode":{"kind":"sequential"}}]}"#)
-                .unwrap();
-        let ClientMsg::Start { runs } = msg else { panic!("not a start") };
+        let msg = ClientMsg::from_json(
+            r#"{"type":"Start","runs":[{"count":5,"mode":{"kind":"sequential"}}]}"#,
+        )
+        .unwrap();
+        let ClientMsg::Start { runs } = msg else {
+            panic!("not a start")
+        };
         assert_eq!(runs[0].mode, Mode::Sequential);
         assert_eq!(runs[0].command, crate::spec::Command::Set);
     }
 
     #[test]
     fn garbage_is_an_error_not_a_panic() {
-        for text in ["", "{", "null", r#"{"type":"Nope"}"#, r#"{"type":"Start","runs":"x"}"#] {
+        for text in [
+            "",
+            "{",
+            "null",
+            r#"{"type":"Nope"}"#,
+            r#"{"type":"Start","runs":"x"}"#,
+        ] {
             assert!(ClientMsg::from_json(text).is_err(), "{text}");
         }
     }

@@ -49,3 +49,40 @@ pub fn ops_per_sec(done: u64, elapsed_us: u64) -> f64 {
     }
     done as f64 * 1e6 / elapsed_us as f64
 }
+
+/// One request's timing, in µs from the run's start (fractional: a loopback round trip is tens
+/// of µs). In a pipeline every command of a batch has the batch's `issued` time.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Span {
+    /// The request's position in the run, from 0.
+    pub i: u64,
+    /// Handed to the connection (the batch write began).
+    pub issued_us: f64,
+    /// Its reply's bytes were read.
+    pub replied_us: f64,
+}
+
+impl Span {
+    pub fn latency_us(&self) -> f64 {
+        self.replied_us - self.issued_us
+    }
+}
+
+/// A run's request timings, bounded whatever its count: the first requests in full (enough to
+/// animate) and an evenly strided sample of the whole run (enough to draw its shape).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Timeline {
+    /// Requests `0..first.len()`, every one.
+    pub first: Vec<Span>,
+    /// Every `stride`-th request of the whole run (indices are multiples of `stride`).
+    pub sampled: Vec<Span>,
+    pub stride: u64,
+}
+
+/// A finished run as a late page needs it: what it measured and how its requests went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub run: u64,
+    pub summary: RunSummary,
+    pub timeline: Timeline,
+}

@@ -13,7 +13,11 @@ pub struct Limits {
 }
 
 impl Limits {
-    pub const DEFAULT: Limits = Limits { max_count: 10_000_000, max_batch: 100_000, max_runs: 8 };
+    pub const DEFAULT: Limits = Limits {
+        max_count: 10_000_000,
+        max_batch: 100_000,
+        max_runs: 8,
+    };
 }
 
 impl Default for Limits {
@@ -91,11 +95,17 @@ pub enum SpecError {
 impl RunSpec {
     pub fn validate(&self, limits: &Limits) -> Result<(), SpecError> {
         if self.count == 0 || self.count > limits.max_count {
-            return Err(SpecError::Count { got: self.count, max: limits.max_count });
+            return Err(SpecError::Count {
+                got: self.count,
+                max: limits.max_count,
+            });
         }
         let batch = self.mode.batch();
         if batch == 0 || batch > limits.max_batch {
-            return Err(SpecError::Batch { got: batch, max: limits.max_batch });
+            return Err(SpecError::Batch {
+                got: batch,
+                max: limits.max_batch,
+            });
         }
         Ok(())
     }
@@ -103,8 +113,16 @@ impl RunSpec {
     /// The classic demonstration: the same SETs one at a time, then pipelined.
     pub fn comparison(count: u64, batch: u32) -> Vec<RunSpec> {
         vec![
-            RunSpec { command: Command::Set, count, mode: Mode::Sequential },
-            RunSpec { command: Command::Set, count, mode: Mode::Pipelined { batch } },
+            RunSpec {
+                command: Command::Set,
+                count,
+                mode: Mode::Sequential,
+            },
+            RunSpec {
+                command: Command::Set,
+                count,
+                mode: Mode::Pipelined { batch },
+            },
         ]
     }
 }
@@ -112,7 +130,10 @@ impl RunSpec {
 /// Validates a whole start request: the number of runs and every run in it.
 pub fn validate_runs(runs: &[RunSpec], limits: &Limits) -> Result<(), SpecError> {
     if runs.is_empty() || runs.len() > limits.max_runs {
-        return Err(SpecError::Runs { got: runs.len(), max: limits.max_runs });
+        return Err(SpecError::Runs {
+            got: runs.len(),
+            max: limits.max_runs,
+        });
     }
     runs.iter().try_for_each(|r| r.validate(limits))
 }
@@ -122,14 +143,22 @@ mod tests {
     use super::*;
 
     fn spec(count: u64, mode: Mode) -> RunSpec {
-        RunSpec { command: Command::Set, count, mode }
+        RunSpec {
+            command: Command::Set,
+            count,
+            mode,
+        }
     }
 
     #[test]
     fn accepts_the_bounds() {
         let l = Limits::DEFAULT;
         assert!(spec(1, Mode::Sequential).validate(&l).is_ok());
-        assert!(spec(l.max_count, Mode::Pipelined { batch: l.max_batch }).validate(&l).is_ok());
+        assert!(
+            spec(l.max_count, Mode::Pipelined { batch: l.max_batch })
+                .validate(&l)
+                .is_ok()
+        );
     }
 
     #[test]
@@ -137,7 +166,10 @@ mod tests {
         let l = Limits::DEFAULT;
         assert_eq!(
             spec(0, Mode::Sequential).validate(&l),
-            Err(SpecError::Count { got: 0, max: l.max_count })
+            Err(SpecError::Count {
+                got: 0,
+                max: l.max_count
+            })
         );
         assert!(matches!(
             spec(l.max_count + 1, Mode::Sequential).validate(&l),
@@ -148,7 +180,13 @@ mod tests {
             Err(SpecError::Batch { got: 0, .. })
         ));
         assert!(matches!(
-            spec(10, Mode::Pipelined { batch: l.max_batch + 1 }).validate(&l),
+            spec(
+                10,
+                Mode::Pipelined {
+                    batch: l.max_batch + 1
+                }
+            )
+            .validate(&l),
             Err(SpecError::Batch { .. })
         ));
     }
@@ -158,7 +196,10 @@ mod tests {
         let l = Limits::DEFAULT;
         assert!(validate_runs(&[], &l).is_err());
         let many = vec![spec(1, Mode::Sequential); l.max_runs + 1];
-        assert!(matches!(validate_runs(&many, &l), Err(SpecError::Runs { .. })));
+        assert!(matches!(
+            validate_runs(&many, &l),
+            Err(SpecError::Runs { .. })
+        ));
         assert!(validate_runs(&RunSpec::comparison(100, 10), &l).is_ok());
     }
 

@@ -8,24 +8,33 @@ use shared::{Command, RunSpec};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::keys::{namespace, write_key, write_value};
-use super::resp::{encode_command, scan_reply, Reply};
+use super::resp::{Reply, encode_command, scan_reply};
 use super::{EngineError, RunContext, RunFailure, RunOutcome};
 use crate::recorder::Recorder;
+use crate::spans::SpanStore;
 use crate::target::RedisTarget;
 
 const READ_BUFFER: usize = 64 * 1024;
 
 struct State {
     recorder: Recorder,
+    spans: Option<SpanStore>,
     done: u64,
     written: u64,
     round_trips: u64,
     started: Instant,
 }
 
-pub async fn run(target: &RedisTarget, spec: RunSpec, ctx: RunContext<'_>) -> Result<RunOutcome, RunFailure> {
+pub async fn run(
+    target: &RedisTarget,
+    spec: RunSpec,
+    ctx: RunContext<'_>,
+) -> Result<RunOutcome, RunFailure> {
     let mut state = State {
         recorder: Recorder::new(),
+        spans: ctx
+            .record_spans
+            .then(|| SpanStore::new(ctx.span_outbox.clone())),
         done: 0,
         written: 0,
         round_trips: 0,
@@ -40,14 +49,34 @@ pub async fn run(target: &RedisTarget, spec: RunSpec, ctx: RunContext<'_>) -> Re
     };
     let wall = state.started.elapsed();
     ctx.progress.update(state.done, wall);
-    let summary = state.recorder.summary(spec, state.done, wall, state.round_trips);
+    let summary = state
+        .recorder
+        .summary(spec, state.done, wall, state.round_trips);
+    let timeline = state
+        .spans
+        .map(SpanStore::into_timeline)
+        .unwrap_or_default();
     match result {
-        Ok(()) => Ok(RunOutcome { summary, written: state.written }),
-        Err(error) => Err(RunFailure { error, partial: summary, written: state.written }),
+        Ok(()) => Ok(RunOutcome {
+            summary,
+            timeline,
+            written: state.written,
+        }),
+        Err(error) => Err(RunFailure {
+            error,
+            partial: summary,
+            timeline,
+            written: state.written,
+        }),
     }
 }
 
-async fn drive<S>(stream: &mut S, spec: RunSpec, ctx: &RunContext<'_>, state: &mut State) -> Result<(), EngineError>
+async fn drive<S>(
+    stream: &mut S,
+    spec: RunSpec,
+    ctx: &RunContext<'_>,
+    state: &mut State,
+) -> Result<(), EngineError>
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
@@ -88,9 +117,15 @@ where
     Ok(())
 }
 
-async fn write_all_within<W: AsyncWrite + Unpin>(w: &mut W, mut buf: &[u8], limit: Duration) -> Result<(), EngineError> {
+async fn write_all_within<W: AsyncWrite + Unpin>(
+    w: &mut W,
+    mut buf: &[u8],
+    limit: Duration,
+) -> Result<(), EngineError> {
     while !buf.is_empty() {
-        let n = tokio::time::timeout(limit, w.write(buf)).await.map_err(|_| EngineError::Timeout(limit, 0))??;
+        let n = tokio::time::timeout(limit, w.write(buf))
+            .await
+            .map_err(|_| EngineError::Timeout(limit, 0))??;
         if n == 0 {
             return Err(EngineError::Closed(0));
         }
@@ -128,14 +163,23 @@ async fn read_replies<R: AsyncRead + Unpin>(
                     got += 1;
                 }
                 Some(Reply::Error { len }) => {
-                    let message = String::from_utf8_lossy(&inbuf[pos + 1..pos + len - 2]).into_owned();
-                    return Err(EngineError::Refused { index: first + got, message });
+                    let message =
+                        String::from_utf8_lossy(&inbuf[pos + 1..pos + len - 2]).into_owned();
+                    return Err(EngineError::Refused {
+                        index: first + got,
+                        message,
+                    });
                 }
                 None => break,
             }
         }
         if got > before {
             state.recorder.record(read_at - issued, got - before);
+            let started = state.started;
+            if let Some(spans) = &mut state.spans {
+                let us = |t: Instant| (t - started).as_nanos() as f64 / 1000.0;
+                spans.record(first + before, got - before, us(issued), us(read_at));
+            }
             state.done = first + got;
             ctx.progress.update(state.done, state.started.elapsed());
         }

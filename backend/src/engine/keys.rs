@@ -31,8 +31,15 @@ pub fn write_value(out: &mut Vec<u8>, i: u64) {
 
 /// Removes keys `0..written` of a run, then sweeps its namespace with SCAN for anything else.
 /// Returns how many keys were removed.
-pub async fn remove_run_keys(target: &RedisTarget, run_id: u64, written: u64) -> Result<u64, TargetError> {
-    let redis_err = |source| TargetError::Redis { addr: target.addr(), source };
+pub async fn remove_run_keys(
+    target: &RedisTarget,
+    run_id: u64,
+    written: u64,
+) -> Result<u64, TargetError> {
+    let redis_err = |source| TargetError::Redis {
+        addr: target.addr(),
+        source,
+    };
     let mut con = target.admin_connection().await?;
     let ns = namespace(run_id);
     let mut removed = 0u64;

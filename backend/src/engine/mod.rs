@@ -9,7 +9,7 @@ pub mod resp;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use shared::{RunSpec, RunSummary};
+use shared::{RunSpec, RunSummary, Timeline};
 
 use crate::recorder::Progress;
 use crate::target::{RedisTarget, TargetError};
@@ -43,12 +43,30 @@ pub struct RunContext<'a> {
     /// Checked at every batch boundary.
     pub cancel: &'a AtomicBool,
     pub response_timeout: Duration,
+    /// Keep per-request timings (the timeline). Off, only the histogram is kept.
+    pub record_spans: bool,
+    /// Where the first requests' timings go as they happen, for live streaming.
+    pub span_outbox: Option<crate::spans::Outbox>,
+}
+
+impl<'a> RunContext<'a> {
+    pub fn new(run_id: u64, progress: &'a Progress, cancel: &'a AtomicBool) -> Self {
+        RunContext {
+            run_id,
+            progress,
+            cancel,
+            response_timeout: DEFAULT_RESPONSE_TIMEOUT,
+            record_spans: true,
+            span_outbox: None,
+        }
+    }
 }
 
 /// A finished run. `written` is how many commands were sent (so how many keys may exist).
 #[derive(Debug)]
 pub struct RunOutcome {
     pub summary: RunSummary,
+    pub timeline: Timeline,
     pub written: u64,
 }
 
@@ -57,11 +75,16 @@ pub struct RunOutcome {
 pub struct RunFailure {
     pub error: EngineError,
     pub partial: RunSummary,
+    pub timeline: Timeline,
     pub written: u64,
 }
 
 /// Runs `spec` once. The caller removes the keys afterwards with `keys::remove_run_keys`,
 /// whatever the outcome.
-pub async fn run(target: &RedisTarget, spec: RunSpec, ctx: RunContext<'_>) -> Result<RunOutcome, RunFailure> {
+pub async fn run(
+    target: &RedisTarget,
+    spec: RunSpec,
+    ctx: RunContext<'_>,
+) -> Result<RunOutcome, RunFailure> {
     batched::run(target, spec, ctx).await
 }

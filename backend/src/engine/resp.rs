@@ -40,16 +40,28 @@ pub struct ProtocolError(pub &'static str);
 
 /// Scans one reply at the start of `buf`. `Ok(None)` means the reply is not complete yet.
 pub fn scan_reply(buf: &[u8]) -> Result<Option<Reply>, ProtocolError> {
-    let Some(&kind) = buf.first() else { return Ok(None) };
+    let Some(&kind) = buf.first() else {
+        return Ok(None);
+    };
     let is_error = kind == b'-' || kind == b'!';
-    let Some(end) = scan_value(buf, 0)? else { return Ok(None) };
-    Ok(Some(if is_error { Reply::Error { len: end } } else { Reply::Ok { len: end } }))
+    let Some(end) = scan_value(buf, 0)? else {
+        return Ok(None);
+    };
+    Ok(Some(if is_error {
+        Reply::Error { len: end }
+    } else {
+        Reply::Ok { len: end }
+    }))
 }
 
 /// Returns the offset just past the value starting at `pos`, or `None` if incomplete.
 fn scan_value(buf: &[u8], pos: usize) -> Result<Option<usize>, ProtocolError> {
-    let Some(&kind) = buf.get(pos) else { return Ok(None) };
-    let Some(line_end) = find_crlf(buf, pos + 1) else { return Ok(None) };
+    let Some(&kind) = buf.get(pos) else {
+        return Ok(None);
+    };
+    let Some(line_end) = find_crlf(buf, pos + 1) else {
+        return Ok(None);
+    };
     let after_line = line_end + 2;
     match kind {
         // Simple string, error, integer, and the RESP3 scalars.
@@ -72,7 +84,11 @@ fn scan_value(buf: &[u8], pos: usize) -> Result<Option<usize>, ProtocolError> {
         // Aggregates: a count, then that many values (maps and attributes hold pairs).
         b'*' | b'~' | b'>' | b'%' | b'|' => {
             let count = parse_int(&buf[pos + 1..line_end])?;
-            let items = if matches!(kind, b'%' | b'|') { count * 2 } else { count };
+            let items = if matches!(kind, b'%' | b'|') {
+                count * 2
+            } else {
+                count
+            };
             let mut at = after_line;
             for _ in 0..items.max(0) {
                 match scan_value(buf, at)? {
@@ -87,7 +103,10 @@ fn scan_value(buf: &[u8], pos: usize) -> Result<Option<usize>, ProtocolError> {
 }
 
 fn find_crlf(buf: &[u8], from: usize) -> Option<usize> {
-    buf.get(from..)?.windows(2).position(|w| w == b"\r\n").map(|i| from + i)
+    buf.get(from..)?
+        .windows(2)
+        .position(|w| w == b"\r\n")
+        .map(|i| from + i)
 }
 
 fn parse_int(digits: &[u8]) -> Result<i64, ProtocolError> {
@@ -119,14 +138,31 @@ mod tests {
             (b"*2\r\n$1\r\na\r\n:1\r\n", Reply::Ok { len: 15 }),
         ];
         for (bytes, want) in cases {
-            assert_eq!(scan_reply(bytes), Ok(Some(want)), "{:?}", String::from_utf8_lossy(bytes));
+            assert_eq!(
+                scan_reply(bytes),
+                Ok(Some(want)),
+                "{:?}",
+                String::from_utf8_lossy(bytes)
+            );
         }
     }
 
     #[test]
     fn incomplete_replies_wait_for_more_bytes() {
-        for partial in [&b""[..], b"+O", b"+OK\r", b"$3\r\nab", b"$3\r\nabc\r", b"*2\r\n:1\r\n"] {
-            assert_eq!(scan_reply(partial), Ok(None), "{:?}", String::from_utf8_lossy(partial));
+        for partial in [
+            &b""[..],
+            b"+O",
+            b"+OK\r",
+            b"$3\r\nab",
+            b"$3\r\nabc\r",
+            b"*2\r\n:1\r\n",
+        ] {
+            assert_eq!(
+                scan_reply(partial),
+                Ok(None),
+                "{:?}",
+                String::from_utf8_lossy(partial)
+            );
         }
     }
 

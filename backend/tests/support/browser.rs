@@ -44,14 +44,21 @@ impl Browser {
         .chain([format!("--user-data-dir={}", profile.path().display())])
         .collect::<Vec<_>>();
         let mut caps = serde_json::Map::new();
-        caps.insert("goog:chromeOptions".into(), serde_json::json!({ "binary": chromium(), "args": args }));
+        caps.insert(
+            "goog:chromeOptions".into(),
+            serde_json::json!({ "binary": chromium(), "args": args }),
+        );
         let connector = hyper_util::client::legacy::connect::HttpConnector::new();
         let client = ClientBuilder::new(connector)
             .capabilities(caps)
             .connect(&format!("http://127.0.0.1:{port}"))
             .await
             .expect("a chromium session");
-        Browser { client, driver, _profile: profile }
+        Browser {
+            client,
+            driver,
+            _profile: profile,
+        }
     }
 
     /// Saves a PNG of the page under target/screenshots/ and returns its path.
@@ -65,7 +72,10 @@ impl Browser {
 }
 
 fn chromium() -> &'static str {
-    ["/usr/bin/chromium", "/usr/bin/chromium-browser"].into_iter().find(|p| std::path::Path::new(p).exists()).unwrap_or("chromium")
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+        .unwrap_or("chromium")
 }
 
 impl Drop for Browser {

@@ -12,7 +12,8 @@ use tokio::sync::oneshot;
 
 /// A fresh redis-server for one test (never 6379, never shared).
 pub fn redis() -> (LocalRedis, RedisTarget) {
-    let redis = LocalRedis::start().expect("redis-server must be installed for the tests (apt-get install redis-server)");
+    let redis = LocalRedis::start()
+        .expect("redis-server must be installed for the tests (apt-get install redis-server)");
     let target = RedisTarget::parse(&redis.url()).unwrap();
     (redis, target)
 }
@@ -23,19 +24,30 @@ pub async fn admin(target: &RedisTarget) -> redis::aio::MultiplexedConnection {
 
 /// `INFO commandstats` as command → calls, e.g. "set" → 100000.
 pub async fn command_calls(target: &RedisTarget) -> HashMap<String, u64> {
-    let info: String = redis::cmd("INFO").arg("commandstats").query_async(&mut admin(target).await).await.unwrap();
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(&mut admin(target).await)
+        .await
+        .unwrap();
     info.lines()
         .filter_map(|line| {
             let rest = line.strip_prefix("cmdstat_")?;
             let (name, fields) = rest.split_once(':')?;
-            let calls = fields.split(',').find_map(|f| f.strip_prefix("calls="))?.parse().ok()?;
+            let calls = fields
+                .split(',')
+                .find_map(|f| f.strip_prefix("calls="))?
+                .parse()
+                .ok()?;
             Some((name.to_string(), calls))
         })
         .collect()
 }
 
 pub async fn dbsize(target: &RedisTarget) -> u64 {
-    redis::cmd("DBSIZE").query_async(&mut admin(target).await).await.unwrap()
+    redis::cmd("DBSIZE")
+        .query_async(&mut admin(target).await)
+        .await
+        .unwrap()
 }
 
 /// Every key under `pipescope:` (SCAN, so it is what a user would see).
@@ -44,8 +56,15 @@ pub async fn pipescope_keys(target: &RedisTarget) -> Vec<String> {
     let mut cursor = 0u64;
     let mut keys = Vec::new();
     loop {
-        let (next, found): (u64, Vec<String>) =
-            redis::cmd("SCAN").arg(cursor).arg("MATCH").arg("pipescope:*").arg("COUNT").arg(1000).query_async(&mut con).await.unwrap();
+        let (next, found): (u64, Vec<String>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg("pipescope:*")
+            .arg("COUNT")
+            .arg(1000)
+            .query_async(&mut con)
+            .await
+            .unwrap();
         keys.extend(found);
         if next == 0 {
             return keys;
@@ -72,7 +91,12 @@ impl Server {
         let task = tokio::spawn(pipescope::server::serve(listener, hub.clone(), async {
             let _ = stopped.await;
         }));
-        Server { addr, hub, stop: Some(stop), task: Some(task) }
+        Server {
+            addr,
+            hub,
+            stop: Some(stop),
+            task: Some(task),
+        }
     }
 
     pub fn ws_url(&self) -> String {

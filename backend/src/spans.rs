@@ -1,0 +1,158 @@
+//! Per-request timings, kept within a flat memory budget for any run length: the first
+//! requests in full (they are what the timeline animates) and a strided sample of the whole run
+//! whose stride doubles whenever it fills (so it always covers the run evenly).
+
+use std::sync::{Arc, Mutex};
+
+use shared::{Span, Timeline};
+
+/// Requests kept in full at the start of every run.
+pub const FULL_SPANS: u64 = 5_000;
+/// The sample never holds more than this many spans.
+pub const MAX_SAMPLED: usize = 4_096;
+
+/// New full spans waiting to be streamed; the engine appends, the hub drains.
+pub type Outbox = Arc<Mutex<Vec<Span>>>;
+
+pub struct SpanStore {
+    full_limit: u64,
+    first: Vec<Span>,
+    sampled: Vec<Span>,
+    max_sampled: usize,
+    stride: u64,
+    outbox: Option<Outbox>,
+}
+
+impl SpanStore {
+    pub fn new(outbox: Option<Outbox>) -> Self {
+        Self::with_limits(FULL_SPANS, MAX_SAMPLED, outbox)
+    }
+
+    pub fn with_limits(full_limit: u64, max_sampled: usize, outbox: Option<Outbox>) -> Self {
+        assert!(max_sampled >= 2, "the sample must hold at least two spans");
+        Self {
+            full_limit,
+            first: Vec::new(),
+            sampled: Vec::new(),
+            max_sampled,
+            stride: 1,
+            outbox,
+        }
+    }
+
+    /// Records requests `first..first + n`, issued together and replied together (times in µs
+    /// from the run's start).
+    pub fn record(&mut self, first: u64, n: u64, issued_us: f64, replied_us: f64) {
+        let end = first + n;
+        if first < self.full_limit {
+            let upto = end.min(self.full_limit);
+            let new = (first..upto).map(|i| Span {
+                i,
+                issued_us,
+                replied_us,
+            });
+            let start = self.first.len();
+            self.first.extend(new);
+            if let Some(outbox) = &self.outbox {
+                outbox
+                    .lock()
+                    .expect("span outbox")
+                    .extend_from_slice(&self.first[start..]);
+            }
+        }
+        let mut i = first.next_multiple_of(self.stride);
+        while i < end {
+            self.sampled.push(Span {
+                i,
+                issued_us,
+                replied_us,
+            });
+            if self.sampled.len() >= self.max_sampled {
+                // Full: keep every other one and sample half as often from here on.
+                self.stride *= 2;
+                let stride = self.stride;
+                self.sampled.retain(|s| s.i % stride == 0);
+            }
+            i = (i + 1).next_multiple_of(self.stride);
+        }
+    }
+
+    pub fn into_timeline(self) -> Timeline {
+        Timeline {
+            first: self.first,
+            sampled: self.sampled,
+            stride: self.stride,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fill(store: &mut SpanStore, count: u64, batch: u64) {
+        let mut i = 0;
+        while i < count {
+            let n = batch.min(count - i);
+            store.record(i, n, i as f64, i as f64 + 10.0);
+            i += n;
+        }
+    }
+
+    #[test]
+    fn first_spans_are_exact() {
+        let mut store = SpanStore::with_limits(100, 16, None);
+        fill(&mut store, 1_000, 7);
+        let t = store.into_timeline();
+        assert_eq!(t.first.len(), 100);
+        for (k, s) in t.first.iter().enumerate() {
+            assert_eq!(s.i, k as u64);
+            let batch_start = (k as u64 / 7) * 7;
+            assert_eq!(
+                (s.issued_us, s.replied_us),
+                (batch_start as f64, batch_start as f64 + 10.0)
+            );
+        }
+    }
+
+    #[test]
+    fn output_is_bounded_for_any_count() {
+        for count in [0u64, 1, 15, 16, 17, 1_000, 123_457, 2_000_000] {
+            for batch in [1u64, 3, 1000] {
+                let mut store = SpanStore::with_limits(50, 16, None);
+                fill(&mut store, count, batch);
+                let t = store.into_timeline();
+                assert!(t.first.len() as u64 == count.min(50), "count {count}");
+                assert!(
+                    t.sampled.len() < 16,
+                    "count {count} batch {batch}: {} sampled",
+                    t.sampled.len()
+                );
+                // Evenly strided, in order, and covering the run.
+                assert!(t.sampled.iter().all(|s| s.i % t.stride == 0));
+                assert!(t.sampled.windows(2).all(|w| w[1].i == w[0].i + t.stride));
+                if count > 0 {
+                    assert_eq!(t.sampled[0].i, 0);
+                    assert!(
+                        t.sampled.last().unwrap().i + t.stride >= count,
+                        "count {count}"
+                    );
+                    assert!(
+                        t.sampled.len() >= 16 / 2 - 1 || count < 16,
+                        "count {count}: too few"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_outbox_gets_exactly_the_full_spans() {
+        let outbox: Outbox = Default::default();
+        let mut store = SpanStore::with_limits(30, 8, Some(outbox.clone()));
+        fill(&mut store, 100, 4);
+        let sent = outbox.lock().unwrap().clone();
+        assert_eq!(sent, store.into_timeline().first);
+        assert_eq!(sent.len(), 30);
+    }
+}
