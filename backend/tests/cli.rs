@@ -1,0 +1,133 @@
+//! The `pipescope` binary itself: the embedded redis-server's life cycle, `bench --json`, and
+//! the password never being printed.
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use pipescope::local_redis::LocalRedis;
+
+fn pipescope() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pipescope"));
+    cmd.env_remove("REDIS_URL").env("RUST_LOG", "pipescope=info");
+    cmd
+}
+
+/// Children of `pid` whose command name is `name`, from /proc.
+fn children_named(pid: u32, name: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|child| {
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else { return false };
+            // "pid (comm) state ppid ..."
+            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else { return false };
+            let comm = &stat[open + 1..close];
+            let ppid = stat[close + 2..].split(' ').nth(1).and_then(|p| p.parse::<u32>().ok());
+            comm == name && ppid == Some(pid)
+        })
+        .collect()
+}
+
+fn alive(pid: u32) -> bool {
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+fn wait_exit(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "pipescope did not exit within {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn serve_starts_its_own_redis_and_stops_it_on_ctrl_c_and_sigterm() {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        let mut child = pipescope().args(["serve", "--port", "0"]).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let url = lines
+            .by_ref()
+            .map_while(Result::ok)
+            .find_map(|l| l.strip_prefix("open ").map(str::to_string))
+            .expect("pipescope prints the URL to open");
+        assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+        let redis = children_named(child.id(), "redis-server");
+        assert_eq!(redis.len(), 1, "exactly one embedded redis-server");
+
+        // The page is served at that URL.
+        let addr = url.trim_start_matches("http://").trim_end_matches('/');
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        std::io::Write::write_all(&mut stream, b"GET /healthz HTTP/1.0\r\n\r\n").unwrap();
+        let mut reply = String::new();
+        std::io::Read::read_to_string(&mut stream, &mut reply).unwrap();
+        assert!(reply.starts_with("HTTP/1.0 200") || reply.starts_with("HTTP/1.1 200"), "{reply}");
+
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let status = wait_exit(&mut child, Duration::from_secs(10));
+        assert!(status.success(), "clean exit on signal {signal}: {status}");
+        assert!(!alive(redis[0]), "the embedded redis-server is stopped with pipescope (signal {signal})");
+    }
+}
+
+#[test]
+fn the_embedded_redis_dies_with_a_killed_pipescope() {
+    let mut child = pipescope().args(["serve", "--port", "0"]).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    assert!(lines.by_ref().map_while(Result::ok).any(|l| l.starts_with("open ")));
+    let redis = children_named(child.id(), "redis-server");
+    assert_eq!(redis.len(), 1);
+    child.kill().unwrap(); // SIGKILL: no destructor runs
+    child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while alive(redis[0]) && !std::fs::read_to_string(format!("/proc/{}/stat", redis[0])).unwrap_or_default().contains(") Z") {
+        assert!(Instant::now() < deadline, "redis-server outlived a SIGKILLed pipescope");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn bench_json_prints_one_object_per_run_and_never_the_password() {
+    let redis = LocalRedis::start_with_args(&["--requirepass", "hunter2"]).unwrap();
+    let url = format!("redis://:hunter2@127.0.0.1:{}/1", redis.port());
+    let out = pipescope()
+        .args(["bench", "--count", "2000", "--mode", "compare", "--batch", "100", "--json"])
+        .env("REDIS_URL", &url)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stdout.contains("hunter2") && !stderr.contains("hunter2"), "the password leaked:\n{stdout}\n{stderr}");
+    let runs: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0]["mode"], "sequential");
+    assert_eq!(runs[1]["mode"], "pipelined");
+    assert_eq!(runs[1]["batch"], 100);
+    for run in &runs {
+        assert_eq!(run["count"], 2000);
+        assert_eq!(run["done"], 2000);
+        for field in ["wall_ms", "ops_per_sec", "p50_us", "p99_us"] {
+            assert!(run[field].as_f64().unwrap() > 0.0, "{field} in {run}");
+        }
+    }
+    assert_eq!(runs[1]["round_trips"], 20);
+    let target = pipescope::target::RedisTarget::parse(&url).unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    assert_eq!(rt.block_on(support::command_calls(&target))["set"], 4000);
+    assert!(rt.block_on(support::pipescope_keys(&target)).is_empty());
+}
+
+#[test]
+fn an_unreachable_redis_url_is_a_clear_cli_error() {
+    let port = pipescope::local_redis::free_port().unwrap();
+    let out = pipescope().args(["bench", "--count", "10"]).env("REDIS_URL", format!("redis://:pw@127.0.0.1:{port}/")).output().unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("127.0.0.1:{port}")), "{stderr}");
+    assert!(!stderr.contains(":pw@"), "{stderr}");
+}
