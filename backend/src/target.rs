@@ -18,12 +18,9 @@ pub enum TargetError {
     #[error("{0} is not supported by the engine yet; use a redis://host:port URL")]
     Unsupported(&'static str),
     #[error(
-        "cannot reach Redis at {addr}: {source}. Is redis-server running there? Check the address, or omit --redis-url to use pipescope's own local redis-server"
+        "cannot reach Redis at {addr}: {cause}. Is redis-server running there? Check the address, or omit --redis-url to use pipescope's own local redis-server"
     )]
-    Unreachable {
-        addr: String,
-        source: std::io::Error,
-    },
+    Unreachable { addr: String, cause: std::io::Error },
     #[error("Redis at {addr} did not answer within {CONNECT_TIMEOUT:?}")]
     ConnectTimeout { addr: String },
     #[error("Redis at {addr} refused the handshake: {message}")]
@@ -111,14 +108,14 @@ impl RedisTarget {
         let addr = self.addr();
         let stream = match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(&addr)).await {
             Err(_) => return Err(TargetError::ConnectTimeout { addr }),
-            Ok(Err(source)) => return Err(TargetError::Unreachable { addr, source }),
+            Ok(Err(cause)) => return Err(TargetError::Unreachable { addr, cause }),
             Ok(Ok(stream)) => stream,
         };
         stream
             .set_nodelay(true)
-            .map_err(|source| TargetError::Unreachable {
+            .map_err(|cause| TargetError::Unreachable {
                 addr: addr.clone(),
-                source,
+                cause,
             })?;
         let mut stream = stream;
         let settings = self.info.redis_settings();
@@ -142,9 +139,9 @@ impl RedisTarget {
 
     async fn handshake(&self, stream: &mut TcpStream, cmd: &[u8]) -> Result<(), TargetError> {
         let addr = self.addr();
-        let io = |source| TargetError::Unreachable {
+        let io = |cause| TargetError::Unreachable {
             addr: addr.clone(),
-            source,
+            cause,
         };
         stream.write_all(cmd).await.map_err(io)?;
         let mut buf = Vec::with_capacity(256);
@@ -169,8 +166,15 @@ impl RedisTarget {
         }
     }
 
-    /// `redis_version` from `INFO server`.
+    /// `redis_version` from `INFO server`; also the start-up check that Redis is there, with a
+    /// plain TCP connect first so an unreachable server gets a plain message.
     pub async fn server_version(&self) -> Result<String, TargetError> {
+        let addr = self.addr();
+        match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(&addr)).await {
+            Err(_) => return Err(TargetError::ConnectTimeout { addr }),
+            Ok(Err(cause)) => return Err(TargetError::Unreachable { addr, cause }),
+            Ok(Ok(_)) => {}
+        }
         let mut con = self.admin_connection().await?;
         let info: String = redis::cmd("INFO")
             .arg("server")

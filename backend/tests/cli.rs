@@ -11,7 +11,8 @@ use pipescope::local_redis::LocalRedis;
 
 fn pipescope() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_pipescope"));
-    cmd.env_remove("REDIS_URL").env("RUST_LOG", "pipescope=info");
+    cmd.env_remove("REDIS_URL")
+        .env("RUST_LOG", "pipescope=info");
     cmd
 }
 
@@ -21,11 +22,18 @@ fn children_named(pid: u32, name: &str) -> Vec<u32> {
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
         .filter(|child| {
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else { return false };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+                return false;
+            };
             // "pid (comm) state ppid ..."
-            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else { return false };
+            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+                return false;
+            };
             let comm = &stat[open + 1..close];
-            let ppid = stat[close + 2..].split(' ').nth(1).and_then(|p| p.parse::<u32>().ok());
+            let ppid = stat[close + 2..]
+                .split(' ')
+                .nth(1)
+                .and_then(|p| p.parse::<u32>().ok());
             comm == name && ppid == Some(pid)
         })
         .collect()
@@ -41,7 +49,10 @@ fn wait_exit(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
         if let Some(status) = child.try_wait().unwrap() {
             return status;
         }
-        assert!(Instant::now() < deadline, "pipescope did not exit within {limit:?}");
+        assert!(
+            Instant::now() < deadline,
+            "pipescope did not exit within {limit:?}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -49,7 +60,12 @@ fn wait_exit(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
 #[test]
 fn serve_starts_its_own_redis_and_stops_it_on_ctrl_c_and_sigterm() {
     for signal in [libc::SIGINT, libc::SIGTERM] {
-        let mut child = pipescope().args(["serve", "--port", "0"]).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+        let mut child = pipescope()
+            .args(["serve", "--port", "0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
         let url = lines
             .by_ref()
@@ -66,27 +82,50 @@ fn serve_starts_its_own_redis_and_stops_it_on_ctrl_c_and_sigterm() {
         std::io::Write::write_all(&mut stream, b"GET /healthz HTTP/1.0\r\n\r\n").unwrap();
         let mut reply = String::new();
         std::io::Read::read_to_string(&mut stream, &mut reply).unwrap();
-        assert!(reply.starts_with("HTTP/1.0 200") || reply.starts_with("HTTP/1.1 200"), "{reply}");
+        assert!(
+            reply.starts_with("HTTP/1.0 200") || reply.starts_with("HTTP/1.1 200"),
+            "{reply}"
+        );
 
         unsafe { libc::kill(child.id() as i32, signal) };
         let status = wait_exit(&mut child, Duration::from_secs(10));
         assert!(status.success(), "clean exit on signal {signal}: {status}");
-        assert!(!alive(redis[0]), "the embedded redis-server is stopped with pipescope (signal {signal})");
+        assert!(
+            !alive(redis[0]),
+            "the embedded redis-server is stopped with pipescope (signal {signal})"
+        );
     }
 }
 
 #[test]
 fn the_embedded_redis_dies_with_a_killed_pipescope() {
-    let mut child = pipescope().args(["serve", "--port", "0"]).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = pipescope()
+        .args(["serve", "--port", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    assert!(lines.by_ref().map_while(Result::ok).any(|l| l.starts_with("open ")));
+    assert!(
+        lines
+            .by_ref()
+            .map_while(Result::ok)
+            .any(|l| l.starts_with("open "))
+    );
     let redis = children_named(child.id(), "redis-server");
     assert_eq!(redis.len(), 1);
     child.kill().unwrap(); // SIGKILL: no destructor runs
     child.wait().unwrap();
     let deadline = Instant::now() + Duration::from_secs(5);
-    while alive(redis[0]) && !std::fs::read_to_string(format!("/proc/{}/stat", redis[0])).unwrap_or_default().contains(") Z") {
-        assert!(Instant::now() < deadline, "redis-server outlived a SIGKILLed pipescope");
+    while alive(redis[0])
+        && !std::fs::read_to_string(format!("/proc/{}/stat", redis[0]))
+            .unwrap_or_default()
+            .contains(") Z")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "redis-server outlived a SIGKILLed pipescope"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -96,14 +135,25 @@ fn bench_json_prints_one_object_per_run_and_never_the_password() {
     let redis = LocalRedis::start_with_args(&["--requirepass", "hunter2"]).unwrap();
     let url = format!("redis://:hunter2@127.0.0.1:{}/1", redis.port());
     let out = pipescope()
-        .args(["bench", "--count", "2000", "--mode", "compare", "--batch", "100", "--json"])
+        .args([
+            "bench", "--count", "2000", "--mode", "compare", "--batch", "100", "--json",
+        ])
         .env("REDIS_URL", &url)
         .output()
         .unwrap();
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
     assert!(out.status.success(), "{stderr}");
-    assert!(!stdout.contains("hunter2") && !stderr.contains("hunter2"), "the password leaked:\n{stdout}\n{stderr}");
-    let runs: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(
+        !stdout.contains("hunter2") && !stderr.contains("hunter2"),
+        "the password leaked:\n{stdout}\n{stderr}"
+    );
+    let runs: Vec<serde_json::Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(runs.len(), 2);
     assert_eq!(runs[0]["mode"], "sequential");
     assert_eq!(runs[1]["mode"], "pipelined");
@@ -125,7 +175,11 @@ fn bench_json_prints_one_object_per_run_and_never_the_password() {
 #[test]
 fn an_unreachable_redis_url_is_a_clear_cli_error() {
     let port = pipescope::local_redis::free_port().unwrap();
-    let out = pipescope().args(["bench", "--count", "10"]).env("REDIS_URL", format!("redis://:pw@127.0.0.1:{port}/")).output().unwrap();
+    let out = pipescope()
+        .args(["bench", "--count", "10"])
+        .env("REDIS_URL", format!("redis://:pw@127.0.0.1:{port}/"))
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains(&format!("127.0.0.1:{port}")), "{stderr}");

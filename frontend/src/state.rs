@@ -2,7 +2,9 @@
 //! No signals and no browser here: `connection` holds a `Session` in a signal and feeds it
 //! every `ServerMsg`; the view reads it through memos. Unit-testable on the host.
 
-use shared::{Mode, RunSpec, RunSummary, ServerMsg};
+use shared::{Mode, RunRecord, RunSpec, RunSummary, ServerMsg, Span, Timeline};
+
+use crate::trace::Trace;
 
 /// One run of the current plan, as far as the page has seen it.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,6 +21,9 @@ pub struct RunView {
     pub elapsed_us: u64,
     pub ops_per_sec: f64,
     pub outcome: Outcome,
+    /// The run's first requests, every one, in order of `i` (live from `Spans`, then replaced
+    /// by the `Finished` timeline).
+    pub spans: Vec<Span>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -43,6 +48,7 @@ impl RunView {
             elapsed_us: 0,
             ops_per_sec: 0.0,
             outcome: Outcome::Running,
+            spans: Vec::new(),
         }
     }
 
@@ -55,6 +61,36 @@ impl RunView {
 
     pub fn mode_kind(&self) -> &'static str {
         self.spec.map_or("unknown", |s| mode_kind(s.mode))
+    }
+
+    /// Appends live spans, keeping them in order: a frame a lagging page missed leaves a gap,
+    /// never a duplicate or a reordering.
+    fn add_spans(&mut self, spans: Vec<Span>) {
+        for s in spans {
+            if self.spans.last().is_none_or(|last| s.i > last.i) {
+                self.spans.push(s);
+            }
+        }
+    }
+
+    /// The final timeline is complete where the live frames may have gaps.
+    fn take_timeline(&mut self, timeline: Timeline) {
+        if timeline.first.len() >= self.spans.len() {
+            self.spans = timeline.first;
+        }
+    }
+
+    pub fn trace(&self) -> Trace {
+        Trace {
+            run: self.run,
+            mode: self.spec.map(|s| s.mode),
+            spans: self.spans.clone(),
+            count: self.total,
+            summary: match &self.outcome {
+                Outcome::Finished(s) => Some(s.clone()),
+                _ => None,
+            },
+        }
     }
 
     pub fn is_running(&self) -> bool {
@@ -103,7 +139,10 @@ pub struct Session {
     /// The current (latest) plan's runs, in the order they started.
     pub runs: Vec<RunView>,
     /// The latest plan's finished runs as `Welcome` reported them (shown until a plan starts).
-    pub recent: Vec<RunSummary>,
+    pub recent: Vec<RunRecord>,
+    /// The current plan was started by this page (otherwise the page follows a run started
+    /// elsewhere).
+    pub started_here: bool,
     /// This page sent a start and has heard neither `RunStarted` nor a refusal yet.
     pub awaiting_start: bool,
     /// `Welcome` said a run was in progress and no message about it has arrived yet.
@@ -131,7 +170,7 @@ impl Session {
                         self.runs.clear();
                     }
                 }
-                self.recent = recent.into_iter().map(|r| r.summary).collect();
+                self.recent = recent;
                 None
             }
             ServerMsg::RunStarted {
@@ -140,12 +179,13 @@ impl Session {
                 of,
                 spec,
             } => {
-                self.awaiting_start = false;
-                self.server_busy = false;
                 if index == 0 {
                     self.runs.clear();
                     self.plan_ended = false;
+                    self.started_here = self.awaiting_start;
                 }
+                self.awaiting_start = false;
+                self.server_busy = false;
                 let view = RunView::new(run, index, of, Some(spec));
                 match self.find(run) {
                     Some(existing) => *existing = view,
@@ -168,10 +208,18 @@ impl Session {
                 view.ops_per_sec = ops_per_sec;
                 None
             }
-            ServerMsg::Spans { .. } => None,
-            ServerMsg::Finished { run, summary, .. } => {
+            ServerMsg::Spans { run, spans } => {
+                self.find_or_insert(run).add_spans(spans);
+                None
+            }
+            ServerMsg::Finished {
+                run,
+                summary,
+                timeline,
+            } => {
                 self.server_busy = false;
                 let view = self.find_or_insert(run);
+                view.take_timeline(timeline);
                 view.spec = Some(summary.spec);
                 view.done = summary.done;
                 view.total = summary.spec.count;
@@ -260,9 +308,9 @@ impl Session {
                 .recent
                 .iter()
                 .enumerate()
-                .map(|(i, s)| ResultRow {
+                .map(|(i, r)| ResultRow {
                     key: format!("recent-{i}"),
-                    summary: s.clone(),
+                    summary: r.summary.clone(),
                     partial: false,
                 })
                 .collect();
@@ -285,6 +333,30 @@ impl Session {
                 _ => None,
             })
             .collect()
+    }
+
+    /// The runs the timeline draws: the current plan's, or before any plan started on this
+    /// page, the ones `Welcome` brought (so a reloaded page can replay them).
+    pub fn traces(&self) -> Vec<Trace> {
+        if self.runs.is_empty() {
+            return self
+                .recent
+                .iter()
+                .map(|r| Trace {
+                    run: r.run,
+                    mode: Some(r.summary.spec.mode),
+                    spans: r.timeline.first.clone(),
+                    count: r.summary.spec.count,
+                    summary: Some(r.summary.clone()),
+                })
+                .collect();
+        }
+        self.runs.iter().map(RunView::trace).collect()
+    }
+
+    /// A run is in progress that another page started.
+    pub fn following(&self) -> bool {
+        !self.started_here && self.runs.iter().any(RunView::is_running)
     }
 
     /// The latest plan's speed-up, once it has both a finished sequential and a finished
