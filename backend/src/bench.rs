@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
-use shared::{Limits, Mode, RunSpec, RunSummary, validate_runs};
+use shared::{Latency, Limits, Mode, RunSpec, RunSummary, validate_runs};
 
 use crate::engine::{self, RunContext, keys};
 use crate::recorder::Progress;
@@ -24,17 +24,12 @@ pub struct JsonRun {
     pub wall_ms: f64,
     pub ops_per_sec: f64,
     pub round_trips: u64,
-    pub mean_us: f64,
-    pub p50_us: f64,
-    pub p90_us: f64,
-    pub p99_us: f64,
-    pub p999_us: f64,
-    pub max_us: f64,
+    #[serde(flatten)]
+    pub latency: Latency,
 }
 
 impl From<&RunSummary> for JsonRun {
     fn from(s: &RunSummary) -> Self {
-        let l = s.latency;
         JsonRun {
             mode: match s.spec.mode {
                 Mode::Sequential => "sequential",
@@ -46,12 +41,7 @@ impl From<&RunSummary> for JsonRun {
             wall_ms: s.wall_ms(),
             ops_per_sec: s.ops_per_sec,
             round_trips: s.round_trips,
-            mean_us: l.mean_us,
-            p50_us: l.p50_us,
-            p90_us: l.p90_us,
-            p99_us: l.p99_us,
-            p999_us: l.p999_us,
-            max_us: l.max_us,
+            latency: s.latency,
         }
     }
 }

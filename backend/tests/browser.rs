@@ -7,28 +7,14 @@ use std::time::Duration;
 use fantoccini::Locator;
 use support::browser::Browser;
 
-fn page_is_built() {
-    let index = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../dist/index.html");
-    assert!(
-        index.exists(),
-        "dist/ is missing: build the page first (scripts/test does: trunk build --release)"
-    );
-}
-
 #[tokio::test]
 async fn compare_in_the_page_shows_a_measured_speedup() {
-    page_is_built();
     let (_redis, target) = support::redis();
     let server = support::Server::start(target.clone()).await;
-    let browser = Browser::start().await;
+    let browser = Browser::open(&server.http_url()).await;
     let c = &browser.client;
-    c.goto(&server.http_url()).await.unwrap();
 
     let wait = || c.wait().at_most(Duration::from_secs(30));
-    wait()
-        .for_element(Locator::Css("#status[data-state='open']"))
-        .await
-        .expect("the page connects to /ws");
 
     let count = wait().for_element(Locator::Css("#count")).await.unwrap();
     count.clear().await.unwrap();
@@ -88,17 +74,11 @@ async fn compare_in_the_page_shows_a_measured_speedup() {
 
 #[tokio::test]
 async fn invalid_input_is_refused_in_the_page() {
-    page_is_built();
     let (_redis, target) = support::redis();
     let server = support::Server::start(target.clone()).await;
-    let browser = Browser::start().await;
+    let browser = Browser::open(&server.http_url()).await;
     let c = &browser.client;
-    c.goto(&server.http_url()).await.unwrap();
     let wait = || c.wait().at_most(Duration::from_secs(30));
-    wait()
-        .for_element(Locator::Css("#status[data-state='open']"))
-        .await
-        .unwrap();
     let count = c.find(Locator::Css("#count")).await.unwrap();
     count.clear().await.unwrap();
     count.send_keys("0").await.unwrap();

@@ -57,24 +57,30 @@ fn wait_exit(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
     }
 }
 
+/// Starts `pipescope serve` with no Redis URL; returns it, the URL it prints, and the pid of
+/// the redis-server it started.
+fn serve() -> (Child, String, Vec<u32>) {
+    let mut child = pipescope()
+        .args(["serve", "--port", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let url = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+        .find_map(|l| l.strip_prefix("open ").map(str::to_string))
+        .expect("pipescope prints the URL to open");
+    let redis = children_named(child.id(), "redis-server");
+    assert_eq!(redis.len(), 1, "exactly one embedded redis-server");
+    (child, url, redis)
+}
+
 #[test]
 fn serve_starts_its_own_redis_and_stops_it_on_ctrl_c_and_sigterm() {
     for signal in [libc::SIGINT, libc::SIGTERM] {
-        let mut child = pipescope()
-            .args(["serve", "--port", "0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let url = lines
-            .by_ref()
-            .map_while(Result::ok)
-            .find_map(|l| l.strip_prefix("open ").map(str::to_string))
-            .expect("pipescope prints the URL to open");
+        let (mut child, url, redis) = serve();
         assert!(url.starts_with("http://127.0.0.1:"), "{url}");
-        let redis = children_named(child.id(), "redis-server");
-        assert_eq!(redis.len(), 1, "exactly one embedded redis-server");
 
         // The page is served at that URL.
         let addr = url.trim_start_matches("http://").trim_end_matches('/');
@@ -99,21 +105,7 @@ fn serve_starts_its_own_redis_and_stops_it_on_ctrl_c_and_sigterm() {
 
 #[test]
 fn the_embedded_redis_dies_with_a_killed_pipescope() {
-    let mut child = pipescope()
-        .args(["serve", "--port", "0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    assert!(
-        lines
-            .by_ref()
-            .map_while(Result::ok)
-            .any(|l| l.starts_with("open "))
-    );
-    let redis = children_named(child.id(), "redis-server");
-    assert_eq!(redis.len(), 1);
+    let (mut child, _url, redis) = serve();
     child.kill().unwrap(); // SIGKILL: no destructor runs
     child.wait().unwrap();
     let deadline = Instant::now() + Duration::from_secs(5);

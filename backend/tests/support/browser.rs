@@ -61,6 +61,25 @@ impl Browser {
         }
     }
 
+    /// Starts a browser, opens the page at `url` and waits until it is connected to `/ws`.
+    pub async fn open(url: &str) -> Browser {
+        let index = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../dist/index.html");
+        assert!(
+            index.exists(),
+            "dist/ is missing: build the page first (scripts/test does: trunk build --release)"
+        );
+        let browser = Browser::start().await;
+        browser.client.goto(url).await.unwrap();
+        browser
+            .client
+            .wait()
+            .at_most(std::time::Duration::from_secs(30))
+            .for_element(fantoccini::Locator::Css("#status[data-state='open']"))
+            .await
+            .expect("the page connects to /ws");
+        browser
+    }
+
     /// Saves a PNG of the page under target/screenshots/ and returns its path.
     pub async fn screenshot(&self, name: &str) -> std::path::PathBuf {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/screenshots");
