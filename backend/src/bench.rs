@@ -11,6 +11,7 @@ use serde::Serialize;
 use shared::{Latency, Limits, Mode, RunSpec, RunSummary, validate_runs};
 
 use crate::engine::{self, RunContext, keys};
+use crate::latency::{DelayProxy, NetworkProfile};
 use crate::recorder::Progress;
 use crate::target::RedisTarget;
 
@@ -47,13 +48,40 @@ impl From<&RunSummary> for JsonRun {
 }
 
 /// Runs `specs` in order against `target`, printing as it goes; stops at the first failure.
+/// How `pipescope bench` runs and reports.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BenchOptions {
+    /// One JSON object per run instead of a table.
+    pub json: bool,
+    /// Skip per-request timings (to measure what they cost).
+    pub no_spans: bool,
+    /// A network dialled in between the engine and Redis (a delay-line proxy).
+    pub network: NetworkProfile,
+}
+
 pub async fn run(
     target: &RedisTarget,
     specs: Vec<RunSpec>,
-    json: bool,
-    record_spans: bool,
+    options: BenchOptions,
 ) -> anyhow::Result<Vec<RunSummary>> {
     validate_runs(&specs, &Limits::DEFAULT)?;
+    let BenchOptions {
+        json,
+        no_spans,
+        network,
+    } = options;
+    let record_spans = !no_spans;
+    // Kept alive for the whole bench: dropping it closes the proxied connections.
+    let _proxy;
+    let routed;
+    let target = if network.is_loopback() {
+        target
+    } else {
+        let proxy = DelayProxy::start(target.socket_addr().await?, network)?;
+        routed = target.through(proxy.addr());
+        _proxy = proxy;
+        &routed
+    };
     let mut run_id = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)

@@ -4,6 +4,7 @@ pub mod assets;
 pub mod bench;
 pub mod engine;
 pub mod hub;
+pub mod latency;
 pub mod local_redis;
 pub mod recorder;
 pub mod server;

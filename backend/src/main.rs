@@ -4,7 +4,11 @@ use std::net::{IpAddr, SocketAddr};
 
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
+use std::time::Duration;
+
+use pipescope::bench::BenchOptions;
 use pipescope::hub::Hub;
+use pipescope::latency::NetworkProfile;
 use pipescope::local_redis::LocalRedis;
 use pipescope::target::RedisTarget;
 use shared::{Command, Mode, RunSpec};
@@ -59,6 +63,16 @@ struct BenchArgs {
     /// Don't keep per-request timings (only the latency histogram), e.g. to measure their cost.
     #[arg(long)]
     no_spans: bool,
+    /// One-way delay to inject between the engine and Redis, each way, in µs (a delay-line
+    /// proxy; e.g. 250 for a 0.5 ms round trip).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    delay_us: u64,
+    /// Jitter on the injected delay, ± µs (never reorders bytes).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    jitter_us: u64,
+    /// Bandwidth cap on each direction, bytes per second (makes transmission time real).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1_000..))]
+    bandwidth: Option<u64>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -154,7 +168,18 @@ async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
         }
         BenchMode::Compare => RunSpec::comparison(args.count, args.batch),
     };
-    pipescope::bench::run(&target, specs, args.json, !args.no_spans).await?;
+    let network = NetworkProfile {
+        delay_out: Duration::from_micros(args.delay_us),
+        delay_back: Duration::from_micros(args.delay_us),
+        jitter: Duration::from_micros(args.jitter_us),
+        bandwidth: args.bandwidth,
+    };
+    let options = BenchOptions {
+        json: args.json,
+        no_spans: args.no_spans,
+        network,
+    };
+    pipescope::bench::run(&target, specs, options).await?;
     Ok(())
 }
 

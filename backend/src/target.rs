@@ -37,6 +37,9 @@ pub struct RedisTarget {
     info: ConnectionInfo,
     host: String,
     port: u16,
+    /// Where the engine's measured connection goes instead, e.g. a latency proxy in front of
+    /// Redis. Admin traffic (version, cleanup) always goes straight to Redis.
+    via: Option<std::net::SocketAddr>,
 }
 
 /// Debug shows the redacted URL: `ConnectionInfo`'s own Debug would print the password.
@@ -61,7 +64,33 @@ impl RedisTarget {
             }
             _ => return Err(TargetError::Unsupported("a unix socket")),
         };
-        Ok(Self { info, host, port })
+        Ok(Self {
+            info,
+            host,
+            port,
+            via: None,
+        })
+    }
+
+    /// The same Redis, with the engine's connection routed through `proxy`.
+    pub fn through(&self, proxy: std::net::SocketAddr) -> RedisTarget {
+        RedisTarget {
+            via: Some(proxy),
+            ..self.clone()
+        }
+    }
+
+    /// Redis's address as a socket address (resolving a host name).
+    pub async fn socket_addr(&self) -> Result<std::net::SocketAddr, TargetError> {
+        let addr = self.addr();
+        match tokio::net::lookup_host(&addr).await.map(|mut a| a.next()) {
+            Ok(Some(sa)) => Ok(sa),
+            Ok(None) => Err(TargetError::Unreachable {
+                addr,
+                cause: std::io::Error::other("no address for that host"),
+            }),
+            Err(cause) => Err(TargetError::Unreachable { addr, cause }),
+        }
     }
 
     /// `host:port`, the address without credentials.
@@ -105,7 +134,7 @@ impl RedisTarget {
     /// The engine's own connection: plain TCP with Nagle off (it would hold back small writes
     /// and distort every round trip), authenticated and on the right db.
     pub async fn connect_raw(&self) -> Result<TcpStream, TargetError> {
-        let addr = self.addr();
+        let addr = self.via.map_or_else(|| self.addr(), |via| via.to_string());
         let stream = match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(&addr)).await {
             Err(_) => return Err(TargetError::ConnectTimeout { addr }),
             Ok(Err(cause)) => return Err(TargetError::Unreachable { addr, cause }),

@@ -1,0 +1,308 @@
+//! The teaching view in headless Chromium against the real backend and a real redis-server:
+//! the timeline draws measured arrows, playback moves, the RTT diagram's numbers follow the
+//! run's summary, a second page follows a run it did not start, and a frame-time check with
+//! over 10,000 arrows on screen.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, Locator};
+use serde_json::Value;
+use support::browser::Browser;
+
+fn page_is_built() {
+    let index = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../dist/index.html");
+    assert!(
+        index.exists(),
+        "dist/ is missing: build the page first (scripts/test does: trunk build --release)"
+    );
+}
+
+/// `window.__pipescope` (null until the timeline's first draw).
+async fn state(c: &Client) -> Value {
+    c.execute("return window.__pipescope || null", vec![])
+        .await
+        .unwrap()
+}
+
+/// Polls `check` on the page state until it holds (no fixed sleeps).
+async fn until(c: &Client, what: &str, secs: u64, check: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        let s = state(c).await;
+        if check(&s) {
+            return s;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {what}: {s}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn runs(s: &Value) -> Vec<Value> {
+    s["runs"].as_array().cloned().unwrap_or_default()
+}
+
+fn run_of<'a>(s: &'a Value, mode: &str) -> &'a Value {
+    s["runs"]
+        .as_array()
+        .and_then(|r| r.iter().find(|r| r["mode"] == mode))
+        .unwrap_or(&Value::Null)
+}
+
+fn position(s: &Value) -> f64 {
+    s["playback"]["position_us"].as_f64().unwrap()
+}
+
+async fn open(c: &Client, url: &str) {
+    c.goto(url).await.unwrap();
+    c.wait()
+        .at_most(Duration::from_secs(30))
+        .for_element(Locator::Css("#status[data-state='open']"))
+        .await
+        .expect("the page connects to /ws");
+}
+
+async fn click(c: &Client, css: &str) {
+    c.find(Locator::Css(css))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
+async fn data_value(c: &Client, css: &str, attr: &str) -> f64 {
+    c.find(Locator::Css(css))
+        .await
+        .unwrap()
+        .attr(attr)
+        .await
+        .unwrap()
+        .unwrap_or_else(|| panic!("{css} has no {attr}"))
+        .parse()
+        .unwrap()
+}
+
+/// Sets a range input as a user dragging it would.
+async fn set_range(c: &Client, id: &str, value: u32) {
+    c.execute(
+        "const el = document.getElementById(arguments[0]); el.value = arguments[1]; \
+         el.dispatchEvent(new Event('input', { bubbles: true }));",
+        vec![id.into(), value.to_string().into()],
+    )
+    .await
+    .unwrap();
+}
+
+#[tokio::test]
+async fn the_timeline_plays_back_a_comparison_and_a_second_page_follows_it() {
+    page_is_built();
+    let (_redis, target) = support::redis();
+    let server = support::Server::start(target.clone()).await;
+    let viewer = Browser::start().await;
+    let presenter = Browser::start().await;
+    let (v, c) = (&viewer.client, &presenter.client);
+    const N: u64 = 3_000;
+
+    // The viewer is connected before the run starts; it never touches the controls.
+    open(v, &server.http_url()).await;
+    // A slide's link: prefilled, the Compare button focused so Enter starts it.
+    open(
+        c,
+        &format!("{}?count={N}&mode=compare&batch=100", server.http_url()),
+    )
+    .await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let id = c
+            .execute(
+                "return document.activeElement && document.activeElement.id",
+                vec![],
+            )
+            .await
+            .unwrap();
+        if id == "compare" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "#compare never got the focus ({id})"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    c.active_element()
+        .await
+        .unwrap()
+        .send_keys("\u{E007}")
+        .await
+        .unwrap();
+
+    c.wait()
+        .at_most(Duration::from_secs(120))
+        .for_element(Locator::Css("#speedup[data-speedup]"))
+        .await
+        .expect("the comparison finishes");
+    let s = until(c, "both runs drawn", 30, |s| {
+        let r = runs(s);
+        r.len() == 2
+            && r.iter().all(|r| {
+                r["spans"].as_u64() == Some(N)
+                    && r["arrows_drawn"].as_u64().unwrap_or(0) > 0
+                    && r["p50_us"].is_number()
+            })
+    })
+    .await;
+    println!("presenter page: {}", s["runs"]);
+
+    // The other page saw it too, live, without starting it.
+    let sv = until(v, "the following page's arrows", 30, |s| {
+        let r = runs(s);
+        r.len() == 2
+            && r.iter()
+                .all(|r| r["arrows_drawn"].as_u64().unwrap_or(0) > 0)
+    })
+    .await;
+    println!("following page: {}", sv["runs"]);
+
+    // Playback: play moves the position, pause holds it, steps move it one event.
+    click(c, "#replay").await;
+    let s = until(c, "playback running", 10, |s| {
+        s["playback"]["playing"] == true && position(s) > 0.0
+    })
+    .await;
+    let extent = s["playback"]["extent_us"].as_f64().unwrap();
+    let play = c.find(Locator::Css("#play")).await.unwrap();
+    assert_eq!(
+        play.attr("aria-pressed").await.unwrap().as_deref(),
+        Some("true")
+    );
+    // Mid-playback picture, at the default slow motion.
+    let shot = presenter.screenshot("timeline-mid-playback").await;
+    println!("screenshot {}", shot.display());
+    click(c, "#play").await;
+    let paused = until(c, "paused", 10, |s| s["playback"]["playing"] == false).await;
+    let at = position(&paused);
+    assert!(
+        at > 0.0 && at < extent,
+        "paused mid-run at {at} of {extent}"
+    );
+    assert_eq!(
+        play.attr("aria-pressed").await.unwrap().as_deref(),
+        Some("false")
+    );
+    assert_eq!(position(&state(c).await), at, "pause holds the position");
+    click(c, "#step-forward").await;
+    let fwd = until(c, "a step forward", 10, |s| position(s) > at).await;
+    click(c, "#step-back").await;
+    let back = until(c, "a step back", 10, |s| position(s) < position(&fwd)).await;
+    println!(
+        "position: paused {at:.1} µs, step → {:.1} µs, step ← {:.1} µs (of {extent:.1})",
+        position(&fwd),
+        position(&back)
+    );
+
+    // The RTT diagram is made of this run's numbers.
+    let seq = run_of(&s, "sequential");
+    let p50 = seq["p50_us"].as_f64().unwrap();
+    let done = seq["done"].as_f64().unwrap();
+    let rtt = data_value(c, "#rtt [data-rtt-us]", "data-rtt-us").await;
+    assert!((rtt - p50).abs() < 0.01, "RTT {rtt} = sequential p50 {p50}");
+    for part in ["data-t1-us", "data-t2-us", "data-t3-us"] {
+        let v = data_value(c, &format!("#rtt [{part}]"), part).await;
+        assert!(v >= 0.0 && v.is_finite(), "{part} = {v}");
+    }
+    let predicted = data_value(c, "#rtt-predicted-seq-ms", "data-value").await;
+    assert!(
+        (predicted - done * rtt / 1000.0).abs() < 1e-6 * predicted.max(1.0),
+        "predicted {predicted} ms = N × RTT = {done} × {rtt} µs"
+    );
+    let measured = data_value(c, "#rtt-measured-seq-ms", "data-value").await;
+    assert!((measured - seq["wall_us"].as_f64().unwrap() / 1000.0).abs() < 1e-9);
+    let pipe_predicted = data_value(c, "#rtt-predicted-pipe-ms", "data-value").await;
+    let pipe_measured = data_value(c, "#rtt-measured-pipe-ms", "data-value").await;
+    println!(
+        "RTT {rtt:.1} µs; sequential predicted {predicted:.2} ms, measured {measured:.2} ms; \
+         pipelined predicted {pipe_predicted:.2} ms, measured {pipe_measured:.2} ms"
+    );
+
+    // Presenter mode on a projector-sized window.
+    c.set_window_size(1920, 1080).await.unwrap();
+    click(c, "#presenter-toggle").await;
+    c.wait()
+        .at_most(Duration::from_secs(5))
+        .for_element(Locator::Css("body.presenter"))
+        .await
+        .expect("presenter mode sets body.presenter");
+    click(c, "#replay").await;
+    until(c, "presenter playback", 10, |s| position(s) > 0.0).await;
+    let url: String = c.current_url().await.unwrap().to_string();
+    assert!(
+        url.contains("presenter=1") && url.contains("count=3000"),
+        "{url}"
+    );
+    let shot = presenter.screenshot("presenter").await;
+    println!("screenshot {}", shot.display());
+    assert!(
+        c.find(Locator::Css("#error")).await.is_err(),
+        "no error banner"
+    );
+    let shot = viewer.screenshot("following").await;
+    println!("screenshot {}", shot.display());
+}
+
+#[tokio::test]
+async fn ten_thousand_arrows_animate() {
+    page_is_built();
+    let (_redis, target) = support::redis();
+    let server = support::Server::start(target.clone()).await;
+    let browser = Browser::start().await;
+    let c = &browser.client;
+    open(
+        c,
+        &format!("{}?count=5000&mode=compare&batch=100", server.http_url()),
+    )
+    .await;
+    click(c, "#compare").await;
+    c.wait()
+        .at_most(Duration::from_secs(120))
+        .for_element(Locator::Css("#speedup[data-speedup]"))
+        .await
+        .expect("the comparison finishes");
+    until(c, "both runs' spans", 30, |s| {
+        runs(s).len() == 2 && runs(s).iter().all(|r| r["spans"].as_u64() == Some(5000))
+    })
+    .await;
+
+    // The whole run on screen, near its end, slowest speed: every frame redraws ~20,000 arrows.
+    click(c, "#zoom-fit").await;
+    set_range(c, "speed", 60).await;
+    set_range(c, "scrub", 9_990).await;
+    click(c, "#play").await;
+    let start = until(c, "playing", 10, |s| s["playback"]["playing"] == true).await;
+    let from = start["frame"]["count"].as_u64().unwrap();
+    let s = until(c, "150 animation frames", 60, |s| {
+        s["frame"]["count"].as_u64().unwrap_or(0) >= from + 150
+    })
+    .await;
+    let arrows: u64 = runs(&s)
+        .iter()
+        .map(|r| r["arrows_drawn"].as_u64().unwrap())
+        .sum();
+    let shot = browser.screenshot("timeline-10k").await;
+    println!(
+        "{arrows} arrows on screen: frame.avg_ms = {:.2} (max {:.2}) over the last draws, {} frames; screenshot {}",
+        s["frame"]["avg_ms"].as_f64().unwrap(),
+        s["frame"]["max_ms"].as_f64().unwrap(),
+        s["frame"]["count"],
+        shot.display()
+    );
+    assert!(
+        arrows >= 10_000,
+        "at least 10,000 arrows drawn, got {arrows}"
+    );
+    assert!(s["frame"]["avg_ms"].as_f64().unwrap() > 0.0);
+}
