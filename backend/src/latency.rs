@@ -15,6 +15,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::engine::resp;
+
 /// Longest delay a presenter can dial in, each way.
 pub const MAX_DELAY: Duration = Duration::from_secs(1);
 /// The writer spins (instead of sleeping) for at most this long before a release: Linux
@@ -65,6 +67,8 @@ pub struct DelayProxy {
     sockets: Arc<Mutex<Vec<TcpStream>>>,
     accept: Option<JoinHandle<()>>,
     stats: Arc<ProxyStats>,
+    /// The wire tap of the most recent connection (one run at a time uses the proxy).
+    last_tap: Arc<Mutex<Option<Arc<WireTap>>>>,
 }
 
 impl DelayProxy {
@@ -74,8 +78,14 @@ impl DelayProxy {
         let stopping = Arc::new(AtomicBool::new(false));
         let sockets: Arc<Mutex<Vec<TcpStream>>> = Default::default();
         let stats: Arc<ProxyStats> = Default::default();
+        let last_tap: Arc<Mutex<Option<Arc<WireTap>>>> = Default::default();
         let accept = {
-            let (stopping, sockets, stats) = (stopping.clone(), sockets.clone(), stats.clone());
+            let (stopping, sockets, stats, last_tap) = (
+                stopping.clone(),
+                sockets.clone(),
+                stats.clone(),
+                last_tap.clone(),
+            );
             std::thread::Builder::new()
                 .name("proxy-accept".into())
                 .spawn(move || {
@@ -86,8 +96,12 @@ impl DelayProxy {
                         let Ok(client) = client else { continue };
                         match connect_pair(client, upstream, &sockets) {
                             Ok((client, server)) => {
+                                let tap = Arc::new(WireTap::default());
+                                *last_tap.lock().expect("proxy tap") = Some(tap.clone());
                                 let stats = stats.clone();
-                                if let Err(e) = spawn_directions(client, server, profile, stats) {
+                                if let Err(e) =
+                                    spawn_directions(client, server, profile, stats, tap)
+                                {
                                     tracing::warn!("proxy: {e}");
                                 }
                             }
@@ -102,6 +116,7 @@ impl DelayProxy {
             sockets,
             accept: Some(accept),
             stats,
+            last_tap,
         })
     }
 
@@ -111,6 +126,11 @@ impl DelayProxy {
 
     pub fn stats(&self) -> &ProxyStats {
         &self.stats
+    }
+
+    /// The wire tap of the latest connection through this proxy, if any.
+    pub fn last_tap(&self) -> Option<Arc<WireTap>> {
+        self.last_tap.lock().expect("proxy tap").clone()
     }
 }
 
@@ -148,6 +168,7 @@ fn spawn_directions(
     server: TcpStream,
     p: NetworkProfile,
     stats: Arc<ProxyStats>,
+    tap: Arc<WireTap>,
 ) -> std::io::Result<()> {
     let out = Link {
         delay: p.delay_out,
@@ -160,16 +181,99 @@ fn spawn_directions(
         bandwidth: p.bandwidth,
     };
     let (c2, s2) = (client.try_clone()?, server.try_clone()?);
-    let s1 = stats.clone();
-    pipe("proxy-out", client, server, out, move |n| {
-        s1.bytes_out.fetch_add(n as u64, Ordering::Relaxed);
-        s1.chunks_out.fetch_add(1, Ordering::Relaxed);
-    })?;
-    pipe("proxy-back", s2, c2, back, move |n| {
-        stats.bytes_back.fetch_add(n as u64, Ordering::Relaxed);
-        stats.chunks_back.fetch_add(1, Ordering::Relaxed);
-    })?;
+    let (stats_out, tap_out) = (stats.clone(), tap.clone());
+    let mut commands = RespFramer::default();
+    pipe(
+        "proxy-out",
+        client,
+        server,
+        out,
+        |_, _| {},
+        move |at, bytes| {
+            stats_out
+                .bytes_out
+                .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+            stats_out.chunks_out.fetch_add(1, Ordering::Relaxed);
+            // Commands whose last byte has just been handed to Redis.
+            tap_out.delivered(at, commands.feed(bytes));
+        },
+    )?;
+    let mut replies = RespFramer::default();
+    pipe(
+        "proxy-back",
+        s2,
+        c2,
+        back,
+        move |at, bytes| tap.replied(at, replies.feed(bytes)),
+        move |_, bytes| {
+            stats
+                .bytes_back
+                .fetch_add(bytes.len() as u64, Ordering::Relaxed);
+            stats.chunks_back.fetch_add(1, Ordering::Relaxed);
+        },
+    )?;
     Ok(())
+}
+
+/// Counts complete RESP messages in a byte stream that arrives in arbitrary pieces.
+#[derive(Default)]
+struct RespFramer {
+    /// An incomplete message carried over from earlier pieces.
+    pending: Vec<u8>,
+}
+
+impl RespFramer {
+    /// Feeds the next piece; returns how many messages it completed.
+    fn feed(&mut self, bytes: &[u8]) -> usize {
+        self.pending.extend_from_slice(bytes);
+        let mut at = 0;
+        let mut complete = 0;
+        while let Ok(Some(reply)) = resp::scan_reply(&self.pending[at..]) {
+            at += reply.len();
+            complete += 1;
+        }
+        self.pending.drain(..at);
+        complete
+    }
+}
+
+/// Server-side times of one proxied connection, per command in connection order: when its
+/// bytes were delivered to Redis and when its reply was read from Redis. Bounded: the first
+/// `TAP_STAMPS` of each, and counts of all.
+#[derive(Debug, Default)]
+pub struct WireTap {
+    log: Mutex<TapLog>,
+}
+
+/// Stamps kept per direction per connection (the first requests, as spans are).
+pub const TAP_STAMPS: usize = 5_100;
+
+#[derive(Debug, Default, Clone)]
+pub struct TapLog {
+    pub at_server: Vec<Instant>,
+    pub from_server: Vec<Instant>,
+    pub commands: u64,
+    pub replies: u64,
+}
+
+impl WireTap {
+    fn delivered(&self, at: Instant, n: usize) {
+        let mut log = self.log.lock().expect("wire tap");
+        log.commands += n as u64;
+        let room = TAP_STAMPS.saturating_sub(log.at_server.len()).min(n);
+        log.at_server.extend(std::iter::repeat_n(at, room));
+    }
+
+    fn replied(&self, at: Instant, n: usize) {
+        let mut log = self.log.lock().expect("wire tap");
+        log.replies += n as u64;
+        let room = TAP_STAMPS.saturating_sub(log.from_server.len()).min(n);
+        log.from_server.extend(std::iter::repeat_n(at, room));
+    }
+
+    pub fn snapshot(&self) -> TapLog {
+        self.log.lock().expect("wire tap").clone()
+    }
 }
 
 /// One direction's link.
@@ -225,13 +329,15 @@ impl Schedule {
 }
 
 /// Copies `from` → `to` through the delay line: a reader thread stamps and schedules, a
-/// writer thread releases on time.
+/// writer thread releases on time. `on_read` sees each chunk as it arrives, `on_written` as
+/// it leaves (both with the time), e.g. for the wire tap.
 fn pipe(
     name: &str,
     mut from: TcpStream,
     mut to: TcpStream,
     link: Link,
-    count: impl Fn(usize) + Send + 'static,
+    mut on_read: impl FnMut(Instant, &[u8]) + Send + 'static,
+    mut on_written: impl FnMut(Instant, &[u8]) + Send + 'static,
 ) -> std::io::Result<()> {
     let (tx, rx) = mpsc::channel::<(Instant, Vec<u8>)>();
     std::thread::Builder::new()
@@ -243,8 +349,12 @@ fn pipe(
                 match from.read(&mut buf) {
                     Ok(0) | Err(_) => break,
                     Ok(n) => {
-                        let release = schedule.release(Instant::now(), n);
-                        if tx.send((release, buf[..n].to_vec())).is_err() {
+                        let now = Instant::now();
+                        on_read(now, &buf[..n]);
+                        if tx
+                            .send((schedule.release(now, n), buf[..n].to_vec()))
+                            .is_err()
+                        {
                             break;
                         }
                     }
@@ -260,7 +370,7 @@ fn pipe(
                 if to.write_all(&bytes).is_err() {
                     break;
                 }
-                count(bytes.len());
+                on_written(Instant::now(), &bytes);
             }
             let _ = to.shutdown(Shutdown::Write);
         })?;
@@ -317,6 +427,17 @@ mod tests {
             t0 + Duration::from_millis(2),
             "the second waits for the first"
         );
+    }
+
+    #[test]
+    fn the_framer_counts_messages_split_anywhere() {
+        let stream = b"*1\r\n$4\r\nPING\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n+OK\r\n";
+        for split in 0..stream.len() {
+            let mut f = RespFramer::default();
+            let n = f.feed(&stream[..split]) + f.feed(&stream[split..]);
+            assert_eq!(n, 3, "split at {split}");
+            assert!(f.pending.is_empty());
+        }
     }
 
     #[test]

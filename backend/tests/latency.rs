@@ -192,3 +192,41 @@ fn dropping_the_proxy_closes_its_connections() {
         "the client sees the connection end"
     );
 }
+
+#[tokio::test]
+async fn the_wire_tap_stamps_every_command_in_order() {
+    let (_redis, target) = support::redis();
+    let proxy = DelayProxy::start(
+        target.socket_addr().await.unwrap(),
+        NetworkProfile::symmetric(Duration::from_millis(1)),
+    )
+    .unwrap();
+    let routed = target.through(proxy.addr());
+    let n = 3_000;
+    let s = run_through(&routed, 4, spec(n, Mode::Pipelined { batch: 500 })).await;
+    assert_eq!(s.done, n);
+    let tap = proxy
+        .last_tap()
+        .expect("the engine's connection went through the proxy")
+        .snapshot();
+    assert_eq!(tap.commands, n, "one stamp per command sent");
+    assert_eq!(tap.replies, n);
+    assert_eq!(tap.at_server.len() as u64, n);
+    assert_eq!(tap.from_server.len() as u64, n);
+    assert!(
+        tap.at_server.windows(2).all(|w| w[0] <= w[1]),
+        "delivered in order"
+    );
+    assert!(
+        tap.from_server.windows(2).all(|w| w[0] <= w[1]),
+        "replied in order"
+    );
+    // Each reply leaves Redis after its command reached it.
+    assert!(
+        tap.at_server
+            .iter()
+            .zip(&tap.from_server)
+            .all(|(a, f)| a <= f)
+    );
+    assert_eq!(support::command_calls(&target).await["set"], n);
+}
