@@ -25,6 +25,8 @@ pub struct JsonRun {
     pub wall_ms: f64,
     pub ops_per_sec: f64,
     pub round_trips: u64,
+    /// Wall time divided by commands: what one command cost in this mode.
+    pub per_command_us: f64,
     #[serde(flatten)]
     pub latency: Latency,
 }
@@ -42,17 +44,28 @@ impl From<&RunSummary> for JsonRun {
             wall_ms: s.wall_ms(),
             ops_per_sec: s.ops_per_sec,
             round_trips: s.round_trips,
+            per_command_us: s.wall_us as f64 / s.done.max(1) as f64,
             latency: s.latency,
         }
     }
 }
 
 /// Runs `specs` in order against `target`, printing as it goes; stops at the first failure.
+/// How results are printed: a table for people, or JSON lines, CSV or a Markdown table
+/// (ready to paste into slides) for other tools.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    #[default]
+    Table,
+    Json,
+    Csv,
+    Markdown,
+}
+
 /// How `pipescope bench` runs and reports.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BenchOptions {
-    /// One JSON object per run instead of a table.
-    pub json: bool,
+    pub format: Format,
     /// Skip per-request timings (to measure what they cost).
     pub no_spans: bool,
     /// A network dialled in between the engine and Redis (a delay-line proxy).
@@ -66,10 +79,11 @@ pub async fn run(
 ) -> anyhow::Result<Vec<RunSummary>> {
     validate_runs(&specs, &Limits::DEFAULT)?;
     let BenchOptions {
-        json,
+        format,
         no_spans,
         network,
     } = options;
+    print_header(format);
     let record_spans = !no_spans;
     // Kept alive for the whole bench: dropping it closes the proxied connections.
     let _proxy;
@@ -139,31 +153,75 @@ pub async fn run(
         cleanup.map_err(|e| {
             anyhow::anyhow!("the run finished but its keys could not be removed: {e}")
         })?;
-        if json {
-            println!("{}", serde_json::to_string(&JsonRun::from(&summary))?);
-        } else {
-            print_row(&summary, summaries.first());
-        }
+        print_row(format, &summary, summaries.first());
         summaries.push(summary);
     }
     Ok(summaries)
 }
 
-fn print_row(s: &RunSummary, baseline: Option<&RunSummary>) {
+const COLUMNS: [&str; 11] = [
+    "mode",
+    "batch",
+    "count",
+    "wall_ms",
+    "ops_per_sec",
+    "per_command_us",
+    "round_trips",
+    "p50_us",
+    "p99_us",
+    "max_us",
+    "speedup",
+];
+
+fn print_header(format: Format) {
+    match format {
+        Format::Table | Format::Json => {}
+        Format::Csv => println!("{}", COLUMNS.join(",")),
+        Format::Markdown => {
+            println!("| {} |", COLUMNS.join(" | "));
+            println!("|{}", "---|".repeat(COLUMNS.len()));
+        }
+    }
+}
+
+/// Prints one run; `baseline` (the first run) gives the speed-up column.
+fn print_row(format: Format, s: &RunSummary, baseline: Option<&RunSummary>) {
     let l = s.latency;
-    let speedup = baseline
-        .map(|b| format!("  {:.1}× the first run", s.speedup_over(b)))
-        .unwrap_or_default();
-    println!(
-        "{:<24} {:>10} cmds {:>10.1} ms {:>12.0} ops/s  p50 {:>8.1} µs  p99 {:>8.1} µs  max {:>9.1} µs  {} round trips{}",
-        s.spec.mode.label(),
-        s.done,
-        s.wall_ms(),
-        s.ops_per_sec,
-        l.p50_us,
-        l.p99_us,
-        l.max_us,
-        s.round_trips,
-        speedup
-    );
+    let speedup = baseline.map_or(1.0, |b| s.speedup_over(b));
+    let per_command_us = s.wall_us as f64 / s.done.max(1) as f64;
+    let cells = [
+        JsonRun::from(s).mode.to_string(),
+        s.spec.mode.batch().to_string(),
+        s.done.to_string(),
+        format!("{:.3}", s.wall_ms()),
+        format!("{:.0}", s.ops_per_sec),
+        format!("{per_command_us:.3}"),
+        s.round_trips.to_string(),
+        format!("{:.1}", l.p50_us),
+        format!("{:.1}", l.p99_us),
+        format!("{:.1}", l.max_us),
+        format!("{speedup:.2}"),
+    ];
+    match format {
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string(&JsonRun::from(s)).expect("serialisable")
+        ),
+        Format::Csv => println!("{}", cells.join(",")),
+        Format::Markdown => println!("| {} |", cells.join(" | ")),
+        Format::Table => println!(
+            "{:<24} {:>10} cmds {:>10.1} ms {:>12.0} ops/s  p50 {:>8.1} µs  p99 {:>8.1} µs  max {:>9.1} µs  {} round trips{}",
+            s.spec.mode.label(),
+            s.done,
+            s.wall_ms(),
+            s.ops_per_sec,
+            l.p50_us,
+            l.p99_us,
+            l.max_us,
+            s.round_trips,
+            baseline
+                .map(|_| format!("  {speedup:.1}× the first run"))
+                .unwrap_or_default()
+        ),
+    }
 }

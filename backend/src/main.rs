@@ -6,7 +6,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::time::Duration;
 
-use pipescope::bench::BenchOptions;
+use pipescope::bench::{BenchOptions, Format};
 use pipescope::hub::Hub;
 use pipescope::latency::NetworkProfile;
 use pipescope::local_redis::LocalRedis;
@@ -57,9 +57,15 @@ struct BenchArgs {
     /// Commands per pipeline batch.
     #[arg(long, default_value_t = 1000)]
     batch: u32,
-    /// One JSON object per run on stdout instead of a table.
+    /// Output: table, json (one object per run), csv, or markdown (paste into slides).
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Same as --format json.
     #[arg(long)]
     json: bool,
+    /// With --mode sweep: the largest batch (batches 1, 2, 4, … up to it).
+    #[arg(long, default_value_t = 1024)]
+    max_batch: u32,
     /// Don't keep per-request timings (only the latency histogram), e.g. to measure their cost.
     #[arg(long)]
     no_spans: bool,
@@ -80,6 +86,8 @@ enum BenchMode {
     Sequential,
     Pipelined,
     Compare,
+    /// Pipelined at batch 1, 2, 4, … up to --max-batch: where the round trip stops dominating.
+    Sweep,
 }
 
 #[tokio::main]
@@ -167,6 +175,14 @@ async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
             }]
         }
         BenchMode::Compare => RunSpec::comparison(args.count, args.batch),
+        BenchMode::Sweep => std::iter::successors(Some(1u32), |b| b.checked_mul(2))
+            .take_while(|b| *b <= args.max_batch)
+            .map(|batch| RunSpec {
+                command: Command::Set,
+                count: args.count,
+                mode: Mode::Pipelined { batch },
+            })
+            .collect(),
     };
     let network = NetworkProfile {
         delay_out: Duration::from_micros(args.delay_us),
@@ -175,7 +191,7 @@ async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
         bandwidth: args.bandwidth,
     };
     let options = BenchOptions {
-        json: args.json,
+        format: if args.json { Format::Json } else { args.format },
         no_spans: args.no_spans,
         network,
     };

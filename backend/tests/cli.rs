@@ -177,3 +177,39 @@ fn an_unreachable_redis_url_is_a_clear_cli_error() {
     assert!(stderr.contains(&format!("127.0.0.1:{port}")), "{stderr}");
     assert!(!stderr.contains(":pw@"), "{stderr}");
 }
+
+#[test]
+fn sweep_prints_a_markdown_row_per_batch_size() {
+    let redis = LocalRedis::start().unwrap();
+    let out = pipescope()
+        .args([
+            "bench",
+            "--count",
+            "512",
+            "--mode",
+            "sweep",
+            "--max-batch",
+            "64",
+            "--format",
+            "markdown",
+        ])
+        .env("REDIS_URL", redis.url())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<Vec<&str>> = stdout
+        .lines()
+        .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
+        .collect();
+    assert_eq!(rows[0][0], "mode");
+    assert!(rows[1].iter().all(|c| c.chars().all(|ch| ch == '-')));
+    let batches: Vec<&str> = rows[2..].iter().map(|r| r[1]).collect();
+    assert_eq!(batches, ["1", "2", "4", "8", "16", "32", "64"]);
+    let round_trips: Vec<u64> = rows[2..].iter().map(|r| r[6].parse().unwrap()).collect();
+    assert_eq!(round_trips, [512, 256, 128, 64, 32, 16, 8]);
+}
