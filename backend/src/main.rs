@@ -147,17 +147,25 @@ async fn serve(args: ServeArgs, target: RedisTarget, redis_version: String) -> a
     } else {
         local
     };
-    println!(
+    say(format_args!(
         "pipescope {} — Redis {} at {}",
         env!("CARGO_PKG_VERSION"),
         redis_version,
         target.redacted()
-    );
-    println!("open http://{shown}/");
+    ));
+    say(format_args!("open http://{shown}/"));
     let hub = Hub::new(target, redis_version);
     pipescope::server::serve(listener, hub, shutdown_signal()).await?;
-    println!("pipescope stopped");
+    say(format_args!("pipescope stopped"));
     Ok(())
+}
+
+/// A line on stdout for the person who started us. Unlike println!, a closed stdout (e.g. the
+/// reader went away) is not a reason to crash while shutting down cleanly.
+fn say(line: std::fmt::Arguments) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}").and_then(|_| out.flush());
 }
 
 async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
