@@ -1,21 +1,35 @@
 use leptos::prelude::*;
 
-use crate::components::{Controls, ErrorBanner, Header, Results, RunProgress, SpeedupHeadline};
+use crate::components::{
+    Charts, Controls, ErrorBanner, Header, Results, RttDiagram, RunProgress, SpeedupHeadline,
+    TeachingView,
+};
 use crate::connection::Connection;
+use crate::look::{Look, Theme};
+use crate::playback::Playback;
+use crate::url_state::UrlState;
 
-/// The page. All state lives in the `Connection`'s signals, created here at the top and fed
-/// by the websocket; every component below only reads them.
+/// The page. All state lives in signals created here at the top: the `Connection`'s (fed by the
+/// websocket), the teaching view's `Playback` (derived from them, advanced by the timeline's
+/// animation loop) and the `Look` (presenter mode and theme). Components below only read them.
 #[component]
 pub fn App() -> impl IntoView {
     let conn = Connection::new();
     conn.connect();
-    view! { <Page conn=conn /> }
+    let url = UrlState::parse(&window().location().search().unwrap_or_default());
+    view! { <Page conn=conn url=url /> }
 }
 
 /// The page's layout for a given connection (separate from `App` so tests can render it
 /// without opening a socket).
 #[component]
-pub fn Page(conn: Connection) -> impl IntoView {
+pub fn Page(conn: Connection, #[prop(optional)] url: UrlState) -> impl IntoView {
+    let look = Look::new(
+        url.presenter,
+        Theme::from_value(url.theme.as_deref().unwrap_or("light")),
+    );
+    let playback = Playback::new(conn);
+    crate::keyboard::install(playback, look);
     let footer = move || {
         conn.server.with(|s| match s {
             Some(s) => format!(
@@ -26,12 +40,17 @@ pub fn Page(conn: Connection) -> impl IntoView {
         })
     };
     view! {
-        <Header conn=conn />
+        <Header conn=conn look=look />
         <main>
             <ErrorBanner conn=conn />
-            <Controls conn=conn />
+            <Controls conn=conn look=look url=url />
             <SpeedupHeadline conn=conn />
             <RunProgress conn=conn />
+            <TeachingView conn=conn playback=playback look=look />
+            <div class="explain-grid">
+                <RttDiagram playback=playback />
+                <Charts conn=conn />
+            </div>
             <Results conn=conn />
         </main>
         <footer class="bottom">{footer}</footer>

@@ -7,6 +7,14 @@ pub mod components;
 pub mod connection;
 pub mod format;
 pub mod inputs;
+pub mod keyboard;
+pub mod look;
+pub mod paint;
+pub mod playback;
+pub mod rtt_model;
 pub mod state;
+pub mod timeaxis;
+pub mod trace;
+pub mod url_state;
 
 pub use app::App;

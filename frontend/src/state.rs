@@ -605,4 +605,83 @@ mod tests {
         assert_eq!(s.results().len(), 2);
         assert!((s.speedup().unwrap().factor - 10.0).abs() < 1e-9);
     }
+
+    fn span(i: u64, issued_us: f64, replied_us: f64) -> shared::Span {
+        shared::Span {
+            i,
+            issued_us,
+            replied_us,
+        }
+    }
+
+    #[test]
+    fn spans_are_kept_per_run_in_order_then_completed_by_the_timeline() {
+        let mut s = Session::default();
+        s.apply(ServerMsg::RunStarted {
+            run: 4,
+            index: 0,
+            of: 1,
+            spec: spec(PIPE),
+        });
+        s.apply(ServerMsg::Spans {
+            run: 4,
+            spans: vec![span(0, 0.0, 5.0), span(1, 0.0, 5.0)],
+        });
+        // A repeat and a gap (a frame this page missed): no duplicate, order kept.
+        s.apply(ServerMsg::Spans {
+            run: 4,
+            spans: vec![span(1, 0.0, 5.0), span(3, 6.0, 9.0)],
+        });
+        let got: Vec<u64> = s.run(4).unwrap().spans.iter().map(|s| s.i).collect();
+        assert_eq!(got, [0, 1, 3]);
+        assert_eq!(s.traces()[0].spans.len(), 3);
+        let full: Vec<_> = (0..4).map(|i| span(i, 0.0, 5.0)).collect();
+        s.apply(ServerMsg::Finished {
+            run: 4,
+            summary: summary(PIPE, 4_000),
+            timeline: shared::Timeline {
+                first: full.clone(),
+                sampled: vec![],
+                stride: 1,
+            },
+        });
+        let t = &s.traces()[0];
+        assert_eq!(t.spans, full);
+        assert_eq!(t.kind(), "pipelined");
+        assert!(t.summary.is_some());
+    }
+
+    #[test]
+    fn a_page_knows_whether_it_started_the_plan() {
+        let mut s = Session::default();
+        let started = ServerMsg::RunStarted {
+            run: 1,
+            index: 0,
+            of: 1,
+            spec: spec(Mode::Sequential),
+        };
+        s.apply(started.clone());
+        assert!(s.following(), "started elsewhere");
+        let mut mine = Session {
+            awaiting_start: true,
+            ..Session::default()
+        };
+        mine.apply(started);
+        assert!(!mine.following());
+        assert!(mine.started_here);
+    }
+
+    #[test]
+    fn welcome_timelines_can_be_replayed() {
+        let mut s = Session::default();
+        let mut msg = welcome(false, vec![summary(Mode::Sequential, 50_000)]);
+        if let ServerMsg::Welcome { recent, .. } = &mut msg {
+            recent[0].timeline.first = vec![span(0, 0.0, 40.0), span(1, 40.0, 80.0)];
+        }
+        s.apply(msg);
+        let traces = s.traces();
+        assert_eq!(traces.len(), 1);
+        assert_eq!(traces[0].spans.len(), 2);
+        assert_eq!(traces[0].kind(), "sequential");
+    }
 }

@@ -71,21 +71,19 @@ pub async fn run(
     }
 }
 
-async fn drive<S>(
-    stream: &mut S,
+async fn drive(
+    stream: &mut tokio::net::TcpStream,
     spec: RunSpec,
     ctx: &RunContext<'_>,
     state: &mut State,
-) -> Result<(), EngineError>
-where
-    S: AsyncRead + AsyncWrite + Unpin,
-{
+) -> Result<(), EngineError> {
     let batch = spec.mode.batch() as u64;
     let ns = namespace(ctx.run_id);
     let (mut key, mut value) = (Vec::with_capacity(64), Vec::with_capacity(32));
     let mut out = Vec::with_capacity((batch as usize).min(100_000) * 64);
     let mut inbuf = Vec::with_capacity(READ_BUFFER);
-    let (reader, writer) = &mut tokio::io::split(stream);
+    // Borrowed halves: no lock between the writer and the reader of one socket.
+    let (reader, writer) = &mut stream.split();
 
     while state.done < spec.count {
         if ctx.cancel.load(Ordering::Relaxed) {

@@ -1,10 +1,12 @@
 use leptos::prelude::*;
 
+use crate::components::ViewToggles;
 use crate::connection::{ConnStatus, Connection};
+use crate::look::Look;
 
 /// Title, connection status (`#status[data-state]`) and what we are talking to.
 #[component]
-pub fn Header(conn: Connection) -> impl IntoView {
+pub fn Header(conn: Connection, look: Look) -> impl IntoView {
     let status_text = move || match conn.status.get() {
         ConnStatus::Connecting => "connecting…".to_string(),
         ConnStatus::Open => "connected".to_string(),
@@ -38,6 +40,7 @@ pub fn Header(conn: Connection) -> impl IntoView {
                 <span class="target" id="target" title="Redis target (password removed)">
                     {target}
                 </span>
+                <ViewToggles look=look />
             </div>
         </header>
     }

@@ -1,18 +1,32 @@
-//! One component per file. Each takes the `Connection` (signals + memos) as a prop and only
-//! reads it; the controls are the only way back to the server.
+//! One component per file. Each takes the `Connection` (signals + memos), and the teaching
+//! view's `Playback` and `Look`, as props; the controls are the only way back to the server.
 
+pub mod charts;
 pub mod controls;
 pub mod error_banner;
 pub mod header;
+pub mod playback_controls;
 pub mod progress;
 pub mod results;
+pub mod rtt;
 pub mod run_bar;
+pub mod run_counters;
 pub mod speedup;
+pub mod teaching_view;
+pub mod timeline;
+pub mod view_toggles;
 
+pub use charts::Charts;
 pub use controls::Controls;
 pub use error_banner::ErrorBanner;
 pub use header::Header;
+pub use playback_controls::PlaybackControls;
 pub use progress::RunProgress;
 pub use results::Results;
+pub use rtt::RttDiagram;
 pub use run_bar::RunBar;
+pub use run_counters::RunCounters;
 pub use speedup::SpeedupHeadline;
+pub use teaching_view::TeachingView;
+pub use timeline::Timeline;
+pub use view_toggles::ViewToggles;
