@@ -4,7 +4,7 @@
 use std::io::IsTerminal;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -96,10 +96,7 @@ pub async fn run(
         _proxy = proxy;
         &routed
     };
-    let mut run_id = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(1);
+    let mut run_id = crate::hub::first_run_id();
     let show_bar = std::io::stderr().is_terminal();
     let mut summaries = Vec::new();
     for spec in specs {

@@ -56,11 +56,7 @@ struct State {
 
 impl Hub {
     pub fn new(target: RedisTarget, redis_version: String) -> Self {
-        // Run ids start at the wall clock in ms so namespaces differ across restarts.
-        let first = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(1);
+        let first = first_run_id();
         Self {
             inner: Arc::new(Inner {
                 target,
@@ -273,6 +269,14 @@ impl Hub {
             });
         }
     }
+}
+
+/// Run ids start at the wall clock in ms, so key namespaces differ across restarts.
+pub fn first_run_id() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(1)
 }
 
 fn progress_msg(run: u64, total: u64, done: u64, elapsed_us: u64) -> ServerMsg {

@@ -10,4 +10,5 @@ pub mod recorder;
 pub mod server;
 pub mod spans;
 pub mod target;
+pub mod versus;
 pub mod ws;

@@ -63,6 +63,13 @@ struct BenchArgs {
     /// Same as --format json.
     #[arg(long)]
     json: bool,
+    /// Instead of one run: our engine beside `redis-benchmark -c 1 -P K -t set` for K = 1, 16,
+    /// 1000 on our own redis-server, and the cost of our instrumentation.
+    #[arg(long)]
+    against_redis_benchmark: bool,
+    /// With --against-redis-benchmark: measurements per side per K (medians are reported).
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
     /// With --mode sweep: the largest batch (batches 1, 2, 4, … up to it).
     #[arg(long, default_value_t = 1024)]
     max_batch: u32,
@@ -169,6 +176,9 @@ fn say(line: std::fmt::Arguments) {
 }
 
 async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
+    if args.against_redis_benchmark {
+        return versus(args).await;
+    }
     let specs = match args.mode {
         BenchMode::Sequential => vec![RunSpec {
             command: Command::Set,
@@ -204,6 +214,46 @@ async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
         network,
     };
     pipescope::bench::run(&target, specs, options).await?;
+    Ok(())
+}
+
+async fn versus(args: BenchArgs) -> anyhow::Result<()> {
+    // Our own server, whatever --redis-url says: redis-benchmark leaves keys behind.
+    let local = LocalRedis::start().context("starting a redis-server for the comparison")?;
+    let target = RedisTarget::parse(&local.url())?;
+    let ks = [1, 16, 1000];
+    let (rows, overhead) =
+        pipescope::versus::compare(&target, local.port(), args.count, &ks, args.rounds.max(1))
+            .await?;
+    if args.json || args.format == Format::Json {
+        for row in &rows {
+            say(format_args!("{}", serde_json::to_string(row)?));
+        }
+        say(format_args!("{}", serde_json::to_string(&overhead)?));
+        return Ok(());
+    }
+    say(format_args!(
+        "{} SETs, one connection, medians of {} alternating rounds",
+        args.count,
+        args.rounds.max(1)
+    ));
+    say(format_args!(
+        "| K (pipeline depth) | pipescope ops/s | redis-benchmark ops/s | ours / theirs |"
+    ));
+    say(format_args!("|---:|---:|---:|---:|"));
+    for r in &rows {
+        say(format_args!(
+            "| {} | {:.0} | {:.0} | {:.2} |",
+            r.k, r.ours_ops_per_sec, r.theirs_ops_per_sec, r.ratio
+        ));
+    }
+    say(format_args!(
+        "instrumentation overhead at batch {}: {:.1} % ({:.0} ops/s measured vs {:.0} bare)",
+        overhead.batch,
+        overhead.overhead_percent,
+        overhead.instrumented_ops_per_sec,
+        overhead.bare_ops_per_sec
+    ));
     Ok(())
 }
 

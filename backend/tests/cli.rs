@@ -213,3 +213,43 @@ fn sweep_prints_a_markdown_row_per_batch_size() {
     let round_trips: Vec<u64> = rows[2..].iter().map(|r| r[6].parse().unwrap()).collect();
     assert_eq!(round_trips, [512, 256, 128, 64, 32, 16, 8]);
 }
+
+#[test]
+fn against_redis_benchmark_reports_a_ratio_per_depth_and_the_overhead() {
+    let out = pipescope()
+        .args([
+            "bench",
+            "--against-redis-benchmark",
+            "--count",
+            "2000",
+            "--rounds",
+            "1",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ks: Vec<u64> = lines[..3]
+        .iter()
+        .map(|r| r["k"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ks, [1, 16, 1000]);
+    for r in &lines[..3] {
+        let (ours, theirs, ratio) = (
+            r["ours_ops_per_sec"].as_f64().unwrap(),
+            r["theirs_ops_per_sec"].as_f64().unwrap(),
+            r["ratio"].as_f64().unwrap(),
+        );
+        assert!(ours > 0.0 && theirs > 0.0);
+        assert!((ratio - ours / theirs).abs() < 1e-9);
+    }
+    assert!(lines[3]["overhead_percent"].is_number());
+}

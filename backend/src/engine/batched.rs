@@ -32,8 +32,7 @@ pub async fn run(
 ) -> Result<RunOutcome, RunFailure> {
     let mut state = State {
         recorder: Recorder::new(),
-        spans: ctx
-            .record_spans
+        spans: (ctx.record_spans && ctx.instrument)
             .then(|| SpanStore::new(ctx.span_outbox.clone())),
         done: 0,
         written: 0,
@@ -172,14 +171,16 @@ async fn read_replies<R: AsyncRead + Unpin>(
             }
         }
         if got > before {
-            state.recorder.record(read_at - issued, got - before);
-            let started = state.started;
-            if let Some(spans) = &mut state.spans {
-                let us = |t: Instant| (t - started).as_nanos() as f64 / 1000.0;
-                spans.record(first + before, got - before, us(issued), us(read_at));
-            }
             state.done = first + got;
-            ctx.progress.update(state.done, state.started.elapsed());
+            if ctx.instrument {
+                state.recorder.record(read_at - issued, got - before);
+                let started = state.started;
+                if let Some(spans) = &mut state.spans {
+                    let us = |t: Instant| (t - started).as_nanos() as f64 / 1000.0;
+                    spans.record(first + before, got - before, us(issued), us(read_at));
+                }
+                ctx.progress.update(state.done, state.started.elapsed());
+            }
         }
         // Keep only the unparsed tail so the buffer never grows with the batch.
         if pos > 0 {

@@ -45,6 +45,9 @@ pub struct RunContext<'a> {
     pub response_timeout: Duration,
     /// Keep per-request timings (the timeline). Off, only the histogram is kept.
     pub record_spans: bool,
+    /// Measure at all (histogram, spans, live progress). Off only to measure what measuring
+    /// costs: the run then reports wall time and throughput alone.
+    pub instrument: bool,
     /// Where the first requests' timings go as they happen, for live streaming.
     pub span_outbox: Option<crate::spans::Outbox>,
 }
@@ -57,6 +60,7 @@ impl<'a> RunContext<'a> {
             cancel,
             response_timeout: DEFAULT_RESPONSE_TIMEOUT,
             record_spans: true,
+            instrument: true,
             span_outbox: None,
         }
     }
