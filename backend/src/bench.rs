@@ -124,10 +124,9 @@ pub async fn run(
                 }
             })
         };
-        let cancel = AtomicBool::new(false);
         let ctx = RunContext {
             record_spans,
-            ..RunContext::new(run_id, &progress, &cancel)
+            ..RunContext::new(run_id, progress.clone(), Arc::new(AtomicBool::new(false)))
         };
         let outcome = engine::run(target, spec, ctx).await;
         ticker.abort();

@@ -215,7 +215,7 @@ impl Hub {
                 let ctx = RunContext {
                     response_timeout,
                     span_outbox: Some(outbox),
-                    ..RunContext::new(run, &progress, &cancel)
+                    ..RunContext::new(run, progress, cancel)
                 };
                 engine::run(&target, spec, ctx).await
             })

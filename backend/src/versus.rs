@@ -6,6 +6,7 @@
 //! Always on an embedded redis-server of our own: redis-benchmark writes `key:*` keys we must
 //! not leave in anybody's database.
 
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use anyhow::Context;
@@ -60,10 +61,13 @@ async fn ours(
         count,
         mode,
     };
-    let (progress, cancel) = (Progress::default(), AtomicBool::new(false));
     let ctx = RunContext {
         instrument,
-        ..RunContext::new(run_id, &progress, &cancel)
+        ..RunContext::new(
+            run_id,
+            Arc::new(Progress::default()),
+            Arc::new(AtomicBool::new(false)),
+        )
     };
     let outcome = engine::run(target, spec, ctx)
         .await

@@ -21,8 +21,7 @@ fn spec(count: u64, mode: Mode) -> RunSpec {
 }
 
 async fn run(target: &RedisTarget, run_id: u64, spec: RunSpec) -> Result<RunOutcome, RunFailure> {
-    let (progress, cancel) = (Progress::default(), AtomicBool::new(false));
-    let ctx = RunContext::new(run_id, &progress, &cancel);
+    let ctx = RunContext::new(run_id, Default::default(), Default::default());
     engine::run(target, spec, ctx).await
 }
 
@@ -134,7 +133,7 @@ async fn cancel_stops_at_a_batch_boundary_and_cleanup_still_works() {
     let task = {
         let (target, progress, cancel) = (target.clone(), progress.clone(), cancel.clone());
         tokio::spawn(async move {
-            let ctx = RunContext::new(4, &progress, &cancel);
+            let ctx = RunContext::new(4, progress, cancel);
             engine::run(
                 &target,
                 spec(5_000_000, Mode::Pipelined { batch: 100 }),
@@ -218,8 +217,7 @@ async fn redis_dying_mid_run_fails_the_run_promptly() {
     let task = {
         let (target, progress) = (target.clone(), progress.clone());
         tokio::spawn(async move {
-            let cancel = AtomicBool::new(false);
-            let ctx = RunContext::new(8, &progress, &cancel);
+            let ctx = RunContext::new(8, progress, Default::default());
             engine::run(&target, spec(5_000_000, Mode::Sequential), ctx).await
         })
     };

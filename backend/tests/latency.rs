@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use pipescope::engine::{self, RunContext, keys};
 use pipescope::latency::{DelayProxy, NetworkProfile};
-use pipescope::recorder::Progress;
 use pipescope::target::RedisTarget;
 use shared::{Command, Mode, RunSpec, RunSummary};
 
@@ -96,10 +95,13 @@ fn bytes_out_equal_bytes_in_both_ways() {
 }
 
 async fn run_through(target: &RedisTarget, run_id: u64, spec: RunSpec) -> RunSummary {
-    let (progress, cancel) = (Progress::default(), AtomicBool::new(false));
-    let outcome = engine::run(target, spec, RunContext::new(run_id, &progress, &cancel))
-        .await
-        .unwrap();
+    let outcome = engine::run(
+        target,
+        spec,
+        RunContext::new(run_id, Default::default(), Default::default()),
+    )
+    .await
+    .unwrap();
     keys::remove_run_keys(target, run_id, outcome.written)
         .await
         .unwrap();

@@ -180,7 +180,21 @@ async fn the_timeline_plays_back_a_comparison_and_a_second_page_follows_it() {
         play.attr("aria-pressed").await.unwrap().as_deref(),
         Some("true")
     );
-    // Mid-playback picture, at the default slow motion.
+    // Mid-playback picture: scrub to the middle of the opening window and play on from there.
+    let window = s["playback"]["window_us"].as_f64().unwrap();
+    let mid = ((0.5 * window / extent) * 10_000.0).round() as u32;
+    set_range(c, "scrub", mid.max(1)).await;
+    click(c, "#play").await;
+    until(c, "playing from the middle", 10, |s| {
+        s["playback"]["playing"] == true && position(s) > 0.4 * window
+    })
+    .await;
+    c.execute(
+        "document.getElementById('timeline').scrollIntoView({ block: 'center' })",
+        vec![],
+    )
+    .await
+    .unwrap();
     let shot = presenter.screenshot("timeline-mid-playback").await;
     println!("screenshot {}", shot.display());
     click(c, "#play").await;
@@ -237,14 +251,24 @@ async fn the_timeline_plays_back_a_comparison_and_a_second_page_follows_it() {
         .for_element(Locator::Css("body.presenter"))
         .await
         .expect("presenter mode sets body.presenter");
-    click(c, "#replay").await;
-    until(c, "presenter playback", 10, |s| position(s) > 0.0).await;
+    // Play on from where the steps left off (mid-run, arrows on screen).
+    click(c, "#play").await;
+    until(c, "presenter playback", 10, |s| s["playback"]["playing"] == true).await;
     let url: String = c.current_url().await.unwrap().to_string();
     assert!(
         url.contains("presenter=1") && url.contains("count=3000"),
         "{url}"
     );
+    c.execute("window.scrollTo(0, 0)", vec![]).await.unwrap();
     let shot = presenter.screenshot("presenter").await;
+    println!("screenshot {}", shot.display());
+    c.execute(
+        "document.getElementById('rtt').scrollIntoView({ block: 'start' })",
+        vec![],
+    )
+    .await
+    .unwrap();
+    let shot = presenter.screenshot("rtt-presenter").await;
     println!("screenshot {}", shot.display());
     assert!(
         c.find(Locator::Css("#error")).await.is_err(),
@@ -252,6 +276,9 @@ async fn the_timeline_plays_back_a_comparison_and_a_second_page_follows_it() {
     );
     let shot = viewer.screenshot("following").await;
     println!("screenshot {}", shot.display());
+    // Ending the sessions quits the browsers (killing chromedriver alone leaves them running).
+    let _ = viewer.client.clone().close().await;
+    let _ = presenter.client.clone().close().await;
 }
 
 #[tokio::test]
@@ -305,4 +332,5 @@ async fn ten_thousand_arrows_animate() {
         "at least 10,000 arrows drawn, got {arrows}"
     );
     assert!(s["frame"]["avg_ms"].as_f64().unwrap() > 0.0);
+    let _ = browser.client.clone().close().await;
 }

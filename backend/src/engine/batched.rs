@@ -28,7 +28,7 @@ struct State {
 pub async fn run(
     target: &RedisTarget,
     spec: RunSpec,
-    ctx: RunContext<'_>,
+    ctx: RunContext,
 ) -> Result<RunOutcome, RunFailure> {
     let mut state = State {
         recorder: Recorder::new(),
@@ -73,7 +73,7 @@ pub async fn run(
 async fn drive(
     stream: &mut tokio::net::TcpStream,
     spec: RunSpec,
-    ctx: &RunContext<'_>,
+    ctx: &RunContext,
     state: &mut State,
 ) -> Result<(), EngineError> {
     let batch = spec.mode.batch() as u64;
@@ -137,7 +137,7 @@ async fn read_replies<R: AsyncRead + Unpin>(
     inbuf: &mut Vec<u8>,
     n: u64,
     issued: Instant,
-    ctx: &RunContext<'_>,
+    ctx: &RunContext,
     state: &mut State,
 ) -> Result<(), EngineError> {
     let first = state.done;

@@ -6,6 +6,7 @@ mod batched;
 pub mod keys;
 pub mod resp;
 
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -34,14 +35,16 @@ pub enum EngineError {
     Protocol(#[from] resp::ProtocolError),
     #[error("cancelled")]
     Cancelled,
+    #[error("the engine crashed; see the server log")]
+    Crashed,
 }
 
 /// What the caller hands the engine besides the spec.
-pub struct RunContext<'a> {
+pub struct RunContext {
     pub run_id: u64,
-    pub progress: &'a Progress,
+    pub progress: Arc<Progress>,
     /// Checked at every batch boundary.
-    pub cancel: &'a AtomicBool,
+    pub cancel: Arc<AtomicBool>,
     pub response_timeout: Duration,
     /// Keep per-request timings (the timeline). Off, only the histogram is kept.
     pub record_spans: bool,
@@ -52,8 +55,8 @@ pub struct RunContext<'a> {
     pub span_outbox: Option<crate::spans::Outbox>,
 }
 
-impl<'a> RunContext<'a> {
-    pub fn new(run_id: u64, progress: &'a Progress, cancel: &'a AtomicBool) -> Self {
+impl RunContext {
+    pub fn new(run_id: u64, progress: Arc<Progress>, cancel: Arc<AtomicBool>) -> Self {
         RunContext {
             run_id,
             progress,
@@ -85,10 +88,43 @@ pub struct RunFailure {
 
 /// Runs `spec` once. The caller removes the keys afterwards with `keys::remove_run_keys`,
 /// whatever the outcome.
+///
+/// The run gets a thread and a single-threaded runtime of its own: replies are handled on the
+/// thread that sent the requests (no hand-over between worker threads on every round trip),
+/// and nothing else scheduled in the server competes with the measurement.
 pub async fn run(
     target: &RedisTarget,
     spec: RunSpec,
-    ctx: RunContext<'_>,
+    ctx: RunContext,
 ) -> Result<RunOutcome, RunFailure> {
-    batched::run(target, spec, ctx).await
+    let target = target.clone();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let spawned = std::thread::Builder::new()
+        .name(format!("engine-{}", ctx.run_id))
+        .spawn(move || {
+            let result = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt.block_on(batched::run(&target, spec, ctx)),
+                Err(e) => Err(not_started(spec, EngineError::Io(e))),
+            };
+            let _ = tx.send(result);
+        });
+    if let Err(e) = spawned {
+        return Err(not_started(spec, EngineError::Io(e)));
+    }
+    rx.await
+        .unwrap_or_else(|_| Err(not_started(spec, EngineError::Crashed)))
+}
+
+/// A failure before anything was sent.
+fn not_started(spec: RunSpec, error: EngineError) -> RunFailure {
+    let partial = crate::recorder::Recorder::new().summary(spec, 0, Duration::ZERO, 0);
+    RunFailure {
+        error,
+        partial,
+        timeline: Timeline::default(),
+        written: 0,
+    }
 }
