@@ -13,9 +13,10 @@ use shared::{
 use tokio::sync::broadcast;
 
 use crate::engine::{self, DEFAULT_RESPONSE_TIMEOUT, RunContext, keys};
+use crate::latency::{DelayProxy, NetworkProfile};
 use crate::recorder::Progress;
 use crate::spans::Outbox;
-use crate::target::RedisTarget;
+use crate::target::{RedisTarget, TargetError};
 
 /// Progress frames per second, whatever the count.
 pub const PROGRESS_HZ: u64 = 30;
@@ -35,7 +36,9 @@ pub struct Hub {
 }
 
 struct Inner {
+    /// Redis, with the engine's connection routed through `_proxy` when a network is dialled in.
     target: RedisTarget,
+    _proxy: Option<DelayProxy>,
     redis_version: String,
     limits: Limits,
     response_timeout: Duration,
@@ -56,10 +59,34 @@ struct State {
 
 impl Hub {
     pub fn new(target: RedisTarget, redis_version: String) -> Self {
+        Self::build(target, redis_version, None)
+    }
+
+    /// A hub whose runs cross the given network: a delay-line proxy in front of Redis.
+    pub async fn with_network(
+        target: RedisTarget,
+        redis_version: String,
+        network: NetworkProfile,
+    ) -> Result<Self, TargetError> {
+        if network.is_loopback() {
+            return Ok(Self::new(target, redis_version));
+        }
+        let upstream = target.socket_addr().await?;
+        let proxy =
+            DelayProxy::start(upstream, network).map_err(|cause| TargetError::Unreachable {
+                addr: target.addr(),
+                cause,
+            })?;
+        let routed = target.through(proxy.addr());
+        Ok(Self::build(routed, redis_version, Some(proxy)))
+    }
+
+    fn build(target: RedisTarget, redis_version: String, proxy: Option<DelayProxy>) -> Self {
         let first = first_run_id();
         Self {
             inner: Arc::new(Inner {
                 target,
+                _proxy: proxy,
                 redis_version,
                 limits: Limits::DEFAULT,
                 response_timeout: DEFAULT_RESPONSE_TIMEOUT,

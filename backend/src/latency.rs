@@ -51,6 +51,24 @@ impl NetworkProfile {
     }
 }
 
+impl std::fmt::Display for NetworkProfile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "one-way delay {} µs out, {} µs back",
+            self.delay_out.as_micros(),
+            self.delay_back.as_micros()
+        )?;
+        if !self.jitter.is_zero() {
+            write!(f, ", jitter ±{} µs", self.jitter.as_micros())?;
+        }
+        match self.bandwidth {
+            Some(bw) => write!(f, ", bandwidth {bw} B/s"),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Bytes and chunks (reads, hence writes) that crossed the proxy, per direction.
 #[derive(Debug, Default)]
 pub struct ProxyStats {

@@ -44,6 +44,33 @@ struct ServeArgs {
     /// Port to listen on; 0 picks a free one. If the default is taken, a free one is used.
     #[arg(long, default_value_t = 8080, env = "PIPESCOPE_PORT")]
     port: u16,
+    #[command(flatten)]
+    network: NetworkArgs,
+}
+
+/// A network dialled in between the engine and Redis (a delay-line proxy in pipescope).
+#[derive(clap::Args, Clone, Copy, Default)]
+struct NetworkArgs {
+    /// One-way delay each way, in µs (e.g. 250 for a 0.5 ms round trip on top of loopback).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    delay_us: u64,
+    /// Jitter on that delay, ± µs (bytes are never reordered).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    jitter_us: u64,
+    /// Bandwidth cap on each direction, bytes per second (makes transmission time real).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1_000..))]
+    bandwidth: Option<u64>,
+}
+
+impl NetworkArgs {
+    fn profile(self) -> NetworkProfile {
+        NetworkProfile {
+            delay_out: Duration::from_micros(self.delay_us),
+            delay_back: Duration::from_micros(self.delay_us),
+            jitter: Duration::from_micros(self.jitter_us),
+            bandwidth: self.bandwidth,
+        }
+    }
 }
 
 #[derive(clap::Args)]
@@ -76,16 +103,8 @@ struct BenchArgs {
     /// Don't keep per-request timings (only the latency histogram), e.g. to measure their cost.
     #[arg(long)]
     no_spans: bool,
-    /// One-way delay to inject between the engine and Redis, each way, in µs (a delay-line
-    /// proxy; e.g. 250 for a 0.5 ms round trip).
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
-    delay_us: u64,
-    /// Jitter on the injected delay, ± µs (never reorders bytes).
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
-    jitter_us: u64,
-    /// Bandwidth cap on each direction, bytes per second (makes transmission time real).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1_000..))]
-    bandwidth: Option<u64>,
+    #[command(flatten)]
+    network: NetworkArgs,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -130,6 +149,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     let result = match cli.command.unwrap_or(Cmd::Serve(ServeArgs {
         listen: [127, 0, 0, 1].into(),
         port: 8080,
+        network: NetworkArgs::default(),
     })) {
         Cmd::Serve(args) => serve(args, target, redis_version).await,
         Cmd::Bench(args) => bench(args, target).await,
@@ -161,7 +181,11 @@ async fn serve(args: ServeArgs, target: RedisTarget, redis_version: String) -> a
         target.redacted()
     ));
     say(format_args!("open http://{shown}/"));
-    let hub = Hub::new(target, redis_version);
+    let network = args.network.profile();
+    if !network.is_loopback() {
+        say(format_args!("network dialled in: {network}"));
+    }
+    let hub = Hub::with_network(target, redis_version, network).await?;
     pipescope::server::serve(listener, hub, shutdown_signal()).await?;
     say(format_args!("pipescope stopped"));
     Ok(())
@@ -202,12 +226,7 @@ async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
             })
             .collect(),
     };
-    let network = NetworkProfile {
-        delay_out: Duration::from_micros(args.delay_us),
-        delay_back: Duration::from_micros(args.delay_us),
-        jitter: Duration::from_micros(args.jitter_us),
-        bandwidth: args.bandwidth,
-    };
+    let network = args.network.profile();
     let options = BenchOptions {
         format: if args.json { Format::Json } else { args.format },
         no_spans: args.no_spans,

@@ -253,7 +253,10 @@ async fn the_timeline_plays_back_a_comparison_and_a_second_page_follows_it() {
         .expect("presenter mode sets body.presenter");
     // Play on from where the steps left off (mid-run, arrows on screen).
     click(c, "#play").await;
-    until(c, "presenter playback", 10, |s| s["playback"]["playing"] == true).await;
+    until(c, "presenter playback", 10, |s| {
+        s["playback"]["playing"] == true
+    })
+    .await;
     let url: String = c.current_url().await.unwrap().to_string();
     assert!(
         url.contains("presenter=1") && url.contains("count=3000"),

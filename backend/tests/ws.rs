@@ -343,3 +343,40 @@ async fn shutdown_closes_websockets_with_a_reason() {
         .unwrap()
         .unwrap();
 }
+
+#[tokio::test]
+async fn runs_cross_the_network_the_server_was_given() {
+    let (_redis, target) = support::redis();
+    let delay = Duration::from_millis(2);
+    let server = support::Server::start_with_network(
+        target.clone(),
+        pipescope::latency::NetworkProfile::symmetric(delay),
+    )
+    .await;
+    let mut ws = connect(&server).await;
+    send(
+        &mut ws,
+        &ClientMsg::Start {
+            runs: vec![RunSpec {
+                command: shared::Command::Set,
+                count: 20,
+                mode: Mode::Sequential,
+            }],
+        },
+    )
+    .await;
+    let summary = loop {
+        match next(&mut ws).await {
+            ServerMsg::Finished { summary, .. } => break summary,
+            ServerMsg::Failed { reason, .. } => panic!("{reason}"),
+            _ => {}
+        }
+    };
+    assert!(
+        summary.latency.p50_us >= 2.0 * delay.as_micros() as f64 * 0.999,
+        "{:?}",
+        summary.latency
+    );
+    // Cleanup still reaches Redis directly.
+    assert!(support::pipescope_keys(&target).await.is_empty());
+}

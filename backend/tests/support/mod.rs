@@ -83,8 +83,16 @@ pub struct Server {
 
 impl Server {
     pub async fn start(target: RedisTarget) -> Server {
+        Self::start_with_network(target, Default::default()).await
+    }
+
+    /// The same, with a network dialled in between the engine and Redis.
+    pub async fn start_with_network(
+        target: RedisTarget,
+        network: pipescope::latency::NetworkProfile,
+    ) -> Server {
         let version = target.server_version().await.unwrap();
-        let hub = Hub::new(target, version);
+        let hub = Hub::with_network(target, version, network).await.unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = oneshot::channel();
