@@ -18,6 +18,10 @@ use crate::recorder::Progress;
 use crate::spans::Outbox;
 use crate::target::{RedisTarget, TargetError};
 
+/// At most this many starts in any window of `STARTS_WINDOW`, whoever sends them.
+pub const STARTS_PER_WINDOW: usize = 10;
+pub const STARTS_WINDOW: Duration = Duration::from_secs(10);
+
 /// Progress frames per second, whatever the count.
 pub const PROGRESS_HZ: u64 = 30;
 const EVENT_BUFFER: usize = 1024;
@@ -28,6 +32,8 @@ pub enum Rejection {
     Invalid(#[from] shared::SpecError),
     #[error("a run is already in progress; wait for it to finish or cancel it")]
     Busy,
+    #[error("too many starts ({STARTS_PER_WINDOW} in {STARTS_WINDOW:?}); wait a moment")]
+    TooMany,
 }
 
 #[derive(Clone)]
@@ -47,6 +53,8 @@ struct Inner {
     closing: tokio::sync::watch::Sender<bool>,
     state: Mutex<State>,
     next_run: AtomicU64,
+    /// When set, only connections that present it may start or cancel runs.
+    token: Option<String>,
 }
 
 #[derive(Default)]
@@ -55,6 +63,8 @@ struct State {
     running: Option<Arc<AtomicBool>>,
     /// Finished runs of the latest plan, for pages that connect later.
     recent: Vec<RunRecord>,
+    /// When the latest starts were accepted (for the rate limit).
+    starts: std::collections::VecDeque<std::time::Instant>,
 }
 
 impl Hub {
@@ -94,7 +104,24 @@ impl Hub {
                 closing: tokio::sync::watch::channel(false).0,
                 state: Mutex::new(State::default()),
                 next_run: AtomicU64::new(first),
+                token: None,
             }),
+        }
+    }
+
+    /// Requires `token` to start or cancel runs (when listening beyond loopback).
+    pub fn require_token(mut self, token: String) -> Self {
+        Arc::get_mut(&mut self.inner)
+            .expect("set before the hub is shared")
+            .token = Some(token);
+        self
+    }
+
+    /// Whether a connection that presented `token` may start and cancel runs.
+    pub fn may_control(&self, token: Option<&str>) -> bool {
+        match &self.inner.token {
+            None => true,
+            Some(required) => token.is_some_and(|t| t.as_bytes() == required.as_bytes()),
         }
     }
 
@@ -145,6 +172,18 @@ impl Hub {
             if state.running.is_some() {
                 return Err(Rejection::Busy);
             }
+            let now = std::time::Instant::now();
+            while state
+                .starts
+                .front()
+                .is_some_and(|t| now.duration_since(*t) > STARTS_WINDOW)
+            {
+                state.starts.pop_front();
+            }
+            if state.starts.len() >= STARTS_PER_WINDOW {
+                return Err(Rejection::TooMany);
+            }
+            state.starts.push_back(now);
             state.running = Some(cancel.clone());
             state.recent.clear();
         }

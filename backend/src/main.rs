@@ -46,6 +46,10 @@ struct ServeArgs {
     port: u16,
     #[command(flatten)]
     network: NetworkArgs,
+    /// The presenter token: needed to start or cancel runs when listening beyond loopback
+    /// (viewers only watch). Generated and printed if not given.
+    #[arg(long, env = "PIPESCOPE_TOKEN", hide_env_values = true)]
+    token: Option<String>,
 }
 
 /// A network dialled in between the engine and Redis (a delay-line proxy in pipescope).
@@ -150,6 +154,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         listen: [127, 0, 0, 1].into(),
         port: 8080,
         network: NetworkArgs::default(),
+        token: None,
     })) {
         Cmd::Serve(args) => serve(args, target, redis_version).await,
         Cmd::Bench(args) => bench(args, target).await,
@@ -180,12 +185,34 @@ async fn serve(args: ServeArgs, target: RedisTarget, redis_version: String) -> a
         redis_version,
         target.redacted()
     ));
-    say(format_args!("open http://{shown}/"));
+    // On loopback only this machine can connect; beyond it, a room can: then control needs
+    // the token and everyone else watches.
+    let token = match (args.listen.is_loopback(), args.token) {
+        (_, Some(t)) => Some(t),
+        (false, None) => Some(
+            (0..24)
+                .map(|_| fastrand::alphanumeric())
+                .collect::<String>(),
+        ),
+        (true, None) => None,
+    };
+    match &token {
+        Some(t) => {
+            say(format_args!(
+                "presenter (can start runs): http://{shown}/?token={t}"
+            ));
+            say(format_args!("viewers (watch only):       http://{shown}/"));
+        }
+        None => say(format_args!("open http://{shown}/")),
+    }
     let network = args.network.profile();
     if !network.is_loopback() {
         say(format_args!("network dialled in: {network}"));
     }
-    let hub = Hub::with_network(target, redis_version, network).await?;
+    let mut hub = Hub::with_network(target, redis_version, network).await?;
+    if let Some(t) = token {
+        hub = hub.require_token(t);
+    }
     pipescope::server::serve(listener, hub, shutdown_signal()).await?;
     say(format_args!("pipescope stopped"));
     Ok(())

@@ -2,8 +2,10 @@
 //! task receives (starts and cancels); when either ends the other is stopped. Generic over
 //! Sink/Stream so it can be driven without a network.
 
-use axum::extract::State;
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, close_code};
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::IntoResponse;
 use axum::response::Response;
 use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use shared::{ClientMsg, ServerMsg};
@@ -14,16 +16,47 @@ use crate::hub::Hub;
 /// Client messages are small; anything bigger is refused by the websocket layer itself.
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
 
-pub async fn handler(ws: WebSocketUpgrade, State(hub): State<Hub>) -> Response {
+#[derive(Debug, serde::Deserialize)]
+pub struct WsParams {
+    /// The presenter token, when the server requires one to start or cancel runs.
+    token: Option<String>,
+}
+
+pub async fn handler(
+    ws: WebSocketUpgrade,
+    State(hub): State<Hub>,
+    Query(params): Query<WsParams>,
+    headers: HeaderMap,
+) -> Response {
+    // A page from another site must not drive runs against this Redis (browsers always send
+    // Origin on websockets; tools that send none are not pages).
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let host = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .unwrap_or("");
+        let origin_host = origin
+            .to_str()
+            .unwrap_or("")
+            .split("://")
+            .nth(1)
+            .unwrap_or("");
+        if origin_host != host {
+            tracing::warn!(?origin, host, "refused a cross-origin websocket");
+            return (StatusCode::FORBIDDEN, "cross-origin websocket refused").into_response();
+        }
+    }
+    let control = hub.may_control(params.token.as_deref());
     ws.max_message_size(MAX_MESSAGE_BYTES)
         .max_frame_size(MAX_MESSAGE_BYTES)
         .on_upgrade(move |socket: WebSocket| {
             let (sink, stream) = socket.split();
-            serve(sink, stream, hub)
+            serve(sink, stream, hub, control)
         })
 }
 
-pub async fn serve<W, R, E>(mut sink: W, mut stream: R, hub: Hub)
+/// Serves one page. `control`: whether it may start and cancel runs, or only watch.
+pub async fn serve<W, R, E>(mut sink: W, mut stream: R, hub: Hub, control: bool)
 where
     W: Sink<Message> + Unpin + Send + 'static,
     R: Stream<Item = Result<Message, E>> + Unpin + Send + 'static,
@@ -65,7 +98,7 @@ where
     let mut recv_task = tokio::spawn(async move {
         while let Some(Ok(frame)) = stream.next().await {
             let reply = match frame {
-                Message::Text(t) => handle_text(&hub, t.as_str()),
+                Message::Text(t) => handle_text(&hub, t.as_str(), control),
                 Message::Binary(_) => {
                     Some(rejected("binary frames are not accepted; send JSON text"))
                 }
@@ -87,9 +120,12 @@ where
 }
 
 /// Acts on one text frame; returns a reply for this page only, if any.
-fn handle_text(hub: &Hub, text: &str) -> Option<ServerMsg> {
+fn handle_text(hub: &Hub, text: &str, control: bool) -> Option<ServerMsg> {
     match ClientMsg::from_json(text) {
         Err(e) => Some(rejected(&e.to_string())),
+        Ok(ClientMsg::Start { .. } | ClientMsg::Cancel) if !control => Some(rejected(
+            "this page can only watch: starting or cancelling a run needs the presenter's link (with its token), printed when pipescope started",
+        )),
         Ok(ClientMsg::Start { runs }) => hub.start(runs).err().map(|r| rejected(&r.to_string())),
         Ok(ClientMsg::Cancel) => {
             if !hub.cancel() {

@@ -265,6 +265,15 @@ async fn the_timeline_plays_back_a_comparison_and_a_second_page_follows_it() {
     c.execute("window.scrollTo(0, 0)", vec![]).await.unwrap();
     let shot = presenter.screenshot("presenter").await;
     println!("screenshot {}", shot.display());
+    // The dark high-contrast theme, for dim rooms.
+    click(c, "#theme-toggle").await;
+    c.wait()
+        .at_most(Duration::from_secs(5))
+        .for_element(Locator::Css("body.theme-dark"))
+        .await
+        .expect("the theme toggle sets body.theme-dark");
+    let shot = presenter.screenshot("presenter-dark").await;
+    println!("screenshot {}", shot.display());
     c.execute(
         "document.getElementById('rtt').scrollIntoView({ block: 'start' })",
         vec![],

@@ -380,3 +380,124 @@ async fn runs_cross_the_network_the_server_was_given() {
     // Cleanup still reaches Redis directly.
     assert!(support::pipescope_keys(&target).await.is_empty());
 }
+
+async fn connect_with(
+    url: &str,
+    origin: Option<&str>,
+) -> Result<Ws, tokio_tungstenite::tungstenite::Error> {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let mut request = url.into_client_request().unwrap();
+    if let Some(origin) = origin {
+        request
+            .headers_mut()
+            .insert("origin", origin.parse().unwrap());
+    }
+    tokio_tungstenite::connect_async(request)
+        .await
+        .map(|(ws, _)| ws)
+}
+
+#[tokio::test]
+async fn a_page_from_another_origin_is_refused() {
+    let (_redis, target) = support::redis();
+    let server = support::Server::start(target).await;
+    let same = format!("http://{}", server.addr);
+    assert!(
+        connect_with(&server.ws_url(), Some(&same)).await.is_ok(),
+        "same origin is fine"
+    );
+    let err = connect_with(&server.ws_url(), Some("http://evil.example"))
+        .await
+        .err()
+        .expect("refused");
+    assert!(err.to_string().contains("403"), "{err}");
+}
+
+#[tokio::test]
+async fn with_a_token_viewers_watch_and_only_the_presenter_starts() {
+    let (_redis, target) = support::redis();
+    let version = target.server_version().await.unwrap();
+    let hub =
+        pipescope::hub::Hub::new(target.clone(), version).require_token("s3cr3t-token".into());
+    let server = support::Server::serve(hub).await;
+    let start = ClientMsg::Start {
+        runs: vec![RunSpec {
+            command: shared::Command::Set,
+            count: 10,
+            mode: Mode::Sequential,
+        }],
+    };
+
+    let mut viewer = connect_with(&server.ws_url(), None).await.unwrap();
+    assert!(matches!(next(&mut viewer).await, ServerMsg::Welcome { .. }));
+    send(&mut viewer, &start).await;
+    let ServerMsg::Rejected { reason } = next(&mut viewer).await else {
+        panic!("expected Rejected")
+    };
+    assert!(reason.contains("only watch"), "{reason}");
+    let mut wrong = connect_with(&format!("{}?token=guess", server.ws_url()), None)
+        .await
+        .unwrap();
+    next(&mut wrong).await;
+    send(&mut wrong, &start).await;
+    assert!(matches!(next(&mut wrong).await, ServerMsg::Rejected { .. }));
+    assert_eq!(
+        support::command_calls(&target).await.get("set"),
+        None,
+        "nothing ran"
+    );
+
+    let mut presenter = connect_with(&format!("{}?token=s3cr3t-token", server.ws_url()), None)
+        .await
+        .unwrap();
+    next(&mut presenter).await;
+    send(&mut presenter, &start).await;
+    assert!(matches!(
+        next(&mut presenter).await,
+        ServerMsg::RunStarted { .. }
+    ));
+    // The viewer watches it.
+    assert!(matches!(
+        next(&mut viewer).await,
+        ServerMsg::RunStarted { .. }
+    ));
+}
+
+#[tokio::test]
+async fn starts_are_rate_limited() {
+    let (_redis, target) = support::redis();
+    let server = support::Server::start(target).await;
+    let mut ws = connect(&server).await;
+    let one = ClientMsg::Start {
+        runs: vec![RunSpec {
+            command: shared::Command::Set,
+            count: 1,
+            mode: Mode::Sequential,
+        }],
+    };
+    let mut accepted = 0;
+    let mut limited = false;
+    for _ in 0..pipescope::hub::STARTS_PER_WINDOW + 1 {
+        send(&mut ws, &one).await;
+        // Each start either runs to the end or is refused.
+        loop {
+            match next(&mut ws).await {
+                ServerMsg::Finished { .. } => {
+                    accepted += 1;
+                    break;
+                }
+                ServerMsg::Rejected { reason } if reason.contains("too many starts") => {
+                    limited = true;
+                    break;
+                }
+                ServerMsg::Rejected { reason } if reason.contains("already in progress") => {
+                    // The previous run's plan had not quite ended: try again.
+                    send(&mut ws, &one).await;
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(limited, "the start after {accepted} was refused");
+    assert_eq!(accepted, pipescope::hub::STARTS_PER_WINDOW);
+}

@@ -92,7 +92,11 @@ impl Server {
         network: pipescope::latency::NetworkProfile,
     ) -> Server {
         let version = target.server_version().await.unwrap();
-        let hub = Hub::with_network(target, version, network).await.unwrap();
+        Self::serve(Hub::with_network(target, version, network).await.unwrap()).await
+    }
+
+    /// The real backend around a hub the test made.
+    pub async fn serve(hub: Hub) -> Server {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = oneshot::channel();
