@@ -72,12 +72,20 @@ impl Hub {
         Self::build(target, redis_version, None)
     }
 
-    /// A hub whose runs cross the given network: a delay-line proxy in front of Redis.
+    /// A hub whose runs cross the given network: a delay-line proxy in front of Redis. Also
+    /// sweeps keys that earlier, crashed runs of pipescope left behind.
     pub async fn with_network(
         target: RedisTarget,
         redis_version: String,
         network: NetworkProfile,
     ) -> Result<Self, TargetError> {
+        let swept = keys::sweep_leftovers(&target, first_run_id()).await?;
+        if swept > 0 {
+            tracing::warn!(
+                keys = swept,
+                "removed keys left behind by earlier pipescope runs"
+            );
+        }
         if network.is_loopback() {
             return Ok(Self::new(target, redis_version));
         }

@@ -238,3 +238,101 @@ async fn redis_dying_mid_run_fails_the_run_promptly() {
     );
     assert!(failure.partial.done >= 100);
 }
+
+#[tokio::test]
+async fn leftovers_of_crashed_runs_are_swept_and_nothing_else_is_touched() {
+    let (_redis, target) = support::redis();
+    let mut con = support::admin(&target).await;
+    // Unrelated data of several types, and keys an earlier crashed run left behind.
+    let _: () = redis::pipe()
+        .cmd("SET")
+        .arg("app:user:1")
+        .arg("alice")
+        .ignore()
+        .cmd("HSET")
+        .arg("app:h")
+        .arg("f")
+        .arg("v")
+        .ignore()
+        .cmd("RPUSH")
+        .arg("app:l")
+        .arg("a")
+        .arg("b")
+        .ignore()
+        .cmd("SADD")
+        .arg("app:s")
+        .arg("x")
+        .ignore()
+        .cmd("ZADD")
+        .arg("app:z")
+        .arg(1)
+        .arg("m")
+        .ignore()
+        .cmd("SET")
+        .arg("pipescope-notours")
+        .arg("keep")
+        .ignore()
+        .cmd("SET")
+        .arg("pipescope:notanid:k1")
+        .arg("keep")
+        .ignore()
+        .cmd("SET")
+        .arg("pipescope:12345:k0")
+        .arg("v0")
+        .ignore()
+        .cmd("SET")
+        .arg("pipescope:12345:k1")
+        .arg("v1")
+        .ignore()
+        .query_async(&mut con)
+        .await
+        .unwrap();
+    let dump = |key: &'static str| {
+        let target = target.clone();
+        async move {
+            let v: Vec<u8> = redis::cmd("DUMP")
+                .arg(key)
+                .query_async(&mut support::admin(&target).await)
+                .await
+                .unwrap();
+            v
+        }
+    };
+    let before: Vec<Vec<u8>> = futures_util::future::join_all(
+        [
+            "app:user:1",
+            "app:h",
+            "app:l",
+            "app:s",
+            "app:z",
+            "pipescope-notours",
+            "pipescope:notanid:k1",
+        ]
+        .map(dump),
+    )
+    .await;
+
+    let removed = keys::sweep_leftovers(&target, pipescope::hub::first_run_id())
+        .await
+        .unwrap();
+    assert_eq!(removed, 2);
+    let after: Vec<Vec<u8>> = futures_util::future::join_all(
+        [
+            "app:user:1",
+            "app:h",
+            "app:l",
+            "app:s",
+            "app:z",
+            "pipescope-notours",
+            "pipescope:notanid:k1",
+        ]
+        .map(dump),
+    )
+    .await;
+    assert_eq!(before, after, "unrelated keys are byte-identical");
+    assert_eq!(support::dbsize(&target).await, 7);
+    let calls = support::command_calls(&target).await;
+    for forbidden in ["flushdb", "flushall", "keys", "config|set"] {
+        assert_eq!(calls.get(forbidden), None, "{forbidden} must never be sent");
+    }
+}

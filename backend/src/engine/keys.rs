@@ -88,8 +88,59 @@ pub async fn remove_run_keys(
     Ok(removed)
 }
 
+/// Removes keys left under `pipescope:<id>:` by runs older than `before` (runs of an earlier
+/// pipescope that crashed or was killed before it could clean up). SCAN + UNLINK, never KEYS.
+/// Returns how many keys were removed.
+pub async fn sweep_leftovers(target: &RedisTarget, before: u64) -> Result<u64, TargetError> {
+    let redis_err = |source| TargetError::Redis {
+        addr: target.addr(),
+        source,
+    };
+    let mut con = target.admin_connection().await?;
+    let mut cursor = 0u64;
+    let mut removed = 0;
+    loop {
+        let (next, found): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg("pipescope:*")
+            .arg("COUNT")
+            .arg(UNLINK_CHUNK)
+            .query_async(&mut con)
+            .await
+            .map_err(redis_err)?;
+        let stale: Vec<&Vec<u8>> = found
+            .iter()
+            .filter(|k| run_id_of(k).is_some_and(|id| id < before))
+            .collect();
+        if !stale.is_empty() {
+            let n: u64 = con.unlink(&stale).await.map_err(redis_err)?;
+            removed += n;
+        }
+        if next == 0 {
+            return Ok(removed);
+        }
+        cursor = next;
+    }
+}
+
+/// The run id in `pipescope:<id>:…`, if the key has that shape.
+fn run_id_of(key: &[u8]) -> Option<u64> {
+    let rest = key.strip_prefix(b"pipescope:")?;
+    let end = rest.iter().position(|&b| b == b':')?;
+    std::str::from_utf8(&rest[..end]).ok()?.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn run_ids_are_read_only_from_our_key_shape() {
+        assert_eq!(super::run_id_of(b"pipescope:42:k7"), Some(42));
+        assert_eq!(super::run_id_of(b"pipescope:x:k7"), None);
+        assert_eq!(super::run_id_of(b"pipescope:42"), None);
+        assert_eq!(super::run_id_of(b"other:42:k7"), None);
+    }
+
     use super::*;
 
     #[test]
