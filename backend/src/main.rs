@@ -144,7 +144,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     let (target, local) = match &cli.redis_url {
         Some(url) => (RedisTarget::parse(url)?, None),
         None => {
-            let local = LocalRedis::start().context("starting the embedded redis-server")?;
+            let local = LocalRedis::supervised().context("starting the embedded redis-server")?;
             tracing::info!(port = local.port(), "started embedded redis-server");
             (RedisTarget::parse(&local.url())?, Some(local))
         }

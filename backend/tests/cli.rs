@@ -253,3 +253,25 @@ fn against_redis_benchmark_reports_a_ratio_per_depth_and_the_overhead() {
     }
     assert!(lines[3]["overhead_percent"].is_number());
 }
+
+#[test]
+fn a_crashed_embedded_redis_is_started_again() {
+    let (mut child, _url, redis) = serve();
+    unsafe { libc::kill(redis[0] as i32, libc::SIGKILL) };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let fresh = loop {
+        let now = children_named(child.id(), "redis-server");
+        if let Some(&pid) = now.iter().find(|&&p| p != redis[0]) {
+            break pid;
+        }
+        assert!(Instant::now() < deadline, "no new redis-server within 10 s");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(alive(fresh));
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    assert!(wait_exit(&mut child, Duration::from_secs(10)).success());
+    assert!(
+        !alive(fresh),
+        "the restarted server is stopped with pipescope too"
+    );
+}
