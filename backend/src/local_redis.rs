@@ -49,6 +49,11 @@ impl LocalRedis {
         Err(last.expect("at least one attempt"))
     }
 
+    /// Starts redis-server on a given port (e.g. again, where one just died).
+    pub fn start_on(port: u16) -> Result<Self, LocalRedisError> {
+        Self::spawn(port, &[])
+    }
+
     fn spawn(port: u16, extra: &[&str]) -> Result<Self, LocalRedisError> {
         let mut cmd = Command::new("redis-server");
         let port_arg = port.to_string();

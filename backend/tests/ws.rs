@@ -501,3 +501,58 @@ async fn starts_are_rate_limited() {
     assert!(limited, "the start after {accepted} was refused");
     assert_eq!(accepted, pipescope::hub::STARTS_PER_WINDOW);
 }
+
+#[tokio::test]
+async fn redis_dying_mid_run_fails_the_run_and_the_next_run_works_once_it_is_back() {
+    let (mut redis, target) = support::redis();
+    let port = redis.port();
+    let server = support::Server::start(target.clone()).await;
+    let mut ws = connect(&server).await;
+    let long = RunSpec {
+        command: shared::Command::Set,
+        count: 5_000_000,
+        mode: Mode::Sequential,
+    };
+    send(&mut ws, &ClientMsg::Start { runs: vec![long] }).await;
+    loop {
+        if let ServerMsg::Progress { done, .. } = next(&mut ws).await {
+            if done > 100 {
+                break;
+            }
+        }
+    }
+    redis.stop();
+    let reason = loop {
+        match next(&mut ws).await {
+            ServerMsg::Failed {
+                reason, partial, ..
+            } => {
+                assert!(partial.unwrap().done > 100);
+                break reason;
+            }
+            ServerMsg::Progress { .. } | ServerMsg::Spans { .. } => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    assert!(
+        reason.contains("closed the connection") || reason.contains("connection"),
+        "{reason}"
+    );
+
+    // Redis comes back on the same port: the same server, same page, runs again.
+    let _back = pipescope::local_redis::LocalRedis::start_on(port).unwrap();
+    let short = RunSpec {
+        command: shared::Command::Set,
+        count: 100,
+        mode: Mode::Pipelined { batch: 10 },
+    };
+    send(&mut ws, &ClientMsg::Start { runs: vec![short] }).await;
+    loop {
+        match next(&mut ws).await {
+            ServerMsg::Finished { summary, .. } => break assert_eq!(summary.done, 100),
+            ServerMsg::Failed { reason, .. } => panic!("{reason}"),
+            ServerMsg::Rejected { reason } => panic!("{reason}"),
+            _ => {}
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! A real headless Chromium driven through chromedriver (both from Debian), started per test
 //! on a free port and killed on drop.
 
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -15,8 +16,10 @@ pub struct Browser {
 impl Browser {
     pub async fn start() -> Browser {
         let port = pipescope::local_redis::free_port().unwrap();
+        // Its own process group, so Chromium (chromedriver's child) goes with it on drop.
         let driver = Command::new("chromedriver")
             .arg(format!("--port={port}"))
+            .process_group(0)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -99,7 +102,8 @@ fn chromium() -> &'static str {
 
 impl Drop for Browser {
     fn drop(&mut self) {
-        let _ = self.driver.kill();
+        // The whole group: chromedriver and every Chromium process it started.
+        unsafe { libc::kill(-(self.driver.id() as i32), libc::SIGKILL) };
         let _ = self.driver.wait();
     }
 }

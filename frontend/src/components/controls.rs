@@ -102,7 +102,7 @@ pub fn Controls(conn: Connection, look: Look, url: UrlState) -> impl IntoView {
                             mode.set(ModeChoice::from_value(&event_target_value(&ev)));
                         }
                     >
-                        <option value="sequential" selected=move || sequential()>
+                        <option value="sequential" selected=sequential>
                             "sequential"
                         </option>
                         <option value="pipelined" selected=move || !sequential()>

@@ -1,0 +1,197 @@
+//! The teaching view's playback: where in the runs' measured time the picture is, how fast it
+//! moves, and how much time the canvas shows. Signals, created once in `App`; the timeline's
+//! animation loop advances them, the controls and the keyboard change them.
+
+use leptos::prelude::*;
+
+use crate::connection::Connection;
+use crate::timeaxis::{self, SPEED_DEFAULT, SPEED_MAX, ZOOM_MAX};
+use crate::trace::{self, Batch, Trace};
+
+#[derive(Clone, Copy)]
+pub struct Playback {
+    /// Run time (µs from each run's start) the picture shows.
+    pub position_us: RwSignal<f64>,
+    pub playing: RwSignal<bool>,
+    /// The slow-motion slider's position (`timeaxis::slowdown`).
+    pub speed_step: RwSignal<u32>,
+    /// The zoom slider's position, or `None` for the automatic window.
+    pub zoom_step: RwSignal<Option<u32>>,
+    /// The picture tracks the newest data (a run is coming in) instead of a playback position.
+    pub live: RwSignal<bool>,
+
+    pub traces: Memo<Vec<Trace>>,
+    pub batches: Memo<Vec<Vec<Batch>>>,
+    /// The last reply of any drawn run: where playback ends.
+    pub extent_us: Memo<f64>,
+    pub events: Memo<Vec<f64>>,
+    /// The visible window's width (µs).
+    pub window_us: Memo<f64>,
+    pub slowdown: Memo<f64>,
+}
+
+impl Playback {
+    pub fn new(conn: Connection) -> Self {
+        let traces = Memo::new(move |_| conn.session.with(|s| s.traces()));
+        let batches = Memo::new(move |_| {
+            traces.with(|t| t.iter().map(|t| trace::batches(&t.spans)).collect())
+        });
+        let extent_us =
+            Memo::new(move |_| traces.with(|t| t.iter().map(Trace::extent_us).fold(0.0, f64::max)));
+        let events = Memo::new(move |_| {
+            traces.with(|t| trace::events(t.iter().map(|t| t.spans.as_slice())))
+        });
+        let zoom_step = RwSignal::new(None::<u32>);
+        let window_us = Memo::new(move |_| {
+            let extent = extent_us.get();
+            match zoom_step.get() {
+                Some(step) => timeaxis::zoom_window(step, extent),
+                None => traces.with(|t| auto_window(t, extent)),
+            }
+        });
+        let speed_step = RwSignal::new(SPEED_DEFAULT);
+        let live = RwSignal::new(true);
+        let position_us = RwSignal::new(0.0);
+        let playing = RwSignal::new(false);
+
+        // A plan starting (new run ids) switches to live: show its data as it arrives.
+        let first_run = Memo::new(move |_| conn.run_ids.with(|ids| ids.first().copied()));
+        Effect::new(move |prev: Option<Option<u64>>| {
+            let now = first_run.get();
+            if prev.is_some_and(|p| p != now) && now.is_some() {
+                playing.set(false);
+                live.set(true);
+            }
+            now
+        });
+        // The plan is over (or a page opened after it): stop following the data and settle
+        // where the lesson is, near the end of the automatic window: the pipelined run done,
+        // the sequential one still ping-ponging. Play goes on from there; Replay starts over.
+        Effect::new(move |_| {
+            let (busy, end, window) = (conn.busy.get(), extent_us.get(), window_us.get());
+            if live.get() && !busy && end > 0.0 {
+                live.set(false);
+                position_us.set((0.85 * window).min(end));
+            }
+        });
+        // While live, the playhead sits at the newest reply.
+        Effect::new(move |_| {
+            let end = extent_us.get();
+            if live.get() {
+                position_us.set(end);
+            }
+        });
+
+        Playback {
+            position_us,
+            playing,
+            speed_step,
+            zoom_step,
+            live,
+            traces,
+            batches,
+            extent_us,
+            events,
+            window_us,
+            slowdown: Memo::new(move |_| timeaxis::slowdown(speed_step.get())),
+        }
+    }
+
+    /// Leaves live mode at `position_us`, paused.
+    pub fn seek(&self, position_us: f64) {
+        self.live.set(false);
+        self.playing.set(false);
+        let end = self.extent_us.get_untracked();
+        self.position_us.set(position_us.clamp(0.0, end.max(0.0)));
+    }
+
+    pub fn toggle_play(&self) {
+        if self.playing.get_untracked() {
+            self.playing.set(false);
+            return;
+        }
+        self.live.set(false);
+        // Playing from the end starts over: that is what a room expects.
+        if self.position_us.get_untracked() >= self.extent_us.get_untracked() {
+            self.position_us.set(0.0);
+        }
+        self.playing.set(true);
+    }
+
+    pub fn replay(&self) {
+        self.live.set(false);
+        self.position_us.set(0.0);
+        self.playing.set(true);
+    }
+
+    pub fn step_forward(&self) {
+        let next = self
+            .events
+            .with_untracked(|e| trace::step_forward(e, self.position_us.get_untracked()));
+        self.seek(next);
+    }
+
+    pub fn step_back(&self) {
+        let prev = self
+            .events
+            .with_untracked(|e| trace::step_back(e, self.position_us.get_untracked()));
+        self.seek(prev);
+    }
+
+    pub fn faster(&self) {
+        self.speed_step
+            .update(|s| *s = s.saturating_sub(5).min(SPEED_MAX));
+    }
+
+    pub fn slower(&self) {
+        self.speed_step.update(|s| *s = (*s + 5).min(SPEED_MAX));
+    }
+
+    /// Toggles between the whole run and the automatic window.
+    pub fn toggle_fit(&self) {
+        self.zoom_step.update(|z| {
+            *z = match z {
+                Some(ZOOM_MAX) => None,
+                _ => Some(ZOOM_MAX),
+            }
+        });
+    }
+
+    /// Called by the animation loop with the wall time since the last frame.
+    pub fn tick(&self, elapsed_ms: f64) {
+        if !self.playing.get_untracked() {
+            return;
+        }
+        let end = self.extent_us.get_untracked();
+        let next = timeaxis::advance(
+            self.position_us.get_untracked(),
+            elapsed_ms,
+            self.slowdown.get_untracked(),
+            end,
+        );
+        self.position_us.set(next);
+        if next >= end {
+            self.playing.set(false);
+        }
+    }
+}
+
+/// The window a comparison opens with: the pipelined run's whole time and a little more, so it is
+/// visibly finished while the sequential run is still ping-ponging. One run alone: all of it.
+fn auto_window(traces: &[Trace], extent_us: f64) -> f64 {
+    let pipelined = traces
+        .iter()
+        .filter(|t| t.kind() == "pipelined")
+        .map(Trace::extent_us)
+        .fold(0.0, f64::max);
+    let has_sequential = traces.iter().any(|t| t.kind() == "sequential");
+    let window = if has_sequential && pipelined > 0.0 {
+        pipelined * 1.3
+    } else {
+        extent_us
+    };
+    window.clamp(
+        timeaxis::MIN_WINDOW_US,
+        extent_us.max(timeaxis::MIN_WINDOW_US),
+    )
+}
