@@ -103,3 +103,66 @@ async fn invalid_input_is_refused_in_the_page() {
         "nothing ran"
     );
 }
+
+#[tokio::test]
+async fn only_the_presenters_link_can_start_a_run() {
+    let (_redis, target) = support::redis();
+    let version = target.server_version().await.unwrap();
+    let hub = pipescope::hub::Hub::new(target.clone(), version).require_token("Tok3n".into());
+    let server = support::Server::serve(hub).await;
+
+    let viewer = Browser::open(&server.http_url()).await;
+    viewer
+        .client
+        .find(Locator::Css("#compare"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let error = viewer
+        .client
+        .wait()
+        .at_most(Duration::from_secs(30))
+        .for_element(Locator::Css("#error"))
+        .await
+        .unwrap();
+    assert!(error.text().await.unwrap().contains("only watch"));
+    assert_eq!(
+        support::command_calls(&target).await.get("set"),
+        None,
+        "nothing ran"
+    );
+
+    let presenter = Browser::open(&format!(
+        "{}?count=500&batch=50&token=Tok3n",
+        server.http_url()
+    ))
+    .await;
+    presenter
+        .client
+        .find(Locator::Css("#compare"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    presenter
+        .client
+        .wait()
+        .at_most(Duration::from_secs(60))
+        .for_element(Locator::Css("#speedup[data-speedup]"))
+        .await
+        .expect("the presenter's runs finish");
+    assert_eq!(support::command_calls(&target).await["set"], 1000);
+    // The page kept the token in its URL while rewriting the query.
+    assert!(
+        presenter
+            .client
+            .current_url()
+            .await
+            .unwrap()
+            .as_str()
+            .contains("token=Tok3n")
+    );
+}

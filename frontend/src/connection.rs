@@ -137,7 +137,15 @@ impl Connection {
             _ => "ws",
         };
         let host = location.host().unwrap_or_else(|_| "127.0.0.1".to_string());
-        format!("{scheme}://{host}/ws")
+        // The presenter's link carries the token that lets this page start runs.
+        let search = location.search().unwrap_or_default();
+        match crate::url_state::UrlState::parse(&search).token {
+            Some(token) => format!(
+                "{scheme}://{host}/ws?token={}",
+                js_sys::encode_uri_component(&token)
+            ),
+            None => format!("{scheme}://{host}/ws"),
+        }
     }
 
     /// Opens the socket (replacing any previous one). Failures schedule a retry.

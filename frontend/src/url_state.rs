@@ -11,6 +11,9 @@ pub struct UrlState {
     pub presenter: bool,
     /// `light` or `dark`.
     pub theme: Option<String>,
+    /// The presenter token, when the server needs one to start runs (kept in the URL so the
+    /// presenter's link keeps working after the page rewrites its query).
+    pub token: Option<String>,
 }
 
 fn decode(s: &str) -> String {
@@ -59,6 +62,7 @@ impl UrlState {
                 }
                 "presenter" => out.presenter = matches!(value.as_str(), "1" | "true" | "on" | ""),
                 "theme" if ["light", "dark"].contains(&value.as_str()) => out.theme = Some(value),
+                "token" if !value.is_empty() => out.token = Some(value),
                 _ => {}
             }
         }
@@ -83,6 +87,9 @@ impl UrlState {
         if let Some(theme) = &self.theme {
             parts.push(format!("theme={}", encode(theme)));
         }
+        if let Some(token) = &self.token {
+            parts.push(format!("token={}", encode(token)));
+        }
         format!("?{}", parts.join("&"))
     }
 }
@@ -90,6 +97,13 @@ impl UrlState {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_presenter_token_survives_a_rewrite() {
+        let u = UrlState::parse("?count=10&token=Ab12");
+        assert_eq!(u.token.as_deref(), Some("Ab12"));
+        assert!(u.to_query().contains("token=Ab12"));
+    }
 
     #[test]
     fn a_slide_link_parses() {

@@ -62,6 +62,8 @@ pub fn Controls(conn: Connection, look: Look, url: UrlState) -> impl IntoView {
             batch: Some(batch.get()),
             presenter: look.presenter.get(),
             theme: Some(look.theme.get().as_str().into()),
+            // Keep the presenter's token: it is what lets this page start runs.
+            token: UrlState::parse(&window().location().search().unwrap_or_default()).token,
         }
         .to_query();
         let Ok(history) = window().history() else {
