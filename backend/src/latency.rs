@@ -385,10 +385,14 @@ fn pipe(
         .spawn(move || {
             for (release, bytes) in rx {
                 wait_until(release);
+                // Stamped as the bytes are handed over: on loopback that is when they reach
+                // the far side, and a stamp taken after the write could come later than the
+                // reply the other direction already read.
+                let at = Instant::now();
                 if to.write_all(&bytes).is_err() {
                     break;
                 }
-                on_written(Instant::now(), &bytes);
+                on_written(at, &bytes);
             }
             let _ = to.shutdown(Shutdown::Write);
         })?;

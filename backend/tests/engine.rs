@@ -336,3 +336,50 @@ async fn leftovers_of_crashed_runs_are_swept_and_nothing_else_is_touched() {
         assert_eq!(calls.get(forbidden), None, "{forbidden} must never be sent");
     }
 }
+
+#[tokio::test]
+async fn a_stalled_redis_times_the_run_out_instead_of_hanging() {
+    // DEBUG is off by default since Redis 7: this server of ours allows it.
+    let _redis = LocalRedis::start_with_args(&["--enable-debug-command", "yes"]).unwrap();
+    let target = RedisTarget::parse(&_redis.url()).unwrap();
+    let progress = std::sync::Arc::new(Progress::default());
+    let task = {
+        let (target, progress) = (target.clone(), progress.clone());
+        tokio::spawn(async move {
+            let ctx = RunContext {
+                response_timeout: Duration::from_millis(300),
+                ..RunContext::new(9, progress, Default::default())
+            };
+            engine::run(&target, spec(5_000_000, Mode::Sequential), ctx).await
+        })
+    };
+    while progress.read().0 < 100 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // Redis stops answering anyone for 3 s; the run must give up after its 300 ms timeout.
+    let admin = target.clone();
+    let sleeper = tokio::spawn(async move {
+        let _: Result<String, _> = redis::cmd("DEBUG")
+            .arg("SLEEP")
+            .arg(3)
+            .query_async(&mut support::admin(&admin).await)
+            .await;
+    });
+    let failure = task.await.unwrap().unwrap_err();
+    assert!(
+        matches!(failure.error, EngineError::Timeout(..)),
+        "{:?}",
+        failure.error
+    );
+    assert!(
+        failure.error.to_string().contains("no reply"),
+        "{}",
+        failure.error
+    );
+    sleeper.await.unwrap();
+    // Once Redis answers again, its keys can be removed.
+    keys::remove_run_keys(&target, 9, failure.written)
+        .await
+        .unwrap();
+    assert!(support::pipescope_keys(&target).await.is_empty());
+}

@@ -1,0 +1,82 @@
+//! The message decoder and `validate` against generated input: they answer every input with a
+//! value or an error, never a panic. The suite runs a few thousand cases; for the full fuzz run:
+//! `PIPESCOPE_FUZZ_CASES=1000000 cargo test --release -p pipescope-shared --test decoder`.
+
+use proptest::prelude::*;
+use serde_json::{Map, Value, json};
+use shared::{ClientMsg, Limits, Mode, RunSpec, validate_runs};
+
+fn cases() -> u32 {
+    std::env::var("PIPESCOPE_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2_000)
+}
+
+/// JSON values built from the protocol's own words, so the decoder gets deep into its shapes.
+fn protocol_json() -> impl Strategy<Value = Value> {
+    let words = prop::sample::select(vec![
+        "type",
+        "Start",
+        "Cancel",
+        "runs",
+        "count",
+        "mode",
+        "kind",
+        "sequential",
+        "pipelined",
+        "batch",
+        "command",
+        "SET",
+        "GET",
+        "x",
+    ]);
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|n| json!(n)),
+        any::<u64>().prop_map(|n| json!(n)),
+        any::<f64>()
+            .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+        words.clone().prop_map(|w| json!(w)),
+        ".{0,12}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(4, 64, 6, move |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+            prop::collection::vec((words.clone(), inner), 0..6).prop_map(|kv| Value::Object(
+                kv.into_iter()
+                    .map(|(k, v)| (k.to_string(), v))
+                    .collect::<Map<_, _>>()
+            )),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_text_decodes_or_errs(text in ".{0,256}") {
+        let _ = ClientMsg::from_json(&text);
+    }
+
+    #[test]
+    fn any_protocol_shaped_json_decodes_and_validates_or_errs(value in protocol_json()) {
+        if let Ok(ClientMsg::Start { runs }) = ClientMsg::from_json(&value.to_string()) {
+            let _ = validate_runs(&runs, &Limits::DEFAULT);
+        }
+    }
+
+    #[test]
+    fn validate_accepts_exactly_the_limits(count in any::<u64>(), batch in any::<u32>(), sequential in any::<bool>()) {
+        let mode = if sequential { Mode::Sequential } else { Mode::Pipelined { batch } };
+        let spec = RunSpec { command: shared::Command::Set, count, mode };
+        let l = Limits::DEFAULT;
+        let ok = (1..=l.max_count).contains(&count) && (1..=l.max_batch).contains(&mode.batch());
+        prop_assert_eq!(spec.validate(&l).is_ok(), ok);
+        // And what validates survives the wire unchanged.
+        let back = ClientMsg::from_json(&ClientMsg::Start { runs: vec![spec] }.to_json()).unwrap();
+        prop_assert_eq!(back, ClientMsg::Start { runs: vec![spec] });
+    }
+}
