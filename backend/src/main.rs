@@ -24,6 +24,10 @@ struct Cli {
     /// its own redis-server on a free loopback port and stops it on exit.
     #[arg(long, env = "REDIS_URL", global = true, hide_env_values = true)]
     redis_url: Option<String>,
+    /// Serving is the default, so its options work without `serve` too
+    /// (`pipescope --delay-us 250`).
+    #[command(flatten)]
+    serve: ServeArgs,
     #[command(subcommand)]
     command: Option<Cmd>,
 }
@@ -36,7 +40,7 @@ enum Cmd {
     Bench(BenchArgs),
 }
 
-#[derive(clap::Args)]
+#[derive(clap::Args, Clone)]
 struct ServeArgs {
     /// Address to listen on. Loopback by default; the page controls real Redis runs.
     #[arg(long, default_value = "127.0.0.1", env = "PIPESCOPE_LISTEN")]
@@ -150,12 +154,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
     };
     let redis_version = target.server_version().await?;
-    let result = match cli.command.unwrap_or(Cmd::Serve(ServeArgs {
-        listen: [127, 0, 0, 1].into(),
-        port: 8080,
-        network: NetworkArgs::default(),
-        token: None,
-    })) {
+    let result = match cli.command.unwrap_or(Cmd::Serve(cli.serve)) {
         Cmd::Serve(args) => serve(args, target, redis_version).await,
         Cmd::Bench(args) => bench(args, target).await,
     };

@@ -275,3 +275,26 @@ fn a_crashed_embedded_redis_is_started_again() {
         "the restarted server is stopped with pipescope too"
     );
 }
+
+#[test]
+fn serving_is_the_default_and_takes_its_options_without_the_subcommand() {
+    let mut child = pipescope()
+        .args(["--port", "0", "--delay-us", "100"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let lines: Vec<String> = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+        .take_while(|l| !l.starts_with("open "))
+        .collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("network dialled in: one-way delay 100 µs out, 100 µs back")),
+        "{lines:?}"
+    );
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    assert!(wait_exit(&mut child, Duration::from_secs(10)).success());
+}
