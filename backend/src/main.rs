@@ -178,6 +178,7 @@ async fn serve(args: ServeArgs, target: RedisTarget, redis_version: String) -> a
     } else {
         local
     };
+    let shutdown = shutdown_signal()?;
     say(format_args!(
         "pipescope {} — Redis {} at {}",
         env!("CARGO_PKG_VERSION"),
@@ -212,7 +213,7 @@ async fn serve(args: ServeArgs, target: RedisTarget, redis_version: String) -> a
     if let Some(t) = token {
         hub = hub.require_token(t);
     }
-    pipescope::server::serve(listener, hub, shutdown_signal()).await?;
+    pipescope::server::serve(listener, hub, shutdown).await?;
     say(format_args!("pipescope stopped"));
     Ok(())
 }
@@ -302,14 +303,17 @@ async fn versus(args: BenchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .expect("SIGTERM handler");
-    tokio::select! {
-        _ = ctrl_c => {},
-        _ = term.recv() => {},
-    }
-    tracing::info!("shutting down");
+/// Ctrl-C or SIGTERM. The handlers are installed now, not when the future is first polled,
+/// so a signal that arrives right after start-up is a clean shutdown, not a kill.
+fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut int = signal(SignalKind::interrupt())?;
+    let mut term = signal(SignalKind::terminate())?;
+    Ok(async move {
+        tokio::select! {
+            _ = int.recv() => {},
+            _ = term.recv() => {},
+        }
+        tracing::info!("shutting down");
+    })
 }
