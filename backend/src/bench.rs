@@ -31,13 +31,17 @@ pub struct JsonRun {
     pub latency: Latency,
 }
 
+fn mode_name(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Sequential => "sequential",
+        Mode::Pipelined { .. } => "pipelined",
+    }
+}
+
 impl From<&RunSummary> for JsonRun {
     fn from(s: &RunSummary) -> Self {
         JsonRun {
-            mode: match s.spec.mode {
-                Mode::Sequential => "sequential",
-                Mode::Pipelined { .. } => "pipelined",
-            },
+            mode: mode_name(s.spec.mode),
             batch: s.spec.mode.batch(),
             count: s.spec.count,
             done: s.done,
@@ -186,7 +190,7 @@ fn print_row(format: Format, s: &RunSummary, baseline: Option<&RunSummary>) {
     let speedup = baseline.map_or(1.0, |b| s.speedup_over(b));
     let per_command_us = s.wall_us as f64 / s.done.max(1) as f64;
     let cells = [
-        JsonRun::from(s).mode.to_string(),
+        mode_name(s.spec.mode).to_string(),
         s.spec.mode.batch().to_string(),
         s.done.to_string(),
         format!("{:.3}", s.wall_ms()),

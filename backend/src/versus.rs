@@ -117,27 +117,8 @@ async fn theirs(port: u16, count: u64, k: u32) -> anyhow::Result<f64> {
 /// Removes redis-benchmark's keys from our own server, so every round starts alike.
 async fn clear_their_keys(target: &RedisTarget) -> anyhow::Result<()> {
     let mut con = target.admin_connection().await?;
-    let mut cursor = 0u64;
-    loop {
-        let (next, found): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
-            .arg(cursor)
-            .arg("MATCH")
-            .arg("key:*")
-            .arg("COUNT")
-            .arg(1000)
-            .query_async(&mut con)
-            .await?;
-        if !found.is_empty() {
-            let _: u64 = redis::cmd("UNLINK")
-                .arg(found)
-                .query_async(&mut con)
-                .await?;
-        }
-        if next == 0 {
-            return Ok(());
-        }
-        cursor = next;
-    }
+    keys::unlink_matching(&mut con, "key:*", |_| true).await?;
+    Ok(())
 }
 
 /// Runs the comparison; `port` is our own redis-server's.

@@ -105,10 +105,10 @@ where
                 Message::Close(_) => break,
                 Message::Ping(_) | Message::Pong(_) => None,
             };
-            if let Some(reply) = reply {
-                if reply_tx.send(reply).await.is_err() {
-                    break;
-                }
+            if let Some(reply) = reply
+                && reply_tx.send(reply).await.is_err()
+            {
+                break;
             }
         }
     });

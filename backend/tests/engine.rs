@@ -239,6 +239,17 @@ async fn redis_dying_mid_run_fails_the_run_promptly() {
     assert!(failure.partial.done >= 100);
 }
 
+/// Keys that are not ours, some of them close to our naming.
+const UNRELATED: [&str; 7] = [
+    "app:user:1",
+    "app:h",
+    "app:l",
+    "app:s",
+    "app:z",
+    "pipescope-notours",
+    "pipescope:notanid:k1",
+];
+
 #[tokio::test]
 async fn leftovers_of_crashed_runs_are_swept_and_nothing_else_is_touched() {
     let (_redis, target) = support::redis();
@@ -298,37 +309,13 @@ async fn leftovers_of_crashed_runs_are_swept_and_nothing_else_is_touched() {
             v
         }
     };
-    let before: Vec<Vec<u8>> = futures_util::future::join_all(
-        [
-            "app:user:1",
-            "app:h",
-            "app:l",
-            "app:s",
-            "app:z",
-            "pipescope-notours",
-            "pipescope:notanid:k1",
-        ]
-        .map(dump),
-    )
-    .await;
+    let before: Vec<Vec<u8>> = futures_util::future::join_all(UNRELATED.map(dump)).await;
 
     let removed = keys::sweep_leftovers(&target, pipescope::hub::first_run_id())
         .await
         .unwrap();
     assert_eq!(removed, 2);
-    let after: Vec<Vec<u8>> = futures_util::future::join_all(
-        [
-            "app:user:1",
-            "app:h",
-            "app:l",
-            "app:s",
-            "app:z",
-            "pipescope-notours",
-            "pipescope:notanid:k1",
-        ]
-        .map(dump),
-    )
-    .await;
+    let after: Vec<Vec<u8>> = futures_util::future::join_all(UNRELATED.map(dump)).await;
     assert_eq!(before, after, "unrelated keys are byte-identical");
     assert_eq!(support::dbsize(&target).await, 7);
     let calls = support::command_calls(&target).await;

@@ -63,28 +63,10 @@ pub async fn remove_run_keys(
         let counts: Vec<u64> = pipe.query_async(&mut con).await.map_err(redis_err)?;
         removed += counts.iter().sum::<u64>();
     }
-    // Anything left in our namespace (there should be nothing) goes too: SCAN, never KEYS.
-    let pattern = format!("{ns}*");
-    let mut cursor = 0u64;
-    loop {
-        let (next, found): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
-            .arg(cursor)
-            .arg("MATCH")
-            .arg(&pattern)
-            .arg("COUNT")
-            .arg(UNLINK_CHUNK)
-            .query_async(&mut con)
-            .await
-            .map_err(redis_err)?;
-        if !found.is_empty() {
-            let n: u64 = con.unlink(&found).await.map_err(redis_err)?;
-            removed += n;
-        }
-        if next == 0 {
-            break;
-        }
-        cursor = next;
-    }
+    // Anything left in our namespace (there should be nothing) goes too.
+    removed += unlink_matching(&mut con, &format!("{ns}*"), |_| true)
+        .await
+        .map_err(redis_err)?;
     Ok(removed)
 }
 
@@ -92,29 +74,39 @@ pub async fn remove_run_keys(
 /// pipescope that crashed or was killed before it could clean up). SCAN + UNLINK, never KEYS.
 /// Returns how many keys were removed.
 pub async fn sweep_leftovers(target: &RedisTarget, before: u64) -> Result<u64, TargetError> {
-    let redis_err = |source| TargetError::Redis {
+    let mut con = target.admin_connection().await?;
+    unlink_matching(&mut con, "pipescope:*", |k| {
+        run_id_of(k).is_some_and(|id| id < before)
+    })
+    .await
+    .map_err(|source| TargetError::Redis {
         addr: target.addr(),
         source,
-    };
-    let mut con = target.admin_connection().await?;
+    })
+}
+
+/// UNLINKs every key matching the SCAN `pattern` for which `select(key)` holds, a page of
+/// SCAN at a time. SCAN + UNLINK, never KEYS: Redis stays responsive whatever the key count.
+/// Returns how many keys were removed.
+pub async fn unlink_matching(
+    con: &mut redis::aio::MultiplexedConnection,
+    pattern: &str,
+    select: impl Fn(&[u8]) -> bool,
+) -> redis::RedisResult<u64> {
     let mut cursor = 0u64;
     let mut removed = 0;
     loop {
         let (next, found): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
             .arg(cursor)
             .arg("MATCH")
-            .arg("pipescope:*")
+            .arg(pattern)
             .arg("COUNT")
             .arg(UNLINK_CHUNK)
-            .query_async(&mut con)
-            .await
-            .map_err(redis_err)?;
-        let stale: Vec<&Vec<u8>> = found
-            .iter()
-            .filter(|k| run_id_of(k).is_some_and(|id| id < before))
-            .collect();
-        if !stale.is_empty() {
-            let n: u64 = con.unlink(&stale).await.map_err(redis_err)?;
+            .query_async(con)
+            .await?;
+        let chosen: Vec<&Vec<u8>> = found.iter().filter(|k| select(k)).collect();
+        if !chosen.is_empty() {
+            let n: u64 = con.unlink(&chosen).await?;
             removed += n;
         }
         if next == 0 {
