@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
-use shared::{Latency, Limits, Mode, RunSpec, RunSummary, validate_runs};
+use shared::{Latency, Limits, RunSpec, RunSummary, validate_runs};
 
 use crate::engine::{self, RunContext, keys};
 use crate::latency::{DelayProxy, NetworkProfile};
@@ -31,17 +31,10 @@ pub struct JsonRun {
     pub latency: Latency,
 }
 
-fn mode_name(mode: Mode) -> &'static str {
-    match mode {
-        Mode::Sequential => "sequential",
-        Mode::Pipelined { .. } => "pipelined",
-    }
-}
-
 impl From<&RunSummary> for JsonRun {
     fn from(s: &RunSummary) -> Self {
         JsonRun {
-            mode: mode_name(s.spec.mode),
+            mode: s.spec.mode.kind(),
             batch: s.spec.mode.batch(),
             count: s.spec.count,
             done: s.done,
@@ -190,7 +183,7 @@ fn print_row(format: Format, s: &RunSummary, baseline: Option<&RunSummary>) {
     let speedup = baseline.map_or(1.0, |b| s.speedup_over(b));
     let per_command_us = s.wall_us as f64 / s.done.max(1) as f64;
     let cells = [
-        mode_name(s.spec.mode).to_string(),
+        s.spec.mode.kind().to_string(),
         s.spec.mode.batch().to_string(),
         s.done.to_string(),
         format!("{:.3}", s.wall_ms()),

@@ -147,6 +147,8 @@ impl Hub {
             redis_version: self.inner.redis_version.clone(),
             target: self.inner.target.redacted(),
             limits: self.inner.limits,
+            network: shared::Network::LOOPBACK,
+            can_control: false,
             busy: state.running.is_some(),
             recent: state.recent.clone(),
         };

@@ -11,7 +11,7 @@ use pipescope::hub::Hub;
 use pipescope::latency::NetworkProfile;
 use pipescope::local_redis::LocalRedis;
 use pipescope::target::RedisTarget;
-use shared::{Command, Mode, RunSpec};
+use shared::{Mode, RunSpec};
 use tokio::net::TcpListener;
 
 #[derive(Parser)]
@@ -231,26 +231,14 @@ async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
         return versus(args).await;
     }
     let specs = match args.mode {
-        BenchMode::Sequential => vec![RunSpec {
-            command: Command::Set,
-            count: args.count,
-            mode: Mode::Sequential,
-        }],
+        BenchMode::Sequential => vec![RunSpec::set(args.count, Mode::Sequential)],
         BenchMode::Pipelined => {
-            vec![RunSpec {
-                command: Command::Set,
-                count: args.count,
-                mode: Mode::Pipelined { batch: args.batch },
-            }]
+            vec![RunSpec::set(args.count, Mode::pipelined(args.batch))]
         }
         BenchMode::Compare => RunSpec::comparison(args.count, args.batch),
         BenchMode::Sweep => std::iter::successors(Some(1u32), |b| b.checked_mul(2))
             .take_while(|b| *b <= args.max_batch)
-            .map(|batch| RunSpec {
-                command: Command::Set,
-                count: args.count,
-                mode: Mode::Pipelined { batch },
-            })
+            .map(|batch| RunSpec::set(args.count, Mode::pipelined(batch)))
             .collect(),
     };
     let network = args.network.profile();

@@ -91,7 +91,10 @@ impl Recorder {
             wall_us,
             ops_per_sec: ops_per_sec(done, wall_us),
             round_trips,
+            writes: 0,
+            wire_commands: 0,
             latency: self.latency(),
+            split: None,
         }
     }
 }

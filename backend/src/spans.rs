@@ -46,11 +46,7 @@ impl SpanStore {
         let end = first + n;
         if first < self.full_limit {
             let upto = end.min(self.full_limit);
-            let new = (first..upto).map(|i| Span {
-                i,
-                issued_us,
-                replied_us,
-            });
+            let new = (first..upto).map(|i| Span::new(i, issued_us, replied_us));
             let start = self.first.len();
             self.first.extend(new);
             if let Some(outbox) = &self.outbox {
@@ -62,11 +58,7 @@ impl SpanStore {
         }
         let mut i = first.next_multiple_of(self.stride);
         while i < end {
-            self.sampled.push(Span {
-                i,
-                issued_us,
-                replied_us,
-            });
+            self.sampled.push(Span::new(i, issued_us, replied_us));
             if self.sampled.len() >= self.max_sampled {
                 // Full: keep every other one and sample half as often from here on.
                 self.stride *= 2;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use anyhow::Context;
-use shared::{Command, Mode, RunSpec};
+use shared::{Mode, RunSpec};
 
 use crate::engine::{self, RunContext, keys};
 use crate::recorder::Progress;
@@ -54,13 +54,9 @@ async fn ours(
     let mode = if batch == 1 {
         Mode::Sequential
     } else {
-        Mode::Pipelined { batch }
+        Mode::pipelined(batch)
     };
-    let spec = RunSpec {
-        command: Command::Set,
-        count,
-        mode,
-    };
+    let spec = RunSpec::set(count, mode);
     let ctx = RunContext {
         instrument,
         ..RunContext::new(

@@ -62,7 +62,10 @@ where
     R: Stream<Item = Result<Message, E>> + Unpin + Send + 'static,
     E: Send + 'static,
 {
-    let (welcome, mut events) = hub.subscribe();
+    let (mut welcome, mut events) = hub.subscribe();
+    if let ServerMsg::Welcome { can_control, .. } = &mut welcome {
+        *can_control = control;
+    }
     // Replies meant for this page only (rejections).
     let (reply_tx, mut replies) = mpsc::channel::<ServerMsg>(16);
     let mut closing = hub.closing();

@@ -10,14 +10,10 @@ use pipescope::engine::{self, EngineError, RunContext, RunFailure, RunOutcome, k
 use pipescope::local_redis::LocalRedis;
 use pipescope::recorder::Progress;
 use pipescope::target::RedisTarget;
-use shared::{Command, Mode, RunSpec};
+use shared::{Mode, RunSpec};
 
 fn spec(count: u64, mode: Mode) -> RunSpec {
-    RunSpec {
-        command: Command::Set,
-        count,
-        mode,
-    }
+    RunSpec::set(count, mode)
 }
 
 async fn run(target: &RedisTarget, run_id: u64, spec: RunSpec) -> Result<RunOutcome, RunFailure> {
@@ -54,7 +50,7 @@ async fn sequential_sets_land_exactly_and_are_removed() {
 async fn pipelined_sets_land_exactly_with_one_round_trip_per_batch() {
     let (_redis, target) = support::redis();
     let n = 10_007; // not a multiple of the batch: the last batch is short
-    let outcome = run(&target, 2, spec(n, Mode::Pipelined { batch: 128 }))
+    let outcome = run(&target, 2, spec(n, Mode::pipelined(128)))
         .await
         .unwrap();
     assert_eq!(outcome.summary.done, n);
@@ -78,7 +74,7 @@ async fn pipelined_sets_land_exactly_with_one_round_trip_per_batch() {
 #[tokio::test]
 async fn a_batch_larger_than_the_count_is_one_round_trip() {
     let (_redis, target) = support::redis();
-    let outcome = run(&target, 3, spec(500, Mode::Pipelined { batch: 100_000 }))
+    let outcome = run(&target, 3, spec(500, Mode::pipelined(100_000)))
         .await
         .unwrap();
     assert_eq!(outcome.summary.round_trips, 1);
@@ -106,7 +102,7 @@ async fn pipelined_is_faster_than_sequential_on_the_same_work() {
         let p = run(
             &target,
             20 + round,
-            spec(n, Mode::Pipelined { batch: 1000 }),
+            spec(n, Mode::pipelined(1000)),
         )
         .await
         .unwrap();
@@ -136,7 +132,7 @@ async fn cancel_stops_at_a_batch_boundary_and_cleanup_still_works() {
             let ctx = RunContext::new(4, progress, cancel);
             engine::run(
                 &target,
-                spec(5_000_000, Mode::Pipelined { batch: 100 }),
+                spec(5_000_000, Mode::pipelined(100)),
                 ctx,
             )
             .await
@@ -169,7 +165,7 @@ async fn password_and_db_index_in_the_url_are_used() {
     let redis = LocalRedis::start_with_args(&["--requirepass", "s3cret"]).unwrap();
     let url = format!("redis://:s3cret@127.0.0.1:{}/3", redis.port());
     let target = RedisTarget::parse(&url).unwrap();
-    let outcome = run(&target, 5, spec(100, Mode::Pipelined { batch: 10 }))
+    let outcome = run(&target, 5, spec(100, Mode::pipelined(10)))
         .await
         .unwrap();
     assert_eq!(outcome.summary.done, 100);

@@ -11,7 +11,7 @@ use std::time::Duration;
 use pipescope::engine::{self, RunContext, keys};
 use pipescope::latency::{DelayProxy, NetworkProfile};
 use pipescope::target::RedisTarget;
-use shared::{Command, Mode, RunSpec, RunSummary};
+use shared::{Mode, RunSpec, RunSummary};
 
 /// A TCP echo server on a free loopback port, for one connection.
 fn echo_server() -> std::net::SocketAddr {
@@ -109,11 +109,7 @@ async fn run_through(target: &RedisTarget, run_id: u64, spec: RunSpec) -> RunSum
 }
 
 fn spec(count: u64, mode: Mode) -> RunSpec {
-    RunSpec {
-        command: Command::Set,
-        count,
-        mode,
-    }
+    RunSpec::set(count, mode)
 }
 
 #[tokio::test]
@@ -156,7 +152,7 @@ async fn a_pipelined_batch_pays_one_round_trip_not_one_per_command() {
     let routed = target.through(proxy.addr());
     // 1,000 commands pipelined against 10 sent one by one through the same 5 ms network:
     // if the proxy serialised requests, the batch would take 100× longer than the 10.
-    let batch = run_through(&routed, 2, spec(1_000, Mode::Pipelined { batch: 1_000 })).await;
+    let batch = run_through(&routed, 2, spec(1_000, Mode::pipelined(1_000))).await;
     let ten = run_through(&routed, 3, spec(10, Mode::Sequential)).await;
     println!(
         "1,000 pipelined: {:.1} ms; 10 sequential: {:.1} ms",
@@ -205,7 +201,7 @@ async fn the_wire_tap_stamps_every_command_in_order() {
     .unwrap();
     let routed = target.through(proxy.addr());
     let n = 3_000;
-    let s = run_through(&routed, 4, spec(n, Mode::Pipelined { batch: 500 })).await;
+    let s = run_through(&routed, 4, spec(n, Mode::pipelined(500))).await;
     assert_eq!(s.done, n);
     let tap = proxy
         .last_tap()

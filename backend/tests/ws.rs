@@ -135,7 +135,7 @@ async fn a_comparison_streams_both_runs_to_the_end() {
         summaries.push(summary);
     }
     assert_eq!(summaries[0].spec.mode, Mode::Sequential);
-    assert_eq!(summaries[1].spec.mode, Mode::Pipelined { batch: 500 });
+    assert_eq!(summaries[1].spec.mode, Mode::pipelined(500));
     assert_eq!(support::command_calls(&target).await["set"], 2 * n);
     assert!(
         support::pipescope_keys(&target).await.is_empty(),
@@ -187,11 +187,7 @@ async fn bad_messages_are_rejected_and_the_server_keeps_serving() {
     .unwrap();
     assert!(matches!(next(&mut ws).await, ServerMsg::Rejected { .. }));
 
-    let too_many = RunSpec {
-        command: shared::Command::Set,
-        count: 10_000_001,
-        mode: Mode::Sequential,
-    };
+    let too_many = RunSpec::set(10_000_001, Mode::Sequential);
     send(
         &mut ws,
         &ClientMsg::Start {
@@ -223,11 +219,7 @@ async fn bad_messages_are_rejected_and_the_server_keeps_serving() {
     send(
         &mut ws,
         &ClientMsg::Start {
-            runs: vec![RunSpec {
-                command: shared::Command::Set,
-                count: 50,
-                mode: Mode::Sequential,
-            }],
+            runs: vec![RunSpec::set(50, Mode::Sequential)],
         },
     )
     .await;
@@ -273,11 +265,7 @@ async fn a_second_start_while_running_is_rejected_as_busy_and_cancel_works() {
     let mut presenter = connect(&server).await;
     let mut viewer = connect(&server).await;
 
-    let long = RunSpec {
-        command: shared::Command::Set,
-        count: 5_000_000,
-        mode: Mode::Sequential,
-    };
+    let long = RunSpec::set(5_000_000, Mode::Sequential);
     send(&mut presenter, &ClientMsg::Start { runs: vec![long] }).await;
     let ServerMsg::RunStarted { run, .. } = next(&mut presenter).await else {
         panic!("expected RunStarted")
@@ -357,11 +345,7 @@ async fn runs_cross_the_network_the_server_was_given() {
     send(
         &mut ws,
         &ClientMsg::Start {
-            runs: vec![RunSpec {
-                command: shared::Command::Set,
-                count: 20,
-                mode: Mode::Sequential,
-            }],
+            runs: vec![RunSpec::set(20, Mode::Sequential)],
         },
     )
     .await;
@@ -421,11 +405,7 @@ async fn with_a_token_viewers_watch_and_only_the_presenter_starts() {
         pipescope::hub::Hub::new(target.clone(), version).require_token("s3cr3t-token".into());
     let server = support::Server::serve(hub).await;
     let start = ClientMsg::Start {
-        runs: vec![RunSpec {
-            command: shared::Command::Set,
-            count: 10,
-            mode: Mode::Sequential,
-        }],
+        runs: vec![RunSpec::set(10, Mode::Sequential)],
     };
 
     let mut viewer = connect_with(&server.ws_url(), None).await.unwrap();
@@ -469,11 +449,7 @@ async fn starts_are_rate_limited() {
     let server = support::Server::start(target).await;
     let mut ws = connect(&server).await;
     let one = ClientMsg::Start {
-        runs: vec![RunSpec {
-            command: shared::Command::Set,
-            count: 1,
-            mode: Mode::Sequential,
-        }],
+        runs: vec![RunSpec::set(1, Mode::Sequential)],
     };
     let mut accepted = 0;
     let mut limited = false;
@@ -508,11 +484,7 @@ async fn redis_dying_mid_run_fails_the_run_and_the_next_run_works_once_it_is_bac
     let port = redis.port();
     let server = support::Server::start(target.clone()).await;
     let mut ws = connect(&server).await;
-    let long = RunSpec {
-        command: shared::Command::Set,
-        count: 5_000_000,
-        mode: Mode::Sequential,
-    };
+    let long = RunSpec::set(5_000_000, Mode::Sequential);
     send(&mut ws, &ClientMsg::Start { runs: vec![long] }).await;
     loop {
         if let ServerMsg::Progress { done, .. } = next(&mut ws).await {
@@ -541,11 +513,7 @@ async fn redis_dying_mid_run_fails_the_run_and_the_next_run_works_once_it_is_bac
 
     // Redis comes back on the same port: the same server, same page, runs again.
     let _back = pipescope::local_redis::LocalRedis::start_on(port).unwrap();
-    let short = RunSpec {
-        command: shared::Command::Set,
-        count: 100,
-        mode: Mode::Pipelined { batch: 10 },
-    };
+    let short = RunSpec::set(100, Mode::pipelined(10),);
     send(&mut ws, &ClientMsg::Start { runs: vec![short] }).await;
     loop {
         match next(&mut ws).await {

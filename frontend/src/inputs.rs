@@ -66,13 +66,9 @@ pub fn runs(
         Plan::Single => {
             let mode = match mode {
                 ModeChoice::Sequential => Mode::Sequential,
-                ModeChoice::Pipelined => Mode::Pipelined { batch },
+                ModeChoice::Pipelined => Mode::pipelined(batch),
             };
-            vec![RunSpec {
-                command: Default::default(),
-                count,
-                mode,
-            }]
+            vec![RunSpec::set(count, mode)]
         }
     };
     validate_runs(&runs, limits).map_err(|e| format!("{}.", capitalise(&e.to_string())))?;
@@ -89,7 +85,7 @@ mod tests {
     fn single_runs_follow_the_mode() {
         let r = runs(Plan::Single, "100000", ModeChoice::Pipelined, "1000", &L).unwrap();
         assert_eq!(r.len(), 1);
-        assert_eq!(r[0].mode, Mode::Pipelined { batch: 1000 });
+        assert_eq!(r[0].mode, Mode::pipelined(1000));
         // The (disabled) batch field does not matter for a sequential run.
         let r = runs(Plan::Single, "10", ModeChoice::Sequential, "oops", &L).unwrap();
         assert_eq!(r[0].mode, Mode::Sequential);

@@ -175,8 +175,8 @@ fn panel(
     ctx.set_fill_style_str(req_colour);
     ctx.set_font(&font(15.0, "800"));
     let title = match t.mode {
-        Some(shared::Mode::Pipelined { batch }) => format!("pipelined · batch {batch}"),
-        Some(_) => "sequential · one at a time".to_string(),
+        Some(shared::Mode::Sequential) => "sequential · one at a time".to_string(),
+        Some(mode) => mode.label(),
         None => format!("run #{}", t.run),
     };
     let _ = ctx.fill_text(&title, 10.0 * s, top + 17.0 * s);

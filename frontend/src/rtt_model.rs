@@ -107,7 +107,7 @@ impl RttModel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shared::{Command, Latency, Mode, RunSpec};
+    use shared::{Latency, Mode, RunSpec};
 
     #[test]
     fn request_bytes_follow_the_resp_encoding() {
@@ -132,26 +132,25 @@ mod tests {
 
     fn summary(mode: Mode, wall_us: u64, p50_us: f64) -> RunSummary {
         RunSummary {
-            spec: RunSpec {
-                command: Command::Set,
-                count: 1000,
-                mode,
-            },
+            spec: RunSpec::set(1000, mode),
             done: 1000,
             wall_us,
             ops_per_sec: shared::report::ops_per_sec(1000, wall_us),
             round_trips: mode.round_trips(1000),
+            writes: mode.round_trips(1000),
+            wire_commands: 1000,
             latency: Latency {
                 p50_us,
                 ..Latency::default()
             },
+            split: None,
         }
     }
 
     #[test]
     fn the_arithmetic_uses_the_measured_rtt() {
         let seq = summary(Mode::Sequential, 52_000, 50.0);
-        let pipe = summary(Mode::Pipelined { batch: 300 }, 2_000, 900.0);
+        let pipe = summary(Mode::pipelined(300), 2_000, 900.0);
         let m = RttModel::new(1, &seq, &pipe);
         assert_eq!(m.rtt_us, 50.0);
         assert_eq!(m.predicted_seq_us, 50_000.0);
@@ -167,7 +166,7 @@ mod tests {
     #[test]
     fn propagation_never_goes_negative() {
         let seq = summary(Mode::Sequential, 5_000, 1.0);
-        let pipe = summary(Mode::Pipelined { batch: 10 }, 9_000, 1.0);
+        let pipe = summary(Mode::pipelined(10), 9_000, 1.0);
         assert_eq!(RttModel::new(1, &seq, &pipe).t2_us, 0.0);
     }
 }

@@ -110,10 +110,7 @@ impl RunView {
 /// `"sequential"` or `"pipelined"`: the mode without its parameters (the select's values and
 /// the results rows' `data-mode`).
 pub fn mode_kind(mode: Mode) -> &'static str {
-    match mode {
-        Mode::Sequential => "sequential",
-        Mode::Pipelined { .. } => "pipelined",
-    }
+    mode.kind()
 }
 
 /// A row of the results table.
@@ -386,14 +383,10 @@ pub fn speedup_of(rows: &[ResultRow]) -> Option<Speedup> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shared::{Command, Latency};
+    use shared::Latency;
 
     fn spec(mode: Mode) -> RunSpec {
-        RunSpec {
-            command: Command::Set,
-            count: 1000,
-            mode,
-        }
+        RunSpec::set(1000, mode)
     }
 
     fn summary(mode: Mode, wall_us: u64) -> RunSummary {
@@ -403,11 +396,14 @@ mod tests {
             wall_us,
             ops_per_sec: shared::report::ops_per_sec(1000, wall_us),
             round_trips: mode.round_trips(1000),
+            writes: mode.round_trips(1000),
+            wire_commands: 1000,
             latency: Latency::default(),
+            split: None,
         }
     }
 
-    const PIPE: Mode = Mode::Pipelined { batch: 100 };
+    const PIPE: Mode = Mode::pipelined(100);
 
     #[test]
     fn a_comparison_runs_to_a_speedup() {
@@ -520,6 +516,8 @@ mod tests {
             redis_version: "7.0.15".into(),
             target: "redis://127.0.0.1:6379".into(),
             limits: shared::Limits::DEFAULT,
+            network: shared::Network::LOOPBACK,
+            can_control: true,
             busy: true,
             recent: vec![],
         });
@@ -548,6 +546,8 @@ mod tests {
             redis_version: "7.0.15".into(),
             target: "redis://127.0.0.1:6379".into(),
             limits: shared::Limits::DEFAULT,
+            network: shared::Network::LOOPBACK,
+            can_control: true,
             busy,
             recent: recent
                 .into_iter()
@@ -607,11 +607,7 @@ mod tests {
     }
 
     fn span(i: u64, issued_us: f64, replied_us: f64) -> shared::Span {
-        shared::Span {
-            i,
-            issued_us,
-            replied_us,
-        }
+        shared::Span::new(i, issued_us, replied_us)
     }
 
     #[test]

@@ -114,11 +114,7 @@ mod tests {
     use super::*;
 
     fn span(i: u64, issued_us: f64, replied_us: f64) -> Span {
-        Span {
-            i,
-            issued_us,
-            replied_us,
-        }
+        Span::new(i, issued_us, replied_us)
     }
 
     /// Two pipelined batches of three, replies in chunks.

@@ -7,5 +7,5 @@ pub mod report;
 pub mod spec;
 
 pub use protocol::{ClientMsg, PROTOCOL_VERSION, ServerMsg};
-pub use report::{Latency, RunRecord, RunSummary, Span, Timeline};
-pub use spec::{Command, Limits, Mode, RunSpec, SpecError, validate_runs};
+pub use report::{Latency, RoundTripSplit, RunRecord, RunSummary, Span, Timeline};
+pub use spec::{Command, Flush, Limits, Mode, Network, RunSpec, SpecError, validate_runs};

@@ -3,10 +3,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::report::{RunRecord, RunSummary, Span, Timeline};
-use crate::spec::{Limits, RunSpec};
+use crate::spec::{Limits, Network, RunSpec};
 
 /// Bumped on any incompatible change; sent in `Welcome`.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// Spans in one `Spans` frame at most (about 200 KB of JSON).
 pub const MAX_SPANS_PER_FRAME: usize = 2_000;
@@ -35,6 +35,13 @@ pub enum ServerMsg {
         /// The Redis address with any password removed.
         target: String,
         limits: Limits,
+        /// The network the server was started with (`--delay-us` …): the page's initial choice.
+        #[serde(default)]
+        network: Network,
+        /// Whether this connection may start and cancel runs (false for a viewer without the
+        /// presenter token).
+        #[serde(default)]
+        can_control: bool,
         busy: bool,
         /// The latest plan's finished runs, so a late page can show and replay them.
         recent: Vec<RunRecord>,
@@ -113,7 +120,7 @@ mod tests {
         let json = msg.to_json();
         assert!(json.contains(r#""type":"Start""#), "{json}");
         assert!(
-            json.contains(r#""kind":"pipelined","batch":1000"#),
+            json.contains(r#""kind":"pipelined","batch":1000,"flush":{"policy":"batch"}"#),
             "{json}"
         );
         assert_eq!(ClientMsg::from_json(&json).unwrap(), msg);

@@ -24,7 +24,31 @@ pub struct RunSummary {
     pub ops_per_sec: f64,
     /// Times the engine waited for the network: one per command or one per batch.
     pub round_trips: u64,
+    /// Writes (send syscalls) the engine made: one per batch, or one per command when a
+    /// pipeline flushes each command.
+    #[serde(default)]
+    pub writes: u64,
+    /// Commands on the wire, as Redis counts them (MULTI and EXEC included; one MSET for a
+    /// batch of keys).
+    #[serde(default)]
+    pub wire_commands: u64,
     pub latency: Latency,
+    /// With the latency proxy in the path: where a round trip's time went, measured by its
+    /// wire tap (medians over the stamped requests).
+    #[serde(default)]
+    pub split: Option<RoundTripSplit>,
+}
+
+/// One round trip cut at the server, from the wire tap's stamps (medians, µs): engine → Redis
+/// (transmission + propagation), inside Redis (queuing + processing, as the proxy sees it), and
+/// Redis → engine.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct RoundTripSplit {
+    pub out_us: f64,
+    pub server_us: f64,
+    pub back_us: f64,
+    /// Requests the medians were taken over.
+    pub samples: u64,
 }
 
 impl RunSummary {
@@ -60,9 +84,26 @@ pub struct Span {
     pub issued_us: f64,
     /// Its reply's bytes were read.
     pub replied_us: f64,
+    /// With the latency proxy: its bytes were handed to Redis (wire tap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_server_us: Option<f64>,
+    /// With the latency proxy: its reply was read from Redis (wire tap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_server_us: Option<f64>,
 }
 
 impl Span {
+    /// A span measured at the engine only.
+    pub fn new(i: u64, issued_us: f64, replied_us: f64) -> Span {
+        Span {
+            i,
+            issued_us,
+            replied_us,
+            at_server_us: None,
+            from_server_us: None,
+        }
+    }
+
     pub fn latency_us(&self) -> f64 {
         self.replied_us - self.issued_us
     }

@@ -10,6 +10,17 @@ pub struct Limits {
     pub max_count: u64,
     pub max_batch: u32,
     pub max_runs: usize,
+    /// Bytes per value.
+    pub max_value_bytes: u32,
+    /// count × value bytes: what one run may store in Redis at once.
+    pub max_total_bytes: u64,
+    /// One-way delay, each direction, and jitter.
+    pub max_delay_us: u32,
+    /// Bandwidth cap range, bytes per second.
+    pub min_bandwidth: u64,
+    pub max_bandwidth: u64,
+    /// A run whose round trips alone (round trips × injected delay) would take longer is refused.
+    pub max_network_secs: u64,
 }
 
 impl Limits {
@@ -17,6 +28,12 @@ impl Limits {
         max_count: 10_000_000,
         max_batch: 100_000,
         max_runs: 8,
+        max_value_bytes: 1024 * 1024,
+        max_total_bytes: 512 * 1024 * 1024,
+        max_delay_us: 1_000_000,
+        min_bandwidth: 1_000,
+        max_bandwidth: 100_000_000_000,
+        max_network_secs: 3_600,
     };
 }
 
@@ -26,20 +43,57 @@ impl Default for Limits {
     }
 }
 
-/// The Redis command a run repeats. Key `k{i}` and value `v{i}`, like the classic demonstration.
+/// The Redis command a run repeats on key `k{i}`. SET writes value `v{i}` (or `value_bytes`
+/// bytes), like the classic demonstration; GET reads keys the engine wrote beforehand (untimed);
+/// INCR counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Command {
     #[default]
     Set,
+    Get,
+    Incr,
 }
 
 impl Command {
+    pub const ALL: [Command; 3] = [Command::Set, Command::Get, Command::Incr];
+
     pub fn name(self) -> &'static str {
         match self {
             Command::Set => "SET",
+            Command::Get => "GET",
+            Command::Incr => "INCR",
         }
     }
+
+    /// The one-command-many-keys form used by `Mode::Mset`, if the command has one.
+    pub fn multi_key(self) -> Option<&'static str> {
+        match self {
+            Command::Set => Some("MSET"),
+            Command::Get => Some("MGET"),
+            Command::Incr => None,
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Command> {
+        Command::ALL
+            .into_iter()
+            .find(|c| c.name().eq_ignore_ascii_case(s))
+    }
+}
+
+/// When a pipeline hands its commands to the socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(tag = "policy", rename_all = "snake_case")]
+pub enum Flush {
+    /// The whole batch in one write: one syscall, as few packets as the batch needs.
+    #[default]
+    Batch,
+    /// A write per command as soon as it is issued, replies read as they come (what Spring
+    /// Data Redis with Lettuce does inside `executePipelined` by default: `flushEachCommand`).
+    EachCommand,
+    /// A write every `commands` commands (Lettuce's buffered flushing).
+    Buffered { commands: u32 },
 }
 
 /// How the commands travel over the one connection.
@@ -48,29 +102,167 @@ impl Command {
 pub enum Mode {
     /// Send one command, wait for its reply, repeat: one round trip per command.
     Sequential,
-    /// Write `batch` commands at once, then read their replies: one round trip per batch.
-    Pipelined { batch: u32 },
+    /// Issue `batch` commands without waiting, then wait for their replies: one round trip per
+    /// batch. `flush` says how the batch is written.
+    Pipelined {
+        batch: u32,
+        #[serde(default)]
+        flush: Flush,
+    },
+    /// `in_flight` concurrent callers sharing one connection: whenever replies arrive, that
+    /// many new commands go out together (auto-pipelining, as Lettuce and redis-rs's
+    /// MultiplexedConnection do).
+    Multiplexed { in_flight: u32 },
+    /// `MULTI`, `batch` commands, `EXEC`, written together: one round trip per batch, applied
+    /// atomically.
+    Transaction { batch: u32 },
+    /// One MSET (or MGET) of `batch` keys: one command and one round trip per batch.
+    Mset { batch: u32 },
 }
 
 impl Mode {
-    /// Commands written before the engine waits for replies.
+    /// A pipeline that writes each batch at once.
+    pub const fn pipelined(batch: u32) -> Mode {
+        Mode::Pipelined {
+            batch,
+            flush: Flush::Batch,
+        }
+    }
+
+    /// Commands issued before the engine waits for replies (for `Multiplexed`, the window).
     pub fn batch(self) -> u32 {
         match self {
             Mode::Sequential => 1,
-            Mode::Pipelined { batch } => batch,
+            Mode::Pipelined { batch, .. }
+            | Mode::Transaction { batch }
+            | Mode::Mset { batch } => batch,
+            Mode::Multiplexed { in_flight } => in_flight,
+        }
+    }
+
+    /// A short name for tables and legends.
+    pub fn kind(self) -> &'static str {
+        match self {
+            Mode::Sequential => "sequential",
+            Mode::Pipelined { .. } => "pipelined",
+            Mode::Multiplexed { .. } => "multiplexed",
+            Mode::Transaction { .. } => "transaction",
+            Mode::Mset { .. } => "mset",
         }
     }
 
     pub fn label(self) -> String {
         match self {
             Mode::Sequential => "sequential".to_string(),
-            Mode::Pipelined { batch } => format!("pipelined (batch {batch})"),
+            Mode::Pipelined { batch, flush } => match flush {
+                Flush::Batch => format!("pipelined (batch {batch})"),
+                Flush::EachCommand => format!("pipelined (batch {batch}, flush each command)"),
+                Flush::Buffered { commands } => {
+                    format!("pipelined (batch {batch}, flush every {commands})")
+                }
+            },
+            Mode::Multiplexed { in_flight } => format!("multiplexed ({in_flight} in flight)"),
+            Mode::Transaction { batch } => format!("MULTI/EXEC (batch {batch})"),
+            Mode::Mset { batch } => format!("MSET/MGET (batch {batch})"),
         }
     }
 
-    /// Round trips a run of `count` commands pays in this mode.
+    /// Round trips a run of `count` commands pays in this mode (for `Multiplexed`, at least).
     pub fn round_trips(self, count: u64) -> u64 {
         count.div_ceil(self.batch() as u64)
+    }
+
+    /// Writes (send syscalls) the engine makes for `count` commands, where the mode fixes it.
+    /// `Multiplexed` writes whenever replies arrive, so its count is only known afterwards.
+    pub fn writes(self, count: u64) -> Option<u64> {
+        let batch = self.batch() as u64;
+        match self {
+            Mode::Multiplexed { .. } => None,
+            Mode::Pipelined {
+                flush: Flush::EachCommand,
+                ..
+            } => Some(count),
+            Mode::Pipelined {
+                flush: Flush::Buffered { commands },
+                ..
+            } => {
+                let per = (commands.max(1) as u64).min(batch);
+                let full = count / batch;
+                let rest = count % batch;
+                Some(full * batch.div_ceil(per) + rest.div_ceil(per))
+            }
+            _ => Some(count.div_ceil(batch)),
+        }
+    }
+}
+
+/// The network between the engine and Redis, dialled in by the latency proxy. All zero is the
+/// plain connection (no proxy).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Network {
+    /// One-way delay engine → Redis, µs.
+    #[serde(default)]
+    pub delay_out_us: u32,
+    /// One-way delay Redis → engine, µs.
+    #[serde(default)]
+    pub delay_back_us: u32,
+    /// Each chunk's delay varies within ± this many µs (never reordered).
+    #[serde(default)]
+    pub jitter_us: u32,
+    /// Bytes per second each way; `None` is unlimited.
+    #[serde(default)]
+    pub bandwidth: Option<u64>,
+}
+
+impl Network {
+    pub const LOOPBACK: Network = Network::symmetric(0);
+
+    /// The presets offered on the page: name and one-way delay.
+    pub const PRESETS: [(&'static str, u32); 4] = [
+        ("loopback", 0),
+        ("same rack", 100),
+        ("same region", 500),
+        ("cross-country", 30_000),
+    ];
+
+    pub const fn symmetric(delay_us: u32) -> Network {
+        Network {
+            delay_out_us: delay_us,
+            delay_back_us: delay_us,
+            jitter_us: 0,
+            bandwidth: None,
+        }
+    }
+
+    /// True when nothing is injected, so the engine talks to Redis directly.
+    pub fn is_loopback(&self) -> bool {
+        *self == Network::LOOPBACK
+    }
+
+    /// Injected round-trip time, µs (without transmission time).
+    pub fn round_trip_us(&self) -> u64 {
+        self.delay_out_us as u64 + self.delay_back_us as u64
+    }
+
+    pub fn label(&self) -> String {
+        if self.is_loopback() {
+            return "loopback".to_string();
+        }
+        let mut s = if self.delay_out_us == self.delay_back_us {
+            format!("one-way delay {} µs", self.delay_out_us)
+        } else {
+            format!(
+                "one-way delay {} µs out, {} µs back",
+                self.delay_out_us, self.delay_back_us
+            )
+        };
+        if self.jitter_us > 0 {
+            s += &format!(", jitter ±{} µs", self.jitter_us);
+        }
+        if let Some(bw) = self.bandwidth {
+            s += &format!(", {bw} B/s");
+        }
+        s
     }
 }
 
@@ -80,19 +272,70 @@ pub struct RunSpec {
     pub command: Command,
     pub count: u64,
     pub mode: Mode,
+    /// Bytes per value (SET and the GET seed); `None` is the classic `v{i}`.
+    #[serde(default)]
+    pub value_bytes: Option<u32>,
+    #[serde(default)]
+    pub network: Network,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum SpecError {
     #[error("count must be between 1 and {max}, got {got}")]
     Count { got: u64, max: u64 },
-    #[error("batch must be between 1 and {max}, got {got}")]
-    Batch { got: u32, max: u32 },
+    #[error("{what} must be between 1 and {max}, got {got}")]
+    Batch {
+        what: &'static str,
+        got: u32,
+        max: u32,
+    },
+    #[error("flush every {got} commands must be between 1 and the batch ({batch})")]
+    Buffered { got: u32, batch: u32 },
     #[error("a start needs between 1 and {max} runs, got {got}")]
     Runs { got: usize, max: usize },
+    #[error("value size must be between 1 and {max} bytes, got {got}")]
+    ValueBytes { got: u32, max: u32 },
+    #[error(
+        "count × value size is {got} bytes, more than the {max} bytes one run may store; lower the count or the value size"
+    )]
+    TotalBytes { got: u64, max: u64 },
+    #[error("{what} must be at most {max} µs, got {got}")]
+    Delay {
+        what: &'static str,
+        got: u32,
+        max: u32,
+    },
+    #[error("bandwidth must be between {min} and {max} bytes/s, got {got}")]
+    Bandwidth { got: u64, min: u64, max: u64 },
+    #[error("{command} has no one-command-many-keys form; use SET or GET with MSET mode")]
+    NoMultiKey { command: &'static str },
+    #[error(
+        "this run would spend at least {secs} s waiting on the injected delay ({round_trips} round trips × {rtt_us} µs), more than the {max} s allowed; lower the count or the delay, or pipeline"
+    )]
+    TooSlow {
+        secs: u64,
+        round_trips: u64,
+        rtt_us: u64,
+        max: u64,
+    },
 }
 
 impl RunSpec {
+    /// SET `count` times in `mode` over loopback with classic values.
+    pub fn set(count: u64, mode: Mode) -> RunSpec {
+        RunSpec {
+            command: Command::Set,
+            count,
+            mode,
+            value_bytes: None,
+            network: Network::LOOPBACK,
+        }
+    }
+
+    pub fn with_network(self, network: Network) -> RunSpec {
+        RunSpec { network, ..self }
+    }
+
     pub fn validate(&self, limits: &Limits) -> Result<(), SpecError> {
         if self.count == 0 || self.count > limits.max_count {
             return Err(SpecError::Count {
@@ -102,9 +345,85 @@ impl RunSpec {
         }
         let batch = self.mode.batch();
         if batch == 0 || batch > limits.max_batch {
+            let what = match self.mode {
+                Mode::Multiplexed { .. } => "in-flight requests",
+                _ => "batch",
+            };
             return Err(SpecError::Batch {
+                what,
                 got: batch,
                 max: limits.max_batch,
+            });
+        }
+        if let Mode::Pipelined {
+            flush: Flush::Buffered { commands },
+            ..
+        } = self.mode
+            && (commands == 0 || commands > batch)
+        {
+            return Err(SpecError::Buffered {
+                got: commands,
+                batch,
+            });
+        }
+        if let Mode::Mset { .. } = self.mode
+            && self.command.multi_key().is_none()
+        {
+            return Err(SpecError::NoMultiKey {
+                command: self.command.name(),
+            });
+        }
+        if let Some(bytes) = self.value_bytes {
+            if bytes == 0 || bytes > limits.max_value_bytes {
+                return Err(SpecError::ValueBytes {
+                    got: bytes,
+                    max: limits.max_value_bytes,
+                });
+            }
+            let total = self.count.saturating_mul(bytes as u64);
+            if total > limits.max_total_bytes {
+                return Err(SpecError::TotalBytes {
+                    got: total,
+                    max: limits.max_total_bytes,
+                });
+            }
+        }
+        self.validate_network(limits)
+    }
+
+    fn validate_network(&self, limits: &Limits) -> Result<(), SpecError> {
+        let n = &self.network;
+        for (what, got) in [
+            ("one-way delay out", n.delay_out_us),
+            ("one-way delay back", n.delay_back_us),
+            ("jitter", n.jitter_us),
+        ] {
+            if got > limits.max_delay_us {
+                return Err(SpecError::Delay {
+                    what,
+                    got,
+                    max: limits.max_delay_us,
+                });
+            }
+        }
+        if let Some(bw) = n.bandwidth
+            && !(limits.min_bandwidth..=limits.max_bandwidth).contains(&bw)
+        {
+            return Err(SpecError::Bandwidth {
+                got: bw,
+                min: limits.min_bandwidth,
+                max: limits.max_bandwidth,
+            });
+        }
+        let round_trips = self.mode.round_trips(self.count);
+        let rtt_us = n.round_trip_us();
+        let secs = round_trips.saturating_mul(rtt_us) / 1_000_000;
+        if secs > limits.max_network_secs {
+            return Err(SpecError::TooSlow {
+                secs,
+                round_trips,
+                rtt_us,
+                max: limits.max_network_secs,
             });
         }
         Ok(())
@@ -113,16 +432,8 @@ impl RunSpec {
     /// The classic demonstration: the same SETs one at a time, then pipelined.
     pub fn comparison(count: u64, batch: u32) -> Vec<RunSpec> {
         vec![
-            RunSpec {
-                command: Command::Set,
-                count,
-                mode: Mode::Sequential,
-            },
-            RunSpec {
-                command: Command::Set,
-                count,
-                mode: Mode::Pipelined { batch },
-            },
+            RunSpec::set(count, Mode::Sequential),
+            RunSpec::set(count, Mode::pipelined(batch)),
         ]
     }
 }
@@ -143,11 +454,7 @@ mod tests {
     use super::*;
 
     fn spec(count: u64, mode: Mode) -> RunSpec {
-        RunSpec {
-            command: Command::Set,
-            count,
-            mode,
-        }
+        RunSpec::set(count, mode)
     }
 
     #[test]
@@ -155,10 +462,21 @@ mod tests {
         let l = Limits::DEFAULT;
         assert!(spec(1, Mode::Sequential).validate(&l).is_ok());
         assert!(
-            spec(l.max_count, Mode::Pipelined { batch: l.max_batch })
+            spec(l.max_count, Mode::pipelined(l.max_batch))
                 .validate(&l)
                 .is_ok()
         );
+        for mode in [
+            Mode::Multiplexed { in_flight: 50 },
+            Mode::Transaction { batch: 100 },
+            Mode::Mset { batch: 100 },
+            Mode::Pipelined {
+                batch: 100,
+                flush: Flush::Buffered { commands: 100 },
+            },
+        ] {
+            assert_eq!(spec(1000, mode).validate(&l), Ok(()), "{mode:?}");
+        }
     }
 
     #[test]
@@ -176,19 +494,89 @@ mod tests {
             Err(SpecError::Count { .. })
         ));
         assert!(matches!(
-            spec(10, Mode::Pipelined { batch: 0 }).validate(&l),
+            spec(10, Mode::pipelined(0)).validate(&l),
             Err(SpecError::Batch { got: 0, .. })
+        ));
+        assert!(matches!(
+            spec(10, Mode::pipelined(l.max_batch + 1)).validate(&l),
+            Err(SpecError::Batch { .. })
+        ));
+        assert!(matches!(
+            spec(10, Mode::Multiplexed { in_flight: 0 }).validate(&l),
+            Err(SpecError::Batch {
+                what: "in-flight requests",
+                ..
+            })
         ));
         assert!(matches!(
             spec(
                 10,
                 Mode::Pipelined {
-                    batch: l.max_batch + 1
+                    batch: 10,
+                    flush: Flush::Buffered { commands: 11 }
                 }
             )
             .validate(&l),
-            Err(SpecError::Batch { .. })
+            Err(SpecError::Buffered { .. })
         ));
+    }
+
+    #[test]
+    fn refuses_bad_values_and_networks() {
+        let l = Limits::DEFAULT;
+        let base = spec(1000, Mode::pipelined(100));
+        let with = |f: &dyn Fn(&mut RunSpec)| {
+            let mut s = base;
+            f(&mut s);
+            s.validate(&l)
+        };
+        assert!(matches!(
+            with(&|s| s.value_bytes = Some(0)),
+            Err(SpecError::ValueBytes { .. })
+        ));
+        assert!(matches!(
+            with(&|s| s.value_bytes = Some(l.max_value_bytes + 1)),
+            Err(SpecError::ValueBytes { .. })
+        ));
+        assert!(matches!(
+            with(&|s| {
+                s.count = 10_000_000;
+                s.value_bytes = Some(1024)
+            }),
+            Err(SpecError::TotalBytes { .. })
+        ));
+        assert!(matches!(
+            with(&|s| s.network.delay_back_us = l.max_delay_us + 1),
+            Err(SpecError::Delay {
+                what: "one-way delay back",
+                ..
+            })
+        ));
+        assert!(matches!(
+            with(&|s| s.network.bandwidth = Some(10)),
+            Err(SpecError::Bandwidth { .. })
+        ));
+        assert!(matches!(
+            with(&|s| {
+                s.command = Command::Incr;
+                s.mode = Mode::Mset { batch: 10 }
+            }),
+            Err(SpecError::NoMultiKey { command: "INCR" })
+        ));
+        // 1,000,000 sequential round trips of 30 ms each way: 16 hours.
+        assert!(matches!(
+            with(&|s| {
+                s.count = 1_000_000;
+                s.mode = Mode::Sequential;
+                s.network = Network::symmetric(30_000)
+            }),
+            Err(SpecError::TooSlow { .. })
+        ));
+        assert_eq!(
+            with(&|s| s.network = Network::symmetric(30_000)),
+            Ok(()),
+            "10 round trips of 60 ms are fine"
+        );
     }
 
     #[test]
@@ -204,9 +592,30 @@ mod tests {
     }
 
     #[test]
-    fn round_trips_follow_the_batch() {
+    fn round_trips_and_writes_follow_the_mode() {
         assert_eq!(Mode::Sequential.round_trips(100_000), 100_000);
-        assert_eq!(Mode::Pipelined { batch: 1000 }.round_trips(100_000), 100);
-        assert_eq!(Mode::Pipelined { batch: 1000 }.round_trips(100_001), 101);
+        assert_eq!(Mode::pipelined(1000).round_trips(100_000), 100);
+        assert_eq!(Mode::pipelined(1000).round_trips(100_001), 101);
+        assert_eq!(Mode::pipelined(1000).writes(100_001), Some(101));
+        let each = Mode::Pipelined {
+            batch: 1000,
+            flush: Flush::EachCommand,
+        };
+        assert_eq!(each.writes(100_001), Some(100_001));
+        let buffered = Mode::Pipelined {
+            batch: 1000,
+            flush: Flush::Buffered { commands: 300 },
+        };
+        // Each full batch: 300+300+300+100 → 4 writes; the last 1 command: 1 write.
+        assert_eq!(buffered.writes(2_001), Some(2 * 4 + 1));
+        assert_eq!(Mode::Multiplexed { in_flight: 8 }.writes(100), None);
+        assert_eq!(Mode::Transaction { batch: 10 }.writes(95), Some(10));
+    }
+
+    #[test]
+    fn commands_parse_by_name() {
+        assert_eq!(Command::parse("get"), Some(Command::Get));
+        assert_eq!(Command::parse("INCR"), Some(Command::Incr));
+        assert_eq!(Command::parse("DEL"), None);
     }
 }

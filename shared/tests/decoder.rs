@@ -29,6 +29,22 @@ fn protocol_json() -> impl Strategy<Value = Value> {
         "command",
         "SET",
         "GET",
+        "INCR",
+        "multiplexed",
+        "in_flight",
+        "transaction",
+        "mset",
+        "flush",
+        "policy",
+        "each_command",
+        "buffered",
+        "commands",
+        "value_bytes",
+        "network",
+        "delay_out_us",
+        "delay_back_us",
+        "jitter_us",
+        "bandwidth",
         "x",
     ]);
     let leaf = prop_oneof![
@@ -70,8 +86,8 @@ proptest! {
 
     #[test]
     fn validate_accepts_exactly_the_limits(count in any::<u64>(), batch in any::<u32>(), sequential in any::<bool>()) {
-        let mode = if sequential { Mode::Sequential } else { Mode::Pipelined { batch } };
-        let spec = RunSpec { command: shared::Command::Set, count, mode };
+        let mode = if sequential { Mode::Sequential } else { Mode::pipelined(batch) };
+        let spec = RunSpec::set(count, mode);
         let l = Limits::DEFAULT;
         let ok = (1..=l.max_count).contains(&count) && (1..=l.max_batch).contains(&mode.batch());
         prop_assert_eq!(spec.validate(&l).is_ok(), ok);

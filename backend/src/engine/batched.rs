@@ -98,6 +98,11 @@ async fn drive(
                     write_value(&mut value, i);
                     encode_command(&mut out, &[b"SET", &key, &value]);
                 }
+                // The new commands and modes are wired in by the engine work that follows.
+                Command::Get | Command::Incr => {
+                    write_key(&mut key, &ns, i);
+                    encode_command(&mut out, &[spec.command.name().as_bytes(), &key]);
+                }
             }
         }
         let issued = Instant::now();

@@ -56,7 +56,8 @@ fn decade(us: f64) -> String {
 fn label(r: &ResultRow) -> String {
     match r.summary.spec.mode {
         shared::Mode::Sequential => "sequential".to_string(),
-        shared::Mode::Pipelined { batch } => format!("pipelined ×{batch}"),
+        shared::Mode::Pipelined { batch, .. } => format!("pipelined ×{batch}"),
+        mode => mode.label(),
     }
 }
 

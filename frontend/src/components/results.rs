@@ -23,7 +23,10 @@ pub fn Results(conn: Connection) -> impl IntoView {
         });
         let detail = match s.spec.mode {
             Mode::Sequential => None,
-            Mode::Pipelined { batch } => Some(format!("batch {}", format::count(batch as u64))),
+            Mode::Multiplexed { in_flight } => {
+                Some(format!("{} in flight", format::count(in_flight as u64)))
+            }
+            m => Some(format!("batch {}", format::count(m.batch() as u64))),
         };
         let detail = match (detail, r.partial) {
             (Some(d), true) => Some(format!("{d}, stopped")),
