@@ -60,12 +60,14 @@ pub async fn run(
             summary,
             timeline,
             written: state.written,
+            started: state.started,
         }),
         Err(error) => Err(RunFailure {
             error,
             partial: summary,
             timeline,
             written: state.written,
+            started: state.started,
         }),
     }
 }

@@ -8,7 +8,7 @@ pub mod resp;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use shared::{RunSpec, RunSummary, Timeline};
 
@@ -75,6 +75,9 @@ pub struct RunOutcome {
     pub summary: RunSummary,
     pub timeline: Timeline,
     pub written: u64,
+    /// The instant span times count from, so stamps taken elsewhere (the wire tap) can be
+    /// placed on the same axis.
+    pub started: Instant,
 }
 
 /// A run that stopped early, with what it measured up to the stop.
@@ -84,6 +87,7 @@ pub struct RunFailure {
     pub partial: RunSummary,
     pub timeline: Timeline,
     pub written: u64,
+    pub started: Instant,
 }
 
 /// Runs `spec` once. The caller removes the keys afterwards with `keys::remove_run_keys`,
@@ -126,5 +130,6 @@ fn not_started(spec: RunSpec, error: EngineError) -> RunFailure {
         partial,
         timeline: Timeline::default(),
         written: 0,
+        started: Instant::now(),
     }
 }
