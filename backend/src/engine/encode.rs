@@ -1,0 +1,191 @@
+//! Commands of a run, encoded straight into the write buffer: no per-command allocation, no
+//! intermediate key or value buffers. The key of request `i` is `<namespace>k<i>` (exactly
+//! what `keys::write_key` produces, so cleanup finds it); the value is `v<i>` or, with a
+//! value size, one fixed deterministic value encoded once and copied.
+
+use shared::Command;
+
+use super::keys::namespace;
+
+pub struct Encoder {
+    command: Command,
+    /// `pipescope:<run>:k`, the key without its index.
+    key_prefix: Vec<u8>,
+    /// `$n\r\n<n bytes>\r\n`, when the run has a value size.
+    fixed_value: Option<Vec<u8>>,
+}
+
+/// The `n`-byte value written for a value size: printable, deterministic, the same for every
+/// key (`abc…xyzabc…`).
+pub fn fixed_value(n: u32) -> Vec<u8> {
+    (0..n).map(|j| b'a' + (j % 26) as u8).collect()
+}
+
+impl Encoder {
+    pub fn new(command: Command, run_id: u64, value_bytes: Option<u32>) -> Encoder {
+        let mut key_prefix = namespace(run_id).into_bytes();
+        key_prefix.push(b'k');
+        let fixed_value = value_bytes.map(|n| {
+            let mut encoded = Vec::with_capacity(n as usize + 16);
+            bulk(&mut encoded, &fixed_value(n));
+            encoded
+        });
+        Encoder {
+            command,
+            key_prefix,
+            fixed_value,
+        }
+    }
+
+    pub fn command(&self) -> Command {
+        self.command
+    }
+
+    /// Appends the run's command for request `i`.
+    #[inline]
+    pub fn encode(&self, out: &mut Vec<u8>, i: u64) {
+        match self.command {
+            Command::Set => self.encode_set(out, i),
+            Command::Get => {
+                out.extend_from_slice(b"*2\r\n$3\r\nGET\r\n");
+                self.key(out, i);
+            }
+            Command::Incr => {
+                out.extend_from_slice(b"*2\r\n$4\r\nINCR\r\n");
+                self.key(out, i);
+            }
+        }
+    }
+
+    /// Appends `SET k<i> <value>` (also how GET runs are seeded).
+    #[inline]
+    pub fn encode_set(&self, out: &mut Vec<u8>, i: u64) {
+        out.extend_from_slice(b"*3\r\n$3\r\nSET\r\n");
+        self.key(out, i);
+        self.value(out, i);
+    }
+
+    /// Appends one `MSET k v k v …` (SET) or `MGET k k …` (GET) for requests
+    /// `first..first + n`; `None` for a command without a multi-key form.
+    pub fn encode_multi_key(&self, out: &mut Vec<u8>, first: u64, n: u64) -> Option<()> {
+        let name = self.command.multi_key()?;
+        let per_key = if self.command == Command::Set { 2 } else { 1 };
+        let mut num = itoa::Buffer::new();
+        out.push(b'*');
+        out.extend_from_slice(num.format(1 + per_key * n).as_bytes());
+        out.extend_from_slice(b"\r\n");
+        bulk(out, name.as_bytes());
+        for i in first..first + n {
+            self.key(out, i);
+            if self.command == Command::Set {
+                self.value(out, i);
+            }
+        }
+        Some(())
+    }
+
+    /// `$len\r\n<prefix><i>\r\n`
+    #[inline]
+    fn key(&self, out: &mut Vec<u8>, i: u64) {
+        let mut num = itoa::Buffer::new();
+        let digits = num.format(i).as_bytes();
+        let mut len = itoa::Buffer::new();
+        out.push(b'$');
+        out.extend_from_slice(len.format(self.key_prefix.len() + digits.len()).as_bytes());
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(&self.key_prefix);
+        out.extend_from_slice(digits);
+        out.extend_from_slice(b"\r\n");
+    }
+
+    /// The fixed value, or `$len\r\nv<i>\r\n`.
+    #[inline]
+    fn value(&self, out: &mut Vec<u8>, i: u64) {
+        if let Some(fixed) = &self.fixed_value {
+            out.extend_from_slice(fixed);
+            return;
+        }
+        let mut num = itoa::Buffer::new();
+        let digits = num.format(i).as_bytes();
+        let mut len = itoa::Buffer::new();
+        out.push(b'$');
+        out.extend_from_slice(len.format(1 + digits.len()).as_bytes());
+        out.extend_from_slice(b"\r\nv");
+        out.extend_from_slice(digits);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// Appends `arg` as a RESP bulk string.
+fn bulk(out: &mut Vec<u8>, arg: &[u8]) {
+    out.push(b'$');
+    out.extend_from_slice(itoa::Buffer::new().format(arg.len()).as_bytes());
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(arg);
+    out.extend_from_slice(b"\r\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::keys::{namespace, write_key};
+    use super::super::resp::encode_command;
+    use super::*;
+
+    /// The reference: the general encoder with the key cleanup removes.
+    fn reference(args: &[&[u8]]) -> Vec<u8> {
+        let mut out = Vec::new();
+        encode_command(&mut out, args);
+        out
+    }
+
+    #[test]
+    fn commands_match_the_general_encoder_and_the_cleanup_keys() {
+        for i in [0u64, 7, 42, 1_000_000] {
+            let mut key = Vec::new();
+            write_key(&mut key, &namespace(9), i);
+            let value = format!("v{i}");
+            for (command, want) in [
+                (Command::Set, reference(&[b"SET", &key, value.as_bytes()])),
+                (Command::Get, reference(&[b"GET", &key])),
+                (Command::Incr, reference(&[b"INCR", &key])),
+            ] {
+                let mut out = Vec::new();
+                Encoder::new(command, 9, None).encode(&mut out, i);
+                assert_eq!(
+                    String::from_utf8_lossy(&out),
+                    String::from_utf8_lossy(&want)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_value_size_is_one_fixed_value() {
+        let mut out = Vec::new();
+        Encoder::new(Command::Set, 1, Some(30)).encode(&mut out, 3);
+        let value = fixed_value(30);
+        assert_eq!(value.len(), 30);
+        assert_eq!(out, reference(&[b"SET", b"pipescope:1:k3", &value]));
+    }
+
+    #[test]
+    fn mset_and_mget_carry_the_batch() {
+        let mut out = Vec::new();
+        Encoder::new(Command::Set, 1, None).encode_multi_key(&mut out, 4, 2);
+        assert_eq!(
+            out,
+            reference(&[b"MSET", b"pipescope:1:k4", b"v4", b"pipescope:1:k5", b"v5"])
+        );
+        out.clear();
+        Encoder::new(Command::Get, 1, None).encode_multi_key(&mut out, 0, 2);
+        assert_eq!(
+            out,
+            reference(&[b"MGET", b"pipescope:1:k0", b"pipescope:1:k1"])
+        );
+        assert!(
+            Encoder::new(Command::Incr, 1, None)
+                .encode_multi_key(&mut out, 0, 2)
+                .is_none()
+        );
+    }
+}
