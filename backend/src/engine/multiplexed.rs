@@ -37,7 +37,9 @@ pub async fn run(
     issue(writer, enc, &mut out, &mut writes, next, k).await?;
     next += k;
 
-    while tally.done < spec.count {
+    // Where the run ends: the count, or on cancel the commands already issued.
+    let mut end = spec.count;
+    while tally.done < end {
         let read_at = replies.fill(tally.done).await?;
         let mut got = 0u64;
         while replies.next_ok(tally.done + got)? {
@@ -62,16 +64,21 @@ pub async fn run(
             }
         }
         tally.publish(ctx);
-        // Checked once per read, i.e. every few replies: the commands already outstanding are
-        // abandoned (their keys are counted as written, so cleanup removes them).
-        if ctx.cancel.load(Ordering::Relaxed) {
-            return Err(EngineError::Cancelled);
+        // Checked once per read, i.e. every few replies. On cancel no new command goes out,
+        // but the outstanding ones are still answered (within one round trip): a command left
+        // unread in Redis's socket buffer could otherwise create its key after the caller's
+        // cleanup has run.
+        if end == spec.count && ctx.cancel.load(Ordering::Relaxed) {
+            end = next;
         }
-        let k = got.min(spec.count - next);
+        let k = got.min(end - next);
         if k > 0 {
             issue(writer, enc, &mut out, &mut writes, next, k).await?;
             next += k;
         }
+    }
+    if end < spec.count {
+        return Err(EngineError::Cancelled);
     }
     Ok(())
 }
