@@ -48,11 +48,11 @@ impl Encoder {
             Command::Set => self.encode_set(out, i),
             Command::Get => {
                 out.extend_from_slice(b"*2\r\n$3\r\nGET\r\n");
-                self.key(out, i);
+                self.key(out, itoa::Buffer::new().format(i).as_bytes());
             }
             Command::Incr => {
                 out.extend_from_slice(b"*2\r\n$4\r\nINCR\r\n");
-                self.key(out, i);
+                self.key(out, itoa::Buffer::new().format(i).as_bytes());
             }
         }
     }
@@ -60,9 +60,12 @@ impl Encoder {
     /// Appends `SET k<i> <value>` (also how GET runs are seeded).
     #[inline]
     pub fn encode_set(&self, out: &mut Vec<u8>, i: u64) {
+        // The index is formatted once, for the key and for `v<i>`.
+        let mut num = itoa::Buffer::new();
+        let digits = num.format(i).as_bytes();
         out.extend_from_slice(b"*3\r\n$3\r\nSET\r\n");
-        self.key(out, i);
-        self.value(out, i);
+        self.key(out, digits);
+        self.value(out, digits);
     }
 
     /// Appends one `MSET k v k v …` (SET) or `MGET k k …` (GET) for requests
@@ -76,43 +79,49 @@ impl Encoder {
         out.extend_from_slice(b"\r\n");
         bulk(out, name.as_bytes());
         for i in first..first + n {
-            self.key(out, i);
+            let digits = num.format(i).as_bytes();
+            self.key(out, digits);
             if self.command == Command::Set {
-                self.value(out, i);
+                self.value(out, digits);
             }
         }
         Some(())
     }
 
-    /// `$len\r\n<prefix><i>\r\n`
+    /// `$len\r\n<prefix><digits>\r\n`, `digits` being the request index.
     #[inline]
-    fn key(&self, out: &mut Vec<u8>, i: u64) {
-        let mut num = itoa::Buffer::new();
-        let digits = num.format(i).as_bytes();
-        let mut len = itoa::Buffer::new();
+    fn key(&self, out: &mut Vec<u8>, digits: &[u8]) {
         out.push(b'$');
-        out.extend_from_slice(len.format(self.key_prefix.len() + digits.len()).as_bytes());
+        push_len(out, self.key_prefix.len() + digits.len());
         out.extend_from_slice(b"\r\n");
         out.extend_from_slice(&self.key_prefix);
         out.extend_from_slice(digits);
         out.extend_from_slice(b"\r\n");
     }
 
-    /// The fixed value, or `$len\r\nv<i>\r\n`.
+    /// The fixed value, or `$len\r\nv<digits>\r\n`.
     #[inline]
-    fn value(&self, out: &mut Vec<u8>, i: u64) {
+    fn value(&self, out: &mut Vec<u8>, digits: &[u8]) {
         if let Some(fixed) = &self.fixed_value {
             out.extend_from_slice(fixed);
             return;
         }
-        let mut num = itoa::Buffer::new();
-        let digits = num.format(i).as_bytes();
-        let mut len = itoa::Buffer::new();
         out.push(b'$');
-        out.extend_from_slice(len.format(1 + digits.len()).as_bytes());
+        push_len(out, 1 + digits.len());
         out.extend_from_slice(b"\r\nv");
         out.extend_from_slice(digits);
         out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// Appends a length; keys and classic values are short, so the one- and two-digit cases skip
+/// the general formatter.
+#[inline]
+fn push_len(out: &mut Vec<u8>, len: usize) {
+    match len {
+        0..=9 => out.push(b'0' + len as u8),
+        10..=99 => out.extend_from_slice(&[b'0' + (len / 10) as u8, b'0' + (len % 10) as u8]),
+        _ => out.extend_from_slice(itoa::Buffer::new().format(len).as_bytes()),
     }
 }
 
@@ -156,6 +165,15 @@ mod tests {
                     String::from_utf8_lossy(&want)
                 );
             }
+        }
+    }
+
+    #[test]
+    fn lengths_of_any_size_are_encoded() {
+        for len in [0usize, 9, 10, 99, 100, 12345] {
+            let mut out = Vec::new();
+            push_len(&mut out, len);
+            assert_eq!(out, len.to_string().as_bytes());
         }
     }
 
