@@ -581,3 +581,79 @@ async fn cancel_while_seeding_a_get_run_leaves_nothing() {
         .unwrap();
     assert!(support::pipescope_keys(&target).await.is_empty());
 }
+
+/// The other half of `writes_match_an_strace_count`: run by it under strace, never on its own.
+/// SET only: a GET run's seeding connection also sends its keys and would be counted.
+#[tokio::test]
+#[ignore = "run under strace by writes_match_an_strace_count"]
+async fn strace_child() {
+    if std::env::var_os("PIPESCOPE_STRACE_CHILD").is_none() {
+        return;
+    }
+    let (_redis, target) = support::redis();
+    for (k, mode) in modes().into_iter().enumerate() {
+        let run_id = 1000 + k as u64;
+        let o = run(&target, run_id, RunSpec::set(95, mode)).await.unwrap();
+        println!("engine-writes {run_id} {}", o.summary.writes);
+        keys::remove_run_keys(&target, run_id, o.written)
+            .await
+            .unwrap();
+    }
+}
+
+/// The engine's write count against the kernel's: every mode (including flush-each-command
+/// and multiplexed, where the proxy check cannot be exact) run under `strace -f`, counting the
+/// send calls that moved bytes and begin with one of the run's commands. Every engine write
+/// begins with a command whose key (`pipescope:<run>:k…`) is within strace's first 64 bytes,
+/// and nothing else on that run writes such a buffer with sendto/write (cleanup's UNLINKs are
+/// excluded by name). Exact, so compared with `==`. Skipped where strace is not installed or
+/// may not trace.
+#[test]
+fn writes_match_an_strace_count() {
+    if std::process::Command::new("strace")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        eprintln!("strace is not installed: skipped");
+        return;
+    }
+    let trace = std::env::temp_dir().join(format!("pipescope-strace-{}.txt", std::process::id()));
+    let out = std::process::Command::new("strace")
+        .args(["-f", "-qq", "-s", "64", "-e", "trace=sendto,write", "-o"])
+        .arg(&trace)
+        .arg(std::env::current_exe().unwrap())
+        .args(["strace_child", "--exact", "--ignored", "--nocapture"])
+        .env("PIPESCOPE_STRACE_CHILD", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && stderr.contains("ptrace") {
+        eprintln!("strace may not trace here: skipped ({stderr})");
+        return;
+    }
+    assert!(out.status.success(), "{stderr}");
+    let engine: Vec<(u64, u64)> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.strip_prefix("engine-writes ")?.split(' ');
+            Some((w.next()?.parse().ok()?, w.next()?.parse().ok()?))
+        })
+        .collect();
+    assert_eq!(
+        engine.len(),
+        modes().len(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let syscalls = std::fs::read_to_string(&trace).unwrap();
+    let _ = std::fs::remove_file(&trace);
+    for (k, (run_id, writes)) in engine.into_iter().enumerate() {
+        let key = format!("pipescope:{run_id}:k");
+        let counted = syscalls
+            .lines()
+            .filter(|l| l.contains(&key) && !l.contains("UNLINK") && !l.contains("= -1 E"))
+            .count() as u64;
+        assert_eq!(counted, writes, "{}: strace vs engine", modes()[k].label());
+    }
+}
