@@ -44,23 +44,38 @@ impl Encoder {
     /// Appends the run's command for request `i`.
     #[inline]
     pub fn encode(&self, out: &mut Vec<u8>, i: u64) {
-        match self.command {
-            Command::Set => self.encode_set(out, i),
-            Command::Get => {
-                out.extend_from_slice(b"*2\r\n$3\r\nGET\r\n");
-                self.key(out, itoa::Buffer::new().format(i).as_bytes());
+        self.encode_range(out, i, 1);
+    }
+
+    /// Appends the run's commands for requests `first..first + n`. Consecutive indices count
+    /// up in ASCII instead of being formatted one by one (formatting was the biggest user-space
+    /// cost of encoding a batch in a profile).
+    #[inline]
+    pub fn encode_range(&self, out: &mut Vec<u8>, first: u64, n: u64) {
+        let mut index = Counter::new(first);
+        for _ in 0..n {
+            let digits = index.digits();
+            match self.command {
+                Command::Set => {
+                    out.extend_from_slice(b"*3\r\n$3\r\nSET\r\n");
+                    self.key(out, digits);
+                    self.value(out, digits);
+                }
+                Command::Get => {
+                    out.extend_from_slice(b"*2\r\n$3\r\nGET\r\n");
+                    self.key(out, digits);
+                }
+                Command::Incr => {
+                    out.extend_from_slice(b"*2\r\n$4\r\nINCR\r\n");
+                    self.key(out, digits);
+                }
             }
-            Command::Incr => {
-                out.extend_from_slice(b"*2\r\n$4\r\nINCR\r\n");
-                self.key(out, itoa::Buffer::new().format(i).as_bytes());
-            }
+            index.increment();
         }
     }
 
-    /// Appends `SET k<i> <value>` (also how GET runs are seeded).
-    #[inline]
+    /// Appends `SET k<i> <value>` (how GET runs are seeded).
     pub fn encode_set(&self, out: &mut Vec<u8>, i: u64) {
-        // The index is formatted once, for the key and for `v<i>`.
         let mut num = itoa::Buffer::new();
         let digits = num.format(i).as_bytes();
         out.extend_from_slice(b"*3\r\n$3\r\nSET\r\n");
@@ -78,12 +93,14 @@ impl Encoder {
         out.extend_from_slice(num.format(1 + per_key * n).as_bytes());
         out.extend_from_slice(b"\r\n");
         bulk(out, name.as_bytes());
-        for i in first..first + n {
-            let digits = num.format(i).as_bytes();
+        let mut index = Counter::new(first);
+        for _ in 0..n {
+            let digits = index.digits();
             self.key(out, digits);
             if self.command == Command::Set {
                 self.value(out, digits);
             }
+            index.increment();
         }
         Some(())
     }
@@ -122,6 +139,48 @@ fn push_len(out: &mut Vec<u8>, len: usize) {
         0..=9 => out.push(b'0' + len as u8),
         10..=99 => out.extend_from_slice(&[b'0' + (len / 10) as u8, b'0' + (len % 10) as u8]),
         _ => out.extend_from_slice(itoa::Buffer::new().format(len).as_bytes()),
+    }
+}
+
+/// A request index as ASCII digits, counted up in place (`999` → `1000` carries left).
+struct Counter {
+    buf: [u8; 20],
+    /// The digits are `buf[start..]`.
+    start: usize,
+}
+
+impl Counter {
+    fn new(i: u64) -> Counter {
+        let mut buf = [b'0'; 20];
+        let mut num = itoa::Buffer::new();
+        let digits = num.format(i).as_bytes();
+        let start = 20 - digits.len();
+        buf[start..].copy_from_slice(digits);
+        Counter { buf, start }
+    }
+
+    #[inline]
+    fn digits(&self) -> &[u8] {
+        &self.buf[self.start..]
+    }
+
+    #[inline]
+    fn increment(&mut self) {
+        let mut k = self.buf.len() - 1;
+        loop {
+            if self.buf[k] < b'9' {
+                self.buf[k] += 1;
+                return;
+            }
+            self.buf[k] = b'0';
+            if k == self.start {
+                // All nines: one more digit (never past u64::MAX; counts are far below).
+                self.start -= 1;
+                self.buf[self.start] = b'1';
+                return;
+            }
+            k -= 1;
+        }
     }
 }
 
@@ -165,6 +224,34 @@ mod tests {
                     String::from_utf8_lossy(&want)
                 );
             }
+        }
+    }
+
+    #[test]
+    fn the_counter_counts_like_the_formatter() {
+        for start in [0u64, 8, 98, 999, 123_456_789] {
+            let mut c = Counter::new(start);
+            for i in start..start + 1_100 {
+                assert_eq!(c.digits(), i.to_string().as_bytes());
+                c.increment();
+            }
+        }
+        // A range matches command by command.
+        for command in Command::ALL {
+            let enc = Encoder::new(command, 3, None);
+            let (mut range, mut one_by_one) = (Vec::new(), Vec::new());
+            enc.encode_range(&mut range, 95, 1_000);
+            for i in 95..1_095 {
+                let mut key = Vec::new();
+                write_key(&mut key, &namespace(3), i);
+                let value = format!("v{i}");
+                let args: Vec<&[u8]> = match command {
+                    Command::Set => vec![b"SET", &key, value.as_bytes()],
+                    _ => vec![command.name().as_bytes(), &key],
+                };
+                encode_command(&mut one_by_one, &args);
+            }
+            assert_eq!(range, one_by_one, "{command:?}");
         }
     }
 

@@ -97,9 +97,7 @@ async fn issue(
     k: u64,
 ) -> Result<(), EngineError> {
     out.clear();
-    for i in first..first + k {
-        enc.encode(out, i);
-    }
+    enc.encode_range(out, first, k);
     writes.push_back((Instant::now(), k));
     writer.write(out, k, first + k).await
 }

@@ -57,9 +57,7 @@ pub async fn run(
             while at < first + n {
                 let m = per.min(first + n - at);
                 out.clear();
-                for i in at..at + m {
-                    enc.encode(&mut out, i);
-                }
+                enc.encode_range(&mut out, at, m);
                 issued.borrow_mut().push(Instant::now());
                 writer.write(&out, m, at + m).await?;
                 at += m;

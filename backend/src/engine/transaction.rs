@@ -35,9 +35,7 @@ pub async fn run(
         let n = batch.min(spec.count - first);
         out.clear();
         out.extend_from_slice(b"*1\r\n$5\r\nMULTI\r\n");
-        for i in first..first + n {
-            enc.encode(&mut out, i);
-        }
+        enc.encode_range(&mut out, first, n);
         out.extend_from_slice(b"*1\r\n$4\r\nEXEC\r\n");
         tally.round_trips += 1;
         let issued = Instant::now();
