@@ -27,6 +27,8 @@ pub enum Reply {
 }
 
 impl Reply {
+    // A complete reply is never empty, so there is no `is_empty` to go with `len`.
+    #[allow(clippy::len_without_is_empty)]
     pub fn len(self) -> usize {
         match self {
             Reply::Ok { len } | Reply::Error { len } => len,
