@@ -5,6 +5,7 @@
 pub mod app;
 pub mod components;
 pub mod connection;
+pub mod export;
 pub mod format;
 pub mod inputs;
 pub mod keyboard;
