@@ -14,6 +14,7 @@ pub mod paint;
 pub mod playback;
 pub mod rtt_model;
 pub mod state;
+pub mod sweep;
 pub mod timeaxis;
 pub mod trace;
 pub mod url_state;
