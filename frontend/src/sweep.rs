@@ -3,9 +3,11 @@
 
 use shared::{Flush, Limits, Mode, RunSummary};
 
-/// A doubling of the batch "pays" while it multiplies throughput by at least this much. The
-/// knee is the first batch size whose doubling no longer does: beyond it, bigger batches buy
-/// little (the per-command cost, not the round trip, dominates).
+/// A doubling of the batch "pays" when it multiplies throughput by at least this much. The knee
+/// is the last batch size reached by a doubling that paid: beyond it no doubling paid any more,
+/// so bigger batches buy little (the per-command cost, not the round trip, dominates). Taking
+/// the last paying doubling, not the first one that did not, keeps one noisy step early in a
+/// sweep from calling the knee too soon.
 pub const KNEE_GAIN: f64 = 1.5;
 
 /// Batch sizes 1, 2, 4, … up to `max` (inclusive when `max` is a power of two), one run each.
@@ -71,14 +73,24 @@ pub fn points(runs: &[RunSummary]) -> Option<Vec<Point>> {
     Some(out)
 }
 
-/// Index of the knee (see `KNEE_GAIN`): the first point whose next doubling multiplied ops/s
-/// by less than `KNEE_GAIN`. `None` while every doubling still paid.
+/// Throughput gained per doubling of the batch from `a` to `b`.
+fn gain(a: &Point, b: &Point) -> f64 {
+    let doublings = (b.batch as f64 / a.batch as f64).log2().max(1e-9);
+    (b.ops_per_sec / a.ops_per_sec).powf(1.0 / doublings)
+}
+
+/// Index of the knee (see `KNEE_GAIN`): the last point reached by a doubling that multiplied
+/// ops/s by at least `KNEE_GAIN`, when no later doubling did (the first point if none ever
+/// did). `None` while the last doubling still paid: the knee lies beyond the sweep.
 pub fn knee(points: &[Point]) -> Option<usize> {
-    points.windows(2).position(|w| {
-        let doublings = (w[1].batch as f64 / w[0].batch as f64).log2().max(1e-9);
-        let gain = (w[1].ops_per_sec / w[0].ops_per_sec).powf(1.0 / doublings);
-        !(gain >= KNEE_GAIN)
-    })
+    let paid: Vec<bool> = points
+        .windows(2)
+        .map(|w| gain(&w[0], &w[1]) >= KNEE_GAIN)
+        .collect();
+    match paid.last() {
+        None | Some(true) => None,
+        Some(false) => Some(paid.iter().rposition(|p| *p).map_or(0, |k| k + 1)),
+    }
 }
 
 #[cfg(test)]
@@ -156,5 +168,8 @@ mod tests {
         // A slower bigger batch (noise) is past the knee too.
         let p = points(&sweep(&[8_000, 9_000])).unwrap();
         assert_eq!(knee(&p), Some(0));
+        // One noisy early step (1.4×) does not call the knee at batch 1: 2→4 still paid 2×.
+        let p = points(&sweep(&[89_000, 63_000, 31_500, 22_000, 20_000])).unwrap();
+        assert_eq!(knee(&p), Some(2));
     }
 }

@@ -189,7 +189,7 @@ fn chart(points: &[Point]) -> impl IntoView + use<> {
             {dots}
             {knee}
             <text x=LEFT - 8.0 y=TOP - 8.0 text-anchor="end" class="axis-title ops">"ops/s"</text>
-            <text x=RIGHT + 8.0 y=TOP - 8.0 class="axis-title cost">"cost / cmd"</text>
+            <text x=W - 4.0 y=TOP - 8.0 text-anchor="end" class="axis-title cost">"cost / cmd"</text>
             <text x=(LEFT + RIGHT) / 2.0 y=H - 8.0 text-anchor="middle" class="axis-title">"batch size (commands per round trip)"</text>
         </svg>
     }
@@ -198,13 +198,13 @@ fn chart(points: &[Point]) -> impl IntoView + use<> {
 fn explain(points: &[Point]) -> impl IntoView + use<> {
     let text = match sweep::knee(points) {
         Some(k) => format!(
-            "Up to batch {}, every doubling multiplied throughput by at least {KNEE_GAIN}×; beyond it gains shrink: round trips are no longer the main cost, the work per command is ({} per command at batch {}).",
+            "Knee at batch {}: the last doubling that still multiplied throughput by at least {KNEE_GAIN}× led there; none did beyond it. Round trips are no longer the main cost, the work per command is ({} per command at batch {}).",
             points[k].batch,
             format::latency(points[k].cost_us),
             points[k].batch
         ),
         None => format!(
-            "Every doubling still multiplied throughput by at least {KNEE_GAIN}×: round trips still dominate; try a larger batch."
+            "The last doubling still multiplied throughput by at least {KNEE_GAIN}×: round trips still dominate; sweep to a larger batch to find the knee."
         ),
     };
     view! {
