@@ -17,7 +17,7 @@ fn rate(ops: f64) -> String {
     let digits = (ops.round() as u64).to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -193,7 +193,7 @@ async fn the_controls_say_everything_a_run_can_and_keep_it_in_the_url() {
         Some("77"),
         "the form keeps what was typed"
     );
-    assert!(support::command_calls(&target).await.get("incr").is_none());
+    assert!(!support::command_calls(&target).await.contains_key("incr"));
 }
 
 #[tokio::test]
@@ -280,6 +280,14 @@ async fn a_sweep_draws_one_point_per_batch_and_the_markdown_has_each_runs_ops() 
     .unwrap();
     let shot = browser.screenshot("sweep").await;
     println!("sweep screenshot: {}", shot.display());
+    c.execute(
+        "document.getElementById('results').scrollIntoView({block: 'start'})",
+        vec![],
+    )
+    .await
+    .unwrap();
+    let shot = browser.screenshot("sweep-results").await;
+    println!("results screenshot: {}", shot.display());
     assert!(support::pipescope_keys(&target).await.is_empty());
 }
 

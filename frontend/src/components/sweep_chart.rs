@@ -56,7 +56,7 @@ fn decades(values: impl Iterator<Item = f64>) -> (f64, f64) {
 
 /// `32768` → `"32k"`.
 fn batch_label(b: u32) -> String {
-    if b >= 1024 && b % 1024 == 0 {
+    if b >= 1024 && b.is_multiple_of(1024) {
         format!("{}k", b / 1024)
     } else {
         b.to_string()
@@ -198,7 +198,7 @@ fn chart(points: &[Point]) -> impl IntoView + use<> {
 fn explain(points: &[Point]) -> impl IntoView + use<> {
     let text = match sweep::knee(points) {
         Some(k) => format!(
-            "Knee at batch {}: the last doubling that still multiplied throughput by at least {KNEE_GAIN}× led there; none did beyond it. Round trips are no longer the main cost, the work per command is ({} per command at batch {}).",
+            "Knee at batch {}: the last doubling that still multiplied throughput by at least {KNEE_GAIN}× led there; none did beyond it. Round trips are no longer the main cost; the work per command is ({} a command at batch {}).",
             points[k].batch,
             format::latency(points[k].cost_us),
             points[k].batch
