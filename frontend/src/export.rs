@@ -114,6 +114,7 @@ fn csv_field(s: &str) -> String {
 }
 
 /// Machine-readable numbers (no grouping, µs and ops/s as measured), one line per run, CRLF.
+/// Writes a server did not report (0) are left empty.
 pub fn csv(runs: &[RunSummary]) -> String {
     let header = [
         "mode",
@@ -138,7 +139,9 @@ pub fn csv(runs: &[RunSummary]) -> String {
             format!("{:.1}", r.p50_us),
             format!("{:.1}", r.p99_us),
             r.round_trips.to_string(),
-            r.writes.to_string(),
+            (r.writes > 0)
+                .then(|| r.writes.to_string())
+                .unwrap_or_default(),
             r.speedup.map(|x| format!("{x:.2}")).unwrap_or_default(),
         ];
         out += &fields.join(",");
@@ -168,7 +171,7 @@ pub fn markdown(runs: &[RunSummary]) -> String {
             format::latency(r.p50_us),
             format::latency(r.p99_us),
             format::count(r.round_trips),
-            format::count(r.writes),
+            format::known_count(r.writes),
             r.speedup.map(format::factor).unwrap_or_else(|| "—".into()),
         ];
         out += &format!("| {} |\n", cells.join(" | "));

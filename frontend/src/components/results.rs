@@ -62,8 +62,8 @@ pub fn Results(conn: Connection) -> impl IntoView {
                 <td>{format::latency(l.p99_us)}</td>
                 <td>{format::latency(l.max_us)}</td>
                 <td>{format::count(s.round_trips)}</td>
-                <td class="writes">{format::count(s.writes)}</td>
-                <td class="wire-commands">{format::count(s.wire_commands)}</td>
+                <td class="writes">{format::known_count(s.writes)}</td>
+                <td class="wire-commands">{format::known_count(s.wire_commands)}</td>
                 <td class="strong">{speedup}</td>
             </tr>
         }
