@@ -139,9 +139,11 @@ pub fn csv(runs: &[RunSummary]) -> String {
             format!("{:.1}", r.p50_us),
             format!("{:.1}", r.p99_us),
             r.round_trips.to_string(),
-            (r.writes > 0)
-                .then(|| r.writes.to_string())
-                .unwrap_or_default(),
+            if r.writes > 0 {
+                r.writes.to_string()
+            } else {
+                String::new()
+            },
             r.speedup.map(|x| format!("{x:.2}")).unwrap_or_default(),
         ];
         out += &fields.join(",");
