@@ -369,3 +369,42 @@ async fn with_a_network_the_round_trip_is_drawn_as_measured() {
         "the wire tap's split is drawn"
     );
 }
+
+#[tokio::test]
+async fn presenter_mode_keeps_presets_and_buttons_in_reach() {
+    let (_redis, target) = support::redis();
+    let server = support::Server::start(target.clone()).await;
+    let browser = Browser::open(&format!(
+        "{}?presenter=1&mode=transaction&batch=50&delay=500",
+        server.http_url()
+    ))
+    .await;
+    let c = &browser.client;
+    wait_enabled(c, "#run").await;
+    for id in [
+        "#run",
+        "#compare",
+        "#sweep",
+        "button.preset[data-us='30000']",
+    ] {
+        let el = c.find(css(id)).await.unwrap();
+        assert!(
+            el.is_displayed().await.unwrap(),
+            "{id} visible on a projector"
+        );
+    }
+    let pressed = c
+        .find(css("button.preset[data-us='500']"))
+        .await
+        .unwrap()
+        .attr("aria-pressed")
+        .await
+        .unwrap();
+    assert_eq!(
+        pressed.as_deref(),
+        Some("true"),
+        "the link's network is shown"
+    );
+    let shot = browser.screenshot("presenter-controls").await;
+    println!("presenter screenshot: {}", shot.display());
+}
