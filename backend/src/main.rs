@@ -4,14 +4,12 @@ use std::net::{IpAddr, SocketAddr};
 
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
-use std::time::Duration;
 
 use pipescope::bench::{BenchOptions, Format};
 use pipescope::hub::Hub;
-use pipescope::latency::NetworkProfile;
 use pipescope::local_redis::LocalRedis;
 use pipescope::target::RedisTarget;
-use shared::{Mode, RunSpec};
+use shared::{Mode, Network, RunSpec};
 use tokio::net::TcpListener;
 
 #[derive(Parser)]
@@ -60,23 +58,22 @@ struct ServeArgs {
 #[derive(clap::Args, Clone, Copy, Default)]
 struct NetworkArgs {
     /// One-way delay each way, in µs (e.g. 250 for a 0.5 ms round trip on top of loopback).
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
-    delay_us: u64,
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    delay_us: u32,
     /// Jitter on that delay, ± µs (bytes are never reordered).
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
-    jitter_us: u64,
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    jitter_us: u32,
     /// Bandwidth cap on each direction, bytes per second (makes transmission time real).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1_000..))]
     bandwidth: Option<u64>,
 }
 
 impl NetworkArgs {
-    fn profile(self) -> NetworkProfile {
-        NetworkProfile {
-            delay_out: Duration::from_micros(self.delay_us),
-            delay_back: Duration::from_micros(self.delay_us),
-            jitter: Duration::from_micros(self.jitter_us),
+    fn network(self) -> Network {
+        Network {
+            jitter_us: self.jitter_us,
             bandwidth: self.bandwidth,
+            ..Network::symmetric(self.delay_us)
         }
     }
 }
@@ -205,9 +202,10 @@ async fn serve(args: ServeArgs, target: RedisTarget, redis_version: String) -> a
         }
         None => say(format_args!("open http://{shown}/")),
     }
-    let network = args.network.profile();
+    // The page's initial choice; each run crosses the network its own spec names.
+    let network = args.network.network();
     if !network.is_loopback() {
-        say(format_args!("network dialled in: {network}"));
+        say(format_args!("default network: {}", network.label()));
     }
     let mut hub = Hub::with_network(target, redis_version, network).await?;
     if let Some(t) = token {
@@ -241,11 +239,11 @@ async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
             .map(|batch| RunSpec::set(args.count, Mode::pipelined(batch)))
             .collect(),
     };
-    let network = args.network.profile();
+    let network = args.network.network();
+    let specs = specs.into_iter().map(|s| s.with_network(network)).collect();
     let options = BenchOptions {
         format: if args.json { Format::Json } else { args.format },
         no_spans: args.no_spans,
-        network,
     };
     pipescope::bench::run(&target, specs, options).await?;
     Ok(())

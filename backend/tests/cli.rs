@@ -292,7 +292,7 @@ fn serving_is_the_default_and_takes_its_options_without_the_subcommand() {
     assert!(
         lines
             .iter()
-            .any(|l| l.contains("network dialled in: one-way delay 100 µs out, 100 µs back")),
+            .any(|l| l.contains("default network: one-way delay 100 µs")),
         "{lines:?}"
     );
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
