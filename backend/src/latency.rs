@@ -56,6 +56,18 @@ pub struct ProxyStats {
     pub bytes_back: AtomicU64,
     pub chunks_out: AtomicU64,
     pub chunks_back: AtomicU64,
+    /// How late chunks leave after their release time (the writer woke late): a running
+    /// median, ns.
+    pub late_ns_out: AtomicU64,
+    pub late_ns_back: AtomicU64,
+}
+
+impl ProxyStats {
+    /// Median lateness of a chunk's release, out and back (running estimate).
+    pub fn lateness(&self) -> (Duration, Duration) {
+        let get = |ns: &AtomicU64| Duration::from_nanos(ns.load(Ordering::Relaxed));
+        (get(&self.late_ns_out), get(&self.late_ns_back))
+    }
 }
 
 /// A running delay-line proxy on 127.0.0.1:<free port> in front of `upstream`.
@@ -90,7 +102,8 @@ impl DelayProxy {
         let compensation = if network.round_trip_us() == 0 {
             Compensation::default()
         } else {
-            Compensation::for_network(forwarding_cost()?, &network)
+            let cost = forwarding_cost(calibration_delay(&network))?.min(MAX_COMPENSATION);
+            Compensation::for_network(cost, &network)
         };
         Self::start_compensated(upstream, network, compensation)
     }
@@ -188,10 +201,12 @@ impl Drop for DelayProxy {
     }
 }
 
-/// The one-way delay used to measure the proxy's own cost: long enough that the writer sleeps
-/// and spins as it does for real delays (so the hand-over between its threads is hidden in the
-/// delay, as it is then), short enough to measure quickly.
-const CALIBRATION_DELAY: Duration = Duration::from_micros(250);
+/// The one-way delay used to measure the proxy's own cost is the network's own (the cost
+/// grows with it on a busy machine: threads idle longer wake slower), within these bounds:
+/// long enough that the hand-over between the proxy's threads is hidden in the delay, as it is
+/// then, short enough to measure quickly (beyond 1 ms the cost is under 5 % of the delay).
+const CALIBRATION_DELAY: std::ops::RangeInclusive<Duration> =
+    Duration::from_micros(100)..=Duration::from_millis(1);
 const CALIBRATION_ROUNDS: usize = 150;
 
 /// What forwarding through the proxy adds to a round trip beyond the delays dialled in.
@@ -199,44 +214,85 @@ const CALIBRATION_ROUNDS: usize = 150;
 /// Why: a connection through the proxy crosses two extra loopback hops, and each direction
 /// pays a thread wake-up (the reader only stamps a chunk's arrival once the kernel has woken
 /// it) and a second write. That was ~70 µs per round trip on a busy 2-core machine: a 250 µs
-/// delay measured 600 µs instead of 2·250 + 31. The cost is the machine's, not the delay's, so
-/// it is measured here, once per proxy, the same way a run would see it: small request/reply
-/// round trips to an echo server, directly and through an uncompensated proxy at
-/// `CALIBRATION_DELAY`, interleaved (so both see the same load), medians. The proxy then
-/// releases chunks that much earlier, never before they arrived.
-pub fn forwarding_cost() -> std::io::Result<Duration> {
+/// delay measured 600 µs instead of 2·250 + 31. The cost is the machine's (and its load's), so
+/// it is measured, once per proxy: round trips directly and through an uncompensated proxy at
+/// `delay` (see `calibration_delay`), interleaved so both see the same load, medians. The proxy
+/// then releases chunks that much earlier, never before they arrived.
+///
+/// This one times small request/reply round trips to an echo server, so it works in front of
+/// anything (`DelayProxy::start`); it is a lower bound of what the engine pays. The hub and
+/// `bench` calibrate with the engine and Redis themselves (`engine_forwarding_cost`).
+pub fn forwarding_cost(delay: Duration) -> std::io::Result<Duration> {
     let echo = EchoServer::start(2)?;
+    forwarding_cost_to(echo.addr, delay)
+}
+
+/// The delay to calibrate at for `network`: its mean one-way delay, within `CALIBRATION_DELAY`.
+pub fn calibration_delay(network: &Network) -> Duration {
+    let mean = Duration::from_micros(network.round_trip_us() / 2);
+    mean.clamp(*CALIBRATION_DELAY.start(), *CALIBRATION_DELAY.end())
+}
+
+/// `forwarding_cost` measured against an echo server at `upstream` (two connections to it) at
+/// one-way `delay`.
+fn forwarding_cost_to(upstream: SocketAddr, delay: Duration) -> std::io::Result<Duration> {
     let raw = DelayProxy::start_compensated(
-        echo.addr,
-        Network::symmetric(micros_u32(CALIBRATION_DELAY)),
+        upstream,
+        Network::symmetric(micros_u32(delay)),
         Compensation::default(),
     )?;
-    let mut direct = TcpStream::connect(echo.addr)?;
-    let mut via = TcpStream::connect(raw.addr())?;
-    for s in [&direct, &via] {
-        s.set_nodelay(true)?;
-        s.set_read_timeout(Some(Duration::from_secs(5)))?;
-    }
-    // About the size of a SET and its reply.
-    let request = b"*3\r\n$3\r\nSET\r\n$14\r\npipescope:0:k0\r\n$2\r\nv0\r\n";
-    let mut reply = [0u8; 64];
-    let mut round_trip = |s: &mut TcpStream| -> std::io::Result<Duration> {
-        let t = Instant::now();
-        s.write_all(request)?;
-        s.read_exact(&mut reply[..request.len()])?;
-        Ok(t.elapsed())
+    // About the size of a SET.
+    let request: &[u8] = b"*3\r\n$3\r\nSET\r\n$14\r\npipescope:0:k0\r\n$2\r\nv0\r\n";
+    // The client is what the engine is: a single-threaded tokio runtime on a thread of its
+    // own, writing, then awaiting the reply (a blocking client measured half the cost the
+    // engine then paid).
+    let via_addr = raw.addr();
+    let measure = move || -> std::io::Result<Duration> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        rt.block_on(async move {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let mut direct = tokio::net::TcpStream::connect(upstream).await?;
+            let mut via = tokio::net::TcpStream::connect(via_addr).await?;
+            direct.set_nodelay(true)?;
+            via.set_nodelay(true)?;
+            let mut reply = Vec::with_capacity(256);
+            let (mut d, mut v) = (Vec::new(), Vec::new());
+            for round in 0..CALIBRATION_ROUNDS + 10 {
+                for (s, times) in [(&mut direct, &mut d), (&mut via, &mut v)] {
+                    let t = Instant::now();
+                    s.write_all(request).await?;
+                    reply.clear();
+                    loop {
+                        let read =
+                            tokio::time::timeout(Duration::from_secs(5), s.read_buf(&mut reply))
+                                .await
+                                .map_err(|_| {
+                                    std::io::Error::from(std::io::ErrorKind::TimedOut)
+                                })??;
+                        if read == 0 {
+                            return Err(std::io::ErrorKind::UnexpectedEof.into());
+                        }
+                        if reply.len() >= request.len() {
+                            break;
+                        }
+                    }
+                    // The first rounds warm up caches and connections.
+                    if round >= 10 {
+                        times.push(t.elapsed());
+                    }
+                }
+            }
+            let (d, v) = (median_duration(d), median_duration(v));
+            Ok(v.saturating_sub(2 * delay).saturating_sub(d))
+        })
     };
-    let (mut d, mut v) = (Vec::new(), Vec::new());
-    for round in 0..CALIBRATION_ROUNDS + 10 {
-        let (a, b) = (round_trip(&mut direct)?, round_trip(&mut via)?);
-        // The first rounds warm up caches and connections.
-        if round >= 10 {
-            d.push(a);
-            v.push(b);
-        }
-    }
-    let (d, v) = (median_duration(d), median_duration(v));
-    Ok(v.saturating_sub(2 * CALIBRATION_DELAY).saturating_sub(d))
+    std::thread::Builder::new()
+        .name("proxy-calibrate".into())
+        .spawn(measure)?
+        .join()
+        .map_err(|_| std::io::Error::other("calibration panicked"))?
 }
 
 fn median_duration(mut v: Vec<Duration>) -> Duration {
@@ -344,11 +400,14 @@ fn spawn_directions(
         move |_, _| {
             tap_read.in_flight.fetch_add(1, Ordering::AcqRel);
         },
-        move |at, bytes| {
+        move |at, late, bytes| {
             stats_out
                 .bytes_out
                 .fetch_add(bytes.len() as u64, Ordering::Relaxed);
             stats_out.chunks_out.fetch_add(1, Ordering::Relaxed);
+            stats_out
+                .late_ns_out
+                .store(late.as_nanos() as u64, Ordering::Relaxed);
             // Commands whose last byte has just been handed to Redis.
             tap_out.delivered(at, commands.feed(bytes));
             tap_out.in_flight.fetch_sub(1, Ordering::AcqRel);
@@ -361,11 +420,14 @@ fn spawn_directions(
         c2,
         links.back,
         move |at, bytes| tap.replied(at, replies.feed(bytes)),
-        move |_, bytes| {
+        move |_, late, bytes| {
             stats
                 .bytes_back
                 .fetch_add(bytes.len() as u64, Ordering::Relaxed);
             stats.chunks_back.fetch_add(1, Ordering::Relaxed);
+            stats
+                .late_ns_back
+                .store(late.as_nanos() as u64, Ordering::Relaxed);
         },
     )?;
     Ok(())
@@ -509,14 +571,14 @@ impl Schedule {
 
 /// Copies `from` → `to` through the delay line: a reader thread stamps and schedules, a
 /// writer thread releases on time. `on_read` sees each chunk as it arrives, `on_written` as
-/// it leaves (both with the time), e.g. for the wire tap.
+/// it leaves (with the time and the writer's median lateness), e.g. for the wire tap.
 fn pipe(
     name: &str,
     mut from: TcpStream,
     mut to: TcpStream,
     link: Link,
     mut on_read: impl FnMut(Instant, &[u8]) + Send + 'static,
-    mut on_written: impl FnMut(Instant, &[u8]) + Send + 'static,
+    mut on_written: impl FnMut(Instant, Duration, &[u8]) + Send + 'static,
 ) -> std::io::Result<()> {
     let (tx, rx) = mpsc::channel::<(Instant, Vec<u8>)>();
     std::thread::Builder::new()
@@ -545,6 +607,7 @@ fn pipe(
         .name(format!("{name}-write"))
         .spawn(move || {
             precise_sleeps();
+            let mut late = MedianEstimate::default();
             for (release, bytes) in rx {
                 wait_until(release);
                 // Stamped as the bytes are handed over: on loopback that is when they reach
@@ -554,11 +617,33 @@ fn pipe(
                 if to.write_all(&bytes).is_err() {
                     break;
                 }
-                on_written(at, &bytes);
+                let l = at.saturating_duration_since(release);
+                late.add(l);
+                on_written(at, late.value(), &bytes);
             }
             let _ = to.shutdown(Shutdown::Write);
         })?;
     Ok(())
+}
+
+/// A running median (frugal streaming: a step towards each sample), 1 µs steps.
+#[derive(Default)]
+struct MedianEstimate(Duration);
+
+impl MedianEstimate {
+    const STEP: Duration = Duration::from_micros(1);
+
+    fn add(&mut self, sample: Duration) {
+        if sample > self.0 {
+            self.0 += Self::STEP;
+        } else if sample < self.0 {
+            self.0 = self.0.saturating_sub(Self::STEP);
+        }
+    }
+
+    fn value(&self) -> Duration {
+        self.0
+    }
 }
 
 /// Asks Linux to wake this thread's sleeps on time: by default a thread's timers may fire up
@@ -691,7 +776,8 @@ pub struct Route {
 
 impl Proxies {
     /// The route for a run over `network` to `target`: direct for loopback, else through a
-    /// proxy with that profile (started, and calibrated, if there is none yet).
+    /// proxy with that profile (started, and calibrated with the engine, if there is none yet:
+    /// see `engine_forwarding_cost`).
     pub async fn route(
         &self,
         target: &RedisTarget,
@@ -716,10 +802,9 @@ impl Proxies {
                     addr: target.addr(),
                     cause,
                 };
-                // Calibration blocks for ~0.1 s: keep it off the async workers.
-                let p = tokio::task::spawn_blocking(move || DelayProxy::start(upstream, network))
-                    .await
-                    .map_err(|e| unreachable(std::io::Error::other(e)))?
+                let cost = engine_forwarding_cost(target, upstream, &network).await?;
+                let compensation = Compensation::for_network(cost, &network);
+                let p = DelayProxy::start_compensated(upstream, network, compensation)
                     .map_err(unreachable)?;
                 tracing::info!(
                     network = %network.label(),
@@ -739,6 +824,85 @@ impl Proxies {
             proxy: Some(proxy),
         })
     }
+}
+
+/// The calibration's cost is capped: a stall during it must not make the proxy release
+/// chunks much earlier than the delay dialled in.
+const MAX_COMPENSATION: Duration = Duration::from_micros(200);
+/// Sequential SETs per calibration run, and runs per side: many short runs, alternating, so a
+/// burst of load lands on both sides alike.
+const ENGINE_CALIBRATION: (u64, usize) = (50, 8);
+/// The share of the measured cost taken off. On a busy machine one calibration's estimate
+/// varies by ±20–30 % from the next; taking off a little less keeps a round trip from coming
+/// out under 2·D (a network never delivers faster than its delay), at the price of a few µs
+/// over 2·D + loopback.
+const COMPENSATED_SHARE: f64 = 0.8;
+
+/// `forwarding_cost`, measured with the engine itself against Redis: short sequential runs
+/// directly and through an uncompensated proxy at `calibration_delay(network)`, alternating,
+/// medians of their median round trips. The engine is what the page's numbers come from, and
+/// it pays more for the proxy than a bare client does: directly its reply often arrives before
+/// it has gone to sleep, through the proxy it always sleeps and is woken (on a busy machine,
+/// tens of µs more per round trip). Its keys are removed after each run, as a run's are.
+pub async fn engine_forwarding_cost(
+    target: &RedisTarget,
+    upstream: SocketAddr,
+    network: &Network,
+) -> Result<Duration, TargetError> {
+    use crate::engine::{self, RunContext, keys};
+    let delay = calibration_delay(network);
+    let raw = DelayProxy::start_compensated(
+        upstream,
+        Network::symmetric(micros_u32(delay)),
+        Compensation::default(),
+    )
+    .map_err(|cause| TargetError::Unreachable {
+        addr: target.addr(),
+        cause,
+    })?;
+    let routed = target.through(raw.addr());
+    let (count, runs) = ENGINE_CALIBRATION;
+    let mut run_id = crate::hub::first_run_id();
+    let (mut direct, mut via) = (Vec::new(), Vec::new());
+    for round in 0..runs * 2 {
+        run_id += 1;
+        let (route, times) = if round % 2 == 0 {
+            (target, &mut direct)
+        } else {
+            (&routed, &mut via)
+        };
+        let ctx = RunContext {
+            record_spans: false,
+            ..RunContext::new(run_id, Default::default(), Default::default())
+        };
+        let outcome = engine::run(route, shared::RunSpec::set(count, Mode::Sequential), ctx).await;
+        let written = match &outcome {
+            Ok(o) => o.written,
+            Err(f) => f.written,
+        };
+        keys::remove_run_keys(target, run_id, written).await?;
+        match outcome {
+            Ok(o) => times.push(o.summary.latency.p50_us),
+            Err(f) => {
+                return Err(TargetError::Unreachable {
+                    addr: target.addr(),
+                    cause: std::io::Error::other(format!(
+                        "calibrating the latency proxy: {}",
+                        f.error
+                    )),
+                });
+            }
+        }
+    }
+    let excess = median(via) - 2.0 * delay.as_micros() as f64 - median(direct);
+    let cost = Duration::from_nanos((excess.max(0.0) * COMPENSATED_SHARE * 1000.0) as u64)
+        .min(MAX_COMPENSATION);
+    tracing::debug!(
+        ?delay,
+        ?cost,
+        "calibrated the latency proxy with the engine"
+    );
+    Ok(cost)
 }
 
 impl Route {

@@ -1,13 +1,16 @@
 //! `pipescope bench --against-redis-benchmark`: our engine and `redis-benchmark -c 1 -P K -t
-//! set` on the same Redis, in one run, alternating A B A B so the machine's mood affects both
-//! alike; medians and the ratio ours/theirs per K. Also what measuring costs: the engine with
-//! its instrumentation on and off.
+//! set` (fresh keys and values as long as ours, like our SETs) on the same Redis, in one run: after an untimed warm-up of each, rounds alternate
+//! A B, B A, … so the machine's mood (and whoever goes second) affects both alike; medians and
+//! the ratio ours/theirs per K. Also what measuring costs: the engine with its instrumentation
+//! on and off, interleaved the same way. Bounded: at most `MAX_ROUNDS` rounds, and no new round
+//! starts after `time_budget`.
 //!
 //! Always on an embedded redis-server of our own: redis-benchmark writes `key:*` keys we must
 //! not leave in anybody's database.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use shared::{Mode, RunSpec};
@@ -32,6 +35,11 @@ pub struct Overhead {
     /// (bare − instrumented) / bare, in percent.
     pub overhead_percent: f64,
 }
+
+/// Rounds per side at most, whatever is asked.
+pub const MAX_ROUNDS: usize = 15;
+/// No new round starts after this long (the comparison still reports at least one).
+pub const DEFAULT_TIME_BUDGET: Duration = Duration::from_secs(180);
 
 /// Median of a few measurements.
 fn median(mut v: Vec<f64>) -> f64 {
@@ -72,6 +80,9 @@ async fn ours(
     Ok(outcome.summary.ops_per_sec)
 }
 
+/// redis-benchmark's SETs made like ours: a fresh key each (`-r` over a keyspace so large that
+/// almost none repeat; its default `-r N` would overwrite a third of them, which costs Redis
+/// less than creating keys, as ours all do) and values as long as ours on average (`-d`).
 async fn theirs(port: u16, count: u64, k: u32) -> anyhow::Result<f64> {
     let out = tokio::process::Command::new("redis-benchmark")
         .args([
@@ -90,7 +101,9 @@ async fn theirs(port: u16, count: u64, k: u32) -> anyhow::Result<f64> {
             "-n",
             &count.to_string(),
             "-r",
-            &count.to_string(),
+            "2000000000",
+            "-d",
+            &our_mean_value_len(count).to_string(),
             "--csv",
         ])
         .output()
@@ -110,6 +123,14 @@ async fn theirs(port: u16, count: u64, k: u32) -> anyhow::Result<f64> {
         .with_context(|| format!("unexpected redis-benchmark output: {stdout}"))
 }
 
+/// The mean length of our values `v0` … `v{count-1}`, rounded.
+fn our_mean_value_len(count: u64) -> u64 {
+    let total: u64 = (0..count)
+        .map(|i| 1 + itoa::Buffer::new().format(i).len() as u64)
+        .sum();
+    (total + count / 2) / count.max(1)
+}
+
 /// Removes redis-benchmark's keys from our own server, so every round starts alike.
 async fn clear_their_keys(target: &RedisTarget) -> anyhow::Result<()> {
     let mut con = target.admin_connection().await?;
@@ -117,24 +138,49 @@ async fn clear_their_keys(target: &RedisTarget) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs the comparison; `port` is our own redis-server's.
+/// Runs the comparison; `port` is our own redis-server's. Returns a row per K and the
+/// instrumentation overhead at K = 1 (where per-request bookkeeping weighs most) and at the
+/// largest K.
 pub async fn compare(
     target: &RedisTarget,
     port: u16,
     count: u64,
     ks: &[u32],
     rounds: usize,
-) -> anyhow::Result<(Vec<VersusRow>, Overhead)> {
+    time_budget: Duration,
+) -> anyhow::Result<(Vec<VersusRow>, Vec<Overhead>)> {
+    let rounds = rounds.clamp(1, MAX_ROUNDS);
+    let began = Instant::now();
+    // Each K and the overhead get an equal share of the budget.
+    let share = time_budget / (ks.len() as u32 + 2);
     let mut run_id = crate::hub::first_run_id();
+    let mut next_id = || {
+        run_id += 1;
+        run_id
+    };
     let mut rows = Vec::new();
     for &k in ks {
+        let started = Instant::now();
+        // Warm-up, not measured: first connections, page cache, Redis's dict growing.
+        ours(target, next_id(), count, k, true).await?;
+        theirs(port, count, k).await?;
+        clear_their_keys(target).await?;
         let (mut a, mut b) = (Vec::new(), Vec::new());
-        for _ in 0..rounds {
-            run_id += 1;
-            a.push(ours(target, run_id, count, k, true).await?);
-            b.push(theirs(port, count, k).await?);
+        for round in 0..rounds {
+            if round > 0 && started.elapsed() > share {
+                break;
+            }
+            // A B, then B A: neither side always goes first.
+            if round % 2 == 0 {
+                a.push(ours(target, next_id(), count, k, true).await?);
+                b.push(theirs(port, count, k).await?);
+            } else {
+                b.push(theirs(port, count, k).await?);
+                a.push(ours(target, next_id(), count, k, true).await?);
+            }
             clear_their_keys(target).await?;
         }
+        tracing::debug!(k, ?a, ?b, "versus rounds");
         let (ours, theirs) = (median(a), median(b));
         rows.push(VersusRow {
             k,
@@ -143,25 +189,46 @@ pub async fn compare(
             ratio: ours / theirs,
         });
     }
-    let batch = ks.iter().copied().max().unwrap_or(1000);
-    let (mut on, mut off) = (Vec::new(), Vec::new());
-    for _ in 0..rounds.max(3) {
-        run_id += 2;
-        on.push(ours(target, run_id, count, batch, true).await?);
-        off.push(ours(target, run_id + 1, count, batch, false).await?);
+    let mut overheads = Vec::new();
+    let largest = ks.iter().copied().max().unwrap_or(1000);
+    for batch in [1, largest] {
+        let started = Instant::now();
+        ours(target, next_id(), count, batch, true).await?;
+        ours(target, next_id(), count, batch, false).await?;
+        let (mut on, mut off) = (Vec::new(), Vec::new());
+        // Twice the rounds: the difference is a few percent, the noise about as much.
+        for round in 0..(2 * rounds).clamp(5, MAX_ROUNDS) {
+            if round >= 3 && started.elapsed() > share {
+                break;
+            }
+            if round % 2 == 0 {
+                on.push(ours(target, next_id(), count, batch, true).await?);
+                off.push(ours(target, next_id(), count, batch, false).await?);
+            } else {
+                off.push(ours(target, next_id(), count, batch, false).await?);
+                on.push(ours(target, next_id(), count, batch, true).await?);
+            }
+        }
+        let (on, off) = (median(on), median(off));
+        overheads.push(Overhead {
+            batch,
+            instrumented_ops_per_sec: on,
+            bare_ops_per_sec: off,
+            overhead_percent: (off - on) / off * 100.0,
+        });
     }
-    let (on, off) = (median(on), median(off));
-    let overhead = Overhead {
-        batch,
-        instrumented_ops_per_sec: on,
-        bare_ops_per_sec: off,
-        overhead_percent: (off - on) / off * 100.0,
-    };
-    Ok((rows, overhead))
+    tracing::info!(elapsed = ?began.elapsed(), "comparison done");
+    Ok((rows, overheads))
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn their_values_are_as_long_as_ours() {
+        assert_eq!(super::our_mean_value_len(10), 2);
+        assert_eq!(super::our_mean_value_len(100_000), 6);
+    }
+
     #[test]
     fn median_of_odd_and_even() {
         assert_eq!(super::median(vec![3.0, 1.0, 2.0]), 2.0);
