@@ -78,7 +78,7 @@ pub struct DelayProxy {
     /// through the proxy costs by itself (see `forwarding_cost`).
     compensation: Compensation,
     stopping: Arc<AtomicBool>,
-    sockets: Arc<Mutex<Vec<TcpStream>>>,
+    sockets: Arc<Mutex<Vec<Connection>>>,
     accept: Option<JoinHandle<()>>,
     stats: Arc<ProxyStats>,
     /// The wire tap of the most recent connection (one run at a time uses the proxy).
@@ -119,7 +119,7 @@ impl DelayProxy {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let addr = listener.local_addr()?;
         let stopping = Arc::new(AtomicBool::new(false));
-        let sockets: Arc<Mutex<Vec<TcpStream>>> = Default::default();
+        let sockets: Arc<Mutex<Vec<Connection>>> = Default::default();
         let stats: Arc<ProxyStats> = Default::default();
         let last_tap: Arc<Mutex<Option<Arc<WireTap>>>> = Default::default();
         let links = Links::new(&network, compensation);
@@ -139,11 +139,12 @@ impl DelayProxy {
                         }
                         let Ok(client) = client else { continue };
                         match connect_pair(client, upstream, &sockets) {
-                            Ok((client, server)) => {
+                            Ok((client, server, live)) => {
                                 let tap = Arc::new(WireTap::default());
                                 *last_tap.lock().expect("proxy tap") = Some(tap.clone());
                                 let stats = stats.clone();
-                                if let Err(e) = spawn_directions(client, server, links, stats, tap)
+                                if let Err(e) =
+                                    spawn_directions(client, server, links, stats, tap, live)
                                 {
                                     tracing::warn!("proxy: {e}");
                                 }
@@ -192,8 +193,9 @@ impl Drop for DelayProxy {
         self.stopping.store(true, Ordering::Relaxed);
         // Wake the accept loop, and end every proxied connection (their threads then exit).
         let _ = TcpStream::connect(self.addr);
-        for s in self.sockets.lock().expect("proxy sockets").drain(..) {
-            let _ = s.shutdown(Shutdown::Both);
+        for c in self.sockets.lock().expect("proxy sockets").drain(..) {
+            let _ = c.client.shutdown(Shutdown::Both);
+            let _ = c.server.shutdown(Shutdown::Both);
         }
         if let Some(accept) = self.accept.take() {
             let _ = accept.join();
@@ -346,19 +348,33 @@ impl EchoServer {
     }
 }
 
+/// A proxied connection's two sockets, kept so dropping the proxy can end it, and how many of
+/// its two directions are still running.
+struct Connection {
+    client: TcpStream,
+    server: TcpStream,
+    live: Arc<AtomicU64>,
+}
+
 fn connect_pair(
     client: TcpStream,
     upstream: SocketAddr,
-    sockets: &Mutex<Vec<TcpStream>>,
-) -> std::io::Result<(TcpStream, TcpStream)> {
+    sockets: &Mutex<Vec<Connection>>,
+) -> std::io::Result<(TcpStream, TcpStream, Arc<AtomicU64>)> {
     let server = TcpStream::connect_timeout(&upstream, Duration::from_secs(5))?;
     for s in [&client, &server] {
         s.set_nodelay(true)?;
     }
+    let live = Arc::new(AtomicU64::new(2));
     let mut all = sockets.lock().expect("proxy sockets");
-    all.push(client.try_clone()?);
-    all.push(server.try_clone()?);
-    Ok((client, server))
+    // A proxy the hub keeps serves run after run: let go of finished connections' sockets.
+    all.retain(|c| c.live.load(Ordering::Acquire) > 0);
+    all.push(Connection {
+        client: client.try_clone()?,
+        server: server.try_clone()?,
+        live: live.clone(),
+    });
+    Ok((client, server, live))
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -388,6 +404,7 @@ fn spawn_directions(
     links: Links,
     stats: Arc<ProxyStats>,
     tap: Arc<WireTap>,
+    live: Arc<AtomicU64>,
 ) -> std::io::Result<()> {
     let (c2, s2) = (client.try_clone()?, server.try_clone()?);
     let (stats_out, tap_read, tap_out) = (stats.clone(), tap.clone(), tap.clone());
@@ -397,6 +414,7 @@ fn spawn_directions(
         client,
         server,
         links.out,
+        live.clone(),
         move |_, _| {
             tap_read.in_flight.fetch_add(1, Ordering::AcqRel);
         },
@@ -419,6 +437,7 @@ fn spawn_directions(
         s2,
         c2,
         links.back,
+        live,
         move |at, bytes| tap.replied(at, replies.feed(bytes)),
         move |_, late, bytes| {
             stats
@@ -577,6 +596,7 @@ fn pipe(
     mut from: TcpStream,
     mut to: TcpStream,
     link: Link,
+    live: Arc<AtomicU64>,
     mut on_read: impl FnMut(Instant, &[u8]) + Send + 'static,
     mut on_written: impl FnMut(Instant, Duration, &[u8]) + Send + 'static,
 ) -> std::io::Result<()> {
@@ -622,6 +642,7 @@ fn pipe(
                 on_written(at, late.value(), &bytes);
             }
             let _ = to.shutdown(Shutdown::Write);
+            live.fetch_sub(1, Ordering::AcqRel);
         })?;
     Ok(())
 }

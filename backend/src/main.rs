@@ -54,7 +54,9 @@ struct ServeArgs {
     token: Option<String>,
 }
 
-/// A network dialled in between the engine and Redis (a delay-line proxy in pipescope).
+/// A network dialled in between the engine and Redis (a delay-line proxy in pipescope). For
+/// `serve`, the page's initial choice (each run crosses the network its own spec names); for
+/// `bench`, every run's.
 #[derive(clap::Args, Clone, Copy, Default)]
 struct NetworkArgs {
     /// One-way delay each way, in µs (e.g. 250 for a 0.5 ms round trip on top of loopback).

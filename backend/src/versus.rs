@@ -24,7 +24,23 @@ pub struct VersusRow {
     pub k: u32,
     pub ours_ops_per_sec: f64,
     pub theirs_ops_per_sec: f64,
+    /// The median of the rounds' ours/theirs ratios.
     pub ratio: f64,
+}
+
+impl VersusRow {
+    /// Medians of each side; the ratio is the median of the rounds' own ratios (each round's
+    /// two runs ran back to back, so they share the machine's load of the moment, which moves
+    /// both by far more than the difference being measured).
+    fn from_rounds(k: u32, ours: Vec<f64>, theirs: Vec<f64>) -> VersusRow {
+        let ratios = ours.iter().zip(&theirs).map(|(a, b)| a / b).collect();
+        VersusRow {
+            k,
+            ours_ops_per_sec: median(ours),
+            theirs_ops_per_sec: median(theirs),
+            ratio: median(ratios),
+        }
+    }
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -80,10 +96,15 @@ async fn ours(
     Ok(outcome.summary.ops_per_sec)
 }
 
-/// redis-benchmark's SETs made like ours: a fresh key each (`-r` over a keyspace so large that
-/// almost none repeat; its default `-r N` would overwrite a third of them, which costs Redis
-/// less than creating keys, as ours all do) and values as long as ours on average (`-d`).
-async fn theirs(port: u16, count: u64, k: u32) -> anyhow::Result<f64> {
+/// Where redis-benchmark's keys go (it writes `<prefix>` + 12 digits).
+const THEIR_PREFIX: &str = "redis-benchmark:";
+
+/// redis-benchmark sending the SETs we send: the same command with keys and values as long as
+/// ours (Redis's own cost per SET grows with them: with its default 16-byte keys it did a
+/// third more SETs a second at K=1000 than with our 30-byte ones), a fresh key each (`-r` over
+/// a keyspace so large that almost none repeat; its default `-r N` overwrites a third of
+/// them, which costs Redis less than creating keys, as ours all do).
+async fn theirs(port: u16, count: u64, k: u32, shape: &Shape) -> anyhow::Result<f64> {
     let out = tokio::process::Command::new("redis-benchmark")
         .args([
             "-h",
@@ -94,47 +115,55 @@ async fn theirs(port: u16, count: u64, k: u32) -> anyhow::Result<f64> {
             "1",
             "-P",
             &k.to_string(),
-        ])
-        .args([
-            "-t",
-            "set",
             "-n",
             &count.to_string(),
             "-r",
             "2000000000",
-            "-d",
-            &our_mean_value_len(count).to_string(),
             "--csv",
+            "SET",
+            &shape.key,
+            &shape.value,
         ])
         .output()
         .await
         .context("running redis-benchmark (Debian: apt-get install redis-tools)")?;
     let stdout = String::from_utf8_lossy(&out.stdout);
-    // "SET","123456.79",...
+    // "SET redis-benchmark:…","123456.79",...
     stdout
         .lines()
-        .find_map(|l| {
-            l.strip_prefix("\"SET\",\"")?
-                .split('"')
-                .next()?
-                .parse()
-                .ok()
-        })
+        .find_map(|l| l.strip_prefix("\"SET")?.split("\",\"").nth(1)?.parse().ok())
         .with_context(|| format!("unexpected redis-benchmark output: {stdout}"))
 }
 
-/// The mean length of our values `v0` … `v{count-1}`, rounded.
-fn our_mean_value_len(count: u64) -> u64 {
-    let total: u64 = (0..count)
-        .map(|i| 1 + itoa::Buffer::new().format(i).len() as u64)
-        .sum();
-    (total + count / 2) / count.max(1)
+/// redis-benchmark's command arguments for SETs shaped like ours.
+struct Shape {
+    key: String,
+    value: String,
+}
+
+impl Shape {
+    fn like_ours(run_id: u64, count: u64) -> Shape {
+        let mean = |f: &dyn Fn(u64) -> usize| {
+            let total: usize = (0..count).map(f).sum();
+            (total + count as usize / 2) / count.max(1) as usize
+        };
+        let digits = |i: u64| itoa::Buffer::new().format(i).len();
+        let ns = keys::namespace(run_id).len();
+        // Ours: `<namespace>k<i>`, `v<i>`; theirs: `<prefix><pad>` + 12 digits, `v` + padding.
+        let key_len = mean(&|i| ns + 1 + digits(i));
+        let value_len = mean(&|i| 1 + digits(i));
+        let pad = key_len.saturating_sub(THEIR_PREFIX.len() + 12);
+        Shape {
+            key: format!("{THEIR_PREFIX}{}__rand_int__", "k".repeat(pad)),
+            value: format!("v{}", "0".repeat(value_len.saturating_sub(1))),
+        }
+    }
 }
 
 /// Removes redis-benchmark's keys from our own server, so every round starts alike.
 async fn clear_their_keys(target: &RedisTarget) -> anyhow::Result<()> {
     let mut con = target.admin_connection().await?;
-    keys::unlink_matching(&mut con, "key:*", |_| true).await?;
+    keys::unlink_matching(&mut con, &format!("{THEIR_PREFIX}*"), |_| true).await?;
     Ok(())
 }
 
@@ -154,6 +183,7 @@ pub async fn compare(
     // Each K and the overhead get an equal share of the budget.
     let share = time_budget / (ks.len() as u32 + 2);
     let mut run_id = crate::hub::first_run_id();
+    let shape = Shape::like_ours(run_id, count);
     let mut next_id = || {
         run_id += 1;
         run_id
@@ -163,7 +193,7 @@ pub async fn compare(
         let started = Instant::now();
         // Warm-up, not measured: first connections, page cache, Redis's dict growing.
         ours(target, next_id(), count, k, true).await?;
-        theirs(port, count, k).await?;
+        theirs(port, count, k, &shape).await?;
         clear_their_keys(target).await?;
         let (mut a, mut b) = (Vec::new(), Vec::new());
         for round in 0..rounds {
@@ -173,21 +203,15 @@ pub async fn compare(
             // A B, then B A: neither side always goes first.
             if round % 2 == 0 {
                 a.push(ours(target, next_id(), count, k, true).await?);
-                b.push(theirs(port, count, k).await?);
+                b.push(theirs(port, count, k, &shape).await?);
             } else {
-                b.push(theirs(port, count, k).await?);
+                b.push(theirs(port, count, k, &shape).await?);
                 a.push(ours(target, next_id(), count, k, true).await?);
             }
             clear_their_keys(target).await?;
         }
         tracing::debug!(k, ?a, ?b, "versus rounds");
-        let (ours, theirs) = (median(a), median(b));
-        rows.push(VersusRow {
-            k,
-            ours_ops_per_sec: ours,
-            theirs_ops_per_sec: theirs,
-            ratio: ours / theirs,
-        });
+        rows.push(VersusRow::from_rounds(k, a, b));
     }
     let mut overheads = Vec::new();
     let largest = ks.iter().copied().max().unwrap_or(1000);
@@ -209,12 +233,17 @@ pub async fn compare(
                 on.push(ours(target, next_id(), count, batch, true).await?);
             }
         }
-        let (on, off) = (median(on), median(off));
+        // Per round, as for the ratios: (bare − measured) / bare.
+        let costs = on
+            .iter()
+            .zip(&off)
+            .map(|(a, b)| (b - a) / b * 100.0)
+            .collect();
         overheads.push(Overhead {
             batch,
-            instrumented_ops_per_sec: on,
-            bare_ops_per_sec: off,
-            overhead_percent: (off - on) / off * 100.0,
+            instrumented_ops_per_sec: median(on),
+            bare_ops_per_sec: median(off),
+            overhead_percent: median(costs),
         });
     }
     tracing::info!(elapsed = ?began.elapsed(), "comparison done");
@@ -224,9 +253,20 @@ pub async fn compare(
 #[cfg(test)]
 mod tests {
     #[test]
-    fn their_values_are_as_long_as_ours() {
-        assert_eq!(super::our_mean_value_len(10), 2);
-        assert_eq!(super::our_mean_value_len(100_000), 6);
+    fn their_sets_are_shaped_like_ours() {
+        let run_id = 1_764_701_234_567;
+        let s = super::Shape::like_ours(run_id, 100_000);
+        // Ours: "pipescope:1764701234567:k" + 4.9 digits on average; "v" + 4.9 digits.
+        assert_eq!(s.key.replace("__rand_int__", "000000012345").len(), 30);
+        assert_eq!(s.value, "v00000");
+        assert!(s.key.starts_with(super::THEIR_PREFIX));
+    }
+
+    #[test]
+    fn the_ratio_is_the_median_of_the_rounds_ratios() {
+        let row = super::VersusRow::from_rounds(1, vec![10.0, 30.0, 20.0], vec![10.0, 20.0, 40.0]);
+        assert_eq!(row.ratio, 1.0);
+        assert_eq!((row.ours_ops_per_sec, row.theirs_ops_per_sec), (20.0, 20.0));
     }
 
     #[test]

@@ -454,9 +454,6 @@ async fn a_start_with_a_network_finishes_with_server_stamps_and_a_split() {
             summary.spec.mode.label(),
             summary.latency.p50_us
         );
-        for s in timeline.first.iter().step_by(250).take(12) {
-            println!("  {s:?}");
-        }
         assert!(split.out_us >= d as f64, "out {split:?} < D");
         assert!(split.back_us > 0.0 && split.server_us > 0.0, "{split:?}");
         assert_eq!(split.samples, summary.spec.count, "every request stamped");
