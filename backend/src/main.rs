@@ -182,6 +182,11 @@ async fn serve(args: ServeArgs, target: RedisTarget, redis_version: String) -> a
         local
     };
     let shutdown = shutdown_signal()?;
+    // The hub first (it sweeps old keys and starts the default network's proxy): the address
+    // is announced once everything behind it is ready, so nobody races its start-up.
+    // The network is the page's initial choice; each run crosses the one its own spec names.
+    let network = args.network.network();
+    let hub = Hub::with_network(target.clone(), redis_version.clone(), network).await?;
     say(format_args!(
         "pipescope {} — Redis {} at {}",
         env!("CARGO_PKG_VERSION"),
@@ -208,15 +213,13 @@ async fn serve(args: ServeArgs, target: RedisTarget, redis_version: String) -> a
         }
         None => say(format_args!("open http://{shown}/")),
     }
-    // The page's initial choice; each run crosses the network its own spec names.
-    let network = args.network.network();
     if !network.is_loopback() {
         say(format_args!("default network: {}", network.label()));
     }
-    let mut hub = Hub::with_network(target, redis_version, network).await?;
-    if let Some(t) = token {
-        hub = hub.require_token(t);
-    }
+    let hub = match token {
+        Some(t) => hub.require_token(t),
+        None => hub,
+    };
     pipescope::server::serve(listener, hub, shutdown).await?;
     say(format_args!("pipescope stopped"));
     Ok(())
