@@ -68,6 +68,9 @@ pub struct BenchOptions {
     pub format: Format,
     /// Skip per-request timings (to measure what they cost).
     pub no_spans: bool,
+    /// Don't measure at all (no histogram, timings or progress; wall time and throughput
+    /// only): the other side of measuring what measuring costs.
+    pub no_instrument: bool,
 }
 
 /// Runs `specs` in order against `target`, each over the network its spec names (through a
@@ -78,7 +81,11 @@ pub async fn run(
     options: BenchOptions,
 ) -> anyhow::Result<Vec<RunSummary>> {
     validate_runs(&specs, &Limits::DEFAULT)?;
-    let BenchOptions { format, no_spans } = options;
+    let BenchOptions {
+        format,
+        no_spans,
+        no_instrument,
+    } = options;
     print_header(format);
     let record_spans = !no_spans;
     // Kept for the whole bench, so runs over the same network share a proxy.
@@ -114,6 +121,7 @@ pub async fn run(
         };
         let ctx = RunContext {
             record_spans,
+            instrument: !no_instrument,
             ..RunContext::new(run_id, progress.clone(), Arc::new(AtomicBool::new(false)))
         };
         let mut outcome = engine::run(&route.target, spec, ctx).await;

@@ -114,6 +114,10 @@ struct BenchArgs {
     /// Don't keep per-request timings (only the latency histogram), e.g. to measure their cost.
     #[arg(long)]
     no_spans: bool,
+    /// Don't measure at all (only wall time and throughput), e.g. to count what measuring
+    /// costs under `valgrind --tool=callgrind`.
+    #[arg(long)]
+    no_instrument: bool,
     #[command(flatten)]
     network: NetworkArgs,
 }
@@ -253,6 +257,7 @@ async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
     let options = BenchOptions {
         format: if args.json { Format::Json } else { args.format },
         no_spans: args.no_spans,
+        no_instrument: args.no_instrument,
     };
     pipescope::bench::run(&target, specs, options).await?;
     Ok(())
@@ -298,11 +303,14 @@ async fn versus(args: BenchArgs) -> anyhow::Result<()> {
     }
     for overhead in &overheads {
         say(format_args!(
-            "instrumentation overhead at batch {}: {:.1} % ({:.0} ops/s measured vs {:.0} bare)",
+            "instrumentation overhead at batch {}: {:.1} % throughput ({:.0} ops/s measured vs {:.0} bare), {:.1} % CPU per command ({:.0} ns vs {:.0} ns)",
             overhead.batch,
             overhead.overhead_percent,
             overhead.instrumented_ops_per_sec,
-            overhead.bare_ops_per_sec
+            overhead.bare_ops_per_sec,
+            overhead.cpu_overhead_percent,
+            overhead.instrumented_cpu_ns_per_command,
+            overhead.bare_cpu_ns_per_command,
         ));
     }
     Ok(())

@@ -48,8 +48,16 @@ pub struct Overhead {
     pub batch: u32,
     pub instrumented_ops_per_sec: f64,
     pub bare_ops_per_sec: f64,
-    /// (bare − instrumented) / bare, in percent.
+    /// (bare − instrumented) / bare, in percent (median of the rounds').
     pub overhead_percent: f64,
+    /// CPU time our process spent per command (user + system, ns), measured and bare. On a
+    /// busy machine wall-clock throughput swings by tens of percent from one run to the next;
+    /// the CPU the engine burns per command is what instrumentation adds to, and it swings far
+    /// less.
+    pub instrumented_cpu_ns_per_command: f64,
+    pub bare_cpu_ns_per_command: f64,
+    /// (measured − bare) / bare CPU per command, in percent (median of the rounds').
+    pub cpu_overhead_percent: f64,
 }
 
 /// Rounds per side at most, whatever is asked.
@@ -75,6 +83,30 @@ async fn ours(
     batch: u32,
     instrument: bool,
 ) -> anyhow::Result<f64> {
+    Ok(ours_timed(target, run_id, count, batch, instrument)
+        .await?
+        .0)
+}
+
+/// This process's CPU time so far (user + system).
+fn cpu_time() -> std::time::Duration {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    let tv =
+        |t: libc::timeval| std::time::Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+/// Our run's throughput and the CPU our process spent per command during it (the engine's
+/// thread; the rest of the process idles while it runs).
+async fn ours_timed(
+    target: &RedisTarget,
+    run_id: u64,
+    count: u64,
+    batch: u32,
+    instrument: bool,
+) -> anyhow::Result<(f64, f64)> {
     let mode = if batch == 1 {
         Mode::Sequential
     } else {
@@ -89,11 +121,13 @@ async fn ours(
             Arc::new(AtomicBool::new(false)),
         )
     };
+    let cpu = cpu_time();
     let outcome = engine::run(target, spec, ctx)
         .await
         .map_err(|f| anyhow::anyhow!("{}", f.error))?;
+    let cpu_ns = (cpu_time() - cpu).as_nanos() as f64 / count.max(1) as f64;
     keys::remove_run_keys(target, run_id, outcome.written).await?;
-    Ok(outcome.summary.ops_per_sec)
+    Ok((outcome.summary.ops_per_sec, cpu_ns))
 }
 
 /// Where redis-benchmark's keys go (it writes `<prefix>` + 12 digits).
@@ -226,24 +260,26 @@ pub async fn compare(
                 break;
             }
             if round % 2 == 0 {
-                on.push(ours(target, next_id(), count, batch, true).await?);
-                off.push(ours(target, next_id(), count, batch, false).await?);
+                on.push(ours_timed(target, next_id(), count, batch, true).await?);
+                off.push(ours_timed(target, next_id(), count, batch, false).await?);
             } else {
-                off.push(ours(target, next_id(), count, batch, false).await?);
-                on.push(ours(target, next_id(), count, batch, true).await?);
+                off.push(ours_timed(target, next_id(), count, batch, false).await?);
+                on.push(ours_timed(target, next_id(), count, batch, true).await?);
             }
         }
-        // Per round, as for the ratios: (bare − measured) / bare.
-        let costs = on
-            .iter()
-            .zip(&off)
-            .map(|(a, b)| (b - a) / b * 100.0)
-            .collect();
+        tracing::debug!(batch, ?on, ?off, "overhead rounds");
+        // Per round, as for the ratios: (bare − measured) / bare, and the CPU's (m − b) / b.
+        let pairs = || on.iter().zip(&off);
+        let costs = pairs().map(|(a, b)| (b.0 - a.0) / b.0 * 100.0).collect();
+        let cpu_costs = pairs().map(|(a, b)| (a.1 - b.1) / b.1 * 100.0).collect();
         overheads.push(Overhead {
             batch,
-            instrumented_ops_per_sec: median(on),
-            bare_ops_per_sec: median(off),
+            instrumented_ops_per_sec: median(on.iter().map(|r| r.0).collect()),
+            bare_ops_per_sec: median(off.iter().map(|r| r.0).collect()),
             overhead_percent: median(costs),
+            instrumented_cpu_ns_per_command: median(on.iter().map(|r| r.1).collect()),
+            bare_cpu_ns_per_command: median(off.iter().map(|r| r.1).collect()),
+            cpu_overhead_percent: median(cpu_costs),
         });
     }
     tracing::info!(elapsed = ?began.elapsed(), "comparison done");
