@@ -182,6 +182,12 @@ impl DelayProxy {
         &self.stats
     }
 
+    /// Proxied connections whose sockets are held (those still running, and any that ended
+    /// since the last one was accepted).
+    pub fn connections_held(&self) -> usize {
+        self.sockets.lock().expect("proxy sockets").len()
+    }
+
     /// The wire tap of the latest connection through this proxy, if any.
     pub fn last_tap(&self) -> Option<Arc<WireTap>> {
         self.last_tap.lock().expect("proxy tap").clone()

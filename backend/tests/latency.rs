@@ -513,3 +513,35 @@ async fn the_welcome_offers_the_servers_default_network() {
     assert_eq!(network, Network::symmetric(250));
     server.shutdown().await.unwrap();
 }
+
+/// A proxy the hub keeps serves run after run: it must not hold on to every connection's
+/// sockets.
+#[tokio::test]
+async fn a_kept_proxy_lets_go_of_finished_connections() {
+    let (_redis, target) = support::redis();
+    let proxy = DelayProxy::start_compensated(
+        target.socket_addr().await.unwrap(),
+        Network::symmetric(10),
+        Default::default(),
+    )
+    .unwrap();
+    for _ in 0..10 {
+        let mut s = TcpStream::connect(proxy.addr()).unwrap();
+        s.write_all(b"*1\r\n$4\r\nPING\r\n").unwrap();
+        let mut pong = [0u8; 7];
+        s.read_exact(&mut pong).unwrap();
+        assert_eq!(&pong, b"+PONG\r\n");
+        drop(s);
+        // Both directions end once the client has gone and Redis has closed its side.
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The next connection is accepted (and the finished ones let go) once it is in use.
+    let mut last = TcpStream::connect(proxy.addr()).unwrap();
+    last.write_all(b"*1\r\n$4\r\nPING\r\n").unwrap();
+    last.read_exact(&mut [0u8; 7]).unwrap();
+    assert!(
+        proxy.connections_held() <= 2,
+        "{} connections held",
+        proxy.connections_held()
+    );
+}
