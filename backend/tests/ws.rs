@@ -516,7 +516,7 @@ async fn redis_dying_mid_run_fails_the_run_and_the_next_run_works_once_it_is_bac
 
     // Redis comes back on the same port: the same server, same page, runs again.
     let _back = pipescope::local_redis::LocalRedis::start_on(port).unwrap();
-    let short = RunSpec::set(100, Mode::pipelined(10));
+    let short = RunSpec::set(100, Mode::pipelined(10),);
     send(&mut ws, &ClientMsg::Start { runs: vec![short] }).await;
     loop {
         match next(&mut ws).await {
