@@ -40,6 +40,12 @@ pub async fn run(
         _ => batch,
     };
     let mut out = Vec::with_capacity(per.min(100_000) as usize * 64);
+    // With one write per batch, the next batch is encoded while Redis works on this one, so
+    // encoding costs no round-trip time (the wait is ~1 µs per command at Redis, the encoding
+    // ~0.07 µs). `ahead` holds it; `out` holds the batch being written.
+    let whole = per >= batch;
+    let mut ahead: Vec<u8> = Vec::with_capacity(if whole { out.capacity() } else { 0 });
+    let mut encoded_ahead = false;
     // When each write of the current batch began: the issue time of its commands. Filled by
     // the writer, read by the reader (a reply never comes before its command was written).
     let issued = RefCell::new(Vec::with_capacity(batch.div_ceil(per) as usize));
@@ -52,20 +58,33 @@ pub async fn run(
         let n = batch.min(spec.count - first);
         issued.borrow_mut().clear();
         tally.round_trips += 1;
+        let ready = std::mem::take(&mut encoded_ahead);
         let write = async {
             let mut at = first;
             while at < first + n {
                 let m = per.min(first + n - at);
-                out.clear();
-                enc.encode_range(&mut out, at, m);
+                if !(whole && ready) {
+                    out.clear();
+                    enc.encode_range(&mut out, at, m);
+                }
                 issued.borrow_mut().push(Instant::now());
                 writer.write(&out, m, at + m).await?;
                 at += m;
             }
-            Ok(())
+            let next = first + n;
+            if whole && next < spec.count {
+                ahead.clear();
+                enc.encode_range(&mut ahead, next, batch.min(spec.count - next));
+                return Ok::<_, EngineError>(true);
+            }
+            Ok(false)
         };
         let read = read_batch(replies, first, n, per, &issued, ctx, tally);
-        tokio::try_join!(write, read)?;
+        let (next_ready, ()) = tokio::try_join!(write, read)?;
+        if next_ready {
+            std::mem::swap(&mut out, &mut ahead);
+            encoded_ahead = true;
+        }
     }
     Ok(())
 }
