@@ -14,6 +14,7 @@ pub mod playback;
 pub mod rtt_model;
 pub mod state;
 pub mod timeaxis;
+pub mod tour;
 pub mod trace;
 pub mod url_state;
 
