@@ -316,6 +316,8 @@ pub struct StepResult {
     /// Index into `STEPS`.
     pub step: usize,
     pub runs: Vec<(String, RunSummary)>,
+    /// The runs' ids, in the same order (their keys are named after them).
+    pub ids: Vec<u64>,
 }
 
 impl StepResult {
@@ -588,6 +590,7 @@ mod tests {
                 ),
                 ("pipe".into(), summary(Mode::pipelined(1000), 100_000, 400_000)),
             ],
+            ids: vec![1, 2],
         }
     }
 
@@ -626,6 +629,7 @@ mod tests {
         let r = StepResult {
             step: 6,
             runs: vec![("m10".into(), summary(Mode::Multiplexed { in_flight: 10 }, 100, 1000))],
+            ids: vec![1],
         };
         let ctx = Context {
             current: &r,
@@ -690,7 +694,7 @@ mod tests {
                 .zip(&specs)
                 .map(|(r, s)| (r.role.to_string(), summary(s.mode, s.count, 1_000_000)))
                 .collect();
-            all.push(StepResult { step: k, runs });
+            all.push(StepResult { step: k, runs, ids: vec![] });
         }
         for r in &all {
             let sentences = result_sentences(r, &all);
@@ -721,6 +725,7 @@ mod tests {
                 ),
                 ("pipe".into(), summary(Mode::pipelined(1000), 100_000, 400_000)),
             ],
+            ids: vec![3, 4],
         };
         let all = [r.clone()];
         let s = result_sentences(&r, &all);
@@ -739,7 +744,7 @@ mod tests {
             .into_iter()
             .map(|(b, wall)| (format!("b{b}"), summary(Mode::pipelined(b), 10_000, wall)))
             .collect();
-        let r = StepResult { step: 5, runs };
+        let r = StepResult { step: 5, runs, ids: vec![] };
         assert_eq!(best(&r).unwrap().spec.mode.batch(), 10_000);
         // 190 ms best; 200 ms is 95 % of it, 300 ms only 63 %.
         assert_eq!(knee(&r).unwrap().spec.mode.batch(), 1000);

@@ -14,6 +14,9 @@ pub mod run_counters;
 pub mod speedup;
 pub mod teaching_view;
 pub mod timeline;
+pub mod tour;
+pub mod tour_handout;
+pub mod tour_rtt;
 pub mod view_toggles;
 
 pub use charts::Charts;
@@ -29,4 +32,5 @@ pub use run_counters::RunCounters;
 pub use speedup::SpeedupHeadline;
 pub use teaching_view::TeachingView;
 pub use timeline::Timeline;
+pub use tour::TourPage;
 pub use view_toggles::ViewToggles;
