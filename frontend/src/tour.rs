@@ -98,16 +98,17 @@ impl Step {
         matches!(self.count, StepCount::Default(_))
     }
 
-    pub fn network(&self) -> Network {
-        Network::symmetric(self.delay_us)
+    /// The network the step dials in: its own delay, or `?delay=` (µs one way) for every step.
+    pub fn network(&self, delay_us: Option<u32>) -> Network {
+        Network::symmetric(delay_us.unwrap_or(self.delay_us))
     }
 
     /// The plan to start: one spec per run, in order.
-    pub fn specs(&self, chosen: Option<u64>) -> Vec<RunSpec> {
+    pub fn specs(&self, chosen: Option<u64>, delay_us: Option<u32>) -> Vec<RunSpec> {
         let count = self.count(chosen);
         self.runs
             .iter()
-            .map(|r| RunSpec::set(count, r.mode).with_network(self.network()))
+            .map(|r| RunSpec::set(count, r.mode).with_network(self.network(delay_us)))
             .collect()
     }
 }
@@ -280,6 +281,14 @@ pub const STEPS: &[Step] = &[
         focus: Focus::Charts,
     },
 ];
+
+/// A whole-number query parameter (`?count=1000&delay=100`); `1,000` reads as 1000.
+pub fn query_number(search: &str, key: &str) -> Option<u64> {
+    search.trim_start_matches('?').split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=')?;
+        (k == key).then(|| v.replace("%2C", "").replace(',', "").parse().ok())?
+    })
+}
 
 /// The steps plus the closing handout.
 pub fn pages() -> usize {
@@ -686,7 +695,7 @@ mod tests {
     fn every_result_sentence_resolves_once_its_plan_ran() {
         let mut all: Vec<StepResult> = Vec::new();
         for (k, step) in STEPS.iter().enumerate() {
-            let specs = step.specs(None);
+            let specs = step.specs(None, None);
             assert!(validate_runs(&specs, &Limits::DEFAULT).is_ok(), "step {}", k + 1);
             let runs = step
                 .runs
@@ -766,9 +775,15 @@ mod tests {
         for page in 0..pages() {
             assert_eq!(page_from_path(&path_of(page)), Some(page));
         }
-        let specs = STEPS[3].specs(Some(20));
+        let specs = STEPS[3].specs(Some(20), None);
         assert_eq!(specs.len(), 2);
         assert!(specs.iter().all(|s| s.count == 20 && s.network.delay_out_us == 500));
+        let fast = STEPS[3].specs(None, Some(50));
+        assert!(fast.iter().all(|s| s.count == 100_000 && s.network.delay_back_us == 50));
+        assert_eq!(query_number("?count=40&delay=100", "count"), Some(40));
+        assert_eq!(query_number("?count=1%2C000", "count"), Some(1000));
+        assert_eq!(query_number("count=1,000&delay=x", "delay"), None);
+        assert_eq!(query_number("", "count"), None);
     }
 
     #[test]

@@ -66,10 +66,17 @@ pub struct Tour {
     pub count_text: RwSignal<String>,
     /// `?count=`: every adjustable step's default.
     url_count: Option<u64>,
+    /// `?delay=`: every step's one-way delay, µs.
+    pub url_delay: Option<u32>,
 }
 
 impl Tour {
-    pub fn new(conn: Connection, page: usize, url_count: Option<u64>) -> Tour {
+    pub fn new(
+        conn: Connection,
+        page: usize,
+        url_count: Option<u64>,
+        url_delay: Option<u32>,
+    ) -> Tour {
         let tour = Tour {
             conn,
             page: RwSignal::new(page.min(tour::pages() - 1)),
@@ -78,6 +85,7 @@ impl Tour {
             failed: RwSignal::new(None),
             count_text: RwSignal::new(String::new()),
             url_count,
+            url_delay,
         };
         // Each page opens with its default count.
         Effect::new(move |_| {
@@ -158,7 +166,7 @@ impl Tour {
         } else {
             None
         };
-        let specs = step.specs(chosen);
+        let specs = step.specs(chosen, self.url_delay);
         let before = self.conn.run_ids.get_untracked();
         self.failed.set(None);
         self.pending.set(Some(Pending {
@@ -309,11 +317,10 @@ pub fn TourPage(conn: Connection, url: UrlState, page: usize) -> impl IntoView {
         Theme::from_value(url.theme.as_deref().unwrap_or("light")),
     );
     let playback = Playback::new(conn);
-    let url_count = url
-        .count
-        .as_deref()
-        .and_then(|c| c.trim().replace(',', "").parse().ok());
-    let tour = Tour::new(conn, page, url_count);
+    let search = window().location().search().unwrap_or_default();
+    let url_count = tour::query_number(&search, "count");
+    let url_delay = tour::query_number(&search, "delay").and_then(|d| u32::try_from(d).ok());
+    let tour = Tour::new(conn, page, url_count, url_delay);
     // Registered first, so the tour's keys win over the playback's (→/← and Space).
     install_keys(tour);
     crate::keyboard::install(playback, look);
@@ -415,7 +422,7 @@ fn StepNav(tour: Tour) -> impl IntoView {
             <div class="dots">{dots}</div>
             <button
                 id="tour-next"
-                disabled=move || tour.page.get() + 1 >= tour::pages()
+                disabled=move || { tour.page.get() + 1 >= tour::pages() }
                 on:click=move |_| tour.next()
             >
                 "Next →"
@@ -439,7 +446,7 @@ fn step_panel(
             format::count(step.count(None))
         },
         if step.count(None) == 1 { "" } else { "s" },
-        format::latency(step.delay_us as f64),
+        format::latency(step.network(tour.url_delay).delay_out_us as f64),
     );
     let result = move || {
         let sentences = tour.results.with(|all| {
@@ -509,6 +516,7 @@ fn step_panel(
             <RunProgress conn=conn />
             <div id="tour-result" class="tour-result" aria-live="polite">{result}</div>
             <StepRuns tour=tour page=page />
+            <p class="keys">"Keys: → next · ← back · Enter or Space run · Esc cancel · +/− speed · R replay · Z fit · P presenter · T theme"</p>
         </div>
     }
 }

@@ -10,7 +10,7 @@ use crate::format;
 use crate::tour::{self, StepResult};
 
 const W: f64 = 900.0;
-const LEFT: f64 = 300.0;
+const LEFT: f64 = 250.0;
 const RIGHT: f64 = 120.0;
 const ROW: f64 = 30.0;
 const FONT: &str = "system-ui, 'DejaVu Sans', Arial, sans-serif";
@@ -25,6 +25,20 @@ fn colour(mode: shared::Mode) -> &'static str {
         } => "#b45309",
         shared::Mode::Multiplexed { .. } => "#1d4ed8",
         _ => "#0b7a75",
+    }
+}
+
+/// A label that fits beside a bar: `pipelined ×1000, flush each`.
+fn short(mode: shared::Mode) -> String {
+    match mode {
+        shared::Mode::Sequential => "sequential".to_string(),
+        shared::Mode::Pipelined { batch, flush } => match flush {
+            shared::Flush::Batch => format!("pipelined ×{batch}"),
+            shared::Flush::EachCommand => format!("pipelined ×{batch}, flush each"),
+            shared::Flush::Buffered { commands } => format!("pipelined ×{batch}, flush /{commands}"),
+        },
+        shared::Mode::Multiplexed { in_flight } => format!("multiplexed, {in_flight} callers"),
+        m => m.label(),
     }
 }
 
@@ -131,7 +145,7 @@ fn chart_body(results: &[StepResult]) -> impl IntoView + use<> {
             view! {
                 <g data-step=(step + 1).to_string() data-role=role>
                     <text x=LEFT - 10.0 y=y + 19.0 text-anchor="end" font-size="14" font-family=FONT fill="#0f1722">
-                        {format!("{} · {}", step + 1, s.spec.mode.label())}
+                        {format!("{} · {}", step + 1, short(s.spec.mode))}
                     </text>
                     <rect x=LEFT y=y + 5.0 width=w height=ROW - 10.0 rx="3" fill=colour(s.spec.mode)></rect>
                     <text x=LEFT + w + 8.0 y=y + 19.0 font-size="14" font-family=FONT fill="#0f1722">
