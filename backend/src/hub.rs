@@ -1,11 +1,15 @@
 //! The one run at a time, and everyone watching it. A start becomes a plan (one or more specs
 //! run in order); its events go to every connected page through a bounded broadcast, so the
-//! engine never waits on a viewer: a slow viewer skips ahead instead.
+//! engine never waits on a viewer: a slow viewer skips ahead instead. Each event is serialised
+//! once for all viewers, and the hub keeps a snapshot of the run in progress (its start, the
+//! spans streamed so far, its latest progress) so a page that connects mid-run catches up.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use axum::extract::ws::Utf8Bytes;
+use shared::Span;
 use shared::protocol::MAX_SPANS_PER_FRAME;
 use shared::{
     Limits, PROTOCOL_VERSION, RunRecord, RunSpec, RunSummary, ServerMsg, Timeline, validate_runs,
@@ -36,6 +40,13 @@ pub enum Rejection {
     TooMany,
 }
 
+/// What a new connection gets from the hub: see `Hub::subscribe`.
+pub struct Subscription {
+    pub welcome: ServerMsg,
+    pub catch_up: Vec<ServerMsg>,
+    pub events: broadcast::Receiver<Utf8Bytes>,
+}
+
 #[derive(Clone)]
 pub struct Hub {
     inner: Arc<Inner>,
@@ -48,7 +59,8 @@ struct Inner {
     redis_version: String,
     limits: Limits,
     response_timeout: Duration,
-    events: broadcast::Sender<ServerMsg>,
+    /// Every event as the JSON text frame all viewers send (serialised once).
+    events: broadcast::Sender<Utf8Bytes>,
     /// Raised once when the server shuts down; every websocket then closes with a reason.
     closing: tokio::sync::watch::Sender<bool>,
     state: Mutex<State>,
@@ -65,6 +77,76 @@ struct State {
     recent: Vec<RunRecord>,
     /// When the latest starts were accepted (for the rate limit).
     starts: std::collections::VecDeque<std::time::Instant>,
+    /// The run in progress, as a page connecting now needs it.
+    live: Option<LiveRun>,
+}
+
+/// What a late page needs to follow the run in progress. Bounded: the engine streams at most
+/// its first few thousand spans.
+struct LiveRun {
+    started: ServerMsg,
+    spans: Vec<Span>,
+    progress: Option<ServerMsg>,
+}
+
+impl State {
+    /// Keeps the snapshot in step with the event about to be broadcast.
+    fn track(&mut self, msg: &ServerMsg) {
+        match msg {
+            ServerMsg::RunStarted { .. } => {
+                self.live = Some(LiveRun {
+                    started: msg.clone(),
+                    spans: Vec::new(),
+                    progress: None,
+                });
+            }
+            ServerMsg::Spans { spans, .. } => {
+                if let Some(live) = &mut self.live {
+                    live.spans.extend_from_slice(spans);
+                }
+            }
+            ServerMsg::Progress { .. } => {
+                if let Some(live) = &mut self.live {
+                    live.progress = Some(msg.clone());
+                }
+            }
+            ServerMsg::Finished {
+                run,
+                summary,
+                timeline,
+            } => {
+                self.live = None;
+                self.recent.push(RunRecord {
+                    run: *run,
+                    summary: summary.clone(),
+                    timeline: timeline.clone(),
+                });
+            }
+            ServerMsg::Failed { .. } => self.live = None,
+            ServerMsg::Welcome { .. } | ServerMsg::Rejected { .. } => {}
+        }
+    }
+
+    /// The run in progress as messages, in the order a page would have received them.
+    fn snapshot(&self) -> Vec<ServerMsg> {
+        let Some(live) = &self.live else {
+            return Vec::new();
+        };
+        let ServerMsg::RunStarted { run, .. } = live.started else {
+            return Vec::new();
+        };
+        let mut msgs = vec![live.started.clone()];
+        msgs.extend(
+            live.spans
+                .chunks(MAX_SPANS_PER_FRAME)
+                .map(|chunk| ServerMsg::Spans {
+                    run,
+                    spans: chunk.to_vec(),
+                }),
+        );
+        msgs.extend(live.progress.clone());
+        msgs
+    }
 }
 
 impl Hub {
@@ -137,9 +219,10 @@ impl Hub {
         &self.inner.target
     }
 
-    /// A `Welcome` describing the current state, and a receiver of every event after it
-    /// (taken under the same lock, so nothing falls between the two).
-    pub fn subscribe(&self) -> (ServerMsg, broadcast::Receiver<ServerMsg>) {
+    /// A `Welcome` describing the current state, the run in progress as messages (empty when
+    /// idle), and a receiver of every event after them, as JSON text frames (all taken under
+    /// the lock `emit` holds, so nothing falls between them and nothing arrives twice).
+    pub fn subscribe(&self) -> Subscription {
         let state = self.inner.state.lock().expect("hub state");
         let welcome = ServerMsg::Welcome {
             protocol: PROTOCOL_VERSION,
@@ -152,7 +235,11 @@ impl Hub {
             busy: state.running.is_some(),
             recent: state.recent.clone(),
         };
-        (welcome, self.inner.events.subscribe())
+        Subscription {
+            welcome,
+            catch_up: state.snapshot(),
+            events: self.inner.events.subscribe(),
+        }
     }
 
     /// Tells every websocket to close: the server is shutting down.
@@ -217,8 +304,11 @@ impl Hub {
     }
 
     fn emit(&self, msg: ServerMsg) {
+        let frame = Utf8Bytes::from(msg.to_json());
+        let mut state = self.inner.state.lock().expect("hub state");
+        state.track(&msg);
         // No receivers is fine: nobody is watching.
-        let _ = self.inner.events.send(msg);
+        let _ = self.inner.events.send(frame);
     }
 
     async fn run_plan(&self, runs: Vec<RunSpec>, cancel: &Arc<AtomicBool>) {
@@ -240,17 +330,7 @@ impl Hub {
                         ops_per_sec = summary.ops_per_sec,
                         "run finished"
                     );
-                    let record = RunRecord {
-                        run,
-                        summary: summary.clone(),
-                        timeline: timeline.clone(),
-                    };
-                    self.inner
-                        .state
-                        .lock()
-                        .expect("hub state")
-                        .recent
-                        .push(record);
+                    // `emit` also files it in `recent`, under the same lock.
                     self.emit(ServerMsg::Finished {
                         run,
                         summary,

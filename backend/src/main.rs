@@ -196,6 +196,12 @@ async fn serve(args: ServeArgs, target: RedisTarget, redis_version: String) -> a
         ),
         (true, None) => None,
     };
+    // The hub first: it sweeps what crashed runs left behind before anyone is told to connect.
+    let network = args.network.profile();
+    let mut hub = Hub::with_network(target, redis_version, network).await?;
+    if let Some(t) = &token {
+        hub = hub.require_token(t.clone());
+    }
     match &token {
         Some(t) => {
             say(format_args!(
@@ -205,13 +211,8 @@ async fn serve(args: ServeArgs, target: RedisTarget, redis_version: String) -> a
         }
         None => say(format_args!("open http://{shown}/")),
     }
-    let network = args.network.profile();
     if !network.is_loopback() {
         say(format_args!("network dialled in: {network}"));
-    }
-    let mut hub = Hub::with_network(target, redis_version, network).await?;
-    if let Some(t) = token {
-        hub = hub.require_token(t);
     }
     pipescope::server::serve(listener, hub, shutdown).await?;
     say(format_args!("pipescope stopped"));

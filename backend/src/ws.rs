@@ -11,7 +11,9 @@ use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use shared::{ClientMsg, ServerMsg};
 use tokio::sync::{broadcast, mpsc};
 
-use crate::hub::Hub;
+use std::time::Duration;
+
+use crate::hub::{Hub, Subscription};
 
 /// Client messages are small; anything bigger is refused by the websocket layer itself.
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
@@ -62,7 +64,11 @@ where
     R: Stream<Item = Result<Message, E>> + Unpin + Send + 'static,
     E: Send + 'static,
 {
-    let (mut welcome, mut events) = hub.subscribe();
+    let Subscription {
+        mut welcome,
+        catch_up,
+        mut events,
+    } = hub.subscribe();
     if let ServerMsg::Welcome { can_control, .. } = &mut welcome {
         *can_control = control;
     }
@@ -71,14 +77,16 @@ where
     let mut closing = hub.closing();
 
     let mut send_task = tokio::spawn(async move {
-        if sink.send(text(&welcome)).await.is_err() {
-            return;
+        for msg in std::iter::once(welcome).chain(catch_up) {
+            if send_within(&mut sink, text(&msg)).await.is_err() {
+                return;
+            }
         }
         loop {
-            let msg = tokio::select! {
-                reply = replies.recv() => match reply { Some(m) => m, None => return },
+            let frame = tokio::select! {
+                reply = replies.recv() => match reply { Some(m) => text(&m), None => return },
                 event = events.recv() => match event {
-                    Ok(m) => m,
+                    Ok(frame) => Message::Text(frame),
                     // Too slow to keep up: skip ahead; the next Progress/Finished resyncs it.
                     Err(broadcast::error::RecvError::Lagged(n)) => {
                         tracing::debug!(skipped = n, "viewer lagged");
@@ -92,7 +100,10 @@ where
                     return;
                 }
             };
-            if sink.send(text(&msg)).await.is_err() {
+            if let Err(stalled) = send_within(&mut sink, frame).await {
+                if stalled {
+                    tracing::info!("dropped a viewer that stopped reading");
+                }
                 return;
             }
         }
@@ -136,6 +147,19 @@ fn handle_text(hub: &Hub, text: &str, control: bool) -> Option<ServerMsg> {
             }
             None
         }
+    }
+}
+
+/// A viewer whose socket accepts nothing for this long is dropped: it holds no more than one
+/// frame meanwhile (the broadcast skips it ahead), and dropping it frees even that.
+pub const STALLED_VIEWER: Duration = Duration::from_secs(5);
+
+/// Sends one frame; `Err(true)` if the viewer stalled, `Err(false)` if the socket is gone.
+async fn send_within<W: Sink<Message> + Unpin>(sink: &mut W, frame: Message) -> Result<(), bool> {
+    match tokio::time::timeout(STALLED_VIEWER, sink.send(frame)).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(_)) => Err(false),
+        Err(_) => Err(true),
     }
 }
 

@@ -99,13 +99,9 @@ async fn pipelined_is_faster_than_sequential_on_the_same_work() {
         keys::remove_run_keys(&target, 10 + round, s.written)
             .await
             .unwrap();
-        let p = run(
-            &target,
-            20 + round,
-            spec(n, Mode::pipelined(1000)),
-        )
-        .await
-        .unwrap();
+        let p = run(&target, 20 + round, spec(n, Mode::pipelined(1000)))
+            .await
+            .unwrap();
         keys::remove_run_keys(&target, 20 + round, p.written)
             .await
             .unwrap();
@@ -130,12 +126,7 @@ async fn cancel_stops_at_a_batch_boundary_and_cleanup_still_works() {
         let (target, progress, cancel) = (target.clone(), progress.clone(), cancel.clone());
         tokio::spawn(async move {
             let ctx = RunContext::new(4, progress, cancel);
-            engine::run(
-                &target,
-                spec(5_000_000, Mode::pipelined(100)),
-                ctx,
-            )
-            .await
+            engine::run(&target, spec(5_000_000, Mode::pipelined(100)), ctx).await
         })
     };
     while progress.read().0 < 1_000 {

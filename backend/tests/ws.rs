@@ -203,6 +203,72 @@ async fn bad_messages_are_rejected_and_the_server_keeps_serving() {
         "{reason}"
     );
 
+    // Every other field out of range, each refused with words naming it; the whole start is
+    // refused when one of its runs is bad.
+    for (json, words) in [
+        (
+            r#"{"count":10,"mode":{"kind":"pipelined","batch":0}}"#,
+            "batch must be between 1",
+        ),
+        (
+            r#"{"count":10,"mode":{"kind":"multiplexed","in_flight":100001}}"#,
+            "in-flight requests must be between 1",
+        ),
+        (
+            r#"{"count":10,"mode":{"kind":"pipelined","batch":10,"flush":{"policy":"buffered","commands":11}}}"#,
+            "flush every 11 commands",
+        ),
+        (
+            r#"{"count":10,"mode":{"kind":"pipelined","batch":10,"flush":{"policy":"sometimes"}}}"#,
+            "not a pipescope message",
+        ),
+        (
+            r#"{"count":10,"mode":{"kind":"sequential"},"value_bytes":0}"#,
+            "value size must be between 1",
+        ),
+        (
+            r#"{"count":10000000,"mode":{"kind":"pipelined","batch":1000},"value_bytes":1000}"#,
+            "more than the 536870912 bytes",
+        ),
+        (
+            r#"{"count":10,"mode":{"kind":"sequential"},"network":{"delay_out_us":1000001}}"#,
+            "one-way delay out must be at most 1000000",
+        ),
+        (
+            r#"{"count":10,"mode":{"kind":"sequential"},"network":{"jitter_us":4000000}}"#,
+            "jitter must be at most",
+        ),
+        (
+            r#"{"count":10,"mode":{"kind":"sequential"},"network":{"bandwidth":5}}"#,
+            "bandwidth must be between",
+        ),
+        (
+            r#"{"count":10,"mode":{"kind":"sequential"},"network":{"delay_out_us":-1}}"#,
+            "not a pipescope message",
+        ),
+        (
+            r#"{"count":1000000,"mode":{"kind":"sequential"},"network":{"delay_out_us":30000,"delay_back_us":30000}}"#,
+            "would spend at least 60000 s",
+        ),
+        (
+            r#"{"command":"INCR","count":10,"mode":{"kind":"mset","batch":5}}"#,
+            "INCR has no one-command-many-keys form",
+        ),
+        (
+            r#"{"command":"FLUSHALL","count":10,"mode":{"kind":"sequential"}}"#,
+            "not a pipescope message",
+        ),
+    ] {
+        let start = format!(
+            r#"{{"type":"Start","runs":[{{"count":1,"mode":{{"kind":"sequential"}}}},{json}]}}"#
+        );
+        ws.send(Message::text(start)).await.unwrap();
+        let ServerMsg::Rejected { reason } = next(&mut ws).await else {
+            panic!("expected Rejected for {json}")
+        };
+        assert!(reason.contains(words), "{json}: {reason}");
+    }
+
     ws.send(Message::binary(vec![1u8, 2, 3])).await.unwrap();
     let ServerMsg::Rejected { reason } = next(&mut ws).await else {
         panic!("expected Rejected")
@@ -513,7 +579,7 @@ async fn redis_dying_mid_run_fails_the_run_and_the_next_run_works_once_it_is_bac
 
     // Redis comes back on the same port: the same server, same page, runs again.
     let _back = pipescope::local_redis::LocalRedis::start_on(port).unwrap();
-    let short = RunSpec::set(100, Mode::pipelined(10),);
+    let short = RunSpec::set(100, Mode::pipelined(10));
     send(&mut ws, &ClientMsg::Start { runs: vec![short] }).await;
     loop {
         match next(&mut ws).await {

@@ -133,9 +133,9 @@ impl Mode {
     pub fn batch(self) -> u32 {
         match self {
             Mode::Sequential => 1,
-            Mode::Pipelined { batch, .. }
-            | Mode::Transaction { batch }
-            | Mode::Mset { batch } => batch,
+            Mode::Pipelined { batch, .. } | Mode::Transaction { batch } | Mode::Mset { batch } => {
+                batch
+            }
             Mode::Multiplexed { in_flight } => in_flight,
         }
     }

@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
-use shared::{ClientMsg, Limits, Mode, RunSpec, validate_runs};
+use shared::{ClientMsg, Command, Flush, Limits, Mode, Network, RunSpec, validate_runs};
 
 fn cases() -> u32 {
     std::env::var("PIPESCOPE_FUZZ_CASES")
@@ -95,4 +95,76 @@ proptest! {
         let back = ClientMsg::from_json(&ClientMsg::Start { runs: vec![spec] }.to_json()).unwrap();
         prop_assert_eq!(back, ClientMsg::Start { runs: vec![spec] });
     }
+
+    #[test]
+    fn any_spec_validates_only_within_every_limit(spec in any_spec()) {
+        let l = Limits::DEFAULT;
+        if spec.validate(&l).is_ok() {
+            prop_assert!((1..=l.max_count).contains(&spec.count));
+            prop_assert!((1..=l.max_batch).contains(&spec.mode.batch()));
+            if let Some(bytes) = spec.value_bytes {
+                prop_assert!((1..=l.max_value_bytes).contains(&bytes));
+                prop_assert!(spec.count * bytes as u64 <= l.max_total_bytes);
+            }
+            let n = spec.network;
+            prop_assert!(n.delay_out_us.max(n.delay_back_us).max(n.jitter_us) <= l.max_delay_us);
+            prop_assert!(n.bandwidth.is_none_or(|b| (l.min_bandwidth..=l.max_bandwidth).contains(&b)));
+            prop_assert!(spec.mode.round_trips(spec.count) * n.round_trip_us() <= (l.max_network_secs + 1) * 1_000_000);
+            if let Mode::Mset { .. } = spec.mode {
+                prop_assert!(spec.command != Command::Incr);
+            }
+            if let Mode::Pipelined { flush: Flush::Buffered { commands }, batch } = spec.mode {
+                prop_assert!((1..=batch).contains(&commands));
+            }
+        }
+        let back = ClientMsg::from_json(&ClientMsg::Start { runs: vec![spec] }.to_json()).unwrap();
+        prop_assert_eq!(back, ClientMsg::Start { runs: vec![spec] });
+    }
+}
+
+/// Any `RunSpec` at all, most of them out of range somewhere.
+fn any_spec() -> impl Strategy<Value = RunSpec> {
+    let small = prop_oneof![0u32..4, 0u32..200_000, any::<u32>()];
+    let flush = prop_oneof![
+        Just(Flush::Batch),
+        Just(Flush::EachCommand),
+        small
+            .clone()
+            .prop_map(|commands| Flush::Buffered { commands }),
+    ];
+    let mode = prop_oneof![
+        Just(Mode::Sequential),
+        (small.clone(), flush).prop_map(|(batch, flush)| Mode::Pipelined { batch, flush }),
+        small
+            .clone()
+            .prop_map(|in_flight| Mode::Multiplexed { in_flight }),
+        small.clone().prop_map(|batch| Mode::Transaction { batch }),
+        small.clone().prop_map(|batch| Mode::Mset { batch }),
+    ];
+    let command = prop::sample::select(Command::ALL.to_vec());
+    let count = prop_oneof![0u64..100, 0u64..20_000_000, any::<u64>()];
+    let delay = prop_oneof![Just(0u32), 0u32..2_000_000, any::<u32>()];
+    let network = (
+        delay.clone(),
+        delay.clone(),
+        delay,
+        prop::option::of(any::<u64>()),
+    )
+        .prop_map(
+            |(delay_out_us, delay_back_us, jitter_us, bandwidth)| Network {
+                delay_out_us,
+                delay_back_us,
+                jitter_us,
+                bandwidth,
+            },
+        );
+    (command, count, mode, prop::option::of(small), network).prop_map(
+        |(command, count, mode, value_bytes, network)| RunSpec {
+            command,
+            count,
+            mode,
+            value_bytes,
+            network,
+        },
+    )
 }
