@@ -265,7 +265,10 @@ async fn the_whole_tour_walks_with_the_keyboard_on_real_runs() {
         .await;
 
         // A real run: every role has a summary with every command done, and Redis saw them.
-        let runs = state["steps"][step.to_string()].as_object().unwrap().clone();
+        let runs = state["steps"][step.to_string()]
+            .as_object()
+            .unwrap()
+            .clone();
         assert_eq!(runs.len(), roles.len(), "step {step}: {runs:?}");
         let count = fixed.unwrap_or(COUNT);
         for role in *roles {
@@ -296,7 +299,13 @@ async fn the_whole_tour_walks_with_the_keyboard_on_real_runs() {
         assert!(checked >= 2, "step {step} shows only {checked} numbers");
         if step == 1 {
             let svg = c.find(Locator::Css("#one-trip")).await.unwrap();
-            let rtt: f64 = svg.attr("data-rtt-us").await.unwrap().unwrap().parse().unwrap();
+            let rtt: f64 = svg
+                .attr("data-rtt-us")
+                .await
+                .unwrap()
+                .unwrap()
+                .parse()
+                .unwrap();
             assert_eq!(rtt, runs["one"]["latency"]["p50_us"].as_f64().unwrap());
             top(c).await;
             browser.screenshot("tour-step-1").await;
@@ -338,7 +347,11 @@ async fn the_whole_tour_walks_with_the_keyboard_on_real_runs() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let href = png.attr("href").await.unwrap().unwrap();
-    assert!(href.starts_with("data:image/png;base64,"), "{}", &href[..40]);
+    assert!(
+        href.starts_with("data:image/png;base64,"),
+        "{}",
+        &href[..40]
+    );
     assert!(href.len() > 5_000, "a chart, not an empty image");
     top(c).await;
     let shot = browser.screenshot("tour-handout").await;
@@ -346,7 +359,10 @@ async fn the_whole_tour_walks_with_the_keyboard_on_real_runs() {
 
     // Back goes back.
     press(c, LEFT).await;
-    until(c, "step 7 again", 10, |s| s["step"] == 7 && s["state"] == "done").await;
+    until(c, "step 7 again", 10, |s| {
+        s["step"] == 7 && s["state"] == "done"
+    })
+    .await;
     drop(browser);
     server.shutdown().await.unwrap();
 }
@@ -361,7 +377,10 @@ async fn get(addr: std::net::SocketAddr, path: &str) -> (String, String) {
     s.read_to_end(&mut buf).await.unwrap();
     let text = String::from_utf8_lossy(&buf).into_owned();
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    (head.lines().next().unwrap_or("").to_string(), body.to_string())
+    (
+        head.lines().next().unwrap_or("").to_string(),
+        body.to_string(),
+    )
 }
 
 #[tokio::test]
@@ -396,6 +415,81 @@ async fn tour_3_serves_the_page_and_opens_step_3() {
         .await
         .unwrap();
     assert_eq!(title, STEPS[2].0);
+    drop(browser);
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_long_step_shows_progress_and_cancels_with_escape() {
+    let (_redis, target) = support::redis();
+    let server = support::Server::start(target.clone()).await;
+    // Step 4's sequential run with a count that takes far longer than this test waits.
+    let browser = Browser::open(&format!(
+        "{}tour/4?count=2000000&delay=500",
+        server.http_url()
+    ))
+    .await;
+    let c = &browser.client;
+    until(c, "step 4", 10, |s| s["step"] == 4 && s["state"] == "idle").await;
+    let count = c
+        .find(Locator::Css("#tour-count"))
+        .await
+        .unwrap()
+        .prop("value")
+        .await
+        .unwrap();
+    assert_eq!(count.as_deref(), Some("2000000"), "?count= is the default");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while c
+        .find(Locator::Css("#tour-run"))
+        .await
+        .unwrap()
+        .attr("disabled")
+        .await
+        .unwrap()
+        .is_some()
+    {
+        assert!(Instant::now() < deadline, "#tour-run stays disabled");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    press(c, ENTER).await;
+    until(c, "the run", 10, |s| s["state"] == "running").await;
+    // Progress shows while it runs.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let done: f64 = c
+            .execute(
+                "const p = document.querySelector('#tour .run-progress progress'); \
+                 return p ? Number(p.value) : 0",
+                vec![],
+            )
+            .await
+            .unwrap()
+            .as_f64()
+            .unwrap_or(0.0);
+        if done > 0.0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no progress shown");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    press(c, '\u{E00C}').await; // Escape
+    until(c, "the cancel", 30, |s| s["state"] == "failed").await;
+    let banner = c
+        .find(Locator::Css("#error"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(banner.contains("cancelled"), "{banner}");
+    assert!(
+        c.find_all(Locator::Css("#tour-result .tour-num"))
+            .await
+            .unwrap()
+            .is_empty(),
+        "no numbers from a run that did not finish"
+    );
     drop(browser);
     server.shutdown().await.unwrap();
 }

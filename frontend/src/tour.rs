@@ -177,7 +177,7 @@ pub const STEPS: &[Step] = &[
     },
     Step {
         title: "The blog's experiment: 100,000 SETs",
-        intro: "A Spring Boot write-up wrote 100,000 keys one at a time and then pipelined, over a real network, and measured 47 s against 13 s. Here is the same experiment over a dialled-in network of 0.5 ms each way, against real Redis: [seq|sequential], then [pipe|pipelined] in batches of 1,000. The sequential run pays a round trip per SET, so expect it to take a while: lower the count if the room is in a hurry.",
+        intro: "A Spring Boot write-up wrote 100,000 keys one at a time and then pipelined, over a real network, and measured 47 s against 13 s. Here is the same experiment over a dialled-in network (0.5 ms each way unless the presenter chose another delay: the line below says which), against real Redis: [seq|sequential], then [pipe|pipelined] in batches of 1,000. The sequential run pays a round trip per SET, so expect it to take a while: lower the count if the room is in a hurry.",
         look_at: "The progress bars, then the arithmetic under the round trip: N × RTT against the measured time.",
         runs: &[
             RunDef {
@@ -340,7 +340,10 @@ impl StepResult {
 pub enum Piece {
     Text(String),
     /// Words coloured like a diagram part: `class` is `hl-<name>`.
-    Mark { class: String, text: String },
+    Mark {
+        class: String,
+        text: String,
+    },
     /// A measured number: `key` is the placeholder (`seq.round_trips`), `value` the raw value,
     /// `text` as shown.
     Num {
@@ -593,11 +596,11 @@ mod tests {
         StepResult {
             step: 3,
             runs: vec![
+                ("seq".into(), summary(Mode::Sequential, 100_000, 52_000_000)),
                 (
-                    "seq".into(),
-                    summary(Mode::Sequential, 100_000, 52_000_000),
+                    "pipe".into(),
+                    summary(Mode::pipelined(1000), 100_000, 400_000),
                 ),
-                ("pipe".into(), summary(Mode::pipelined(1000), 100_000, 400_000)),
             ],
             ids: vec![1, 2],
         }
@@ -637,7 +640,10 @@ mod tests {
     fn marks_colour_words_and_numbers() {
         let r = StepResult {
             step: 6,
-            runs: vec![("m10".into(), summary(Mode::Multiplexed { in_flight: 10 }, 100, 1000))],
+            runs: vec![(
+                "m10".into(),
+                summary(Mode::Multiplexed { in_flight: 10 }, 100, 1000),
+            )],
             ids: vec![1],
         };
         let ctx = Context {
@@ -696,14 +702,22 @@ mod tests {
         let mut all: Vec<StepResult> = Vec::new();
         for (k, step) in STEPS.iter().enumerate() {
             let specs = step.specs(None, None);
-            assert!(validate_runs(&specs, &Limits::DEFAULT).is_ok(), "step {}", k + 1);
+            assert!(
+                validate_runs(&specs, &Limits::DEFAULT).is_ok(),
+                "step {}",
+                k + 1
+            );
             let runs = step
                 .runs
                 .iter()
                 .zip(&specs)
                 .map(|(r, s)| (r.role.to_string(), summary(s.mode, s.count, 1_000_000)))
                 .collect();
-            all.push(StepResult { step: k, runs, ids: vec![] });
+            all.push(StepResult {
+                step: k,
+                runs,
+                ids: vec![],
+            });
         }
         for r in &all {
             let sentences = result_sentences(r, &all);
@@ -732,7 +746,10 @@ mod tests {
                         3_000_000,
                     ),
                 ),
-                ("pipe".into(), summary(Mode::pipelined(1000), 100_000, 400_000)),
+                (
+                    "pipe".into(),
+                    summary(Mode::pipelined(1000), 100_000, 400_000),
+                ),
             ],
             ids: vec![3, 4],
         };
@@ -749,11 +766,21 @@ mod tests {
 
     #[test]
     fn the_knee_is_the_smallest_batch_near_the_best() {
-        let runs = [(1, 20_000_000), (10, 2_100_000), (100, 300_000), (1000, 200_000), (10_000, 190_000)]
-            .into_iter()
-            .map(|(b, wall)| (format!("b{b}"), summary(Mode::pipelined(b), 10_000, wall)))
-            .collect();
-        let r = StepResult { step: 5, runs, ids: vec![] };
+        let runs = [
+            (1, 20_000_000),
+            (10, 2_100_000),
+            (100, 300_000),
+            (1000, 200_000),
+            (10_000, 190_000),
+        ]
+        .into_iter()
+        .map(|(b, wall)| (format!("b{b}"), summary(Mode::pipelined(b), 10_000, wall)))
+        .collect();
+        let r = StepResult {
+            step: 5,
+            runs,
+            ids: vec![],
+        };
         assert_eq!(best(&r).unwrap().spec.mode.batch(), 10_000);
         // 190 ms best; 200 ms is 95 % of it, 300 ms only 63 %.
         assert_eq!(knee(&r).unwrap().spec.mode.batch(), 1000);
@@ -777,9 +804,16 @@ mod tests {
         }
         let specs = STEPS[3].specs(Some(20), None);
         assert_eq!(specs.len(), 2);
-        assert!(specs.iter().all(|s| s.count == 20 && s.network.delay_out_us == 500));
+        assert!(
+            specs
+                .iter()
+                .all(|s| s.count == 20 && s.network.delay_out_us == 500)
+        );
         let fast = STEPS[3].specs(None, Some(50));
-        assert!(fast.iter().all(|s| s.count == 100_000 && s.network.delay_back_us == 50));
+        assert!(
+            fast.iter()
+                .all(|s| s.count == 100_000 && s.network.delay_back_us == 50)
+        );
         assert_eq!(query_number("?count=40&delay=100", "count"), Some(40));
         assert_eq!(query_number("?count=1%2C000", "count"), Some(1000));
         assert_eq!(query_number("count=1,000&delay=x", "delay"), None);

@@ -91,8 +91,7 @@ impl Tour {
         Effect::new(move |_| {
             let page = tour.page.get();
             if let Some(step) = STEPS.get(page) {
-                tour.count_text
-                    .set(step.count(tour.url_count).to_string());
+                tour.count_text.set(step.count(tour.url_count).to_string());
             }
         });
         // The URL follows the page (replaceState: a reload opens the same step).
@@ -117,7 +116,10 @@ impl Tour {
 
     pub fn state(&self) -> RunState {
         let page = self.page.get();
-        if self.pending.with(|p| p.as_ref().is_some_and(|p| p.step == page)) {
+        if self
+            .pending
+            .with(|p| p.as_ref().is_some_and(|p| p.step == page))
+        {
             RunState::Running
         } else if self.failed.get() == Some(page) {
             RunState::Failed
@@ -154,7 +156,13 @@ impl Tour {
             return;
         }
         let chosen = if step.adjustable() {
-            match self.count_text.get_untracked().trim().replace(',', "").parse::<u64>() {
+            match self
+                .count_text
+                .get_untracked()
+                .trim()
+                .replace(',', "")
+                .parse::<u64>()
+            {
                 Ok(n) => Some(n),
                 Err(_) => {
                     self.conn
@@ -256,10 +264,7 @@ impl Tour {
                             .runs
                             .iter()
                             .map(|(role, s)| {
-                                (
-                                    role.clone(),
-                                    serde_json::to_value(s).unwrap_or_default(),
-                                )
+                                (role.clone(), serde_json::to_value(s).unwrap_or_default())
                             })
                             .collect::<serde_json::Map<_, _>>();
                         ((r.step + 1).to_string(), serde_json::Value::Object(runs))

@@ -35,7 +35,9 @@ fn short(mode: shared::Mode) -> String {
         shared::Mode::Pipelined { batch, flush } => match flush {
             shared::Flush::Batch => format!("pipelined ×{batch}"),
             shared::Flush::EachCommand => format!("pipelined ×{batch}, flush each"),
-            shared::Flush::Buffered { commands } => format!("pipelined ×{batch}, flush /{commands}"),
+            shared::Flush::Buffered { commands } => {
+                format!("pipelined ×{batch}, flush /{commands}")
+            }
         },
         shared::Mode::Multiplexed { in_flight } => format!("multiplexed, {in_flight} callers"),
         m => m.label(),

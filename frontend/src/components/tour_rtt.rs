@@ -59,7 +59,8 @@ pub fn OneTrip(tour: Tour) -> impl IntoView {
             Some(Parts::of(r.ids.first().copied().unwrap_or(0), s))
         })
     });
-    move || match parts.get() {
+    move || {
+        match parts.get() {
         None => view! {
             <section class="card one-trip-card stage-part focus" aria-label="One round trip">
                 <h2>"One round trip"</h2>
@@ -68,6 +69,7 @@ pub fn OneTrip(tour: Tour) -> impl IntoView {
         }
         .into_any(),
         Some(p) => figure(p).into_any(),
+    }
     }
 }
 
