@@ -82,6 +82,24 @@ async fn press(c: &Client, key: char) {
     c.perform_actions(keys).await.unwrap();
 }
 
+/// Standard base64 (the PNG's data URL).
+fn base64(text: &str) -> Vec<u8> {
+    const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0);
+    for c in text.bytes().filter(|c| *c != b'=') {
+        let v = ABC.iter().position(|a| *a == c).expect("base64") as u32;
+        acc = (acc << 6) | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    out
+}
+
 /// Scrolls to the top, so a screenshot shows the step and the top of the stage.
 async fn top(c: &Client) {
     c.execute("window.scrollTo(0, 0)", vec![]).await.unwrap();
@@ -96,7 +114,7 @@ fn grouped(n: u64) -> String {
     let d = n.to_string();
     let mut out = String::new();
     for (i, ch) in d.chars().enumerate() {
-        if i > 0 && (d.len() - i) % 3 == 0 {
+        if i > 0 && (d.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(ch);
@@ -353,6 +371,10 @@ async fn the_whole_tour_walks_with_the_keyboard_on_real_runs() {
         &href[..40]
     );
     assert!(href.len() > 5_000, "a chart, not an empty image");
+    let png_bytes = base64(&href["data:image/png;base64,".len()..]);
+    assert_eq!(&png_bytes[..8], b"\x89PNG\r\n\x1a\n");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/screenshots");
+    std::fs::write(dir.join("tour-handout-chart.png"), &png_bytes).unwrap();
     top(c).await;
     let shot = browser.screenshot("tour-handout").await;
     eprintln!("screenshot: {}", shot.display());

@@ -39,6 +39,7 @@ fn short(mode: shared::Mode) -> String {
                 format!("pipelined ×{batch}, flush /{commands}")
             }
         },
+        shared::Mode::Multiplexed { in_flight: 1 } => "multiplexed, 1 caller".to_string(),
         shared::Mode::Multiplexed { in_flight } => format!("multiplexed, {in_flight} callers"),
         m => m.label(),
     }
