@@ -80,6 +80,15 @@ impl RedisTarget {
         }
     }
 
+    /// The same Redis without the proxy: a connection straight to it (e.g. for untimed set-up
+    /// the proxy must not see).
+    pub fn direct(&self) -> RedisTarget {
+        RedisTarget {
+            via: None,
+            ..self.clone()
+        }
+    }
+
     /// Redis's address as a socket address (resolving a host name).
     pub async fn socket_addr(&self) -> Result<std::net::SocketAddr, TargetError> {
         let addr = self.addr();

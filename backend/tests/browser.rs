@@ -112,22 +112,19 @@ async fn only_the_presenters_link_can_start_a_run() {
     let server = support::Server::serve(hub).await;
 
     let viewer = Browser::open(&server.http_url()).await;
-    viewer
-        .client
-        .find(Locator::Css("#compare"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    let error = viewer
+    // The page knows (from Welcome) that it may only watch: it says so, and its buttons are off.
+    let note = viewer
         .client
         .wait()
         .at_most(Duration::from_secs(30))
-        .for_element(Locator::Css("#error"))
+        .for_element(Locator::Css("#watch-only"))
         .await
-        .unwrap();
-    assert!(error.text().await.unwrap().contains("only watch"));
+        .expect("the page says it can only watch");
+    assert!(note.text().await.unwrap().contains("only watch"));
+    for id in ["#run", "#compare", "#sweep", "#cancel"] {
+        let button = viewer.client.find(Locator::Css(id)).await.unwrap();
+        assert!(!button.is_enabled().await.unwrap(), "{id} is disabled");
+    }
     assert_eq!(
         support::command_calls(&target).await.get("set"),
         None,

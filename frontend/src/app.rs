@@ -1,8 +1,8 @@
 use leptos::prelude::*;
 
 use crate::components::{
-    Charts, Controls, ErrorBanner, Header, Results, RttDiagram, RunProgress, SpeedupHeadline,
-    TeachingView,
+    Charts, Controls, ErrorBanner, ExportBar, Header, Results, RttDiagram, RunProgress,
+    SpeedupHeadline, SweepChart, TeachingView,
 };
 use crate::connection::Connection;
 use crate::look::{Look, Theme};
@@ -56,7 +56,9 @@ pub fn Page(conn: Connection, #[prop(optional)] url: UrlState) -> impl IntoView 
                 <RttDiagram playback=playback />
                 <Charts conn=conn />
             </div>
+            <SweepChart conn=conn />
             <Results conn=conn />
+            <ExportBar conn=conn />
         </main>
         <footer class="bottom">{footer}</footer>
     }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use leptos::logging;
 use leptos::prelude::*;
-use shared::{ClientMsg, Limits, PROTOCOL_VERSION, RunSpec, ServerMsg, validate_runs};
+use shared::{ClientMsg, Limits, Network, PROTOCOL_VERSION, RunSpec, ServerMsg, validate_runs};
 use wasm_bindgen::{JsCast, closure::Closure};
 use web_sys::{CloseEvent, Event, MessageEvent, WebSocket};
 
@@ -40,6 +40,10 @@ pub struct ServerInfo {
     pub redis_version: String,
     pub target: String,
     pub limits: Limits,
+    /// The network the server was started with: the controls' initial choice.
+    pub network: Network,
+    /// Whether this page may start and cancel runs (a viewer without the token only watches).
+    pub can_control: bool,
 }
 
 /// The live socket and the callbacks it holds: dropping it detaches and closes the socket, so
@@ -123,6 +127,12 @@ impl Connection {
     pub fn limits(&self) -> Limits {
         self.server
             .with(|s| s.as_ref().map(|s| s.limits).unwrap_or_default())
+    }
+
+    /// `Welcome` said this page may start runs (false until it arrives).
+    pub fn can_control(&self) -> bool {
+        self.server
+            .with(|s| s.as_ref().is_some_and(|s| s.can_control))
     }
 
     pub fn is_open(&self) -> bool {
@@ -228,6 +238,8 @@ impl Connection {
             redis_version,
             target,
             limits,
+            network,
+            can_control,
             ..
         } = &msg
         {
@@ -242,6 +254,8 @@ impl Connection {
                 redis_version: redis_version.clone(),
                 target: target.clone(),
                 limits: *limits,
+                network: *network,
+                can_control: *can_control,
             }));
         }
         let mut shown = None;

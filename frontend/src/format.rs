@@ -14,6 +14,12 @@ pub fn count(n: u64) -> String {
     out
 }
 
+/// A count a summary may not carry (a server that does not report it sends 0, and a run that
+/// did anything made at least one write): `"—"` for 0.
+pub fn known_count(n: u64) -> String {
+    if n == 0 { "—".to_string() } else { count(n) }
+}
+
 /// Operations per second, rounded to a whole number: `"523,400"`.
 pub fn rate(ops_per_sec: f64) -> String {
     if !ops_per_sec.is_finite() || ops_per_sec < 0.0 {
@@ -81,6 +87,8 @@ mod tests {
         assert_eq!(count(1_234_567), "1,234,567");
         assert_eq!(rate(523_399.6), "523,400");
         assert_eq!(rate(f64::NAN), "—");
+        assert_eq!(known_count(0), "—");
+        assert_eq!(known_count(1200), "1,200");
     }
 
     #[test]

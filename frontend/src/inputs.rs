@@ -1,8 +1,11 @@
-//! The controls' text fields → the runs to start, with the same validation as the backend.
+//! The controls' fields → the runs to start, with the same validation as the backend. Pure:
+//! the fields are kept as typed (strings), so an invalid entry is explained and never lost.
 
-use shared::{Limits, Mode, RunSpec, validate_runs};
+use shared::{Command, Flush, Limits, Mode, Network, RunSpec, validate_runs};
 
 use crate::connection::capitalise;
+use crate::sweep;
+use crate::url_state::UrlState;
 
 /// The mode select's choice (`#mode` option values).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -10,35 +13,177 @@ pub enum ModeChoice {
     Sequential,
     #[default]
     Pipelined,
+    Multiplexed,
+    Transaction,
+    Mset,
 }
 
 impl ModeChoice {
+    pub const ALL: [ModeChoice; 5] = [
+        ModeChoice::Sequential,
+        ModeChoice::Pipelined,
+        ModeChoice::Multiplexed,
+        ModeChoice::Transaction,
+        ModeChoice::Mset,
+    ];
+
     pub fn value(self) -> &'static str {
         match self {
             ModeChoice::Sequential => "sequential",
             ModeChoice::Pipelined => "pipelined",
+            ModeChoice::Multiplexed => "multiplexed",
+            ModeChoice::Transaction => "transaction",
+            ModeChoice::Mset => "mset",
         }
     }
 
-    pub fn from_value(value: &str) -> Self {
-        match value {
-            "sequential" => ModeChoice::Sequential,
-            _ => ModeChoice::Pipelined,
+    /// What the select shows.
+    pub fn label(self) -> &'static str {
+        match self {
+            ModeChoice::Sequential => "sequential",
+            ModeChoice::Pipelined => "pipelined",
+            ModeChoice::Multiplexed => "multiplexed",
+            ModeChoice::Transaction => "MULTI/EXEC",
+            ModeChoice::Mset => "MSET / MGET",
         }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.value() == value)
+    }
+
+    pub fn from_value(value: &str) -> Self {
+        Self::parse(value).unwrap_or_default()
+    }
+
+    /// The batch field's name in this mode (`None`: the field does not apply).
+    pub fn batch_name(self) -> Option<&'static str> {
+        match self {
+            ModeChoice::Sequential => None,
+            ModeChoice::Multiplexed => Some("in flight"),
+            _ => Some("batch"),
+        }
+    }
+}
+
+/// How a pipeline is written (`#flush` option values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FlushChoice {
+    #[default]
+    Batch,
+    EachCommand,
+    Buffered,
+}
+
+impl FlushChoice {
+    pub const ALL: [FlushChoice; 3] = [
+        FlushChoice::Batch,
+        FlushChoice::EachCommand,
+        FlushChoice::Buffered,
+    ];
+
+    pub fn value(self) -> &'static str {
+        match self {
+            FlushChoice::Batch => "batch",
+            FlushChoice::EachCommand => "each",
+            FlushChoice::Buffered => "buffered",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            FlushChoice::Batch => "one write per batch",
+            FlushChoice::EachCommand => "flush each command",
+            FlushChoice::Buffered => "buffered, every n",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|f| f.value() == value)
     }
 }
 
 /// What a button asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Plan {
     /// The selected mode alone.
+    #[default]
     Single,
-    /// Sequential then pipelined, same count and batch.
+    /// Sequential, then the selected mode (pipelined if sequential is selected).
     Compare,
+    /// Pipelined runs at batch 1, 2, 4, … up to the sweep's max.
+    Sweep,
+}
+
+impl Plan {
+    pub fn value(self) -> &'static str {
+        match self {
+            Plan::Single => "run",
+            Plan::Compare => "compare",
+            Plan::Sweep => "sweep",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        [Plan::Single, Plan::Compare, Plan::Sweep]
+            .into_iter()
+            .find(|p| p.value() == value)
+    }
+}
+
+/// Every field of the controls, as typed. Empty optional fields mean: classic `v{i}` values,
+/// no jitter, no bandwidth cap, the back delay equal to the out delay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Form {
+    pub count: String,
+    pub command: Command,
+    /// Bytes per value; empty is the classic `v{i}`.
+    pub value_bytes: String,
+    pub mode: ModeChoice,
+    /// The batch, or the in-flight window for multiplexed.
+    pub batch: String,
+    pub flush: FlushChoice,
+    pub flush_every: String,
+    /// One-way delay out (and back, unless `separate_back`), µs.
+    pub delay_out: String,
+    pub separate_back: bool,
+    pub delay_back: String,
+    pub jitter: String,
+    /// Mbit/s; empty is unlimited.
+    pub bandwidth_mbit: String,
+    /// The sweep's largest batch.
+    pub sweep_max: String,
+    /// The button a linked demonstration is about (the last one pressed afterwards).
+    pub plan: Plan,
+}
+
+impl Default for Form {
+    fn default() -> Self {
+        Form {
+            count: "100000".into(),
+            command: Command::Set,
+            value_bytes: String::new(),
+            mode: ModeChoice::Pipelined,
+            batch: "1000".into(),
+            flush: FlushChoice::Batch,
+            flush_every: "100".into(),
+            delay_out: "0".into(),
+            separate_back: false,
+            delay_back: "0".into(),
+            jitter: String::new(),
+            bandwidth_mbit: String::new(),
+            sweep_max: "1024".into(),
+            plan: Plan::Single,
+        }
+    }
+}
+
+fn clean(text: &str) -> String {
+    text.trim().replace(['_', ',', ' '], "")
 }
 
 fn parse<T: std::str::FromStr>(name: &str, text: &str) -> Result<T, String> {
-    let text = text.trim().replace(['_', ',', ' '], "");
+    let text = clean(text);
     if text.is_empty() {
         return Err(format!("Enter a {name}."));
     }
@@ -46,33 +191,218 @@ fn parse<T: std::str::FromStr>(name: &str, text: &str) -> Result<T, String> {
         .map_err(|_| format!("The {name} must be a whole number, got “{text}”."))
 }
 
-/// The runs a button would start, or why they are refused.
-pub fn runs(
-    plan: Plan,
-    count: &str,
-    mode: ModeChoice,
-    batch: &str,
-    limits: &Limits,
-) -> Result<Vec<RunSpec>, String> {
-    let count: u64 = parse("count", count)?;
-    let needs_batch = plan == Plan::Compare || mode == ModeChoice::Pipelined;
-    let batch: u32 = if needs_batch {
-        parse("batch", batch)?
+/// Empty is `None`.
+fn parse_opt<T: std::str::FromStr>(name: &str, text: &str) -> Result<Option<T>, String> {
+    if clean(text).is_empty() {
+        Ok(None)
     } else {
-        1
-    };
-    let runs = match plan {
-        Plan::Compare => RunSpec::comparison(count, batch),
-        Plan::Single => {
-            let mode = match mode {
-                ModeChoice::Sequential => Mode::Sequential,
-                ModeChoice::Pipelined => Mode::pipelined(batch),
-            };
-            vec![RunSpec::set(count, mode)]
+        parse(name, text).map(Some)
+    }
+}
+
+/// Mbit/s (decimals allowed) → bytes/s.
+pub fn mbit_to_bytes(mbit: f64) -> u64 {
+    (mbit * 125_000.0).round() as u64
+}
+
+impl Form {
+    /// The form a link describes: defaults, overridden by what the query says.
+    pub fn from_url(url: &UrlState) -> Form {
+        let mut f = Form::default();
+        let set = |field: &mut String, v: &Option<String>| {
+            if let Some(v) = v {
+                *field = v.clone();
+            }
+        };
+        set(&mut f.count, &url.count);
+        set(&mut f.value_bytes, &url.value);
+        set(&mut f.batch, &url.batch);
+        set(&mut f.flush_every, &url.every);
+        set(&mut f.delay_out, &url.delay);
+        set(&mut f.jitter, &url.jitter);
+        set(&mut f.bandwidth_mbit, &url.bw);
+        set(&mut f.sweep_max, &url.sweep);
+        if let Some(back) = &url.back {
+            f.separate_back = true;
+            f.delay_back = back.clone();
+        } else {
+            f.delay_back = f.delay_out.clone();
         }
-    };
-    validate_runs(&runs, limits).map_err(|e| format!("{}.", capitalise(&e.to_string())))?;
-    Ok(runs)
+        if let Some(c) = url.command.as_deref().and_then(Command::parse) {
+            f.command = c;
+        }
+        if let Some(m) = url.mode.as_deref().and_then(ModeChoice::parse) {
+            f.mode = m;
+        }
+        if let Some(fl) = url.flush.as_deref().and_then(FlushChoice::parse) {
+            f.flush = fl;
+        }
+        if let Some(p) = url.plan.as_deref().and_then(Plan::parse) {
+            f.plan = p;
+        }
+        f
+    }
+
+    /// Writes the form into `url` (keeping its presenter, theme and token). Defaults are left
+    /// out, so links stay short.
+    pub fn write_url(&self, url: &mut UrlState) {
+        let d = Form::default();
+        let keep = |v: &String, default: &String| (v.trim() != default.trim()).then(|| v.clone());
+        url.count = Some(self.count.clone());
+        url.mode = Some(self.mode.value().to_string());
+        url.batch = Some(self.batch.clone());
+        url.command = (self.command != d.command).then(|| self.command.name().to_lowercase());
+        url.value = keep(&self.value_bytes, &d.value_bytes);
+        url.flush = (self.flush != d.flush).then(|| self.flush.value().to_string());
+        url.every = (self.flush == FlushChoice::Buffered).then(|| self.flush_every.clone());
+        url.delay = keep(&self.delay_out, &d.delay_out);
+        url.back = self.separate_back.then(|| self.delay_back.clone());
+        url.jitter = keep(&self.jitter, &d.jitter);
+        url.bw = keep(&self.bandwidth_mbit, &d.bandwidth_mbit);
+        url.sweep = keep(&self.sweep_max, &d.sweep_max);
+        url.plan = (self.plan != Plan::Single).then(|| self.plan.value().to_string());
+    }
+
+    /// Fills the network fields (e.g. from the server's default network).
+    pub fn set_network(&mut self, n: Network) {
+        self.delay_out = n.delay_out_us.to_string();
+        self.separate_back = n.delay_back_us != n.delay_out_us;
+        self.delay_back = n.delay_back_us.to_string();
+        self.jitter = if n.jitter_us == 0 {
+            String::new()
+        } else {
+            n.jitter_us.to_string()
+        };
+        self.bandwidth_mbit = n
+            .bandwidth
+            .map(|b| format!("{}", b as f64 / 125_000.0))
+            .unwrap_or_default();
+    }
+
+    /// Whether the network fields say anything (a link that sets none takes the server's).
+    pub fn network_in_url(url: &UrlState) -> bool {
+        url.delay.is_some() || url.back.is_some() || url.jitter.is_some() || url.bw.is_some()
+    }
+
+    pub fn network(&self) -> Result<Network, String> {
+        let out: u32 = parse("one-way delay", &self.delay_out)?;
+        let back: u32 = if self.separate_back {
+            parse("delay back", &self.delay_back)?
+        } else {
+            out
+        };
+        let jitter: u32 = parse_opt("jitter", &self.jitter)?.unwrap_or(0);
+        let bandwidth = match clean(&self.bandwidth_mbit) {
+            t if t.is_empty() => None,
+            t => {
+                let mbit: f64 = t
+                    .parse()
+                    .map_err(|_| format!("The bandwidth must be a number of Mbit/s, got “{t}”."))?;
+                if !(mbit.is_finite() && mbit > 0.0) {
+                    return Err("The bandwidth must be more than 0 Mbit/s.".into());
+                }
+                Some(mbit_to_bytes(mbit))
+            }
+        };
+        Ok(Network {
+            delay_out_us: out,
+            delay_back_us: back,
+            jitter_us: jitter,
+            bandwidth,
+        })
+    }
+
+    /// The selected mode with its parameters.
+    pub fn mode(&self) -> Result<Mode, String> {
+        let Some(name) = self.mode.batch_name() else {
+            return Ok(Mode::Sequential);
+        };
+        let batch: u32 = parse(name, &self.batch)?;
+        Ok(match self.mode {
+            ModeChoice::Sequential => Mode::Sequential,
+            ModeChoice::Pipelined => Mode::Pipelined {
+                batch,
+                flush: match self.flush {
+                    FlushChoice::Batch => Flush::Batch,
+                    FlushChoice::EachCommand => Flush::EachCommand,
+                    FlushChoice::Buffered => Flush::Buffered {
+                        commands: parse("flush interval", &self.flush_every)?,
+                    },
+                },
+            },
+            ModeChoice::Multiplexed => Mode::Multiplexed { in_flight: batch },
+            ModeChoice::Transaction => Mode::Transaction { batch },
+            ModeChoice::Mset => Mode::Mset { batch },
+        })
+    }
+
+    /// A run of `mode` with the form's command, count, values and network.
+    fn spec(&self, mode: Mode) -> Result<RunSpec, String> {
+        Ok(RunSpec {
+            command: self.command,
+            count: parse("count", &self.count)?,
+            mode,
+            value_bytes: parse_opt("value size", &self.value_bytes)?,
+            network: self.network()?,
+        })
+    }
+
+    /// The runs a button would start, or why they are refused (in words).
+    pub fn runs(&self, plan: Plan, limits: &Limits) -> Result<Vec<RunSpec>, String> {
+        let runs = match plan {
+            Plan::Single => vec![self.spec(self.mode()?)?],
+            Plan::Compare => {
+                let other = match self.mode {
+                    ModeChoice::Sequential => Mode::pipelined(parse("batch", &self.batch)?),
+                    _ => self.mode()?,
+                };
+                vec![self.spec(Mode::Sequential)?, self.spec(other)?]
+            }
+            Plan::Sweep => {
+                let max: u32 = parse("sweep's largest batch", &self.sweep_max)?;
+                let batches = sweep::plan(max, limits)?;
+                let base = self.spec(Mode::Sequential)?;
+                batches
+                    .into_iter()
+                    .map(|b| RunSpec {
+                        mode: Mode::pipelined(b),
+                        ..base
+                    })
+                    .collect()
+            }
+        };
+        validate_runs(&runs, limits).map_err(|e| format!("{}.", capitalise(&e.to_string())))?;
+        Ok(runs)
+    }
+}
+
+/// The delay slider's last position: 0 is no delay, then ten steps a decade from 1 µs to 1 s.
+pub const SLIDER_MAX: u32 = 61;
+
+/// Two significant digits: 31,623 → 32,000.
+fn round2(x: f64) -> u32 {
+    if x < 10.0 {
+        return x.round() as u32;
+    }
+    let unit = 10f64.powf(x.log10().floor() - 1.0);
+    ((x / unit).round() * unit).round() as u32
+}
+
+/// The delay slider (log scale): position → one-way delay, µs.
+pub fn slider_us(pos: u32) -> u32 {
+    match pos.min(SLIDER_MAX) {
+        0 => 0,
+        p => round2(10f64.powf((p - 1) as f64 / 10.0)),
+    }
+}
+
+/// One-way delay, µs → the nearest slider position.
+pub fn slider_pos(us: u32) -> u32 {
+    if us == 0 {
+        0
+    } else {
+        ((us as f64).log10() * 10.0).round().clamp(0.0, 60.0) as u32 + 1
+    }
 }
 
 #[cfg(test)]
@@ -81,42 +411,247 @@ mod tests {
 
     const L: Limits = Limits::DEFAULT;
 
-    #[test]
-    fn single_runs_follow_the_mode() {
-        let r = runs(Plan::Single, "100000", ModeChoice::Pipelined, "1000", &L).unwrap();
-        assert_eq!(r.len(), 1);
-        assert_eq!(r[0].mode, Mode::pipelined(1000));
-        // The (disabled) batch field does not matter for a sequential run.
-        let r = runs(Plan::Single, "10", ModeChoice::Sequential, "oops", &L).unwrap();
-        assert_eq!(r[0].mode, Mode::Sequential);
+    fn form(f: impl FnOnce(&mut Form)) -> Form {
+        let mut form = Form::default();
+        f(&mut form);
+        form
     }
 
     #[test]
-    fn compare_is_sequential_then_pipelined() {
-        let r = runs(Plan::Compare, "1_000", ModeChoice::Sequential, "100", &L).unwrap();
+    fn single_runs_follow_the_mode() {
+        let r = Form::default().runs(Plan::Single, &L).unwrap();
+        assert_eq!(r, vec![RunSpec::set(100_000, Mode::pipelined(1000))]);
+        // The (disabled) batch field does not matter for a sequential run.
+        let r = form(|f| {
+            f.mode = ModeChoice::Sequential;
+            f.batch = "oops".into()
+        })
+        .runs(Plan::Single, &L)
+        .unwrap();
+        assert_eq!(r[0].mode, Mode::Sequential);
+        let modes = [
+            (ModeChoice::Multiplexed, Mode::Multiplexed { in_flight: 50 }),
+            (ModeChoice::Transaction, Mode::Transaction { batch: 50 }),
+            (ModeChoice::Mset, Mode::Mset { batch: 50 }),
+        ];
+        for (choice, mode) in modes {
+            let f = form(|f| {
+                f.mode = choice;
+                f.batch = "50".into()
+            });
+            assert_eq!(f.runs(Plan::Single, &L).unwrap()[0].mode, mode);
+        }
+    }
+
+    #[test]
+    fn flush_policies_and_the_rest_of_the_spec() {
+        let f = form(|f| {
+            f.flush = FlushChoice::Buffered;
+            f.flush_every = "300".into();
+            f.command = Command::Get;
+            f.value_bytes = "1024".into();
+            f.count = "10_000".into();
+        });
+        let r = f.runs(Plan::Single, &L).unwrap();
+        assert_eq!(
+            r[0],
+            RunSpec {
+                command: Command::Get,
+                count: 10_000,
+                mode: Mode::Pipelined {
+                    batch: 1000,
+                    flush: Flush::Buffered { commands: 300 }
+                },
+                value_bytes: Some(1024),
+                network: Network::LOOPBACK,
+            }
+        );
+        let each = form(|f| f.flush = FlushChoice::EachCommand);
+        assert_eq!(
+            each.mode().unwrap(),
+            Mode::Pipelined {
+                batch: 1000,
+                flush: Flush::EachCommand
+            }
+        );
+    }
+
+    #[test]
+    fn the_network_fields() {
+        let f = form(|f| f.delay_out = "500".into());
+        assert_eq!(f.network().unwrap(), Network::symmetric(500));
+        let f = form(|f| {
+            f.delay_out = "500".into();
+            f.separate_back = true;
+            f.delay_back = "2000".into();
+            f.jitter = "50".into();
+            f.bandwidth_mbit = "8".into();
+        });
+        assert_eq!(
+            f.network().unwrap(),
+            Network {
+                delay_out_us: 500,
+                delay_back_us: 2000,
+                jitter_us: 50,
+                bandwidth: Some(1_000_000),
+            }
+        );
+        let mut g = Form::default();
+        g.set_network(f.network().unwrap());
+        assert_eq!(g.network(), f.network());
+        assert!(
+            form(|f| f.bandwidth_mbit = "fast".into())
+                .network()
+                .unwrap_err()
+                .contains("Mbit/s")
+        );
+    }
+
+    #[test]
+    fn compare_is_sequential_then_the_mode() {
+        let r = form(|f| {
+            f.mode = ModeChoice::Sequential;
+            f.count = "1_000".into();
+            f.batch = "100".into()
+        })
+        .runs(Plan::Compare, &L)
+        .unwrap();
         assert_eq!(r, RunSpec::comparison(1000, 100));
+        let r = form(|f| f.mode = ModeChoice::Transaction)
+            .runs(Plan::Compare, &L)
+            .unwrap();
+        assert_eq!(r[1].mode, Mode::Transaction { batch: 1000 });
+    }
+
+    #[test]
+    fn a_sweep_doubles_the_batch() {
+        let r = form(|f| {
+            f.sweep_max = "16".into();
+            f.delay_out = "100".into()
+        })
+        .runs(Plan::Sweep, &L)
+        .unwrap();
+        let batches: Vec<u32> = r.iter().map(|s| s.mode.batch()).collect();
+        assert_eq!(batches, [1, 2, 4, 8, 16]);
+        assert!(r.iter().all(|s| s.network == Network::symmetric(100)));
+        assert!(
+            form(|f| f.sweep_max = "1000000".into())
+                .runs(Plan::Sweep, &L)
+                .is_err()
+        );
     }
 
     #[test]
     fn bad_input_is_explained() {
         assert_eq!(
-            runs(Plan::Single, "", ModeChoice::Pipelined, "1", &L),
+            form(|f| f.count.clear()).runs(Plan::Single, &L),
             Err("Enter a count.".into())
         );
         assert!(
-            runs(Plan::Single, "abc", ModeChoice::Pipelined, "1", &L)
+            form(|f| f.count = "abc".into())
+                .runs(Plan::Single, &L)
                 .unwrap_err()
                 .contains("whole number")
         );
         assert!(
-            runs(Plan::Single, "0", ModeChoice::Pipelined, "1", &L)
+            form(|f| f.count = "0".into())
+                .runs(Plan::Single, &L)
                 .unwrap_err()
                 .starts_with("Count must be between 1 and")
         );
         assert!(
-            runs(Plan::Compare, "10", ModeChoice::Sequential, "0", &L)
-                .unwrap_err()
-                .starts_with("Batch must be")
+            form(|f| {
+                f.mode = ModeChoice::Sequential;
+                f.batch = "0".into()
+            })
+            .runs(Plan::Compare, &L)
+            .unwrap_err()
+            .starts_with("Batch must be")
         );
+        assert!(
+            form(|f| {
+                f.mode = ModeChoice::Mset;
+                f.command = Command::Incr
+            })
+            .runs(Plan::Single, &L)
+            .unwrap_err()
+            .contains("INCR has no one-command-many-keys form")
+        );
+        assert!(
+            form(|f| {
+                f.mode = ModeChoice::Sequential;
+                f.delay_out = "30000".into()
+            })
+            .runs(Plan::Single, &L)
+            .unwrap_err()
+            .contains("waiting on the injected delay")
+        );
+    }
+
+    #[test]
+    fn the_form_survives_the_url() {
+        let f = form(|f| {
+            f.count = "3000".into();
+            f.command = Command::Incr;
+            f.value_bytes = "64".into();
+            f.mode = ModeChoice::Pipelined;
+            f.batch = "100".into();
+            f.flush = FlushChoice::Buffered;
+            f.flush_every = "10".into();
+            f.delay_out = "500".into();
+            f.separate_back = true;
+            f.delay_back = "30000".into();
+            f.jitter = "20".into();
+            f.bandwidth_mbit = "0.5".into();
+            f.sweep_max = "256".into();
+            f.plan = Plan::Sweep;
+        });
+        let mut url = UrlState {
+            presenter: true,
+            token: Some("T".into()),
+            ..UrlState::default()
+        };
+        f.write_url(&mut url);
+        let back = UrlState::parse(&url.to_query());
+        assert_eq!(back, url);
+        assert_eq!(Form::from_url(&back), f);
+        assert!(Form::network_in_url(&back));
+        // Defaults stay out of the link.
+        let mut plain = UrlState::default();
+        Form::default().write_url(&mut plain);
+        assert_eq!(plain.to_query(), "?count=100000&mode=pipelined&batch=1000");
+        assert_eq!(Form::from_url(&plain), Form::default());
+        assert!(!Form::network_in_url(&plain));
+    }
+
+    #[test]
+    fn the_delay_slider_is_logarithmic() {
+        assert_eq!(slider_us(0), 0);
+        assert_eq!(slider_us(1), 1);
+        assert_eq!(slider_us(21), 100);
+        assert_eq!(slider_us(28), 500);
+        assert_eq!(slider_us(46), 32_000);
+        assert_eq!(slider_us(SLIDER_MAX), 1_000_000);
+        assert_eq!(slider_us(SLIDER_MAX + 5), 1_000_000);
+        for (_, us) in Network::PRESETS {
+            let back = slider_us(slider_pos(us));
+            assert!(
+                (back as f64 - us as f64).abs() <= us as f64 * 0.13,
+                "{us} → {back}"
+            );
+        }
+        // From 10 µs on, every position is its own whole number of µs (below, steps collapse).
+        for p in (11..=SLIDER_MAX).chain([0, 1]) {
+            assert_eq!(slider_pos(slider_us(p)), p);
+        }
+    }
+
+    #[test]
+    fn old_links_still_work() {
+        let u = UrlState::parse("?count=3000&mode=compare&batch=100");
+        let f = Form::from_url(&u);
+        assert_eq!(f.plan, Plan::Compare);
+        assert_eq!(f.mode, ModeChoice::Pipelined);
+        assert_eq!(f.count, "3000");
     }
 }

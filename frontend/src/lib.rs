@@ -5,6 +5,7 @@
 pub mod app;
 pub mod components;
 pub mod connection;
+pub mod export;
 pub mod format;
 pub mod inputs;
 pub mod keyboard;
@@ -13,6 +14,7 @@ pub mod paint;
 pub mod playback;
 pub mod rtt_model;
 pub mod state;
+pub mod sweep;
 pub mod timeaxis;
 pub mod tour;
 pub mod trace;

@@ -8,7 +8,7 @@
 use web_sys::CanvasRenderingContext2d as Ctx;
 
 use crate::timeaxis::{self, Axis};
-use crate::trace::{Batch, Trace, at_server_us};
+use crate::trace::{Batch, Trace, at_server_us, from_server_us};
 
 /// Colours of one theme.
 pub struct Palette {
@@ -136,11 +136,12 @@ pub fn draw(ctx: &Ctx, f: &Frame) -> Vec<usize> {
     ctx.set_fill_style_str(p.muted);
     ctx.set_font(&font(12.0, "400"));
     ctx.set_text_align("left");
-    let _ = ctx.fill_text(
-        "Arrival at Redis is drawn at the midpoint (issued + replied) / 2: an estimate until the wire tap measures the server's side.",
-        10.0 * s,
-        f.height - 7.0 * s,
-    );
+    let note = if f.traces.iter().any(Trace::measured_at_server) {
+        "Arrival at Redis and the reply leaving it: measured by the latency proxy's wire tap (runs without it: the midpoint, an estimate)."
+    } else {
+        "Arrival at Redis is drawn at the midpoint (issued + replied) / 2: an estimate (the wire tap measures it when a network is dialled in)."
+    };
+    let _ = ctx.fill_text(note, 10.0 * s, f.height - 7.0 * s);
     drawn
 }
 
@@ -174,11 +175,14 @@ fn panel(
     ctx.set_text_align("left");
     ctx.set_fill_style_str(req_colour);
     ctx.set_font(&font(15.0, "800"));
-    let title = match t.mode {
+    let mut title = match t.mode {
         Some(shared::Mode::Sequential) => "sequential · one at a time".to_string(),
         Some(mode) => mode.label(),
         None => format!("run #{}", t.run),
     };
+    if let Some(network) = t.network {
+        title += &format!(" · {}", network.label());
+    }
     let _ = ctx.fill_text(&title, 10.0 * s, top + 17.0 * s);
     if (t.spans.len() as u64) < t.count {
         ctx.set_fill_style_str(p.muted);
@@ -274,14 +278,14 @@ fn panel(
     ctx.set_stroke_style_str(req_colour);
     ctx.begin_path();
     for sp in &t.spans[lo..hi] {
-        let mid = at_server_us(sp);
+        let at = at_server_us(sp);
         let x0 = axis.x(sp.issued_us);
-        let u = if mid > sp.issued_us {
-            (pos - sp.issued_us) / (mid - sp.issued_us)
+        let u = if at > sp.issued_us {
+            (pos - sp.issued_us) / (at - sp.issued_us)
         } else {
             1.0
         };
-        let (x1, y1) = (lerp(x0, axis.x(mid), u), lerp(y_client, y_redis, u));
+        let (x1, y1) = (lerp(x0, axis.x(at), u), lerp(y_client, y_redis, u));
         ctx.move_to(x0, y_client);
         ctx.line_to(x1, y1);
         if heads && u >= 1.0 {
@@ -290,17 +294,22 @@ fn panel(
         count += 1;
     }
     ctx.stroke();
-    // Replies: Redis → client, once the request has (by our estimate) arrived.
+    // Replies: Redis → client, once the reply left Redis (measured, or by our estimate).
     ctx.set_stroke_style_str(reply_colour);
     ctx.begin_path();
     for sp in &t.spans[lo..hi] {
-        let mid = at_server_us(sp);
-        if pos <= mid {
+        let (at, from) = (at_server_us(sp), from_server_us(sp));
+        // Measured time inside Redis: along its lane, from arrival to the reply leaving.
+        if from > at && pos > at {
+            ctx.move_to(axis.x(at), y_redis);
+            ctx.line_to(axis.x(from.min(pos)), y_redis);
+        }
+        if pos <= from {
             continue;
         }
-        let x0 = axis.x(mid);
-        let u = if sp.replied_us > mid {
-            (pos - mid) / (sp.replied_us - mid)
+        let x0 = axis.x(from);
+        let u = if sp.replied_us > from {
+            (pos - from) / (sp.replied_us - from)
         } else {
             1.0
         };

@@ -4,7 +4,7 @@
 //! Until the wire tap measures server-side times, only the RTT is measured: the parts are
 //! estimates, and each says how it was made (`RttModel` documents every field's source).
 
-use shared::RunSummary;
+use shared::{RoundTripSplit, RunSummary};
 
 /// The bandwidth assumed for loopback when estimating transmission time: 10 Gbit/s.
 pub const ASSUMED_BYTES_PER_SEC: f64 = 1.25e9;
@@ -64,6 +64,9 @@ pub struct RttModel {
     pub t2_us: f64,
     /// Estimated: the per-command cost of the pipelined run (queuing + processing at Redis).
     pub t3_us: f64,
+    /// Measured by the latency proxy's wire tap (the sequential run's medians): out (t1 + t2),
+    /// at Redis (t3) and back. When present the diagram draws these instead of the estimates.
+    pub split: Option<RoundTripSplit>,
     /// N × RTT.
     pub predicted_seq_us: f64,
     pub measured_seq_us: f64,
@@ -96,6 +99,7 @@ impl RttModel {
             t1_us,
             t2_us,
             t3_us,
+            split: seq.split.filter(|s| s.samples > 0),
             predicted_seq_us: n as f64 * rtt_us,
             measured_seq_us: seq.wall_us as f64,
             predicted_pipe_us: pipe_round_trips as f64 * rtt_us + pipe.done as f64 * per_cmd_us,
@@ -161,6 +165,30 @@ mod tests {
         assert_eq!(m.predicted_pipe_us, 4.0 * 50.0 + 1000.0 * 2.0);
         assert!(m.t1_us > 0.0 && m.t1_us < 1.0);
         assert!((2.0 * m.t2_us + m.t1_us + m.t3_us - 50.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_measured_split_is_kept() {
+        let mut seq = summary(Mode::Sequential, 52_000, 50.0);
+        let pipe = summary(Mode::pipelined(300), 2_000, 900.0);
+        assert_eq!(RttModel::new(1, &seq, &pipe).split, None);
+        let split = RoundTripSplit {
+            out_us: 20.0,
+            server_us: 5.0,
+            back_us: 22.0,
+            samples: 1000,
+        };
+        seq.split = Some(split);
+        assert_eq!(RttModel::new(1, &seq, &pipe).split, Some(split));
+        seq.split = Some(RoundTripSplit {
+            samples: 0,
+            ..split
+        });
+        assert_eq!(
+            RttModel::new(1, &seq, &pipe).split,
+            None,
+            "no samples, no split"
+        );
     }
 
     #[test]

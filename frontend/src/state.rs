@@ -84,6 +84,7 @@ impl RunView {
         Trace {
             run: self.run,
             mode: self.spec.map(|s| s.mode),
+            network: self.spec.map(|s| s.network),
             spans: self.spans.clone(),
             count: self.total,
             summary: match &self.outcome {
@@ -342,6 +343,7 @@ impl Session {
                 .map(|r| Trace {
                     run: r.run,
                     mode: Some(r.summary.spec.mode),
+                    network: Some(r.summary.spec.network),
                     spans: r.timeline.first.clone(),
                     count: r.summary.spec.count,
                     summary: Some(r.summary.clone()),

@@ -1,13 +1,15 @@
 //! A run's request timings as the teaching view uses them: batches (requests issued together),
 //! what had happened by a playback position, and the moments a step can land on. Pure.
 
-use shared::{Mode, RunSummary, Span};
+use shared::{Mode, Network, RunSummary, Span};
 
 /// One run's timeline as drawn: its requests in order of `i` (the first few thousand, every one).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Trace {
     pub run: u64,
     pub mode: Option<Mode>,
+    /// The network the run crossed, once known.
+    pub network: Option<Network>,
     pub spans: Vec<Span>,
     /// The run's total count (more than `spans.len()` for long runs).
     pub count: u64,
@@ -18,6 +20,11 @@ pub struct Trace {
 impl Trace {
     pub fn kind(&self) -> &'static str {
         self.mode.map_or("unknown", crate::state::mode_kind)
+    }
+
+    /// The run's spans carry the wire tap's stamps (the proxy was in the path).
+    pub fn measured_at_server(&self) -> bool {
+        self.spans.iter().any(|s| s.at_server_us.is_some())
     }
 
     /// The latest moment drawn: the last reply among the spans.
@@ -104,9 +111,21 @@ pub fn step_back(events: &[f64], position_us: f64) -> f64 {
     if k == 0 { 0.0 } else { events[k - 1] }
 }
 
-/// Arrival at Redis as drawn: the midpoint of the round trip (no server-side stamp yet).
+/// Arrival at Redis as drawn: the wire tap's stamp when the proxy measured it, else the
+/// midpoint of the round trip (an estimate). Kept within the round trip.
 pub fn at_server_us(s: &Span) -> f64 {
-    (s.issued_us + s.replied_us) / 2.0
+    s.at_server_us
+        .unwrap_or((s.issued_us + s.replied_us) / 2.0)
+        .clamp(s.issued_us, s.replied_us.max(s.issued_us))
+}
+
+/// The reply leaving Redis as drawn: the wire tap's stamp, else the arrival (no time at Redis
+/// can be told apart without it). Never before the arrival nor after the reply is read.
+pub fn from_server_us(s: &Span) -> f64 {
+    let at = at_server_us(s);
+    s.from_server_us
+        .unwrap_or(at)
+        .clamp(at, s.replied_us.max(at))
 }
 
 #[cfg(test)]
@@ -194,7 +213,31 @@ mod tests {
     }
 
     #[test]
-    fn the_server_is_reached_at_the_midpoint() {
+    fn the_server_is_reached_at_the_midpoint_unless_measured() {
         assert_eq!(at_server_us(&span(0, 10.0, 30.0)), 20.0);
+        assert_eq!(from_server_us(&span(0, 10.0, 30.0)), 20.0);
+        let tapped = Span {
+            at_server_us: Some(12.0),
+            from_server_us: Some(25.0),
+            ..span(0, 10.0, 30.0)
+        };
+        assert_eq!(at_server_us(&tapped), 12.0);
+        assert_eq!(from_server_us(&tapped), 25.0);
+        // Stamps outside the round trip (clock noise) are kept inside it, in order.
+        let odd = Span {
+            at_server_us: Some(5.0),
+            from_server_us: Some(40.0),
+            ..span(0, 10.0, 30.0)
+        };
+        assert_eq!((at_server_us(&odd), from_server_us(&odd)), (10.0, 30.0));
+        let t = Trace {
+            run: 1,
+            mode: None,
+            network: None,
+            spans: vec![tapped],
+            count: 1,
+            summary: None,
+        };
+        assert!(t.measured_at_server());
     }
 }

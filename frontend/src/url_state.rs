@@ -1,13 +1,40 @@
-//! The page's URL query: `?count=…&mode=sequential|pipelined|compare&batch=…&presenter=1&theme=light|dark`.
-//! A slide links to a prepared demonstration; the page keeps the query in step with its fields
-//! (history.replaceState). Parsing and writing are pure; the browser calls live in the callers.
+//! The page's URL query: everything a run can say, so a slide links to a prepared run.
+//! `?count=…&mode=sequential|pipelined|multiplexed|transaction|mset&batch=…&cmd=set|get|incr`
+//! `&value=<bytes>&flush=batch|each|buffered&every=<n>&delay=<µs>&back=<µs>&jitter=<µs>`
+//! `&bw=<Mbit/s>&sweep=<largest batch>&plan=run|compare|sweep&presenter=1&theme=light|dark`.
+//! (`mode=compare`, from older links, means `plan=compare`.) The page keeps the query in step
+//! with its fields (history.replaceState). Parsing and writing are pure; the browser calls live
+//! in the callers; `inputs::Form` maps the fields to and from this.
+
+/// Query keys whose value is kept as typed (the form explains what is wrong with it).
+const TEXT_KEYS: [&str; 9] = [
+    "count", "batch", "value", "every", "delay", "back", "jitter", "bw", "sweep",
+];
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct UrlState {
     pub count: Option<String>,
-    /// `sequential`, `pipelined` or `compare`.
+    /// `sequential`, `pipelined`, `multiplexed`, `transaction` or `mset`.
     pub mode: Option<String>,
     pub batch: Option<String>,
+    /// `set`, `get` or `incr`.
+    pub command: Option<String>,
+    /// Bytes per value.
+    pub value: Option<String>,
+    /// `batch`, `each` or `buffered`.
+    pub flush: Option<String>,
+    /// Buffered flushing: commands per write.
+    pub every: Option<String>,
+    /// One-way delay (out, and back unless `back` is given), µs.
+    pub delay: Option<String>,
+    pub back: Option<String>,
+    pub jitter: Option<String>,
+    /// Bandwidth cap, Mbit/s.
+    pub bw: Option<String>,
+    /// The sweep's largest batch.
+    pub sweep: Option<String>,
+    /// The prepared button: `run`, `compare` or `sweep`.
+    pub plan: Option<String>,
     pub presenter: bool,
     /// `light` or `dark`.
     pub theme: Option<String>,
@@ -15,6 +42,14 @@ pub struct UrlState {
     /// presenter's link keeps working after the page rewrites its query).
     pub token: Option<String>,
 }
+
+const MODES: [&str; 5] = [
+    "sequential",
+    "pipelined",
+    "multiplexed",
+    "transaction",
+    "mset",
+];
 
 fn decode(s: &str) -> String {
     // Only what the fields can contain needs decoding: digits, letters, `+` and `%2C`-style escapes.
@@ -54,11 +89,23 @@ impl UrlState {
         for pair in search.trim_start_matches('?').split('&') {
             let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
             let value = decode(value);
+            if TEXT_KEYS.contains(&key) {
+                if !value.is_empty() {
+                    *out.text_mut(key) = Some(value);
+                }
+                continue;
+            }
             match key {
-                "count" if !value.is_empty() => out.count = Some(value),
-                "batch" if !value.is_empty() => out.batch = Some(value),
-                "mode" if ["sequential", "pipelined", "compare"].contains(&value.as_str()) => {
-                    out.mode = Some(value)
+                "mode" if value == "compare" => out.plan = Some(value),
+                "mode" if MODES.contains(&value.as_str()) => out.mode = Some(value),
+                "cmd" if ["set", "get", "incr"].contains(&value.to_lowercase().as_str()) => {
+                    out.command = Some(value.to_lowercase())
+                }
+                "flush" if ["batch", "each", "buffered"].contains(&value.as_str()) => {
+                    out.flush = Some(value)
+                }
+                "plan" if ["run", "compare", "sweep"].contains(&value.as_str()) => {
+                    out.plan = Some(value)
                 }
                 "presenter" => out.presenter = matches!(value.as_str(), "1" | "true" | "on" | ""),
                 "theme" if ["light", "dark"].contains(&value.as_str()) => out.theme = Some(value),
@@ -69,15 +116,39 @@ impl UrlState {
         out
     }
 
-    /// `?count=…&mode=…&batch=…[&presenter=1][&theme=…]`.
+    fn text_mut(&mut self, key: &str) -> &mut Option<String> {
+        match key {
+            "count" => &mut self.count,
+            "batch" => &mut self.batch,
+            "value" => &mut self.value,
+            "every" => &mut self.every,
+            "delay" => &mut self.delay,
+            "back" => &mut self.back,
+            "jitter" => &mut self.jitter,
+            "bw" => &mut self.bw,
+            _ => &mut self.sweep,
+        }
+    }
+
+    /// `?count=…&mode=…&batch=…[&cmd=…]…[&presenter=1][&theme=…][&token=…]`.
     pub fn to_query(&self) -> String {
         let mut parts = Vec::new();
         for (key, value) in [
             ("count", &self.count),
             ("mode", &self.mode),
             ("batch", &self.batch),
+            ("cmd", &self.command),
+            ("value", &self.value),
+            ("flush", &self.flush),
+            ("every", &self.every),
+            ("delay", &self.delay),
+            ("back", &self.back),
+            ("jitter", &self.jitter),
+            ("bw", &self.bw),
+            ("sweep", &self.sweep),
+            ("plan", &self.plan),
         ] {
-            if let Some(v) = value {
+            if let Some(v) = value.as_ref().filter(|v| !v.trim().is_empty()) {
                 parts.push(format!("{key}={}", encode(v.trim())));
             }
         }
@@ -109,11 +180,30 @@ mod tests {
     fn a_slide_link_parses() {
         let u = UrlState::parse("?count=3000&mode=compare&batch=100&presenter=1&theme=dark");
         assert_eq!(u.count.as_deref(), Some("3000"));
-        assert_eq!(u.mode.as_deref(), Some("compare"));
+        assert_eq!(u.mode, None);
+        assert_eq!(u.plan.as_deref(), Some("compare"));
         assert_eq!(u.batch.as_deref(), Some("100"));
         assert!(u.presenter);
         assert_eq!(u.theme.as_deref(), Some("dark"));
         assert_eq!(UrlState::parse(&u.to_query()), u);
+    }
+
+    #[test]
+    fn every_key_round_trips() {
+        let q = "?count=5000&mode=transaction&batch=10&cmd=get&value=1024&flush=buffered&every=5\
+                 &delay=30000&back=100&jitter=50&bw=0.5&sweep=256&plan=sweep&presenter=1&theme=dark&token=T";
+        let u = UrlState::parse(q);
+        assert_eq!(u.mode.as_deref(), Some("transaction"));
+        assert_eq!(u.command.as_deref(), Some("get"));
+        assert_eq!(u.bw.as_deref(), Some("0.5"));
+        assert_eq!(u.back.as_deref(), Some("100"));
+        assert_eq!(u.plan.as_deref(), Some("sweep"));
+        assert_eq!(u.to_query(), q.replace(' ', ""));
+        assert_eq!(UrlState::parse(&u.to_query()), u);
+        assert_eq!(
+            UrlState::parse("cmd=DEL&flush=never&plan=go"),
+            UrlState::default()
+        );
     }
 
     #[test]

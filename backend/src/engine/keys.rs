@@ -22,13 +22,6 @@ pub fn write_key(out: &mut Vec<u8>, namespace: &str, i: u64) {
     out.extend_from_slice(itoa::Buffer::new().format(i).as_bytes());
 }
 
-/// Writes the value of request `i`, `v<i>`, like the classic `SET k{i} v{i}`.
-pub fn write_value(out: &mut Vec<u8>, i: u64) {
-    out.clear();
-    out.push(b'v');
-    out.extend_from_slice(itoa::Buffer::new().format(i).as_bytes());
-}
-
 /// Removes keys `0..written` of a run, then sweeps its namespace with SCAN for anything else.
 /// Returns how many keys were removed.
 pub async fn remove_run_keys(
@@ -140,7 +133,5 @@ mod tests {
         let mut k = Vec::new();
         write_key(&mut k, &namespace(7), 42);
         assert_eq!(k, b"pipescope:7:k42");
-        write_value(&mut k, 42);
-        assert_eq!(k, b"v42");
     }
 }

@@ -1,16 +1,32 @@
-//! The workload engine: runs a `RunSpec` against a real Redis over one connection and measures
-//! every request. Sequential and pipelined runs share one loop, `batched`: sequential is a
-//! batch of one, so the only difference between the two measurements is the round trips.
+//! The workload engine: runs a `RunSpec` against a real Redis over one raw connection and
+//! measures every request. One module per mode family, sharing the connection halves and the
+//! tally (`wire`) and the command encoder (`encode`):
+//! - `pipeline`: sequential (a batch of one) and pipelined, with the three flush policies;
+//! - `multiplexed`: a sliding window of in-flight requests, auto-pipelined;
+//! - `transaction`: MULTI/EXEC per batch;
+//! - `mset`: one MSET/MGET per batch.
+//!
+//! The hot path allocates nothing per command: commands are encoded straight into a reused
+//! write buffer and replies are scanned in place in a reused read buffer.
 
-mod batched;
+pub mod encode;
 pub mod keys;
+mod mset;
+mod multiplexed;
+mod pipeline;
 pub mod resp;
+mod seed;
+mod transaction;
+mod wire;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use shared::{RunSpec, RunSummary, Timeline};
+use shared::{Command, Mode, RunSpec, RunSummary, Timeline};
+
+use encode::Encoder;
+use wire::{Replies, Sent, Tally, Writer};
 
 use crate::recorder::Progress;
 use crate::target::{RedisTarget, TargetError};
@@ -31,6 +47,14 @@ pub enum EngineError {
     Io(#[from] std::io::Error),
     #[error("Redis refused request {index}: {message}")]
     Refused { index: u64, message: String },
+    #[error("Redis aborted the MULTI/EXEC of requests {first}–{last}: {message}")]
+    Transaction {
+        first: u64,
+        last: u64,
+        message: String,
+    },
+    #[error("{0} has no one-command-many-keys form (MSET mode takes SET or GET)")]
+    NoMultiKey(&'static str),
     #[error(transparent)]
     Protocol(#[from] resp::ProtocolError),
     #[error("cancelled")]
@@ -43,7 +67,7 @@ pub enum EngineError {
 pub struct RunContext {
     pub run_id: u64,
     pub progress: Arc<Progress>,
-    /// Checked at every batch boundary.
+    /// Checked at every batch boundary (multiplexed: after every read of replies).
     pub cancel: Arc<AtomicBool>,
     pub response_timeout: Duration,
     /// Keep per-request timings (the timeline). Off, only the histogram is kept.
@@ -69,7 +93,8 @@ impl RunContext {
     }
 }
 
-/// A finished run. `written` is how many commands were sent (so how many keys may exist).
+/// A finished run. `written` bounds the keys that may exist (`k0..k{written}`): commands sent,
+/// or for GET the keys seeded beforehand.
 #[derive(Debug)]
 pub struct RunOutcome {
     pub summary: RunSummary,
@@ -96,6 +121,9 @@ pub struct RunFailure {
 /// The run gets a thread and a single-threaded runtime of its own: replies are handled on the
 /// thread that sent the requests (no hand-over between worker threads on every round trip),
 /// and nothing else scheduled in the server competes with the measurement.
+// A failure carries its partial summary and timeline by value: one per run, so its size does
+// not matter, and callers take its fields apart directly.
+#[allow(clippy::result_large_err)]
 pub async fn run(
     target: &RedisTarget,
     spec: RunSpec,
@@ -110,7 +138,7 @@ pub async fn run(
                 .enable_all()
                 .build()
             {
-                Ok(rt) => rt.block_on(batched::run(&target, spec, ctx)),
+                Ok(rt) => rt.block_on(run_here(&target, spec, ctx)),
                 Err(e) => Err(not_started(spec, EngineError::Io(e))),
             };
             let _ = tx.send(result);
@@ -131,5 +159,76 @@ fn not_started(spec: RunSpec, error: EngineError) -> RunFailure {
         timeline: Timeline::default(),
         written: 0,
         started: Instant::now(),
+    }
+}
+
+/// Runs `spec` on the current thread's runtime, and sums it up whatever happened.
+async fn run_here(
+    target: &RedisTarget,
+    spec: RunSpec,
+    ctx: RunContext,
+) -> Result<RunOutcome, RunFailure> {
+    let sent = Sent::default();
+    let mut tally = Tally::new(&ctx);
+    let result = measure(target, spec, &ctx, &sent, &mut tally).await;
+    let wall = tally.started.elapsed();
+    ctx.progress.update(tally.done, wall);
+    let mut summary = tally
+        .recorder
+        .summary(spec, tally.done, wall, tally.round_trips);
+    summary.writes = sent.writes.get();
+    summary.wire_commands = sent.commands.get();
+    let timeline = tally
+        .spans
+        .map(crate::spans::SpanStore::into_timeline)
+        .unwrap_or_default();
+    let written = sent.keys.get();
+    match result {
+        Ok(()) => Ok(RunOutcome {
+            summary,
+            timeline,
+            written,
+            started: tally.started,
+        }),
+        Err(error) => Err(RunFailure {
+            error,
+            partial: summary,
+            timeline,
+            written,
+            started: tally.started,
+        }),
+    }
+}
+
+async fn measure(
+    target: &RedisTarget,
+    spec: RunSpec,
+    ctx: &RunContext,
+    sent: &Sent,
+    tally: &mut Tally,
+) -> Result<(), EngineError> {
+    if let Mode::Mset { .. } = spec.mode
+        && spec.command.multi_key().is_none()
+    {
+        return Err(EngineError::NoMultiKey(spec.command.name()));
+    }
+    let enc = Encoder::new(spec.command, ctx.run_id, spec.value_bytes);
+    if spec.command == Command::Get {
+        seed::seed(target, &enc, spec.count, ctx, sent).await?;
+    }
+    let mut stream = target.connect_raw().await?;
+    tally.started = Instant::now();
+    // Borrowed halves: no lock between the writer and the reader of one socket.
+    let (r, w) = stream.split();
+    let mut writer = Writer::new(w, ctx.response_timeout, sent);
+    let mut replies = Replies::new(r, ctx.response_timeout);
+    let (w, r) = (&mut writer, &mut replies);
+    match spec.mode {
+        Mode::Sequential | Mode::Pipelined { .. } => {
+            pipeline::run(w, r, &enc, spec, ctx, tally).await
+        }
+        Mode::Multiplexed { .. } => multiplexed::run(w, r, &enc, spec, ctx, tally).await,
+        Mode::Transaction { .. } => transaction::run(w, r, &enc, spec, ctx, tally).await,
+        Mode::Mset { .. } => mset::run(w, r, &enc, spec, ctx, tally).await,
     }
 }

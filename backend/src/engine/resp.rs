@@ -27,6 +27,8 @@ pub enum Reply {
 }
 
 impl Reply {
+    // A complete reply is never empty, so there is no `is_empty` to go with `len`.
+    #[allow(clippy::len_without_is_empty)]
     pub fn len(self) -> usize {
         match self {
             Reply::Ok { len } | Reply::Error { len } => len,
@@ -106,6 +108,72 @@ fn scan_value(buf: &[u8], pos: usize) -> Result<Option<usize>, ProtocolError> {
     }
 }
 
+/// True when a complete reply (as returned by `scan_reply`) is an error.
+pub fn is_error(reply: &[u8]) -> bool {
+    matches!(reply.first(), Some(b'-' | b'!'))
+}
+
+/// The text of an error reply: `-ERR x\r\n` → `ERR x`; for a RESP3 bulk error, its payload.
+pub fn error_text(reply: &[u8]) -> String {
+    let body = match reply.first() {
+        Some(b'!') => find_crlf(reply, 1).map_or(&reply[1..], |e| &reply[e + 2..]),
+        _ => &reply[1.min(reply.len())..],
+    };
+    String::from_utf8_lossy(body.strip_suffix(b"\r\n").unwrap_or(body)).into_owned()
+}
+
+/// The elements of a complete array reply (e.g. EXEC's), each as its own complete reply,
+/// without allocating. `Ok(None)` for a null array (`*-1`), which is how EXEC says the
+/// transaction did not run.
+pub fn array_elements(reply: &[u8]) -> Result<Option<Elements<'_>>, ProtocolError> {
+    if reply.first() != Some(&b'*') {
+        return Err(ProtocolError("expected an array"));
+    }
+    let line_end = find_crlf(reply, 1).ok_or(ProtocolError("array header not terminated"))?;
+    let count = parse_int(&reply[1..line_end])?;
+    if count < 0 {
+        return Ok(None);
+    }
+    Ok(Some(Elements {
+        reply,
+        at: line_end + 2,
+        left: count as u64,
+    }))
+}
+
+/// Iterator over an array reply's elements; see `array_elements`.
+pub struct Elements<'a> {
+    reply: &'a [u8],
+    at: usize,
+    left: u64,
+}
+
+impl<'a> Iterator for Elements<'a> {
+    type Item = Result<&'a [u8], ProtocolError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        Some(match scan_value(self.reply, self.at) {
+            Ok(Some(end)) => {
+                let item = &self.reply[self.at..end];
+                self.at = end;
+                Ok(item)
+            }
+            Ok(None) => {
+                self.left = 0;
+                Err(ProtocolError("array shorter than its count"))
+            }
+            Err(e) => {
+                self.left = 0;
+                Err(e)
+            }
+        })
+    }
+}
+
 fn find_crlf(buf: &[u8], from: usize) -> Option<usize> {
     buf.get(from..)?
         .windows(2)
@@ -168,6 +236,25 @@ mod tests {
                 String::from_utf8_lossy(partial)
             );
         }
+    }
+
+    #[test]
+    fn errors_and_arrays_are_taken_apart() {
+        assert!(is_error(b"-ERR no\r\n") && !is_error(b"+OK\r\n"));
+        assert_eq!(
+            error_text(b"-EXECABORT Transaction discarded\r\n"),
+            "EXECABORT Transaction discarded"
+        );
+        assert_eq!(error_text(b"!5\r\nERR x\r\n"), "ERR x");
+        let exec = b"*3\r\n+OK\r\n-ERR bad\r\n:1\r\n";
+        let items: Vec<&[u8]> = array_elements(exec)
+            .unwrap()
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(items, [&b"+OK\r\n"[..], b"-ERR bad\r\n", b":1\r\n"]);
+        assert!(array_elements(b"*-1\r\n").unwrap().is_none());
+        assert!(array_elements(b"+OK\r\n").is_err());
     }
 
     #[test]

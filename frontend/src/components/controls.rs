@@ -1,71 +1,96 @@
 use leptos::prelude::*;
+use shared::Command;
 
+use crate::components::NetworkControls;
 use crate::connection::Connection;
-use crate::inputs::{ModeChoice, Plan, runs};
+use crate::inputs::{FlushChoice, Form, ModeChoice, Plan};
 use crate::look::Look;
 use crate::url_state::UrlState;
 
-/// Count, mode and batch, and the Run / Compare / Cancel buttons. Input is checked as it is
-/// typed (shown inline) and again on click (shown in the banner); nothing invalid is sent.
-/// The fields start from the URL query and keep it up to date, so a slide can link to a
-/// prepared demonstration that opens with its button focused (Enter runs it).
+/// A text field bound to one of the form's strings.
+fn text_field(
+    form: RwSignal<Form>,
+    get: fn(&Form) -> &String,
+    set: fn(&mut Form, String),
+) -> (
+    impl Fn() -> String + Copy,
+    impl Fn(leptos::ev::Event) + Copy,
+) {
+    (
+        move || form.with(|f| get(f).clone()),
+        move |ev| form.update(|f| set(f, event_target_value(&ev))),
+    )
+}
+
+/// Everything a `RunSpec` can say (command, count, value size, mode and its parameters, the
+/// network), and the Run / Compare / Sweep / Cancel buttons. The form is one signal of strings
+/// as typed: input is checked as it is typed (shown inline) and again on click (shown in the
+/// banner) with the backend's own validation; nothing invalid is sent and nothing typed is
+/// lost. The form starts from the URL query (else the server's network) and keeps the query up
+/// to date, so a slide can link to a prepared run that opens with its button focused.
 #[component]
 pub fn Controls(conn: Connection, look: Look, url: UrlState) -> impl IntoView {
-    let count = RwSignal::new(url.count.clone().unwrap_or_else(|| "100000".into()));
-    let mode = RwSignal::new(match url.mode.as_deref() {
-        Some("sequential") => ModeChoice::Sequential,
-        _ => ModeChoice::Pipelined,
-    });
-    let batch = RwSignal::new(url.batch.clone().unwrap_or_else(|| "1000".into()));
-    // The button a linked demonstration is about; the last one clicked afterwards.
-    let compare = RwSignal::new(url.mode.as_deref() == Some("compare"));
+    let form = RwSignal::new(Form::from_url(&url));
     let run_button = NodeRef::<leptos::html::Button>::new();
     let compare_button = NodeRef::<leptos::html::Button>::new();
+    let sweep_button = NodeRef::<leptos::html::Button>::new();
 
-    let plan = move |plan: Plan| runs(plan, &count.get(), mode.get(), &batch.get(), &conn.limits());
-    let invalid = Memo::new(move |_| plan(Plan::Single).err());
-    let sequential = move || mode.get() == ModeChoice::Sequential;
-    let idle = move || conn.is_open() && !conn.busy.get();
-    let submit = move |which: Plan| {
-        compare.set(which == Plan::Compare);
-        match plan(which) {
+    let invalid = Memo::new(move |_| {
+        let limits = conn.limits();
+        form.with(|f| f.runs(f.plan, &limits).err())
+    });
+    let mode = move || form.with(|f| f.mode);
+    let batch_name = move || mode().batch_name();
+    let pipelined = move || mode() == ModeChoice::Pipelined;
+    let buffered = move || pipelined() && form.with(|f| f.flush == FlushChoice::Buffered);
+    let can_control = move || conn.can_control();
+    let known = move || conn.server.with(Option::is_some);
+    let idle = move || conn.is_open() && !conn.busy.get() && can_control();
+    let submit = move |plan: Plan| {
+        form.update(|f| f.plan = plan);
+        match form.with_untracked(|f| f.runs(plan, &conn.limits())) {
             Ok(runs) => conn.start(runs),
             Err(e) => conn.error.set(Some(e)),
         }
     };
 
+    // The server's network is the starting point, unless the link chose one.
+    let network_taken = StoredValue::new(Form::network_in_url(&url));
+    Effect::new(move |_| {
+        if network_taken.get_value() {
+            return;
+        }
+        if let Some(network) = conn.server.with(|s| s.as_ref().map(|s| s.network)) {
+            network_taken.set_value(true);
+            form.update(|f| f.set_network(network));
+        }
+    });
     // Focus the prepared button once it can be pressed (it is disabled until connected).
     let focused = StoredValue::new(false);
     Effect::new(move |_| {
         if focused.get_value() || !idle() {
             return;
         }
-        let button = if compare.get_untracked() {
-            compare_button
-        } else {
-            run_button
+        let button = match form.with_untracked(|f| f.plan) {
+            Plan::Single => run_button,
+            Plan::Compare => compare_button,
+            Plan::Sweep => sweep_button,
         };
         if let Some(b) = button.get() {
             focused.set_value(true);
             let _ = b.focus();
         }
     });
-    // The URL follows the fields, the plan and the look (replaceState: no history spam).
+    // The URL follows the form and the look (replaceState: no history spam).
     Effect::new(move |_| {
-        let query = UrlState {
-            count: Some(count.get()),
-            mode: Some(if compare.get() {
-                "compare".into()
-            } else {
-                mode.get().value().into()
-            }),
-            batch: Some(batch.get()),
+        let mut state = UrlState {
             presenter: look.presenter.get(),
             theme: Some(look.theme.get().as_str().into()),
             // Keep the presenter's token: it is what lets this page start runs.
             token: UrlState::parse(&window().location().search().unwrap_or_default()).token,
-        }
-        .to_query();
+            ..UrlState::default()
+        };
+        form.with(|f| f.write_url(&mut state));
         let Ok(history) = window().history() else {
             return;
         };
@@ -76,23 +101,68 @@ pub fn Controls(conn: Connection, look: Look, url: UrlState) -> impl IntoView {
         let _ = history.replace_state_with_url(
             &wasm_bindgen::JsValue::NULL,
             "",
-            Some(&format!("{path}{query}")),
+            Some(&format!("{path}{}", state.to_query())),
         );
     });
+
+    let (count, on_count) = text_field(form, |f| &f.count, |f, v| f.count = v);
+    let (value, on_value) = text_field(form, |f| &f.value_bytes, |f, v| f.value_bytes = v);
+    let (batch, on_batch) = text_field(form, |f| &f.batch, |f, v| f.batch = v);
+    let (every, on_every) = text_field(form, |f| &f.flush_every, |f, v| f.flush_every = v);
+    let (sweep_max, on_sweep_max) = text_field(form, |f| &f.sweep_max, |f, v| f.sweep_max = v);
 
     view! {
         <section class="card controls" aria-label="Run controls">
             <div class="fields">
                 <label class="field">
-                    <span>"Commands (SET)"</span>
+                    <span>"Command"</span>
+                    <select
+                        id="command"
+                        on:change=move |ev| {
+                            if let Some(c) = Command::parse(&event_target_value(&ev)) {
+                                form.update(|f| f.command = c);
+                            }
+                        }
+                    >
+                        {Command::ALL
+                            .into_iter()
+                            .map(|c| {
+                                view! {
+                                    <option
+                                        value=c.name().to_lowercase()
+                                        selected=move || form.with(|f| f.command == c)
+                                    >
+                                        {c.name()}
+                                    </option>
+                                }
+                            })
+                            .collect_view()}
+                    </select>
+                </label>
+                <label class="field">
+                    <span>"Commands"</span>
                     <input
                         id="count"
                         type="number"
                         min="1"
                         step="1"
                         inputmode="numeric"
-                        prop:value=move || count.get()
-                        on:input=move |ev| count.set(event_target_value(&ev))
+                        prop:value=count
+                        on:input=on_count
+                    />
+                </label>
+                <label class="field">
+                    <span>"Value size (bytes)"</span>
+                    <input
+                        id="value-bytes"
+                        type="number"
+                        min="1"
+                        step="1"
+                        inputmode="numeric"
+                        placeholder="v{i}"
+                        title="Empty: the classic values v0, v1, …"
+                        prop:value=value
+                        on:input=on_value
                     />
                 </label>
                 <label class="field">
@@ -100,29 +170,100 @@ pub fn Controls(conn: Connection, look: Look, url: UrlState) -> impl IntoView {
                     <select
                         id="mode"
                         on:change=move |ev| {
-                            compare.set(false);
-                            mode.set(ModeChoice::from_value(&event_target_value(&ev)));
+                            let m = ModeChoice::from_value(&event_target_value(&ev));
+                            form.update(|f| {
+                                f.mode = m;
+                                f.plan = Plan::Single;
+                            });
                         }
                     >
-                        <option value="sequential" selected=sequential>
-                            "sequential"
-                        </option>
-                        <option value="pipelined" selected=move || !sequential()>
-                            "pipelined"
-                        </option>
+                        {ModeChoice::ALL
+                            .into_iter()
+                            .map(|m| {
+                                view! {
+                                    <option value=m.value() selected=move || mode() == m>
+                                        {m.label()}
+                                    </option>
+                                }
+                            })
+                            .collect_view()}
                     </select>
                 </label>
-                <label class="field" class:disabled=sequential>
-                    <span>"Batch"</span>
+                <label class="field" class:disabled=move || batch_name().is_none()>
+                    <span>
+                        {move || match batch_name() {
+                            Some("in flight") => "In flight",
+                            _ => "Batch",
+                        }}
+                    </span>
                     <input
                         id="batch"
                         type="number"
                         min="1"
                         step="1"
                         inputmode="numeric"
-                        disabled=sequential
-                        prop:value=move || batch.get()
-                        on:input=move |ev| batch.set(event_target_value(&ev))
+                        disabled=move || batch_name().is_none()
+                        prop:value=batch
+                        on:input=on_batch
+                    />
+                </label>
+                <Show when=pipelined>
+                    <label class="field">
+                        <span>"Flush"</span>
+                        <select
+                            id="flush"
+                            on:change=move |ev| {
+                                let v = event_target_value(&ev);
+                                if let Some(fl) = FlushChoice::parse(&v) {
+                                    form.update(|f| f.flush = fl);
+                                }
+                            }
+                        >
+                            {FlushChoice::ALL
+                                .into_iter()
+                                .map(|fl| {
+                                    view! {
+                                        <option
+                                            value=fl.value()
+                                            selected=move || form.with(|f| f.flush == fl)
+                                        >
+                                            {fl.label()}
+                                        </option>
+                                    }
+                                })
+                                .collect_view()}
+                        </select>
+                    </label>
+                </Show>
+                <Show when=buffered>
+                    <label class="field">
+                        <span>"Write every"</span>
+                        <input
+                            id="flush-every"
+                            type="number"
+                            min="1"
+                            step="1"
+                            inputmode="numeric"
+                            title="Commands per write"
+                            prop:value=every
+                            on:input=on_every
+                        />
+                    </label>
+                </Show>
+            </div>
+            <NetworkControls form=form />
+            <div class="fields actions">
+                <label class="field">
+                    <span>"Sweep up to batch"</span>
+                    <input
+                        id="sweep-max"
+                        type="number"
+                        min="2"
+                        step="1"
+                        inputmode="numeric"
+                        title="Pipelined runs at batch 1, 2, 4, … up to this"
+                        prop:value=sweep_max
+                        on:input=on_sweep_max
                     />
                 </label>
                 <div class="buttons">
@@ -140,26 +281,47 @@ pub fn Controls(conn: Connection, look: Look, url: UrlState) -> impl IntoView {
                         node_ref=compare_button
                         class="primary accent"
                         disabled=move || !idle()
-                        title="Sequential, then pipelined: same count, same batch"
+                        title="Sequential, then the chosen mode: same count, same network"
                         on:click=move |_| submit(Plan::Compare)
                     >
                         "Compare"
                     </button>
                     <button
+                        id="sweep"
+                        node_ref=sweep_button
+                        class="primary"
+                        disabled=move || !idle()
+                        title="Pipelined runs at batch 1, 2, 4, … up to the largest batch"
+                        on:click=move |_| submit(Plan::Sweep)
+                    >
+                        "Sweep"
+                    </button>
+                    <button
                         id="cancel"
-                        disabled=move || !(conn.is_open() && conn.busy.get())
+                        disabled=move || !(conn.is_open() && conn.busy.get() && can_control())
                         on:click=move |_| conn.cancel()
                     >
                         "Cancel"
                     </button>
                 </div>
             </div>
+            <Show when=move || known() && !can_control()>
+                <p id="watch-only" class="watch-only" role="status">
+                    "This page can only watch: starting or cancelling runs needs the presenter's link (with its token), printed when pipescope started."
+                </p>
+            </Show>
             {move || invalid.get().map(|e| view! { <p class="field-error" role="status">{e}</p> })}
             <p class="explain">
                 <strong>"Sequential"</strong>
-                " sends one command and waits for its reply before the next: one network round trip per command. "
+                " waits for each reply: one round trip per command. "
                 <strong>"Pipelined"</strong>
-                " writes a whole batch, then reads all the replies: one round trip per batch."
+                " writes a batch, then reads its replies: one round trip per batch. "
+                <strong>"Multiplexed"</strong>
+                " keeps n callers' commands in flight on one connection. "
+                <strong>"MULTI/EXEC"</strong>
+                " wraps each batch in a transaction; "
+                <strong>"MSET/MGET"</strong>
+                " sends one command for a batch of keys."
             </p>
         </section>
     }

@@ -1,38 +1,38 @@
 use leptos::prelude::*;
 
-use shared::Mode;
-
 use crate::connection::Connection;
+use crate::export;
 use crate::format;
 use crate::state::{ResultRow, mode_kind};
 
 /// The finished runs of the latest plan: time, throughput, latency percentiles, round trips
-/// and speed-up over the sequential run. Rendered once at least one run has finished.
+/// writes, commands on the wire and speed-up over the first sequential run; each run labelled
+/// with its mode, command and network. Rendered once at least one run has finished.
 #[component]
 pub fn Results(conn: Connection) -> impl IntoView {
+    // Speed-up over the first complete sequential run (as in the exports).
+    let baseline = Memo::new(move |_| {
+        conn.results.with(|rows| {
+            rows.iter()
+                .find(|r| {
+                    !r.partial && export::baseline(std::slice::from_ref(&r.summary)).is_some()
+                })
+                .map(|r| r.summary.clone())
+        })
+    });
     let row = move |r: ResultRow| {
         let s = r.summary;
-        let speedup = conn.speedup.with(|up| match up {
-            Some(up) if mode_kind(s.spec.mode) == "pipelined" && up.pipelined == s => {
-                format::factor(up.factor)
-            }
-            Some(up) if mode_kind(s.spec.mode) == "sequential" && up.sequential == s => {
-                "1×".to_string()
-            }
+        let speedup = baseline.with(|b| match b {
+            Some(b) if !r.partial => format::factor(s.speedup_over(b)),
             _ => "—".to_string(),
         });
-        let detail = match s.spec.mode {
-            Mode::Sequential => None,
-            Mode::Multiplexed { in_flight } => {
-                Some(format!("{} in flight", format::count(in_flight as u64)))
-            }
-            m => Some(format!("batch {}", format::count(m.batch() as u64))),
-        };
-        let detail = match (detail, r.partial) {
-            (Some(d), true) => Some(format!("{d}, stopped")),
-            (None, true) => Some("stopped".to_string()),
-            (d, false) => d,
-        };
+        let mut detail = format!("{} · {}", s.spec.command.name(), s.spec.network.label());
+        if let Some(bytes) = s.spec.value_bytes {
+            detail += &format!(" · {} B values", format::count(bytes as u64));
+        }
+        if r.partial {
+            detail += " · stopped";
+        }
         let count = if s.done == s.spec.count {
             format::count(s.done)
         } else {
@@ -48,20 +48,22 @@ pub fn Results(conn: Connection) -> impl IntoView {
                 class=if r.partial { "partial-row" } else { "result-row" }
                 data-mode=mode_kind(s.spec.mode)
                 data-run=r.key
+                data-label=s.spec.mode.label()
+                data-ops=s.ops_per_sec.to_string()
             >
                 <th scope="row">
-                    <span class="mode-name">{mode_kind(s.spec.mode)}</span>
-                    {detail.map(|d| view! { <span class="mode-detail">{d}</span> })}
+                    <span class="mode-name">{s.spec.mode.label()}</span>
+                    <span class="mode-detail">{detail}</span>
                 </th>
                 <td>{count}</td>
                 <td>{format::wall(s.wall_us)}</td>
                 <td class="strong">{format::rate(s.ops_per_sec)}</td>
                 <td>{format::latency(l.p50_us)}</td>
-                <td>{format::latency(l.p90_us)}</td>
                 <td>{format::latency(l.p99_us)}</td>
-                <td>{format::latency(l.p999_us)}</td>
                 <td>{format::latency(l.max_us)}</td>
                 <td>{format::count(s.round_trips)}</td>
+                <td class="writes">{format::known_count(s.writes)}</td>
+                <td class="wire-commands">{format::known_count(s.wire_commands)}</td>
                 <td class="strong">{speedup}</td>
             </tr>
         }
@@ -81,18 +83,18 @@ pub fn Results(conn: Connection) -> impl IntoView {
                                     <th scope="col">"Wall time"</th>
                                     <th scope="col">"ops/s"</th>
                                     <th scope="col">"p50"</th>
-                                    <th scope="col">"p90"</th>
                                     <th scope="col">"p99"</th>
-                                    <th scope="col">"p99.9"</th>
                                     <th scope="col">"max"</th>
                                     <th scope="col">"Round trips"</th>
+                                    <th scope="col" title="Send syscalls the engine made">"Writes"</th>
+                                    <th scope="col" title="Commands Redis saw, MULTI and EXEC included">"Wire cmds"</th>
                                     <th scope="col">"Speed-up"</th>
                                 </tr>
                             </thead>
                             <tbody>{rows.into_iter().map(row).collect_view()}</tbody>
                         </table>
                     </div>
-                    <p class="note">"Latency: from a command written to its reply read, per command."</p>
+                    <p class="note">"Latency: from a command written to its reply read, per command (p90 and p99.9 are in the latency chart)."</p>
                 </section>
             }
         })

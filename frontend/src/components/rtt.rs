@@ -2,6 +2,8 @@ use leptos::prelude::*;
 
 use crate::format;
 use crate::playback::Playback;
+use shared::RoundTripSplit;
+
 use crate::rtt_model::{ASSUMED_BANDWIDTH_LABEL, RttModel};
 use crate::timeaxis::duration;
 
@@ -48,20 +50,44 @@ pub fn RttDiagram(playback: Playback) -> impl IntoView {
 }
 
 fn diagram(m: RttModel) -> impl IntoView {
-    // Parts in time order: half the transmission each way, propagation each way, Redis between.
-    let parts = [m.t1_us / 2.0, m.t2_us, m.t3_us, m.t2_us, m.t1_us / 2.0];
-    let total: f64 = parts.iter().sum::<f64>().max(1e-9);
+    // Parts in time order, with their class and name. Measured (wire tap): out, at Redis, back.
+    // Estimated: half the transmission each way, propagation each way, Redis between.
+    let measured = m.split.is_some();
+    let parts: Vec<(f64, &'static str, &'static str)> = match m.split {
+        Some(sp) => vec![
+            (sp.out_us, "t2", "out: t1 + t2"),
+            (sp.server_us, "t3", "t3 at Redis"),
+            (sp.back_us, "t2", "back: t1 + t2"),
+        ],
+        None => vec![
+            (m.t1_us / 2.0, "t1", "t1 ½"),
+            (m.t2_us, "t2", "t2"),
+            (m.t3_us, "t3", "t3"),
+            (m.t2_us, "t2", "t2"),
+            (m.t1_us / 2.0, "t1", "t1 ½"),
+        ],
+    };
+    let total: f64 = parts.iter().map(|p| p.0).sum::<f64>().max(1e-9);
     let (x0, width) = (110.0, 860.0);
     let free = width - MIN_PART * parts.len() as f64;
-    let widths: Vec<f64> = parts.iter().map(|p| MIN_PART + free * p / total).collect();
+    let widths: Vec<f64> = parts
+        .iter()
+        .map(|p| MIN_PART + free * p.0 / total)
+        .collect();
     let mut edges = vec![x0];
     for w in &widths {
         edges.push(edges.last().unwrap() + w);
     }
     let (y_client, y_redis) = (58.0, 168.0);
-    let arrive = edges[2];
-    let leave = edges[3];
-    let end = edges[5];
+    let (arrive, leave, end) = if measured {
+        (edges[1], edges[2], edges[3])
+    } else {
+        (edges[2], edges[3], edges[5])
+    };
+    let (t3_us, t1_us, t2_us) = match m.split {
+        Some(sp) => (sp.server_us, 0.0, 0.0),
+        None => (m.t3_us, m.t1_us, m.t2_us),
+    };
     let bar_y = 200.0;
 
     let seg = |k: usize, class: &'static str, name: &'static str, value: f64| {
@@ -89,9 +115,10 @@ fn diagram(m: RttModel) -> impl IntoView {
                 role="img"
                 aria-label="One round trip: transmission, propagation, queuing and processing"
                 data-rtt-us=m.rtt_us.to_string()
-                data-t1-us=m.t1_us.to_string()
-                data-t2-us=m.t2_us.to_string()
-                data-t3-us=m.t3_us.to_string()
+                data-t1-us=t1_us.to_string()
+                data-t2-us=t2_us.to_string()
+                data-t3-us=t3_us.to_string()
+                data-measured=measured.to_string()
             >
                 <defs>
                     <marker id="rtt-head" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
@@ -110,33 +137,26 @@ fn diagram(m: RttModel) -> impl IntoView {
                 <g class="rtt-span" data-rtt-us=m.rtt_us.to_string()>
                     <line x1=x0 x2=end y1="24" y2="24" class="bracket"></line>
                     <text x=(x0 + end) / 2.0 y="18" text-anchor="middle" class="rtt-label">
-                        {format!("RTT = {} (sequential p50, measured)", duration(m.rtt_us))}
+                        {if measured {
+                            format!(
+                                "RTT = {} (sequential p50); parts measured by the wire tap",
+                                duration(m.rtt_us),
+                            )
+                        } else {
+                            format!("RTT = {} (sequential p50, measured)", duration(m.rtt_us))
+                        }}
                     </text>
                 </g>
-                <g data-t1-us=m.t1_us.to_string()>{seg(0, "t1", "t1 ½", m.t1_us / 2.0)}</g>
-                <g data-t2-us=m.t2_us.to_string()>{seg(1, "t2", "t2", m.t2_us)}</g>
-                <g data-t3-us=m.t3_us.to_string()>{seg(2, "t3", "t3", m.t3_us)}</g>
-                {seg(3, "t2", "t2", m.t2_us)}
-                {seg(4, "t1", "t1 ½", m.t1_us / 2.0)}
+                {parts
+                    .iter()
+                    .enumerate()
+                    .map(|(k, (value, class, name))| seg(k, class, name, *value))
+                    .collect_view()}
             </svg>
-            <ul class="parts-legend">
-                <li class="t1">
-                    <b>{format!("t1 transmission {}", duration(m.t1_us))}</b>
-                    {format!(
-                        " — estimated: {:.0} B request + {:.0} B reply (their RESP encoding) ÷ an assumed loopback bandwidth of {ASSUMED_BANDWIDTH_LABEL}.",
-                        m.request_bytes, m.reply_bytes
-                    )}
-                </li>
-                <li class="t2">
-                    <b>{format!("t2 propagation {} each way", duration(m.t2_us))}</b>
-                    " — estimated: (RTT − t1 − t3) ÷ 2."
-                </li>
-                <li class="t3">
-                    <b>{format!("t3 queuing + processing {}", duration(m.t3_us))}</b>
-                    " — estimated from the pipelined run: its wall time ÷ its commands."
-                </li>
-                <li class="note">"Bars are widened to stay readable; the numbers are the values. Measured splits arrive with the wire tap."</li>
-            </ul>
+            {match m.split {
+                Some(sp) => measured_legend(sp).into_any(),
+                None => estimated_legend(&m).into_any(),
+            }}
             <table class="arithmetic">
                 <thead>
                     <tr>
@@ -175,5 +195,56 @@ fn diagram(m: RttModel) -> impl IntoView {
                 </tbody>
             </table>
         </section>
+    }
+}
+
+/// The parts as the wire tap measured them (medians over the sequential run's requests).
+fn measured_legend(sp: RoundTripSplit) -> impl IntoView {
+    view! {
+        <ul class="parts-legend measured">
+            <li class="t2">
+                <b>{format!("out {}", duration(sp.out_us))}</b>
+                " — measured: the request written → its bytes handed to Redis (t1 transmission + t2 propagation + the injected delay)."
+            </li>
+            <li class="t3">
+                <b>{format!("t3 at Redis {}", duration(sp.server_us))}</b>
+                " — measured: bytes handed to Redis → its reply read back from Redis (queuing + processing)."
+            </li>
+            <li class="t2">
+                <b>{format!("back {}", duration(sp.back_us))}</b>
+                " — measured: the reply leaving Redis → read by the client."
+            </li>
+            <li class="note">
+                {format!(
+                    "Medians over {} requests, stamped by the latency proxy's wire tap. Bars are widened to stay readable; the numbers are the values.",
+                    format::count(sp.samples)
+                )}
+            </li>
+        </ul>
+    }
+}
+
+/// The parts as estimated from the two runs' timings, each saying how.
+fn estimated_legend(m: &RttModel) -> impl IntoView + use<> {
+    let m = *m;
+    view! {
+        <ul class="parts-legend">
+                <li class="t1">
+                    <b>{format!("t1 transmission {}", duration(m.t1_us))}</b>
+                    {format!(
+                        " — estimated: {:.0} B request + {:.0} B reply (their RESP encoding) ÷ an assumed loopback bandwidth of {ASSUMED_BANDWIDTH_LABEL}.",
+                        m.request_bytes, m.reply_bytes
+                    )}
+                </li>
+                <li class="t2">
+                    <b>{format!("t2 propagation {} each way", duration(m.t2_us))}</b>
+                    " — estimated: (RTT − t1 − t3) ÷ 2."
+                </li>
+                <li class="t3">
+                    <b>{format!("t3 queuing + processing {}", duration(m.t3_us))}</b>
+                    " — estimated from the pipelined run: its wall time ÷ its commands."
+                </li>
+                <li class="note">"Bars are widened to stay readable; the numbers are the values. With a network dialled in, the latency proxy's wire tap measures these parts instead."</li>
+            </ul>
     }
 }

@@ -23,7 +23,16 @@ pub fn RunBar(conn: Connection, run: u64) -> impl IntoView {
     let mode = read(|r| r.mode_kind().to_string());
     let max = read(|r| r.total.max(1).to_string());
     let value = read(|r| r.done.min(r.total).to_string());
-    let label = read(RunView::label);
+    // Mode, command and network: "pipelined (batch 100) · SET · one-way delay 500 µs".
+    let label = read(|r| match r.spec {
+        Some(s) => format!(
+            "{} · {} · {}",
+            s.mode.label(),
+            s.command.name(),
+            s.network.label()
+        ),
+        None => r.label(),
+    });
     let state = read(|r| match &r.outcome {
         Outcome::Running => format!("{:.0} %", r.fraction() * 100.0),
         Outcome::Finished(_) => "done".to_string(),

@@ -31,8 +31,9 @@ pub fn SpeedupHeadline(conn: Connection) -> impl IntoView {
                     <p class="headline">{headline}</p>
                     <p class="sub">
                         {format!(
-                            "{} SETs: {} round trips one at a time, {} in batches of {}.",
+                            "{} {}s: {} round trips one at a time, {} in batches of {}.",
                             format::count(pipe.done),
+                            pipe.spec.command.name(),
                             format::count(seq.round_trips),
                             format::count(pipe.round_trips),
                             format::count(pipe.spec.mode.batch() as u64),

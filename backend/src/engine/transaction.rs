@@ -1,0 +1,119 @@
+//! MULTI/EXEC runs: per batch, `MULTI`, the batch's commands and `EXEC` in one write. Redis
+//! answers `+OK`, `+QUEUED` per command, then EXEC's array of the commands' replies; nothing
+//! is applied before EXEC, so every command of the batch is answered when EXEC's reply is read.
+//!
+//! A command refused while queuing (unknown command, out of memory, no permission…) makes
+//! Redis discard the whole transaction (`-EXECABORT`); a command failing inside EXEC (e.g.
+//! INCR of a non-number) is an error element of EXEC's array. Both fail the run, naming the
+//! request and Redis's own words.
+
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use shared::RunSpec;
+
+use super::encode::Encoder;
+use super::resp::{self, array_elements};
+use super::wire::{Replies, Tally, Writer};
+use super::{EngineError, RunContext};
+
+pub async fn run(
+    writer: &mut Writer<'_>,
+    replies: &mut Replies<'_>,
+    enc: &Encoder,
+    spec: RunSpec,
+    ctx: &RunContext,
+    tally: &mut Tally,
+) -> Result<(), EngineError> {
+    let batch = spec.mode.batch() as u64;
+    let mut out = Vec::with_capacity(batch.min(100_000) as usize * 64 + 64);
+    while tally.done < spec.count {
+        if ctx.cancel.load(Ordering::Relaxed) {
+            return Err(EngineError::Cancelled);
+        }
+        let first = tally.done;
+        let n = batch.min(spec.count - first);
+        out.clear();
+        out.extend_from_slice(b"*1\r\n$5\r\nMULTI\r\n");
+        enc.encode_range(&mut out, first, n);
+        out.extend_from_slice(b"*1\r\n$4\r\nEXEC\r\n");
+        tally.round_trips += 1;
+        let issued = Instant::now();
+        let write = writer.write(&out, n + 2, first + n);
+        let read = read_transaction(replies, first, n, issued, ctx, tally);
+        tokio::try_join!(write, read)?;
+    }
+    Ok(())
+}
+
+/// Reads MULTI's, the `n` QUEUED and EXEC's replies; the batch is answered at EXEC's.
+async fn read_transaction(
+    replies: &mut Replies<'_>,
+    first: u64,
+    n: u64,
+    issued: Instant,
+    ctx: &RunContext,
+    tally: &mut Tally,
+) -> Result<(), EngineError> {
+    let aborted = |message: String| EngineError::Transaction {
+        first,
+        last: first + n - 1,
+        message,
+    };
+    // Reply 0 is MULTI's, 1..=n the QUEUED ones, n + 1 EXEC's.
+    let mut seen = 0u64;
+    // The first command refused while queuing: the reason EXEC will abort.
+    let mut refused: Option<String> = None;
+    loop {
+        let read_at = replies.fill(first).await?;
+        while let Some(reply) = replies.next()? {
+            if seen <= n {
+                if resp::is_error(reply) && refused.is_none() {
+                    let text = resp::error_text(reply);
+                    refused = Some(if seen == 0 {
+                        format!("MULTI was refused: {text}")
+                    } else {
+                        format!("request {} was refused: {text}", first + seen - 1)
+                    });
+                }
+                seen += 1;
+                continue;
+            }
+            // EXEC's reply.
+            if resp::is_error(reply) {
+                let exec = resp::error_text(reply);
+                return Err(aborted(match refused {
+                    Some(why) => format!("{exec} ({why})"),
+                    None => exec,
+                }));
+            }
+            let Some(elements) = array_elements(reply)? else {
+                return Err(aborted(
+                    "EXEC returned nil: the transaction did not run".into(),
+                ));
+            };
+            let mut count = 0u64;
+            for (k, element) in elements.enumerate() {
+                let element = element?;
+                if resp::is_error(element) {
+                    return Err(EngineError::Refused {
+                        index: first + k as u64,
+                        message: format!(
+                            "{} (inside MULTI/EXEC; the rest of the batch was applied)",
+                            resp::error_text(element)
+                        ),
+                    });
+                }
+                count += 1;
+            }
+            if count != n {
+                return Err(
+                    resp::ProtocolError("EXEC answered a different number of commands").into(),
+                );
+            }
+            tally.answered(first, n, issued, read_at);
+            tally.publish(ctx);
+            return Ok(());
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! What every mode shares: the measured connection's two halves (a writer that counts its
+//! write syscalls, a reader that scans replies in place) and the tally of answered requests.
+
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{ReadHalf, WriteHalf};
+
+use super::resp::{self, Reply, scan_reply};
+use super::{EngineError, RunContext};
+use crate::recorder::Recorder;
+use crate::spans::SpanStore;
+
+const READ_BUFFER: usize = 64 * 1024;
+
+/// What went out on the measured connection. Cells: a mode's writer and reader run as two
+/// futures of one task (joined), and both may note what they did.
+#[derive(Debug, Default)]
+pub struct Sent {
+    /// Write syscalls that moved bytes (a partial write and the rest are two).
+    pub writes: Cell<u64>,
+    /// Commands handed to Redis, as Redis counts them (MULTI and EXEC included).
+    pub commands: Cell<u64>,
+    /// Keys `0..keys` may exist (written, incremented, or seeded): what cleanup removes.
+    pub keys: Cell<u64>,
+}
+
+impl Sent {
+    pub fn note_keys(&self, upto: u64) {
+        self.keys.set(self.keys.get().max(upto));
+    }
+}
+
+pub struct Writer<'a> {
+    half: WriteHalf<'a>,
+    timeout: Duration,
+    sent: &'a Sent,
+}
+
+impl<'a> Writer<'a> {
+    pub fn new(half: WriteHalf<'a>, timeout: Duration, sent: &'a Sent) -> Self {
+        Writer {
+            half,
+            timeout,
+            sent,
+        }
+    }
+
+    /// Writes all of `buf`, which holds `commands` commands touching keys below `keys_upto`.
+    /// Every write call is counted; each one that cannot make progress for the timeout fails.
+    pub async fn write(
+        &mut self,
+        mut buf: &[u8],
+        commands: u64,
+        keys_upto: u64,
+    ) -> Result<(), EngineError> {
+        // Counted before the bytes go: once any of them leave, Redis may act on them.
+        self.sent.commands.set(self.sent.commands.get() + commands);
+        self.sent.note_keys(keys_upto);
+        while !buf.is_empty() {
+            let n = tokio::time::timeout(self.timeout, self.half.write(buf))
+                .await
+                .map_err(|_| EngineError::Timeout(self.timeout, keys_upto.saturating_sub(1)))??;
+            self.sent.writes.set(self.sent.writes.get() + 1);
+            if n == 0 {
+                return Err(EngineError::Closed(0));
+            }
+            buf = &buf[n..];
+        }
+        Ok(())
+    }
+}
+
+/// The reading half with its buffer: `fill` waits for bytes, `next` hands out complete replies
+/// already read, without copying them.
+pub struct Replies<'a> {
+    half: ReadHalf<'a>,
+    buf: Vec<u8>,
+    pos: usize,
+    timeout: Duration,
+}
+
+impl<'a> Replies<'a> {
+    pub fn new(half: ReadHalf<'a>, timeout: Duration) -> Self {
+        Replies {
+            half,
+            buf: Vec::with_capacity(READ_BUFFER),
+            pos: 0,
+            timeout,
+        }
+    }
+
+    /// Waits for more bytes (request `waiting_for` is the oldest unanswered, for the error
+    /// message) and returns when they were read: the reply time of every reply they complete.
+    pub async fn fill(&mut self, waiting_for: u64) -> Result<Instant, EngineError> {
+        // Keep only the unparsed tail, so the buffer never grows with the batch.
+        if self.pos > 0 {
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+        }
+        if self.buf.capacity() - self.buf.len() < READ_BUFFER / 4 {
+            self.buf.reserve(READ_BUFFER);
+        }
+        let read = tokio::time::timeout(self.timeout, self.half.read_buf(&mut self.buf))
+            .await
+            .map_err(|_| EngineError::Timeout(self.timeout, waiting_for))??;
+        let at = Instant::now();
+        if read == 0 {
+            return Err(EngineError::Closed(waiting_for));
+        }
+        Ok(at)
+    }
+
+    /// The next complete reply already read (its bytes), or `None` until more arrive.
+    #[inline]
+    pub fn next(&mut self) -> Result<Option<&[u8]>, resp::ProtocolError> {
+        let start = self.pos;
+        match scan_reply(&self.buf[start..])? {
+            Some(reply) => {
+                self.pos += reply.len();
+                Ok(Some(&self.buf[start..self.pos]))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// Like `next`, for replies the caller only counts: error replies become `Refused` for
+    /// request `index`.
+    #[inline]
+    pub fn next_ok(&mut self, index: u64) -> Result<bool, EngineError> {
+        match scan_reply(&self.buf[self.pos..])? {
+            Some(Reply::Ok { len }) => {
+                self.pos += len;
+                Ok(true)
+            }
+            Some(Reply::Error { len }) => Err(EngineError::Refused {
+                index,
+                message: resp::error_text(&self.buf[self.pos..self.pos + len]),
+            }),
+            None => Ok(false),
+        }
+    }
+}
+
+/// What the run measured: answered requests, their latencies and spans, and round trips.
+pub struct Tally {
+    pub recorder: Recorder,
+    pub spans: Option<SpanStore>,
+    /// Requests answered, `0..done` (replies arrive in order on one connection).
+    pub done: u64,
+    pub round_trips: u64,
+    pub started: Instant,
+    instrument: bool,
+}
+
+impl Tally {
+    pub fn new(ctx: &RunContext) -> Tally {
+        Tally {
+            recorder: Recorder::new(),
+            spans: (ctx.record_spans && ctx.instrument)
+                .then(|| SpanStore::new(ctx.span_outbox.clone())),
+            done: 0,
+            round_trips: 0,
+            started: Instant::now(),
+            instrument: ctx.instrument,
+        }
+    }
+
+    /// Requests `first..first + n`, issued (written) at `issued`, answered at `replied`.
+    #[inline]
+    pub fn answered(&mut self, first: u64, n: u64, issued: Instant, replied: Instant) {
+        self.done = first + n;
+        if self.instrument {
+            self.recorder.record(replied - issued, n);
+            if let Some(spans) = &mut self.spans {
+                let us = |t: Instant| (t - self.started).as_nanos() as f64 / 1000.0;
+                spans.record(first, n, us(issued), us(replied));
+            }
+        }
+    }
+
+    /// Publishes progress (after a read's replies are tallied, not per reply).
+    #[inline]
+    pub fn publish(&self, ctx: &RunContext) {
+        if self.instrument {
+            ctx.progress.update(self.done, self.started.elapsed());
+        }
+    }
+}

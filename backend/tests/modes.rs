@@ -1,0 +1,659 @@
+//! Every mode × command against a real redis-server: what Redis executed (`INFO commandstats`
+//! deltas) is exactly what the mode claims, the engine's write and wire-command counts agree
+//! with it and with an outside count, values land as specified, and nothing is left behind.
+
+mod support;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use pipescope::engine::{self, EngineError, RunContext, RunFailure, RunOutcome, keys};
+use pipescope::latency::{DelayProxy, NetworkProfile};
+use pipescope::local_redis::LocalRedis;
+use pipescope::recorder::Progress;
+use pipescope::target::RedisTarget;
+use shared::{Command, Flush, Mode, RunSpec, Span};
+
+/// The commands a run may make Redis execute.
+const COUNTED: [&str; 7] = ["set", "get", "incr", "mset", "mget", "multi", "exec"];
+
+async fn run(target: &RedisTarget, run_id: u64, spec: RunSpec) -> Result<RunOutcome, RunFailure> {
+    let ctx = RunContext::new(run_id, Default::default(), Default::default());
+    engine::run(target, spec, ctx).await
+}
+
+async fn calls(target: &RedisTarget) -> HashMap<String, u64> {
+    let all = support::command_calls(target).await;
+    COUNTED
+        .iter()
+        .map(|c| (c.to_string(), all.get(*c).copied().unwrap_or(0)))
+        .collect()
+}
+
+fn delta(before: &HashMap<String, u64>, after: &HashMap<String, u64>) -> HashMap<String, u64> {
+    after
+        .iter()
+        .map(|(k, v)| (k.clone(), v - before[k]))
+        .filter(|(_, v)| *v > 0)
+        .collect()
+}
+
+fn map(pairs: &[(&str, u64)]) -> HashMap<String, u64> {
+    pairs
+        .iter()
+        .filter(|(_, v)| *v > 0)
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect()
+}
+
+/// What Redis must execute for a run, worked out by hand from the mode's definition (not from
+/// the engine): per batch, MULTI + the commands + EXEC; one MSET/MGET per batch; otherwise one
+/// command per request. A GET run is seeded first with one SET per key (on another connection).
+fn expected(spec: &RunSpec) -> (HashMap<String, u64>, u64) {
+    let n = spec.count;
+    let name = spec.command.name().to_lowercase();
+    let seed = if spec.command == Command::Get { n } else { 0 };
+    let (measured, wire): (Vec<(&str, u64)>, u64) = match spec.mode {
+        Mode::Transaction { batch } => {
+            let b = n.div_ceil(batch as u64);
+            (vec![("multi", b), ("exec", b), (&name, n)], n + 2 * b)
+        }
+        Mode::Mset { batch } => {
+            let b = n.div_ceil(batch as u64);
+            let multi = if spec.command == Command::Set {
+                "mset"
+            } else {
+                "mget"
+            };
+            (vec![(multi, b)], b)
+        }
+        _ => (vec![(&name, n)], n),
+    };
+    let mut want = map(&measured);
+    if seed > 0 {
+        *want.entry("set".into()).or_default() += seed;
+    }
+    (want, wire)
+}
+
+fn modes() -> Vec<Mode> {
+    vec![
+        Mode::Sequential,
+        Mode::pipelined(10),
+        Mode::Pipelined {
+            batch: 10,
+            flush: Flush::EachCommand,
+        },
+        Mode::Pipelined {
+            batch: 10,
+            flush: Flush::Buffered { commands: 3 },
+        },
+        Mode::Multiplexed { in_flight: 8 },
+        Mode::Transaction { batch: 10 },
+        Mode::Mset { batch: 10 },
+    ]
+}
+
+async fn get(target: &RedisTarget, cmd: &str, key: &str) -> redis::Value {
+    redis::cmd(cmd)
+        .arg(key)
+        .query_async(&mut support::admin(target).await)
+        .await
+        .unwrap()
+}
+
+/// Runs `spec`, checks everything that can be checked exactly, then what `check` wants to see
+/// in Redis before cleanup, then that cleanup leaves nothing.
+async fn check_run<F, Fut>(target: &RedisTarget, run_id: u64, spec: RunSpec, check: F) -> RunOutcome
+where
+    F: FnOnce(RedisTarget, String) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let label = format!("{} {}", spec.command.name(), spec.mode.label());
+    let before = calls(target).await;
+    let outcome = run(target, run_id, spec)
+        .await
+        .unwrap_or_else(|f| panic!("{label}: {}", f.error));
+    let after = calls(target).await;
+    let s = &outcome.summary;
+    let (want, wire) = expected(&spec);
+    assert_eq!(delta(&before, &after), want, "{label}: commandstats");
+    assert_eq!(s.wire_commands, wire, "{label}: wire commands");
+    assert_eq!(s.done, spec.count, "{label}: done");
+    assert_eq!(outcome.written, spec.count, "{label}: keys written");
+    match spec.mode.writes(spec.count) {
+        // Every write here is small (well under a socket buffer), so one write call each.
+        Some(writes) => assert_eq!(s.writes, writes, "{label}: writes"),
+        // Multiplexed: at least one write per window's worth, at most one per command.
+        None => {
+            let window = spec.mode.batch() as u64;
+            assert!(
+                (spec.count.div_ceil(window)..=spec.count).contains(&s.writes),
+                "{label}: {} writes",
+                s.writes
+            );
+            assert!(s.round_trips >= spec.count.div_ceil(window), "{label}");
+        }
+    }
+    if !matches!(spec.mode, Mode::Multiplexed { .. }) {
+        assert_eq!(
+            s.round_trips,
+            spec.mode.round_trips(spec.count),
+            "{label}: round trips"
+        );
+    }
+    check(target.clone(), label.clone()).await;
+    keys::remove_run_keys(target, run_id, outcome.written)
+        .await
+        .unwrap();
+    assert!(
+        support::pipescope_keys(target).await.is_empty(),
+        "{label}: keys left behind"
+    );
+    outcome
+}
+
+#[tokio::test]
+async fn set_in_every_mode_executes_exactly_what_the_mode_claims() {
+    let (_redis, target) = support::redis();
+    for (k, mode) in modes().into_iter().enumerate() {
+        let run_id = 100 + k as u64;
+        let spec = RunSpec::set(95, mode);
+        check_run(&target, run_id, spec, |t, label| async move {
+            for i in [0u64, 42, 94] {
+                let v = get(&t, "GET", &format!("pipescope:{run_id}:k{i}")).await;
+                assert_eq!(
+                    v,
+                    redis::Value::BulkString(format!("v{i}").into()),
+                    "{label}"
+                );
+            }
+        })
+        .await;
+    }
+}
+
+#[tokio::test]
+async fn set_with_a_value_size_writes_values_of_that_size() {
+    let (_redis, target) = support::redis();
+    for (k, mode) in modes().into_iter().enumerate() {
+        let run_id = 200 + k as u64;
+        let spec = RunSpec {
+            value_bytes: Some(100),
+            ..RunSpec::set(95, mode)
+        };
+        check_run(&target, run_id, spec, |t, label| async move {
+            for i in [0u64, 94] {
+                let len = get(&t, "STRLEN", &format!("pipescope:{run_id}:k{i}")).await;
+                assert_eq!(len, redis::Value::Int(100), "{label}");
+            }
+        })
+        .await;
+    }
+}
+
+#[tokio::test]
+async fn get_reads_seeded_keys_in_every_mode() {
+    let (_redis, target) = support::redis();
+    for (k, mode) in modes().into_iter().enumerate() {
+        let run_id = 300 + k as u64;
+        let spec = RunSpec {
+            command: Command::Get,
+            value_bytes: Some(64),
+            ..RunSpec::set(95, mode)
+        };
+        check_run(&target, run_id, spec, |t, label| async move {
+            // Seeded with the run's value size.
+            let len = get(&t, "STRLEN", &format!("pipescope:{run_id}:k94")).await;
+            assert_eq!(len, redis::Value::Int(64), "{label}");
+        })
+        .await;
+    }
+}
+
+#[tokio::test]
+async fn incr_counts_once_per_key_in_every_mode_but_mset() {
+    let (_redis, target) = support::redis();
+    let modes = modes()
+        .into_iter()
+        .filter(|m| !matches!(m, Mode::Mset { .. }));
+    for (k, mode) in modes.enumerate() {
+        let run_id = 400 + k as u64;
+        let spec = RunSpec {
+            command: Command::Incr,
+            ..RunSpec::set(95, mode)
+        };
+        check_run(&target, run_id, spec, |t, label| async move {
+            for i in [0u64, 50, 94] {
+                let v = get(&t, "GET", &format!("pipescope:{run_id}:k{i}")).await;
+                assert_eq!(v, redis::Value::BulkString(b"1".to_vec()), "{label}");
+            }
+        })
+        .await;
+    }
+    // INCR has no one-command-many-keys form: refused, nothing sent.
+    let spec = RunSpec {
+        command: Command::Incr,
+        ..RunSpec::set(10, Mode::Mset { batch: 5 })
+    };
+    let failure = run(&target, 499, spec).await.unwrap_err();
+    assert!(matches!(failure.error, EngineError::NoMultiKey("INCR")));
+    assert_eq!((failure.written, failure.partial.wire_commands), (0, 0));
+}
+
+#[tokio::test]
+async fn big_values_and_big_batches_still_land_exactly() {
+    // Batches far larger than a socket buffer: writes may be split, replies come in pieces.
+    let (_redis, target) = support::redis();
+    let cases = [
+        (Command::Set, Mode::pipelined(1000), Some(20_000)),
+        (Command::Set, Mode::Transaction { batch: 500 }, Some(20_000)),
+        (Command::Get, Mode::Mset { batch: 1000 }, Some(20_000)),
+        (Command::Set, Mode::Multiplexed { in_flight: 300 }, None),
+        (Command::Incr, Mode::pipelined(20_000), None),
+    ];
+    for (k, (command, mode, value_bytes)) in cases.into_iter().enumerate() {
+        let run_id = 500 + k as u64;
+        let spec = RunSpec {
+            command,
+            value_bytes,
+            ..RunSpec::set(3_001, mode)
+        };
+        let label = format!("{} {}", command.name(), mode.label());
+        let before = calls(&target).await;
+        let outcome = run(&target, run_id, spec)
+            .await
+            .unwrap_or_else(|f| panic!("{label}: {}", f.error));
+        let (want, wire) = expected(&spec);
+        assert_eq!(delta(&before, &calls(&target).await), want, "{label}");
+        assert_eq!(outcome.summary.wire_commands, wire, "{label}");
+        assert_eq!(outcome.summary.done, 3_001, "{label}");
+        // A big write may take several calls, never fewer than the mode's.
+        if let Some(writes) = mode.writes(3_001) {
+            assert!(outcome.summary.writes >= writes, "{label}");
+        }
+        if let Some(bytes) = value_bytes {
+            let len = get(&target, "STRLEN", &format!("pipescope:{run_id}:k3000")).await;
+            assert_eq!(len, redis::Value::Int(bytes as i64), "{label}");
+        }
+        keys::remove_run_keys(&target, run_id, outcome.written)
+            .await
+            .unwrap();
+        assert!(support::pipescope_keys(&target).await.is_empty(), "{label}");
+    }
+}
+
+/// The engine's own write count, checked against the latency proxy's count of what it read
+/// from the engine (`chunks_out`). Exact, not statistical: in these modes the engine writes
+/// and then waits for every reply before writing again, so the proxy can never find two
+/// writes' bytes waiting together; and each write is one small segment on loopback, which the
+/// proxy's 64 KiB read takes whole. So reads at the proxy == writes at the engine. (Flush
+/// each command and multiplexed runs write without waiting, so there the proxy may merge
+/// writes: not an exact check, and not made.) GET's seeding goes straight to Redis, so the
+/// proxy sees only measured commands, as its wire tap must.
+#[tokio::test]
+async fn write_counts_match_what_the_proxy_reads() {
+    let (_redis, target) = support::redis();
+    let cases = [
+        (Command::Set, Mode::Sequential, 200u64),
+        (Command::Get, Mode::Sequential, 150),
+        (Command::Set, Mode::pipelined(10), 95),
+        (Command::Incr, Mode::Transaction { batch: 10 }, 95),
+        (Command::Get, Mode::Mset { batch: 10 }, 95),
+    ];
+    for (k, (command, mode, count)) in cases.into_iter().enumerate() {
+        let run_id = 600 + k as u64;
+        let proxy = DelayProxy::start(
+            target.socket_addr().await.unwrap(),
+            NetworkProfile::default(),
+        )
+        .unwrap();
+        let routed = target.through(proxy.addr());
+        let spec = RunSpec {
+            command,
+            ..RunSpec::set(count, mode)
+        };
+        let outcome = run(&routed, run_id, spec).await.unwrap();
+        let label = format!("{} {}", command.name(), mode.label());
+        let s = &outcome.summary;
+        assert_eq!(Some(s.writes), mode.writes(count), "{label}");
+        assert_eq!(
+            proxy.stats().chunks_out.load(Ordering::Relaxed),
+            s.writes,
+            "{label}: the proxy read what the engine wrote"
+        );
+        let tap = proxy.last_tap().unwrap().snapshot();
+        assert_eq!(
+            tap.commands, s.wire_commands,
+            "{label}: the tap saw only measured commands"
+        );
+        keys::remove_run_keys(&target, run_id, outcome.written)
+            .await
+            .unwrap();
+    }
+    assert!(support::pipescope_keys(&target).await.is_empty());
+}
+
+fn spans_by_batch(spans: &[Span], batch: usize) -> Vec<&[Span]> {
+    spans.chunks(batch).collect()
+}
+
+#[tokio::test]
+async fn spans_follow_each_mode_s_issue_and_reply_times() {
+    let (_redis, target) = support::redis();
+    let span_check = |outcome: &RunOutcome| {
+        let first = &outcome.timeline.first;
+        assert_eq!(first.len(), 95);
+        for (k, s) in first.iter().enumerate() {
+            assert_eq!(s.i, k as u64);
+            assert!(s.issued_us <= s.replied_us, "{s:?}");
+        }
+        first.clone()
+    };
+
+    // Batch: a batch's commands share one write, so one issue time.
+    let o = run(&target, 700, RunSpec::set(95, Mode::pipelined(10)))
+        .await
+        .unwrap();
+    for b in spans_by_batch(&span_check(&o), 10) {
+        assert!(b.iter().all(|s| s.issued_us == b[0].issued_us), "{b:?}");
+    }
+    keys::remove_run_keys(&target, 700, o.written)
+        .await
+        .unwrap();
+
+    // Flush each command: every command its own write, each later than the one before.
+    let each = Mode::Pipelined {
+        batch: 10,
+        flush: Flush::EachCommand,
+    };
+    let o = run(&target, 701, RunSpec::set(95, each)).await.unwrap();
+    for b in spans_by_batch(&span_check(&o), 10) {
+        assert!(
+            b.windows(2).all(|w| w[0].issued_us < w[1].issued_us),
+            "{b:?}"
+        );
+    }
+    keys::remove_run_keys(&target, 701, o.written)
+        .await
+        .unwrap();
+
+    // Buffered every 3: groups of three share a write.
+    let buffered = Mode::Pipelined {
+        batch: 10,
+        flush: Flush::Buffered { commands: 3 },
+    };
+    let o = run(&target, 702, RunSpec::set(95, buffered)).await.unwrap();
+    for b in spans_by_batch(&span_check(&o), 10) {
+        let groups: Vec<&[Span]> = b.chunks(3).collect();
+        for g in &groups {
+            assert!(g.iter().all(|s| s.issued_us == g[0].issued_us), "{g:?}");
+        }
+        assert!(
+            groups
+                .windows(2)
+                .all(|w| w[0][0].issued_us < w[1][0].issued_us)
+        );
+    }
+    keys::remove_run_keys(&target, 702, o.written)
+        .await
+        .unwrap();
+
+    // MULTI/EXEC and MSET: the whole batch is answered by one reply.
+    for (run_id, mode) in [
+        (703, Mode::Transaction { batch: 10 }),
+        (704, Mode::Mset { batch: 10 }),
+    ] {
+        let o = run(&target, run_id, RunSpec::set(95, mode)).await.unwrap();
+        for b in spans_by_batch(&span_check(&o), 10) {
+            assert!(
+                b.iter()
+                    .all(|s| (s.issued_us, s.replied_us) == (b[0].issued_us, b[0].replied_us)),
+                "{b:?}"
+            );
+        }
+        keys::remove_run_keys(&target, run_id, o.written)
+            .await
+            .unwrap();
+    }
+
+    // Multiplexed: nothing is issued before an earlier command (the window slides forward).
+    let o = run(
+        &target,
+        705,
+        RunSpec::set(95, Mode::Multiplexed { in_flight: 8 }),
+    )
+    .await
+    .unwrap();
+    let spans = span_check(&o);
+    assert!(spans.windows(2).all(|w| w[0].issued_us <= w[1].issued_us));
+    assert!(spans.windows(2).all(|w| w[0].replied_us <= w[1].replied_us));
+    // The first window goes out in one write.
+    assert!(spans[..8].iter().all(|s| s.issued_us == spans[0].issued_us));
+    keys::remove_run_keys(&target, 705, o.written)
+        .await
+        .unwrap();
+    assert!(support::pipescope_keys(&target).await.is_empty());
+}
+
+#[tokio::test]
+async fn a_discarded_transaction_fails_the_run_with_redis_s_reason() {
+    // SET renamed away: it is refused while queuing, so Redis discards the transaction.
+    let redis = LocalRedis::start_with_args(&["--rename-command", "SET", ""]).unwrap();
+    let target = RedisTarget::parse(&redis.url()).unwrap();
+    let failure = run(
+        &target,
+        800,
+        RunSpec::set(30, Mode::Transaction { batch: 10 }),
+    )
+    .await
+    .unwrap_err();
+    let message = failure.error.to_string();
+    assert!(
+        matches!(
+            failure.error,
+            EngineError::Transaction {
+                first: 0,
+                last: 9,
+                ..
+            }
+        ),
+        "{message}"
+    );
+    assert!(message.contains("EXECABORT"), "{message}");
+    assert!(message.contains("request 0 was refused"), "{message}");
+    assert!(message.contains("unknown command"), "{message}");
+    assert_eq!(failure.partial.done, 0);
+    assert!(support::pipescope_keys(&target).await.is_empty());
+}
+
+#[tokio::test]
+async fn a_command_failing_inside_exec_fails_the_run() {
+    let (_redis, target) = support::redis();
+    // Key 3 of the run holds text, so its INCR fails when EXEC runs it.
+    let _: () = redis::cmd("SET")
+        .arg("pipescope:801:k3")
+        .arg("not a number")
+        .query_async(&mut support::admin(&target).await)
+        .await
+        .unwrap();
+    let spec = RunSpec {
+        command: Command::Incr,
+        ..RunSpec::set(30, Mode::Transaction { batch: 10 })
+    };
+    let failure = run(&target, 801, spec).await.unwrap_err();
+    let message = failure.error.to_string();
+    assert!(
+        matches!(failure.error, EngineError::Refused { index: 3, .. }),
+        "{message}"
+    );
+    assert!(message.contains("not an integer"), "{message}");
+    keys::remove_run_keys(&target, 801, failure.written)
+        .await
+        .unwrap();
+    assert!(support::pipescope_keys(&target).await.is_empty());
+}
+
+/// Starts a long run of `mode`, cancels it once 1,000 requests are answered, and returns how
+/// it ended.
+async fn cancel_midway(target: &RedisTarget, run_id: u64, spec: RunSpec) -> RunFailure {
+    let progress = Arc::new(Progress::default());
+    let cancel = Arc::new(AtomicBool::new(false));
+    let task = {
+        let (target, progress, cancel) = (target.clone(), progress.clone(), cancel.clone());
+        tokio::spawn(async move {
+            engine::run(&target, spec, RunContext::new(run_id, progress, cancel)).await
+        })
+    };
+    while progress.read().0 < 1_000 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    cancel.store(true, Ordering::Relaxed);
+    task.await.unwrap().unwrap_err()
+}
+
+#[tokio::test]
+async fn every_mode_cancels_cleanly() {
+    let (_redis, target) = support::redis();
+    let modes = [
+        Mode::Pipelined {
+            batch: 100,
+            flush: Flush::EachCommand,
+        },
+        Mode::Multiplexed { in_flight: 50 },
+        Mode::Transaction { batch: 100 },
+        Mode::Mset { batch: 100 },
+    ];
+    for (k, mode) in modes.into_iter().enumerate() {
+        let run_id = 900 + k as u64;
+        let label = mode.label();
+        let before = calls(&target).await;
+        let failure = cancel_midway(&target, run_id, RunSpec::set(5_000_000, mode)).await;
+        assert!(
+            matches!(failure.error, EngineError::Cancelled),
+            "{label}: {}",
+            failure.error
+        );
+        let done = failure.partial.done;
+        assert!((1_000..5_000_000).contains(&done), "{label}: {done}");
+        // Everything sent was answered before the run stopped (multiplexed drains its window).
+        assert_eq!(done, failure.written, "{label}");
+        if !matches!(mode, Mode::Multiplexed { .. }) {
+            assert_eq!(done % 100, 0, "{label}: stops only between batches");
+        }
+        let d = delta(&before, &calls(&target).await);
+        let executed = d.get("set").or(d.get("mset")).copied().unwrap_or(0);
+        let expected_calls = match mode {
+            Mode::Mset { batch } => done / batch as u64,
+            _ => done,
+        };
+        assert_eq!(executed, expected_calls, "{label}: {d:?}");
+        assert_eq!(
+            failure.partial.wire_commands,
+            expected(&RunSpec::set(done, mode)).1
+        );
+        keys::remove_run_keys(&target, run_id, failure.written)
+            .await
+            .unwrap();
+        assert!(support::pipescope_keys(&target).await.is_empty(), "{label}");
+    }
+}
+
+#[tokio::test]
+async fn cancel_while_seeding_a_get_run_leaves_nothing() {
+    let (_redis, target) = support::redis();
+    let cancel = Arc::new(AtomicBool::new(true));
+    let spec = RunSpec {
+        command: Command::Get,
+        ..RunSpec::set(10_000, Mode::pipelined(100))
+    };
+    let ctx = RunContext::new(950, Default::default(), cancel);
+    let failure = engine::run(&target, spec, ctx).await.unwrap_err();
+    assert!(matches!(failure.error, EngineError::Cancelled));
+    assert_eq!(
+        failure.partial.wire_commands, 0,
+        "the measured connection sent nothing"
+    );
+    keys::remove_run_keys(&target, 950, failure.written)
+        .await
+        .unwrap();
+    assert!(support::pipescope_keys(&target).await.is_empty());
+}
+
+/// The other half of `writes_match_an_strace_count`: run by it under strace, never on its own.
+/// SET only: a GET run's seeding connection also sends its keys and would be counted.
+#[tokio::test]
+#[ignore = "run under strace by writes_match_an_strace_count"]
+async fn strace_child() {
+    if std::env::var_os("PIPESCOPE_STRACE_CHILD").is_none() {
+        return;
+    }
+    let (_redis, target) = support::redis();
+    for (k, mode) in modes().into_iter().enumerate() {
+        let run_id = 1000 + k as u64;
+        let o = run(&target, run_id, RunSpec::set(95, mode)).await.unwrap();
+        println!("engine-writes {run_id} {}", o.summary.writes);
+        keys::remove_run_keys(&target, run_id, o.written)
+            .await
+            .unwrap();
+    }
+}
+
+/// The engine's write count against the kernel's: every mode (including flush-each-command
+/// and multiplexed, where the proxy check cannot be exact) run under `strace -f`, counting the
+/// send calls that moved bytes and begin with one of the run's commands. Every engine write
+/// begins with a command whose key (`pipescope:<run>:k…`) is within strace's first 64 bytes,
+/// and nothing else on that run writes such a buffer with sendto/write (cleanup's UNLINKs are
+/// excluded by name). Exact, so compared with `==`. Skipped where strace is not installed or
+/// may not trace.
+#[test]
+fn writes_match_an_strace_count() {
+    if std::process::Command::new("strace")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        eprintln!("strace is not installed: skipped");
+        return;
+    }
+    let trace = std::env::temp_dir().join(format!("pipescope-strace-{}.txt", std::process::id()));
+    let out = std::process::Command::new("strace")
+        .args(["-f", "-qq", "-s", "64", "-e", "trace=sendto,write", "-o"])
+        .arg(&trace)
+        .arg(std::env::current_exe().unwrap())
+        .args(["strace_child", "--exact", "--ignored", "--nocapture"])
+        .env("PIPESCOPE_STRACE_CHILD", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && stderr.contains("ptrace") {
+        eprintln!("strace may not trace here: skipped ({stderr})");
+        return;
+    }
+    assert!(out.status.success(), "{stderr}");
+    let engine: Vec<(u64, u64)> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.strip_prefix("engine-writes ")?.split(' ');
+            Some((w.next()?.parse().ok()?, w.next()?.parse().ok()?))
+        })
+        .collect();
+    assert_eq!(
+        engine.len(),
+        modes().len(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let syscalls = std::fs::read_to_string(&trace).unwrap();
+    let _ = std::fs::remove_file(&trace);
+    for (k, (run_id, writes)) in engine.into_iter().enumerate() {
+        let key = format!("pipescope:{run_id}:k");
+        let counted = syscalls
+            .lines()
+            .filter(|l| l.contains(&key) && !l.contains("UNLINK") && !l.contains("= -1 E"))
+            .count() as u64;
+        assert_eq!(counted, writes, "{}: strace vs engine", modes()[k].label());
+    }
+}

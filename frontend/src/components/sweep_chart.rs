@@ -1,0 +1,219 @@
+use leptos::prelude::*;
+
+use crate::connection::Connection;
+use crate::format;
+use crate::sweep::{self, KNEE_GAIN, Point};
+
+const W: f64 = 640.0;
+const H: f64 = 300.0;
+const LEFT: f64 = 78.0;
+const RIGHT: f64 = W - 78.0;
+const TOP: f64 = 22.0;
+const BOTTOM: f64 = H - 46.0;
+
+/// The batch sweep: ops/s (left axis) and per-command cost, wall ÷ commands (right axis),
+/// against the batch size, all on log scales (hand-written SVG like `Charts`). Marks the knee,
+/// where doubling the batch stops multiplying throughput by at least `KNEE_GAIN`. Shown when
+/// the finished runs form a sweep (`sweep::points`); derived from the results, never stored.
+#[component]
+pub fn SweepChart(conn: Connection) -> impl IntoView {
+    let points = Memo::new(move |_| {
+        conn.results.with(|rows| {
+            let complete: Vec<_> = rows
+                .iter()
+                .filter(|r| !r.partial)
+                .map(|r| r.summary.clone())
+                .collect();
+            sweep::points(&complete)
+        })
+    });
+    move || {
+        points.get().map(|p| {
+            view! {
+                <section class="card sweep-card" aria-label="Batch sweep">
+                    <h2>"Batch sweep: throughput and cost per command (log–log)"</h2>
+                    {chart(&p)}
+                    {explain(&p)}
+                </section>
+            }
+        })
+    }
+}
+
+/// Decades spanning `values` (at least one).
+fn decades(values: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (lo, hi) = values
+        .filter(|v| *v > 0.0 && v.is_finite())
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    if !lo.is_finite() {
+        return (0.0, 1.0);
+    }
+    let (a, b) = (lo.log10().floor(), hi.log10().ceil());
+    (a, b.max(a + 1.0))
+}
+
+/// `32768` → `"32k"`.
+fn batch_label(b: u32) -> String {
+    if b >= 1024 && b.is_multiple_of(1024) {
+        format!("{}k", b / 1024)
+    } else {
+        b.to_string()
+    }
+}
+
+/// A power of ten of ops/s: `"1k"`, `"100k"`, `"1M"`.
+fn ops_label(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.0}M", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.0}k", v / 1e3)
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+fn chart(points: &[Point]) -> impl IntoView + use<> {
+    let n = points.len();
+    let max_log2 = (points[n - 1].batch as f64).log2().max(1.0);
+    let x = move |batch: u32| LEFT + (batch as f64).log2() / max_log2 * (RIGHT - LEFT);
+    let (ops_lo, ops_hi) = decades(points.iter().map(|p| p.ops_per_sec));
+    let (cost_lo, cost_hi) = decades(points.iter().map(|p| p.cost_us));
+    let y = move |v: f64, lo: f64, hi: f64| {
+        let l = v.max(10f64.powf(lo)).log10();
+        BOTTOM - (l - lo) / (hi - lo) * (BOTTOM - TOP)
+    };
+    let y_ops = move |v: f64| y(v, ops_lo, ops_hi);
+    let y_cost = move |v: f64| y(v, cost_lo, cost_hi);
+
+    let grid = (ops_lo as i32..=ops_hi as i32)
+        .map(|d| {
+            let v = 10f64.powi(d);
+            view! {
+                <g class="grid">
+                    <line x1=LEFT x2=RIGHT y1=y_ops(v) y2=y_ops(v)></line>
+                    <text x=LEFT - 8.0 y=y_ops(v) + 4.0 text-anchor="end" class="axis-ops">{ops_label(v)}</text>
+                </g>
+            }
+        })
+        .collect_view();
+    let cost_ticks = (cost_lo as i32..=cost_hi as i32)
+        .map(|d| {
+            let v = 10f64.powi(d);
+            view! {
+                <text x=RIGHT + 8.0 y=y_cost(v) + 4.0 class="axis-cost">{format::latency(v)}</text>
+            }
+        })
+        .collect_view();
+    let x_ticks = points
+        .iter()
+        .map(|p| {
+            view! {
+                <g class="grid x">
+                    <line x1=x(p.batch) x2=x(p.batch) y1=TOP y2=BOTTOM></line>
+                    <text x=x(p.batch) y=BOTTOM + 18.0 text-anchor="middle">{batch_label(p.batch)}</text>
+                </g>
+            }
+        })
+        .collect_view();
+    let line = |f: &dyn Fn(&Point) -> (f64, f64)| {
+        points
+            .iter()
+            .map(|p| {
+                let (a, b) = f(p);
+                format!("{a:.1},{b:.1}")
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let ops_line = line(&|p| (x(p.batch), y_ops(p.ops_per_sec)));
+    let cost_line = line(&|p| (x(p.batch), y_cost(p.cost_us)));
+    let dots = points
+        .iter()
+        .map(|p| {
+            view! {
+                <circle
+                    class="sweep-point"
+                    cx=x(p.batch)
+                    cy=y_ops(p.ops_per_sec)
+                    r="5"
+                    data-batch=p.batch.to_string()
+                    data-ops=p.ops_per_sec.to_string()
+                >
+                    <title>{format!("batch {}: {} ops/s", p.batch, format::rate(p.ops_per_sec))}</title>
+                </circle>
+                <rect
+                    class="cost-point"
+                    x=x(p.batch) - 4.0
+                    y=y_cost(p.cost_us) - 4.0
+                    width="8"
+                    height="8"
+                    data-batch=p.batch.to_string()
+                    data-cost-us=p.cost_us.to_string()
+                >
+                    <title>{format!("batch {}: {} per command", p.batch, format::latency(p.cost_us))}</title>
+                </rect>
+            }
+        })
+        .collect_view();
+    let knee = sweep::knee(points).map(|k| {
+        let p = points[k];
+        let kx = x(p.batch);
+        let anchor = if kx > (LEFT + RIGHT) / 2.0 { "end" } else { "start" };
+        let tx = if anchor == "end" { kx - 6.0 } else { kx + 6.0 };
+        view! {
+            <g class="knee" data-batch=p.batch.to_string()>
+                <line x1=kx x2=kx y1=TOP - 6.0 y2=BOTTOM></line>
+                <text x=tx y=TOP + 8.0 text-anchor=anchor>{format!("knee · batch {}", batch_label(p.batch))}</text>
+            </g>
+        }
+    });
+    let knee_batch = sweep::knee(points).map(|k| points[k].batch.to_string());
+
+    view! {
+        <svg
+            id="sweep-chart"
+            class="chart-svg sweep"
+            viewBox=format!("0 0 {W} {H}")
+            role="img"
+            aria-label="Throughput and cost per command against batch size, log–log"
+            data-points=n.to_string()
+            data-knee=knee_batch
+        >
+            {grid}
+            {x_ticks}
+            {cost_ticks}
+            <polyline class="ops-line" points=ops_line></polyline>
+            <polyline class="cost-line" points=cost_line></polyline>
+            {dots}
+            {knee}
+            <text x=LEFT - 8.0 y=TOP - 8.0 text-anchor="end" class="axis-title ops">"ops/s"</text>
+            <text x=W - 4.0 y=TOP - 8.0 text-anchor="end" class="axis-title cost">"cost / cmd"</text>
+            <text x=(LEFT + RIGHT) / 2.0 y=H - 8.0 text-anchor="middle" class="axis-title">"batch size (commands per round trip)"</text>
+        </svg>
+    }
+}
+
+fn explain(points: &[Point]) -> impl IntoView + use<> {
+    let text = match sweep::knee(points) {
+        Some(k) => format!(
+            "Knee at batch {}: the last doubling that still multiplied throughput by at least {KNEE_GAIN}× led there; none did beyond it. Round trips are no longer the main cost; the work per command is ({} a command at batch {}).",
+            points[k].batch,
+            format::latency(points[k].cost_us),
+            points[k].batch
+        ),
+        None => format!(
+            "The last doubling still multiplied throughput by at least {KNEE_GAIN}×: round trips still dominate; sweep to a larger batch to find the knee."
+        ),
+    };
+    view! {
+        <p class="note sweep-note">
+            <span class="key ops">"● ops/s"</span>
+            " "
+            <span class="key cost">"■ cost per command (wall ÷ commands)"</span>
+            " · "
+            {text}
+        </p>
+    }
+}
