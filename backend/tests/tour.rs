@@ -354,10 +354,17 @@ async fn the_whole_tour_walks_with_the_keyboard_on_real_runs() {
         .text()
         .await
         .unwrap();
+    // A section per step: its title, a header row and a row per run.
     let table_rows = md.lines().filter(|l| l.starts_with("| ")).count();
     let runs: usize = STEPS.iter().map(|s| s.1.len()).sum();
-    assert_eq!(table_rows, 1 + runs, "{md}");
-    assert!(md.contains("| 4 The blog's experiment: 100,000 SETs | seq | sequential |"));
+    assert_eq!(table_rows, STEPS.len() + runs, "{md}");
+    for (k, (title, _, _)) in STEPS.iter().enumerate() {
+        assert!(md.contains(&format!("## Step {}: {title}", k + 1)), "{md}");
+    }
+    assert!(
+        md.contains(&format!("| SET · sequential | {COUNT} |")),
+        "{md}"
+    );
     let deadline = Instant::now() + Duration::from_secs(10);
     let png = c.find(Locator::Css("#handout-png")).await.unwrap();
     while png.attr("data-ready").await.unwrap().as_deref() != Some("true") {

@@ -529,43 +529,21 @@ pub fn result_sentences(result: &StepResult, all: &[StepResult]) -> Vec<Vec<Piec
         .collect()
 }
 
-/// A step's run as the handout names it: `pipelined (batch 1000)` over `0.5 ms`.
-fn network_label(n: &Network) -> String {
-    if n.is_loopback() {
-        "loopback".to_string()
-    } else if n.delay_out_us == n.delay_back_us && n.jitter_us == 0 && n.bandwidth.is_none() {
-        format!("{} each way", format::latency(n.delay_out_us as f64))
-    } else {
-        n.label()
-    }
-}
-
-/// The session's measurements as a Markdown table, for the handout.
+/// The session's measurements for the handout: a section per step with its runs as the page's
+/// Markdown export shows them (`export::markdown`: the speed-up column is over the step's own
+/// sequential run, when it has one).
 pub fn handout_markdown(results: &[StepResult]) -> String {
-    let mut out = String::from(
-        "# pipescope tour: what we measured\n\n\
-         | Step | Run | Mode | Network | Commands | Wall time | ops/s | Round trips | Writes | p50 latency |\n\
-         |---|---|---|---|--:|--:|--:|--:|--:|--:|\n",
-    );
+    let mut out = String::from("# pipescope tour: what we measured\n");
     let mut sorted: Vec<&StepResult> = results.iter().collect();
     sorted.sort_by_key(|r| r.step);
     for r in sorted {
-        for (role, s) in &r.runs {
-            out += &format!(
-                "| {} {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                r.step + 1,
-                STEPS[r.step].title.replace('|', "\\|"),
-                role,
-                s.spec.mode.label(),
-                network_label(&s.spec.network),
-                format::count(s.done),
-                format::wall(s.wall_us),
-                format::rate(s.ops_per_sec),
-                format::count(s.round_trips),
-                format::count(s.writes),
-                format::latency(s.latency.p50_us),
-            );
-        }
+        let runs: Vec<RunSummary> = r.runs.iter().map(|(_, s)| s.clone()).collect();
+        out += &format!(
+            "\n## Step {}: {}\n\n{}",
+            r.step + 1,
+            STEPS[r.step].title,
+            crate::export::markdown(&runs)
+        );
     }
     out
 }
@@ -821,14 +799,17 @@ mod tests {
     }
 
     #[test]
-    fn the_handout_is_a_markdown_table() {
+    fn the_handout_is_a_markdown_table_per_step() {
         let md = handout_markdown(&[step4()]);
         let lines: Vec<&str> = md.lines().collect();
-        assert!(lines[2].starts_with("| Step | Run |"));
-        assert_eq!(
-            lines[4],
-            "| 4 The blog's experiment: 100,000 SETs | seq | sequential | 500 µs each way | 100,000 | 52.00 s | 1,923 | 100,000 | 100,000 | 1.04 ms |"
+        assert_eq!(lines[0], "# pipescope tour: what we measured");
+        assert_eq!(lines[2], "## Step 4: The blog's experiment: 100,000 SETs");
+        assert!(lines[4].starts_with("| mode | commands |"), "{md}");
+        assert!(
+            lines[6].starts_with("| SET · sequential | 100,000 |"),
+            "{md}"
         );
-        assert_eq!(lines.len(), 6);
+        assert!(lines[7].contains("| 130× |"), "{md}");
+        assert_eq!(lines.len(), 8);
     }
 }
