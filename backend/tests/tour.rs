@@ -336,6 +336,8 @@ async fn the_whole_tour_walks_with_the_keyboard_on_real_runs() {
                 .unwrap()
                 .len();
             assert_eq!(sentences, 3);
+            top(c).await;
+            browser.screenshot("tour-step-5").await;
         }
         if step == 4 {
             top(c).await;

@@ -14,6 +14,7 @@
 //!   `{s4.seq.wall}` reads step 4's run instead. `knee` and `best` are the batch-sweep's runs:
 //!   the best throughput, and the smallest batch within `KNEE_SHARE` of it.
 //! - `{speedup:seq:pipe}`: how many times the throughput of `pipe` beats `seq`'s.
+//! - `{seq.round_trips|round trip}`: the number followed by the noun, plural unless it is 1.
 //!
 //! A sentence whose numbers are not all measured (say, step 4 was skipped) is left out, so the
 //! prose never shows a number that was not measured in this session.
@@ -148,7 +149,7 @@ pub const STEPS: &[Step] = &[
         count: StepCount::Fixed(10),
         delay_us: TOUR_DELAY_US,
         result: &[
-            "[seq|Sequential]: {seq.count} SETs paid {seq.round_trips} round trips of {seq.per_rt} each, {seq.wall} in all.",
+            "[seq|Sequential]: {seq.count|SET} paid {seq.round_trips|round trip} of {seq.per_rt} each, {seq.wall} in all.",
             "Redis was idle almost all that time, waiting for the next request to arrive.",
         ],
         focus: Focus::Timeline,
@@ -170,8 +171,8 @@ pub const STEPS: &[Step] = &[
         count: StepCount::Fixed(10),
         delay_us: TOUR_DELAY_US,
         result: &[
-            "[pipe|Pipelined]: {pipe.count} SETs in {pipe.round_trips} round trip, {pipe.wall}.",
-            "[seq|Sequential]: {seq.round_trips} round trips, {seq.wall}: pipelining was {speedup:seq:pipe} faster.",
+            "[pipe|Pipelined]: {pipe.count|SET} in {pipe.round_trips|round trip}, {pipe.wall}.",
+            "[seq|Sequential]: {seq.round_trips|round trip}, {seq.wall}: pipelining was {speedup:seq:pipe} faster.",
         ],
         focus: Focus::Timeline,
     },
@@ -192,8 +193,8 @@ pub const STEPS: &[Step] = &[
         count: StepCount::Default(100_000),
         delay_us: TOUR_DELAY_US,
         result: &[
-            "[seq|Sequential] paid {seq.round_trips} round trips of {seq.per_rt} = {seq.wall}.",
-            "[pipe|Pipelined] paid {pipe.round_trips} round trips and took {pipe.wall}: {speedup:seq:pipe} faster.",
+            "[seq|Sequential] paid {seq.round_trips|round trip} of {seq.per_rt} = {seq.wall}.",
+            "[pipe|Pipelined] paid {pipe.round_trips|round trip} and took {pipe.wall}: {speedup:seq:pipe} faster.",
         ],
         focus: Focus::Rtt,
     },
@@ -214,8 +215,8 @@ pub const STEPS: &[Step] = &[
         count: StepCount::Default(100_000),
         delay_us: TOUR_DELAY_US,
         result: &[
-            "[each|Flush each command]: {each.writes} writes, {each.round_trips} round trips, {each.wall}.",
-            "[pipe|One write per batch]: {pipe.writes} writes, {pipe.round_trips} round trips, {pipe.wall}: {speedup:each:pipe} faster.",
+            "[each|Flush each command]: {each.writes|write}, {each.round_trips|round trip}, {each.wall}.",
+            "[pipe|One write per batch]: {pipe.writes|write}, {pipe.round_trips|round trip}, {pipe.wall}: {speedup:each:pipe} faster.",
             "Against step 4's [seq|sequential] run, flushing each command was {speedup:s4.seq:each} faster and one write per batch {speedup:s4.seq:pipe}.",
         ],
         focus: Focus::Results,
@@ -275,8 +276,8 @@ pub const STEPS: &[Step] = &[
         count: StepCount::Default(10_000),
         delay_us: TOUR_DELAY_US,
         result: &[
-            "[mux|One caller]: {m1.ops} ops/s over {m1.round_trips} round trips.",
-            "[mux|{m10.batch} callers] on one connection: {m10.ops} ops/s. [mux|{m100.batch} callers]: {m100.ops} ops/s in {m100.round_trips} round trips, {speedup:m1:m100} the single caller.",
+            "[mux|One caller]: {m1.ops} ops/s over {m1.round_trips|round trip}.",
+            "[mux|{m10.batch} callers] on one connection: {m10.ops} ops/s. [mux|{m100.batch} callers]: {m100.ops} ops/s in {m100.round_trips|round trip}, {speedup:m1:m100} the single caller.",
         ],
         focus: Focus::Charts,
     },
@@ -460,14 +461,26 @@ pub fn render(template: &str, ctx: Option<&Context>) -> Option<Vec<Piece>> {
         let inner = &rest[k + 1..end];
         rest = &rest[end + 1..];
         if open == b'{' {
-            let (value, shown) = placeholder(inner, ctx?)?;
+            // `{seq.round_trips|round trip}`: the number, then the noun in agreement with it.
+            let (key, noun) = match inner.split_once('|') {
+                Some((key, noun)) => (key, Some(noun)),
+                None => (inner, None),
+            };
+            let (value, shown) = placeholder(key, ctx?)?;
             flush(&mut text, &mut out);
             out.push(Piece::Num {
-                key: inner.to_string(),
+                key: key.to_string(),
                 value,
                 text: shown,
                 class: None,
             });
+            if let Some(noun) = noun {
+                text.push(' ');
+                text.push_str(noun);
+                if value != 1.0 {
+                    text.push('s');
+                }
+            }
             continue;
         }
         let Some((name, words)) = inner.split_once('|') else {
@@ -611,6 +624,26 @@ mod tests {
                 ("seq.per_rt".to_string(), 520.0),
                 ("seq.wall".to_string(), 52_000_000.0),
             ]
+        );
+    }
+
+    #[test]
+    fn nouns_agree_with_their_numbers() {
+        let r = StepResult {
+            step: 2,
+            runs: vec![
+                ("pipe".into(), summary(Mode::pipelined(10), 10, 300)),
+                ("seq".into(), summary(Mode::Sequential, 10, 3000)),
+            ],
+            ids: vec![1, 2],
+        };
+        let all = [r.clone()];
+        let s = result_sentences(&r, &all);
+        assert_eq!(plain(&s[0]), "Pipelined: 10 SETs in 1 round trip, 0.30 ms.");
+        assert!(plain(&s[1]).starts_with("Sequential: 10 round trips, 3.00 ms"));
+        assert!(
+            s[0].iter()
+                .any(|p| matches!(p, Piece::Num { key, .. } if key == "pipe.round_trips"))
         );
     }
 

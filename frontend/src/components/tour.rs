@@ -341,6 +341,17 @@ pub fn TourPage(conn: Connection, url: UrlState, page: usize) -> impl IntoView {
         }
     });
 
+    // The panel scrolls on its own (it stays in view beside the stage): show the measured
+    // result as it arrives.
+    let panel = NodeRef::<leptos::html::Section>::new();
+    Effect::new(move |_| {
+        if tour.state() == RunState::Done
+            && let Some(el) = panel.get()
+        {
+            el.set_scroll_top(el.scroll_height());
+        }
+    });
+
     let focus = move || STEPS.get(tour.page.get()).map(|s| s.focus.as_str());
     let focused = move |what: &'static str| move || focus() == Some(what);
 
@@ -351,6 +362,7 @@ pub fn TourPage(conn: Connection, url: UrlState, page: usize) -> impl IntoView {
             <div class="tour-layout">
                 <section
                     id="tour"
+                    node_ref=panel
                     class="card tour"
                     aria-label="Guided tour"
                     data-step=move || (tour.page.get() + 1).to_string()
