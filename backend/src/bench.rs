@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
-use shared::{Latency, Limits, RunSpec, RunSummary, validate_runs};
+use shared::{Latency, Limits, RoundTripSplit, RunSpec, RunSummary, validate_runs};
 
 use crate::engine::{self, RunContext, keys};
-use crate::latency::{DelayProxy, NetworkProfile};
+use crate::latency::Proxies;
 use crate::recorder::Progress;
 use crate::target::RedisTarget;
 
@@ -29,6 +29,9 @@ pub struct JsonRun {
     pub per_command_us: f64,
     #[serde(flatten)]
     pub latency: Latency,
+    /// Through the latency proxy: where a round trip went (wire-tap medians).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub split: Option<RoundTripSplit>,
 }
 
 impl From<&RunSummary> for JsonRun {
@@ -43,11 +46,11 @@ impl From<&RunSummary> for JsonRun {
             round_trips: s.round_trips,
             per_command_us: s.wall_us as f64 / s.done.max(1) as f64,
             latency: s.latency,
+            split: s.split,
         }
     }
 }
 
-/// Runs `specs` in order against `target`, printing as it goes; stops at the first failure.
 /// How results are printed: a table for people, or JSON lines, CSV or a Markdown table
 /// (ready to paste into slides) for other tools.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -65,10 +68,13 @@ pub struct BenchOptions {
     pub format: Format,
     /// Skip per-request timings (to measure what they cost).
     pub no_spans: bool,
-    /// A network dialled in between the engine and Redis (a delay-line proxy).
-    pub network: NetworkProfile,
+    /// Don't measure at all (no histogram, timings or progress; wall time and throughput
+    /// only): the other side of measuring what measuring costs.
+    pub no_instrument: bool,
 }
 
+/// Runs `specs` in order against `target`, each over the network its spec names (through a
+/// delay-line proxy unless loopback), printing as it goes; stops at the first failure.
 pub async fn run(
     target: &RedisTarget,
     specs: Vec<RunSpec>,
@@ -78,26 +84,18 @@ pub async fn run(
     let BenchOptions {
         format,
         no_spans,
-        network,
+        no_instrument,
     } = options;
     print_header(format);
     let record_spans = !no_spans;
-    // Kept alive for the whole bench: dropping it closes the proxied connections.
-    let _proxy;
-    let routed;
-    let target = if network.is_loopback() {
-        target
-    } else {
-        let proxy = DelayProxy::start(target.socket_addr().await?, network)?;
-        routed = target.through(proxy.addr());
-        _proxy = proxy;
-        &routed
-    };
+    // Kept for the whole bench, so runs over the same network share a proxy.
+    let proxies = Proxies::default();
     let mut run_id = crate::hub::first_run_id();
     let show_bar = std::io::stderr().is_terminal();
     let mut summaries = Vec::new();
     for spec in specs {
         run_id += 1;
+        let route = proxies.route(target, spec.network).await?;
         let progress = Arc::new(Progress::default());
         let bar = if show_bar {
             ProgressBar::new(spec.count)
@@ -123,9 +121,13 @@ pub async fn run(
         };
         let ctx = RunContext {
             record_spans,
+            instrument: !no_instrument,
             ..RunContext::new(run_id, progress.clone(), Arc::new(AtomicBool::new(false)))
         };
-        let outcome = engine::run(target, spec, ctx).await;
+        let mut outcome = engine::run(&route.target, spec, ctx).await;
+        if let Ok(o) = &mut outcome {
+            o.summary.split = route.stamp(&spec, o.started, &mut o.timeline).await;
+        }
         ticker.abort();
         bar.finish_and_clear();
         let written = match &outcome {
@@ -203,7 +205,7 @@ fn print_row(format: Format, s: &RunSummary, baseline: Option<&RunSummary>) {
         Format::Csv => println!("{}", cells.join(",")),
         Format::Markdown => println!("| {} |", cells.join(" | ")),
         Format::Table => println!(
-            "{:<24} {:>10} cmds {:>10.1} ms {:>12.0} ops/s  p50 {:>8.1} µs  p99 {:>8.1} µs  max {:>9.1} µs  {} round trips{}",
+            "{:<24} {:>10} cmds {:>10.1} ms {:>12.0} ops/s  p50 {:>8.1} µs  p99 {:>8.1} µs  max {:>9.1} µs  {} round trips{}{}",
             s.spec.mode.label(),
             s.done,
             s.wall_ms(),
@@ -214,6 +216,12 @@ fn print_row(format: Format, s: &RunSummary, baseline: Option<&RunSummary>) {
             s.round_trips,
             baseline
                 .map(|_| format!("  {speedup:.1}× the first run"))
+                .unwrap_or_default(),
+            s.split
+                .map(|p| format!(
+                    "  (round trip at the wire: out {:.0} µs, Redis {:.0} µs, back {:.0} µs)",
+                    p.out_us, p.server_us, p.back_us
+                ))
                 .unwrap_or_default()
         ),
     }

@@ -12,12 +12,13 @@ use axum::extract::ws::Utf8Bytes;
 use shared::Span;
 use shared::protocol::MAX_SPANS_PER_FRAME;
 use shared::{
-    Limits, PROTOCOL_VERSION, RunRecord, RunSpec, RunSummary, ServerMsg, Timeline, validate_runs,
+    Limits, Network, PROTOCOL_VERSION, RunRecord, RunSpec, RunSummary, ServerMsg, Timeline,
+    validate_runs,
 };
 use tokio::sync::broadcast;
 
 use crate::engine::{self, DEFAULT_RESPONSE_TIMEOUT, RunContext, keys};
-use crate::latency::{DelayProxy, NetworkProfile};
+use crate::latency::Proxies;
 use crate::recorder::Progress;
 use crate::spans::Outbox;
 use crate::target::{RedisTarget, TargetError};
@@ -53,9 +54,11 @@ pub struct Hub {
 }
 
 struct Inner {
-    /// Redis, with the engine's connection routed through `_proxy` when a network is dialled in.
+    /// Redis, directly. A run whose spec dials in a network reaches it through one of `proxies`.
     target: RedisTarget,
-    _proxy: Option<DelayProxy>,
+    proxies: Proxies,
+    /// The network the server was started with: the page's initial choice (`Welcome`).
+    network: Network,
     redis_version: String,
     limits: Limits,
     response_timeout: Duration,
@@ -151,16 +154,19 @@ impl State {
 
 impl Hub {
     pub fn new(target: RedisTarget, redis_version: String) -> Self {
-        Self::build(target, redis_version, None)
+        Self::build(target, redis_version, Network::LOOPBACK)
     }
 
-    /// A hub whose runs cross the given network: a delay-line proxy in front of Redis. Also
-    /// sweeps keys that earlier, crashed runs of pipescope left behind.
+    /// A hub whose default network (what `Welcome` offers the page) is `network`; each run
+    /// still crosses the network its own spec names. The default's delay-line proxy is started
+    /// (and calibrated) now, so a bad setup shows at start-up and the first run does not wait
+    /// for it. Also sweeps keys that earlier, crashed runs of pipescope left behind.
     pub async fn with_network(
         target: RedisTarget,
         redis_version: String,
-        network: NetworkProfile,
+        network: impl Into<Network>,
     ) -> Result<Self, TargetError> {
+        let network = network.into();
         let swept = keys::sweep_leftovers(&target, first_run_id()).await?;
         if swept > 0 {
             tracing::warn!(
@@ -168,25 +174,18 @@ impl Hub {
                 "removed keys left behind by earlier pipescope runs"
             );
         }
-        if network.is_loopback() {
-            return Ok(Self::new(target, redis_version));
-        }
-        let upstream = target.socket_addr().await?;
-        let proxy =
-            DelayProxy::start(upstream, network).map_err(|cause| TargetError::Unreachable {
-                addr: target.addr(),
-                cause,
-            })?;
-        let routed = target.through(proxy.addr());
-        Ok(Self::build(routed, redis_version, Some(proxy)))
+        let hub = Self::build(target, redis_version, network);
+        hub.inner.proxies.route(&hub.inner.target, network).await?;
+        Ok(hub)
     }
 
-    fn build(target: RedisTarget, redis_version: String, proxy: Option<DelayProxy>) -> Self {
+    fn build(target: RedisTarget, redis_version: String, network: Network) -> Self {
         let first = first_run_id();
         Self {
             inner: Arc::new(Inner {
                 target,
-                _proxy: proxy,
+                proxies: Proxies::default(),
+                network,
                 redis_version,
                 limits: Limits::DEFAULT,
                 response_timeout: DEFAULT_RESPONSE_TIMEOUT,
@@ -215,8 +214,14 @@ impl Hub {
         }
     }
 
+    /// Redis, directly (runs over a network go through a proxy in front of it).
     pub fn target(&self) -> &RedisTarget {
         &self.inner.target
+    }
+
+    /// The default network: the page's initial choice.
+    pub fn network(&self) -> Network {
+        self.inner.network
     }
 
     /// A `Welcome` describing the current state, the run in progress as messages (empty when
@@ -230,7 +235,7 @@ impl Hub {
             redis_version: self.inner.redis_version.clone(),
             target: self.inner.target.redacted(),
             limits: self.inner.limits,
-            network: shared::Network::LOOPBACK,
+            network: self.inner.network,
             can_control: false,
             busy: state.running.is_some(),
             recent: state.recent.clone(),
@@ -357,6 +362,20 @@ impl Hub {
         spec: RunSpec,
         cancel: &Arc<AtomicBool>,
     ) -> Result<(RunSummary, Timeline), (String, Option<RunSummary>)> {
+        let route = match self
+            .inner
+            .proxies
+            .route(&self.inner.target, spec.network)
+            .await
+        {
+            Ok(route) => route,
+            Err(e) => {
+                return Err((
+                    format!("cannot dial in {}: {e}", spec.network.label()),
+                    None,
+                ));
+            }
+        };
         let progress = Arc::new(Progress::default());
         let outbox = Outbox::default();
         // engine::run gives the run its own thread; this future only waits for its result.
@@ -365,7 +384,7 @@ impl Hub {
             span_outbox: Some(outbox.clone()),
             ..RunContext::new(run, progress.clone(), cancel.clone())
         };
-        let engine = engine::run(&self.inner.target, spec, ctx);
+        let engine = engine::run(&route.target, spec, ctx);
         let mut engine = std::pin::pin!(engine);
         let mut ticker = tokio::time::interval(Duration::from_micros(1_000_000 / PROGRESS_HZ));
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -384,7 +403,11 @@ impl Hub {
         self.emit_spans(run, &outbox);
 
         let (result, written) = match outcome {
-            Ok(o) => (Ok((o.summary, o.timeline)), o.written),
+            Ok(mut o) => {
+                // Through the proxy: where each round trip went, from its wire tap.
+                o.summary.split = route.stamp(&spec, o.started, &mut o.timeline).await;
+                (Ok((o.summary, o.timeline)), o.written)
+            }
             // After a crash `written` is 0, but the cleanup's SCAN sweep of the run's namespace
             // still finds whatever it wrote.
             Err(f) => (Err((f.error.to_string(), Some(f.partial))), f.written),

@@ -4,14 +4,12 @@ use std::net::{IpAddr, SocketAddr};
 
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
-use std::time::Duration;
 
 use pipescope::bench::{BenchOptions, Format};
 use pipescope::hub::Hub;
-use pipescope::latency::NetworkProfile;
 use pipescope::local_redis::LocalRedis;
 use pipescope::target::RedisTarget;
-use shared::{Mode, RunSpec};
+use shared::{Mode, Network, RunSpec};
 use tokio::net::TcpListener;
 
 #[derive(Parser)]
@@ -56,27 +54,28 @@ struct ServeArgs {
     token: Option<String>,
 }
 
-/// A network dialled in between the engine and Redis (a delay-line proxy in pipescope).
+/// A network dialled in between the engine and Redis (a delay-line proxy in pipescope). For
+/// `serve`, the page's initial choice (each run crosses the network its own spec names); for
+/// `bench`, every run's.
 #[derive(clap::Args, Clone, Copy, Default)]
 struct NetworkArgs {
     /// One-way delay each way, in µs (e.g. 250 for a 0.5 ms round trip on top of loopback).
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
-    delay_us: u64,
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    delay_us: u32,
     /// Jitter on that delay, ± µs (bytes are never reordered).
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
-    jitter_us: u64,
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    jitter_us: u32,
     /// Bandwidth cap on each direction, bytes per second (makes transmission time real).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1_000..))]
     bandwidth: Option<u64>,
 }
 
 impl NetworkArgs {
-    fn profile(self) -> NetworkProfile {
-        NetworkProfile {
-            delay_out: Duration::from_micros(self.delay_us),
-            delay_back: Duration::from_micros(self.delay_us),
-            jitter: Duration::from_micros(self.jitter_us),
+    fn network(self) -> Network {
+        Network {
+            jitter_us: self.jitter_us,
             bandwidth: self.bandwidth,
+            ..Network::symmetric(self.delay_us)
         }
     }
 }
@@ -102,15 +101,23 @@ struct BenchArgs {
     /// 1000 on our own redis-server, and the cost of our instrumentation.
     #[arg(long)]
     against_redis_benchmark: bool,
-    /// With --against-redis-benchmark: measurements per side per K (medians are reported).
-    #[arg(long, default_value_t = 3)]
+    /// With --against-redis-benchmark: measurements per side per K (medians are reported),
+    /// at most 15.
+    #[arg(long, default_value_t = 7)]
     rounds: usize,
+    /// With --against-redis-benchmark: no new round starts after this many seconds.
+    #[arg(long, default_value_t = 180)]
+    time_budget_secs: u64,
     /// With --mode sweep: the largest batch (batches 1, 2, 4, … up to it).
     #[arg(long, default_value_t = 1024)]
     max_batch: u32,
     /// Don't keep per-request timings (only the latency histogram), e.g. to measure their cost.
     #[arg(long)]
     no_spans: bool,
+    /// Don't measure at all (only wall time and throughput), e.g. to count what measuring
+    /// costs under `valgrind --tool=callgrind`.
+    #[arg(long)]
+    no_instrument: bool,
     #[command(flatten)]
     network: NetworkArgs,
 }
@@ -179,6 +186,11 @@ async fn serve(args: ServeArgs, target: RedisTarget, redis_version: String) -> a
         local
     };
     let shutdown = shutdown_signal()?;
+    // The hub first (it sweeps old keys and starts the default network's proxy): the address
+    // is announced once everything behind it is ready, so nobody races its start-up.
+    // The network is the page's initial choice; each run crosses the one its own spec names.
+    let network = args.network.network();
+    let hub = Hub::with_network(target.clone(), redis_version.clone(), network).await?;
     say(format_args!(
         "pipescope {} — Redis {} at {}",
         env!("CARGO_PKG_VERSION"),
@@ -196,12 +208,10 @@ async fn serve(args: ServeArgs, target: RedisTarget, redis_version: String) -> a
         ),
         (true, None) => None,
     };
-    // The hub first: it sweeps what crashed runs left behind before anyone is told to connect.
-    let network = args.network.profile();
-    let mut hub = Hub::with_network(target, redis_version, network).await?;
-    if let Some(t) = &token {
-        hub = hub.require_token(t.clone());
-    }
+    let hub = match &token {
+        Some(t) => hub.require_token(t.clone()),
+        None => hub,
+    };
     match &token {
         Some(t) => {
             say(format_args!(
@@ -212,7 +222,7 @@ async fn serve(args: ServeArgs, target: RedisTarget, redis_version: String) -> a
         None => say(format_args!("open http://{shown}/")),
     }
     if !network.is_loopback() {
-        say(format_args!("network dialled in: {network}"));
+        say(format_args!("default network: {}", network.label()));
     }
     pipescope::server::serve(listener, hub, shutdown).await?;
     say(format_args!("pipescope stopped"));
@@ -242,11 +252,12 @@ async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
             .map(|batch| RunSpec::set(args.count, Mode::pipelined(batch)))
             .collect(),
     };
-    let network = args.network.profile();
+    let network = args.network.network();
+    let specs = specs.into_iter().map(|s| s.with_network(network)).collect();
     let options = BenchOptions {
         format: if args.json { Format::Json } else { args.format },
         no_spans: args.no_spans,
-        network,
+        no_instrument: args.no_instrument,
     };
     pipescope::bench::run(&target, specs, options).await?;
     Ok(())
@@ -257,20 +268,28 @@ async fn versus(args: BenchArgs) -> anyhow::Result<()> {
     let local = LocalRedis::start().context("starting a redis-server for the comparison")?;
     let target = RedisTarget::parse(&local.url())?;
     let ks = [1, 16, 1000];
-    let (rows, overhead) =
-        pipescope::versus::compare(&target, local.port(), args.count, &ks, args.rounds.max(1))
-            .await?;
+    let rounds = args.rounds.clamp(1, pipescope::versus::MAX_ROUNDS);
+    let (rows, overheads) = pipescope::versus::compare(
+        &target,
+        local.port(),
+        args.count,
+        &ks,
+        rounds,
+        std::time::Duration::from_secs(args.time_budget_secs),
+    )
+    .await?;
     if args.json || args.format == Format::Json {
         for row in &rows {
             say(format_args!("{}", serde_json::to_string(row)?));
         }
-        say(format_args!("{}", serde_json::to_string(&overhead)?));
+        for overhead in &overheads {
+            say(format_args!("{}", serde_json::to_string(overhead)?));
+        }
         return Ok(());
     }
     say(format_args!(
-        "{} SETs, one connection, medians of {} alternating rounds",
+        "{} SETs, one connection, after a warm-up, medians of up to {rounds} alternating rounds",
         args.count,
-        args.rounds.max(1)
     ));
     say(format_args!(
         "| K (pipeline depth) | pipescope ops/s | redis-benchmark ops/s | ours / theirs |"
@@ -282,13 +301,18 @@ async fn versus(args: BenchArgs) -> anyhow::Result<()> {
             r.k, r.ours_ops_per_sec, r.theirs_ops_per_sec, r.ratio
         ));
     }
-    say(format_args!(
-        "instrumentation overhead at batch {}: {:.1} % ({:.0} ops/s measured vs {:.0} bare)",
-        overhead.batch,
-        overhead.overhead_percent,
-        overhead.instrumented_ops_per_sec,
-        overhead.bare_ops_per_sec
-    ));
+    for overhead in &overheads {
+        say(format_args!(
+            "instrumentation overhead at batch {}: {:.1} % throughput ({:.0} ops/s measured vs {:.0} bare), {:.1} % CPU per command ({:.0} ns vs {:.0} ns)",
+            overhead.batch,
+            overhead.overhead_percent,
+            overhead.instrumented_ops_per_sec,
+            overhead.bare_ops_per_sec,
+            overhead.cpu_overhead_percent,
+            overhead.instrumented_cpu_ns_per_command,
+            overhead.bare_cpu_ns_per_command,
+        ));
+    }
     Ok(())
 }
 

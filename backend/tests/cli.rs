@@ -251,7 +251,17 @@ fn against_redis_benchmark_reports_a_ratio_per_depth_and_the_overhead() {
         assert!(ours > 0.0 && theirs > 0.0);
         assert!((ratio - ours / theirs).abs() < 1e-9);
     }
-    assert!(lines[3]["overhead_percent"].is_number());
+    // The instrumentation's cost at K = 1 and at the largest K, in throughput and CPU.
+    let batches: Vec<u64> = lines[3..]
+        .iter()
+        .map(|o| o["batch"].as_u64().unwrap())
+        .collect();
+    assert_eq!(batches, [1, 1000]);
+    for o in &lines[3..] {
+        assert!(o["overhead_percent"].is_number());
+        assert!(o["cpu_overhead_percent"].is_number());
+        assert!(o["bare_cpu_ns_per_command"].as_f64().unwrap() > 0.0);
+    }
 }
 
 #[test]
@@ -292,7 +302,7 @@ fn serving_is_the_default_and_takes_its_options_without_the_subcommand() {
     assert!(
         lines
             .iter()
-            .any(|l| l.contains("network dialled in: one-way delay 100 µs out, 100 µs back")),
+            .any(|l| l.contains("default network: one-way delay 100 µs")),
         "{lines:?}"
     );
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };

@@ -8,10 +8,11 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use futures_util::{SinkExt, StreamExt};
 use pipescope::engine::{self, RunContext, keys};
 use pipescope::latency::{DelayProxy, NetworkProfile};
 use pipescope::target::RedisTarget;
-use shared::{Mode, RunSpec, RunSummary};
+use shared::{ClientMsg, Mode, Network, RunSpec, RunSummary, ServerMsg, Timeline};
 
 /// A TCP echo server on a free loopback port, for one connection.
 fn echo_server() -> std::net::SocketAddr {
@@ -56,20 +57,29 @@ fn echo_through(proxy: &DelayProxy, payload: &[u8]) -> Vec<u8> {
 #[test]
 fn bytes_out_equal_bytes_in_both_ways() {
     for (seed, profile) in [
-        (1, NetworkProfile::default()),
-        (2, NetworkProfile::symmetric(Duration::from_micros(300))),
+        (1, Network::LOOPBACK),
+        (2, Network::symmetric(300)),
         (
             3,
-            NetworkProfile {
-                jitter: Duration::from_micros(200),
-                ..NetworkProfile::symmetric(Duration::from_micros(250))
+            Network {
+                jitter_us: 200,
+                ..Network::symmetric(250)
             },
         ),
         (
             4,
-            NetworkProfile {
+            Network {
                 bandwidth: Some(50_000_000),
-                ..Default::default()
+                ..Network::LOOPBACK
+            },
+        ),
+        (
+            5,
+            Network {
+                delay_out_us: 50,
+                delay_back_us: 700,
+                jitter_us: 40,
+                bandwidth: Some(200_000_000),
             },
         ),
     ] {
@@ -95,6 +105,10 @@ fn bytes_out_equal_bytes_in_both_ways() {
 }
 
 async fn run_through(target: &RedisTarget, run_id: u64, spec: RunSpec) -> RunSummary {
+    run_outcome(target, run_id, spec).await.summary
+}
+
+async fn run_outcome(target: &RedisTarget, run_id: u64, spec: RunSpec) -> engine::RunOutcome {
     let outcome = engine::run(
         target,
         spec,
@@ -105,7 +119,7 @@ async fn run_through(target: &RedisTarget, run_id: u64, spec: RunSpec) -> RunSum
     keys::remove_run_keys(target, run_id, outcome.written)
         .await
         .unwrap();
-    outcome.summary
+    outcome
 }
 
 fn spec(count: u64, mode: Mode) -> RunSpec {
@@ -196,7 +210,7 @@ async fn the_wire_tap_stamps_every_command_in_order() {
     let (_redis, target) = support::redis();
     let proxy = DelayProxy::start(
         target.socket_addr().await.unwrap(),
-        NetworkProfile::symmetric(Duration::from_millis(1)),
+        Network::symmetric(1_000),
     )
     .unwrap();
     let routed = target.through(proxy.addr());
@@ -232,4 +246,302 @@ async fn the_wire_tap_stamps_every_command_in_order() {
             .all(|(a, f)| a <= f)
     );
     assert_eq!(support::command_calls(&target).await["set"], n);
+}
+
+#[test]
+fn jitter_never_reorders_bytes() {
+    let proxy = DelayProxy::start(
+        echo_server(),
+        Network {
+            jitter_us: 400,
+            ..Network::symmetric(500)
+        },
+    )
+    .unwrap();
+    let mut s = TcpStream::connect(proxy.addr()).unwrap();
+    s.set_nodelay(true).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut writer = s.try_clone().unwrap();
+    // Many small numbered writes, spaced so each is a chunk of its own with its own jitter.
+    let n = 2_000u32;
+    let sender = std::thread::spawn(move || {
+        for k in 0..n {
+            writer.write_all(&k.to_be_bytes()).unwrap();
+            if k % 4 == 0 {
+                std::thread::sleep(Duration::from_micros(50));
+            }
+        }
+    });
+    let mut got = vec![0u8; 4 * n as usize];
+    s.read_exact(&mut got).unwrap();
+    sender.join().unwrap();
+    let order: Vec<u32> = got
+        .chunks(4)
+        .map(|c| u32::from_be_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(
+        order,
+        (0..n).collect::<Vec<_>>(),
+        "bytes came back reordered"
+    );
+    assert!(
+        proxy.stats().chunks_out.load(Ordering::Relaxed) > 100,
+        "the writes crossed as many chunks"
+    );
+}
+
+/// With one-way delay D, a sequential run's median round trip is 2·D plus the direct one
+/// (measured in the same test, medians of 3 × 400 round trips each), within ±10 %: the proxy
+/// adds the delay, not its own cost.
+#[tokio::test]
+async fn the_measured_round_trip_is_twice_the_delay_plus_loopback() {
+    let (_redis, target) = support::redis();
+    let n = 400;
+    let mut run_id = 100;
+    // As the hub and bench do it: a proxy per network, calibrated with the engine.
+    let proxies = pipescope::latency::Proxies::default();
+    for delay_us in [250u32, 1_000] {
+        let route = proxies
+            .route(&target, Network::symmetric(delay_us))
+            .await
+            .unwrap();
+        let (routed, proxy) = (&route.target, route.proxy.as_ref().unwrap());
+        // Direct and delayed runs alternate, so both see the machine alike.
+        let (mut direct, mut delayed) = (Vec::new(), Vec::new());
+        for _ in 0..3 {
+            run_id += 2;
+            direct.push(
+                run_through(&target, run_id, spec(n, Mode::Sequential))
+                    .await
+                    .latency
+                    .p50_us,
+            );
+            delayed.push(
+                run_through(routed, run_id + 1, spec(n, Mode::Sequential))
+                    .await
+                    .latency
+                    .p50_us,
+            );
+        }
+        let (base, got) = (median(direct), median(delayed));
+        let expected = 2.0 * delay_us as f64 + base;
+        println!(
+            "D = {delay_us} µs: loopback p50 {base:.1} µs, expected {expected:.1} µs, measured p50 {got:.1} µs ({:+.1} %), proxy compensation {:?}, median release lateness (out, back) {:?}",
+            (got - expected) / expected * 100.0,
+            proxy.compensation(),
+            proxy.stats().lateness(),
+        );
+        assert!(
+            (got - expected).abs() <= 0.10 * expected,
+            "D = {delay_us} µs: p50 {got:.1} µs is not within 10 % of 2·D + loopback = {expected:.1} µs"
+        );
+        assert!(got >= 2.0 * delay_us as f64 * 0.999, "never below 2·D");
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+#[tokio::test]
+async fn a_pipelined_batch_is_stamped_command_by_command_in_order() {
+    let (_redis, target) = support::redis();
+    let proxy = DelayProxy::start(
+        target.socket_addr().await.unwrap(),
+        Network::symmetric(2_000),
+    )
+    .unwrap();
+    let routed = target.through(proxy.addr());
+    let n = 1_000;
+    let spec = spec(n, Mode::pipelined(n as u32));
+    let outcome = run_outcome(&routed, 7, spec).await;
+    let tap = proxy
+        .last_tap()
+        .unwrap()
+        .settle(Duration::from_secs(5))
+        .await;
+    assert_eq!(tap.commands, n, "one stamp per command sent");
+    assert_eq!(tap.at_server.len() as u64, n);
+    assert_eq!(tap.from_server.len() as u64, n);
+    assert!(tap.at_server.windows(2).all(|w| w[0] <= w[1]));
+    assert!(tap.from_server.windows(2).all(|w| w[0] <= w[1]));
+    let mut timeline = outcome.timeline;
+    let split =
+        pipescope::latency::stamp_timeline(&mut timeline, spec.mode, n, outcome.started, &tap)
+            .unwrap();
+    assert_eq!(split.samples, n);
+    assert_causal(&timeline);
+    assert!(split.out_us >= 2_000.0, "{split:?}");
+}
+
+/// issued ≤ at_server ≤ from_server ≤ replied for every stamped span, and the first ones are.
+fn assert_causal(timeline: &Timeline) {
+    let stamped: Vec<_> = timeline
+        .first
+        .iter()
+        .chain(&timeline.sampled)
+        .filter(|s| s.at_server_us.is_some())
+        .collect();
+    assert!(!stamped.is_empty());
+    assert!(timeline.first.iter().all(|s| s.at_server_us.is_some()));
+    for s in stamped {
+        let (a, f) = (s.at_server_us.unwrap(), s.from_server_us.unwrap());
+        assert!(
+            s.issued_us <= a && a <= f && f <= s.replied_us,
+            "out of order: {s:?}"
+        );
+    }
+}
+
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+async fn next(ws: &mut Ws) -> ServerMsg {
+    loop {
+        let frame = tokio::time::timeout(Duration::from_secs(30), ws.next())
+            .await
+            .expect("a message within 30 s")
+            .expect("the socket stays open")
+            .unwrap();
+        if let tokio_tungstenite::tungstenite::Message::Text(text) = frame {
+            return ServerMsg::from_json(&text).unwrap();
+        }
+    }
+}
+
+/// End to end: a page starts runs whose specs name a network; the hub routes them through a
+/// proxy (the server's own default is loopback) and `Finished` carries the wire-tap stamps
+/// and the split, as do the records a late page gets.
+#[tokio::test]
+async fn a_start_with_a_network_finishes_with_server_stamps_and_a_split() {
+    let (_redis, target) = support::redis();
+    let server = support::Server::start(target.clone()).await;
+    let (mut ws, _) = tokio_tungstenite::connect_async(server.ws_url())
+        .await
+        .unwrap();
+    let ServerMsg::Welcome { network, .. } = next(&mut ws).await else {
+        panic!("no welcome")
+    };
+    assert_eq!(network, Network::LOOPBACK, "the server's default");
+    let d = 1_000u32;
+    let net = Network::symmetric(d);
+    let runs = vec![
+        RunSpec::set(200, Mode::Sequential).with_network(net),
+        RunSpec::set(3_000, Mode::pipelined(500)).with_network(net),
+        RunSpec::set(100, Mode::Sequential),
+    ];
+    let start = ClientMsg::Start { runs: runs.clone() };
+    ws.send(tokio_tungstenite::tungstenite::Message::text(
+        start.to_json(),
+    ))
+    .await
+    .unwrap();
+    let mut finished = Vec::new();
+    while finished.len() < runs.len() {
+        match next(&mut ws).await {
+            ServerMsg::Finished {
+                summary, timeline, ..
+            } => finished.push((summary, timeline)),
+            ServerMsg::Failed { reason, .. } | ServerMsg::Rejected { reason } => panic!("{reason}"),
+            _ => {}
+        }
+    }
+    for (summary, timeline) in &finished[..2] {
+        let split = summary.split.expect("a split through the proxy");
+        println!(
+            "{}: p50 {:.0} µs, {split:?}",
+            summary.spec.mode.label(),
+            summary.latency.p50_us
+        );
+        assert!(split.out_us >= d as f64, "out {split:?} < D");
+        assert!(split.back_us > 0.0 && split.server_us > 0.0, "{split:?}");
+        assert_eq!(split.samples, summary.spec.count, "every request stamped");
+        assert_causal(timeline);
+        assert!(summary.latency.p50_us >= 2.0 * d as f64 * 0.999);
+    }
+    // The loopback run went direct: no proxy, no stamps.
+    let (summary, timeline) = &finished[2];
+    assert!(summary.split.is_none());
+    assert!(timeline.first.iter().all(|s| s.at_server_us.is_none()));
+    // A page that connects now gets the same, merged, records.
+    let welcome = server.hub.subscribe().welcome;
+    let ServerMsg::Welcome { recent, .. } = welcome else {
+        unreachable!()
+    };
+    assert_eq!(recent.len(), 3);
+    for (record, (summary, timeline)) in recent.iter().zip(&finished) {
+        // The page's copy went through JSON: equal to within float printing.
+        let close = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) => (a - b).abs() < 1e-6,
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        assert_eq!(record.timeline.first.len(), timeline.first.len());
+        assert!(
+            record
+                .timeline
+                .first
+                .iter()
+                .zip(&timeline.first)
+                .all(|(r, f)| {
+                    close(r.at_server_us, f.at_server_us)
+                        && close(r.from_server_us, f.from_server_us)
+                })
+        );
+        assert!(close(
+            record.summary.split.map(|s| s.out_us),
+            summary.split.map(|s| s.out_us)
+        ));
+    }
+    assert!(support::pipescope_keys(&target).await.is_empty());
+    drop(ws);
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_welcome_offers_the_servers_default_network() {
+    let (_redis, target) = support::redis();
+    let server = support::Server::start_with_network(
+        target,
+        NetworkProfile::symmetric(Duration::from_micros(250)),
+    )
+    .await;
+    let welcome = server.hub.subscribe().welcome;
+    let ServerMsg::Welcome { network, .. } = welcome else {
+        unreachable!()
+    };
+    assert_eq!(network, Network::symmetric(250));
+    server.shutdown().await.unwrap();
+}
+
+/// A proxy the hub keeps serves run after run: it must not hold on to every connection's
+/// sockets.
+#[tokio::test]
+async fn a_kept_proxy_lets_go_of_finished_connections() {
+    let (_redis, target) = support::redis();
+    let proxy = DelayProxy::start_compensated(
+        target.socket_addr().await.unwrap(),
+        Network::symmetric(10),
+        Default::default(),
+    )
+    .unwrap();
+    for _ in 0..10 {
+        let mut s = TcpStream::connect(proxy.addr()).unwrap();
+        s.write_all(b"*1\r\n$4\r\nPING\r\n").unwrap();
+        let mut pong = [0u8; 7];
+        s.read_exact(&mut pong).unwrap();
+        assert_eq!(&pong, b"+PONG\r\n");
+        drop(s);
+        // Both directions end once the client has gone and Redis has closed its side.
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The next connection is accepted (and the finished ones let go) once it is in use.
+    let mut last = TcpStream::connect(proxy.addr()).unwrap();
+    last.write_all(b"*1\r\n$4\r\nPING\r\n").unwrap();
+    last.read_exact(&mut [0u8; 7]).unwrap();
+    assert!(
+        proxy.connections_held() <= 2,
+        "{} connections held",
+        proxy.connections_held()
+    );
 }

@@ -408,10 +408,13 @@ async fn runs_cross_the_network_the_server_was_given() {
     )
     .await;
     let mut ws = connect(&server).await;
+    // The server's network is the page's initial choice (Welcome.network); a run names it.
+    let network = server.hub.network();
+    assert_eq!(network, shared::Network::symmetric(2_000));
     send(
         &mut ws,
         &ClientMsg::Start {
-            runs: vec![RunSpec::set(20, Mode::Sequential)],
+            runs: vec![RunSpec::set(20, Mode::Sequential).with_network(network)],
         },
     )
     .await;
