@@ -183,6 +183,9 @@ fn expected(state: &Value, step: usize, key: &str) -> f64 {
         "per_rt" => f("wall_us") / f("round_trips").max(1.0),
         "batch" => batch_of(&s),
         "delay" => s["spec"]["network"]["delay_out_us"].as_f64().unwrap(),
+        "out" => s["split"]["out_us"].as_f64().unwrap(),
+        "server" => s["split"]["server_us"].as_f64().unwrap(),
+        "back" => s["split"]["back_us"].as_f64().unwrap(),
         other => panic!("unknown field {other} in {key}"),
     }
 }
@@ -326,6 +329,30 @@ async fn the_whole_tour_walks_with_the_keyboard_on_real_runs() {
                 .parse()
                 .unwrap();
             assert_eq!(rtt, runs["one"]["latency"]["p50_us"].as_f64().unwrap());
+            // With a network dialled in, the wire tap measured the parts.
+            assert_eq!(
+                svg.attr("data-source").await.unwrap().as_deref(),
+                Some("measured")
+            );
+            let t3: f64 = svg
+                .attr("data-t3-us")
+                .await
+                .unwrap()
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert_eq!(t3, runs["one"]["split"]["server_us"].as_f64().unwrap());
+            let keys = c
+                .execute(
+                    "return [...document.querySelectorAll('#tour-result .tour-num')].map(e => e.dataset.key)",
+                    vec![],
+                )
+                .await
+                .unwrap();
+            assert!(
+                keys.as_array().unwrap().iter().any(|k| k == "one.server"),
+                "the wire tap's numbers are in the text: {keys}"
+            );
             top(c).await;
             browser.screenshot("tour-step-1").await;
         }

@@ -10,7 +10,8 @@
 //!   class `hl-seq`; see `tour.css`, which reuses the page's colours).
 //! - `{seq.round_trips}`: a number from the summary of the run with role `seq`. Fields: `count`
 //!   (commands done), `round_trips`, `writes`, `wall`, `ops`, `rtt` (p50 latency), `per_rt`
-//!   (wall time ÷ round trips), `batch` (batch or in-flight requests) and `delay` (one-way).
+//!   (wall time ÷ round trips), `batch` (batch or in-flight requests), `delay` (one-way, as
+//!   dialled in) and the wire tap's `out`, `server` and `back` (absent without a network).
 //!   `{s4.seq.wall}` reads step 4's run instead. `knee` and `best` are the batch-sweep's runs:
 //!   the best throughput, and the smallest batch within `KNEE_SHARE` of it.
 //! - `{speedup:seq:pipe}`: how many times the throughput of `pipe` beats `seq`'s.
@@ -134,7 +135,8 @@ pub const STEPS: &[Step] = &[
         delay_us: TOUR_DELAY_US,
         result: &[
             "Measured: one [seq|SET], one round trip of {one.rtt}.",
-            "[t2|Propagation] is {one.delay} each way here, so the network alone is most of it; [t1|transmission] of a few dozen bytes is negligible, and [t3|Redis itself] is the small rest.",
+            "The wire tap cut it at Redis: {one.out} on the way out, {one.server} inside Redis ([t3|t3]), {one.back} on the way back.",
+            "[t2|Propagation] was dialled in at {one.delay} each way (the delay line adds a little time of its own); [t1|transmission] of a few dozen bytes is negligible.",
         ],
         focus: Focus::OneTrip,
     },
@@ -421,6 +423,16 @@ pub fn field(s: &RunSummary, name: &str) -> Option<(f64, String)> {
             let v = s.spec.network.delay_out_us as f64;
             Some((v, format::latency(v)))
         }
+        // The wire tap's medians, when a network was dialled in.
+        "out" | "server" | "back" => {
+            let split = s.split.filter(|t| t.samples > 0)?;
+            let v = match name {
+                "out" => split.out_us,
+                "server" => split.server_us,
+                _ => split.back_us,
+            };
+            Some((v, format::latency(v)))
+        }
         _ => None,
     }
 }
@@ -579,7 +591,12 @@ mod tests {
                 p50_us: 1_040.0,
                 ..Latency::default()
             },
-            split: None,
+            split: Some(shared::RoundTripSplit {
+                out_us: 510.0,
+                server_us: 20.0,
+                back_us: 510.0,
+                samples: 1,
+            }),
         }
     }
 
@@ -625,6 +642,28 @@ mod tests {
                 ("seq.wall".to_string(), 52_000_000.0),
             ]
         );
+    }
+
+    #[test]
+    fn without_the_wire_tap_its_sentence_is_left_out() {
+        let mut one = summary(Mode::Sequential, 1, 1_040);
+        let tapped = StepResult {
+            step: 0,
+            runs: vec![("one".into(), one.clone())],
+            ids: vec![1],
+        };
+        let s = result_sentences(&tapped, &[]);
+        assert_eq!(s.len(), 3);
+        assert_eq!(
+            plain(&s[1]),
+            "The wire tap cut it at Redis: 510 µs on the way out, 20 µs inside Redis (t3), 510 µs on the way back."
+        );
+        one.split = None;
+        let untapped = StepResult {
+            runs: vec![("one".into(), one)],
+            ..tapped
+        };
+        assert_eq!(result_sentences(&untapped, &[]).len(), 2);
     }
 
     #[test]
