@@ -552,3 +552,40 @@ async fn a_long_step_shows_progress_and_cancels_with_escape() {
     drop(browser);
     server.shutdown().await.unwrap();
 }
+
+/// Step 4 at the tour's own network (0.5 ms each way) with 2,000 SETs: a screenshot at a scale a
+/// room would see (`cargo test --test tour -- --ignored`; about ten seconds).
+#[tokio::test]
+#[ignore]
+async fn step_4_at_the_tours_own_delay() {
+    let (_redis, target) = support::redis();
+    let server = support::Server::start(target).await;
+    let browser = Browser::open(&format!("{}tour/4?count=2000", server.http_url())).await;
+    let c = &browser.client;
+    until(c, "step 4", 10, |s| s["step"] == 4 && s["state"] == "idle").await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while c
+        .find(Locator::Css("#tour-run"))
+        .await
+        .unwrap()
+        .attr("disabled")
+        .await
+        .unwrap()
+        .is_some()
+    {
+        assert!(Instant::now() < deadline, "#tour-run stays disabled");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    press(c, ENTER).await;
+    let state = until(c, "step 4's run", 120, |s| s["state"] == "done").await;
+    assert_eq!(
+        state["steps"]["4"]["seq"]["spec"]["network"]["delay_out_us"],
+        500
+    );
+    assert!(check_numbers(c, &state, 4).await >= 5);
+    top(c).await;
+    let shot = browser.screenshot("tour-step-4-2000").await;
+    eprintln!("screenshot: {}", shot.display());
+    drop(browser);
+    server.shutdown().await.unwrap();
+}

@@ -455,16 +455,23 @@ fn step_panel(
     step: &'static tour::Step,
     run_button: NodeRef<leptos::html::Button>,
 ) -> impl IntoView {
-    let network = format!(
-        "{} SET{} · {} each way",
-        if step.adjustable() {
-            "count below".to_string()
+    let delay = format::latency(step.network(tour.url_delay).delay_out_us as f64);
+    let runs = step.runs.len();
+    // What Run starts: the runs, their commands (as typed, for an adjustable step), the network.
+    let network = move || {
+        let count = if step.adjustable() {
+            tour.count_text.get().trim().to_string()
         } else {
             format::count(step.count(None))
-        },
-        if step.count(None) == 1 { "" } else { "s" },
-        format::latency(step.network(tour.url_delay).delay_out_us as f64),
-    );
+        };
+        let plural = if count == "1" { "" } else { "s" };
+        let runs = if runs == 1 {
+            String::new()
+        } else {
+            format!("{runs} runs × ")
+        };
+        format!("{runs}{count} SET{plural} · {delay} each way")
+    };
     let result = move || {
         let sentences = tour.results.with(|all| {
             all.iter()
