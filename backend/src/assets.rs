@@ -35,6 +35,12 @@ pub async fn serve(uri: Uri) -> Response {
         return (StatusCode::NOT_FOUND, "not found").into_response();
     }
     // Any other path is a page route (e.g. /tour): the app decides what to show.
+    index().await
+}
+
+/// The page's `index.html`, never cached (its asset names change with every build). Its asset
+/// URLs are absolute (`/…`), so it works from any path, e.g. `/tour/3`.
+pub async fn index() -> Response {
     match Dist::get("index.html") {
         Some(index) => ([(header::CACHE_CONTROL, "no-cache")], Html(index.data)).into_response(),
         None => (StatusCode::SERVICE_UNAVAILABLE, Html(NOT_BUILT)).into_response(),

@@ -13,6 +13,10 @@ pub fn router(hub: Hub) -> Router {
     Router::new()
         .route("/ws", get(ws::handler))
         .route("/healthz", get(|| async { "ok" }))
+        // The guided tour: the page itself, which opens the step named in its path.
+        .route("/tour", get(assets::index))
+        .route("/tour/", get(assets::index))
+        .route("/tour/{step}", get(assets::index))
         .fallback(assets::serve)
         .with_state(hub)
 }

@@ -17,7 +17,12 @@ pub fn App() -> impl IntoView {
     let conn = Connection::new();
     conn.connect();
     let url = UrlState::parse(&window().location().search().unwrap_or_default());
-    view! { <Page conn=conn url=url /> }
+    // `/tour` and `/tour/<step>`: the guided tour (the backend serves this page there too).
+    let path = window().location().pathname().unwrap_or_default();
+    if let Some(page) = crate::tour::page_from_path(&path) {
+        return view! { <crate::components::TourPage conn=conn url=url page=page /> }.into_any();
+    }
+    view! { <Page conn=conn url=url /> }.into_any()
 }
 
 /// The page's layout for a given connection (separate from `App` so tests can render it

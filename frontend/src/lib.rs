@@ -16,6 +16,7 @@ pub mod rtt_model;
 pub mod state;
 pub mod sweep;
 pub mod timeaxis;
+pub mod tour;
 pub mod trace;
 pub mod url_state;
 

@@ -17,6 +17,9 @@ pub mod speedup;
 pub mod sweep_chart;
 pub mod teaching_view;
 pub mod timeline;
+pub mod tour;
+pub mod tour_handout;
+pub mod tour_rtt;
 pub mod view_toggles;
 
 pub use charts::Charts;
@@ -35,4 +38,5 @@ pub use speedup::SpeedupHeadline;
 pub use sweep_chart::SweepChart;
 pub use teaching_view::TeachingView;
 pub use timeline::Timeline;
+pub use tour::TourPage;
 pub use view_toggles::ViewToggles;
