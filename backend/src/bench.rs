@@ -25,6 +25,11 @@ pub struct JsonRun {
     pub wall_ms: f64,
     pub ops_per_sec: f64,
     pub round_trips: u64,
+    /// Write calls the engine made, and commands Redis executed (MULTI/EXEC included).
+    pub writes: u64,
+    pub wire_commands: u64,
+    pub command: &'static str,
+    pub label: String,
     /// Wall time divided by commands: what one command cost in this mode.
     pub per_command_us: f64,
     #[serde(flatten)]
@@ -44,6 +49,10 @@ impl From<&RunSummary> for JsonRun {
             wall_ms: s.wall_ms(),
             ops_per_sec: s.ops_per_sec,
             round_trips: s.round_trips,
+            writes: s.writes,
+            wire_commands: s.wire_commands,
+            command: s.spec.command.name(),
+            label: s.spec.mode.label(),
             per_command_us: s.wall_us as f64 / s.done.max(1) as f64,
             latency: s.latency,
             split: s.split,
@@ -154,7 +163,7 @@ pub async fn run(
     Ok(summaries)
 }
 
-const COLUMNS: [&str; 11] = [
+const COLUMNS: [&str; 12] = [
     "mode",
     "batch",
     "count",
@@ -162,6 +171,7 @@ const COLUMNS: [&str; 11] = [
     "ops_per_sec",
     "per_command_us",
     "round_trips",
+    "writes",
     "p50_us",
     "p99_us",
     "max_us",
@@ -184,14 +194,20 @@ fn print_row(format: Format, s: &RunSummary, baseline: Option<&RunSummary>) {
     let l = s.latency;
     let speedup = baseline.map_or(1.0, |b| s.speedup_over(b));
     let per_command_us = s.wall_us as f64 / s.done.max(1) as f64;
+    // People read the label ("pipelined (batch 1000, flush each command)"); CSV stays plain.
+    let mode = match format {
+        Format::Markdown => s.spec.mode.label(),
+        _ => s.spec.mode.kind().to_string(),
+    };
     let cells = [
-        s.spec.mode.kind().to_string(),
+        mode,
         s.spec.mode.batch().to_string(),
         s.done.to_string(),
         format!("{:.3}", s.wall_ms()),
         format!("{:.0}", s.ops_per_sec),
         format!("{per_command_us:.3}"),
         s.round_trips.to_string(),
+        s.writes.to_string(),
         format!("{:.1}", l.p50_us),
         format!("{:.1}", l.p99_us),
         format!("{:.1}", l.max_us),
@@ -205,7 +221,7 @@ fn print_row(format: Format, s: &RunSummary, baseline: Option<&RunSummary>) {
         Format::Csv => println!("{}", cells.join(",")),
         Format::Markdown => println!("| {} |", cells.join(" | ")),
         Format::Table => println!(
-            "{:<24} {:>10} cmds {:>10.1} ms {:>12.0} ops/s  p50 {:>8.1} µs  p99 {:>8.1} µs  max {:>9.1} µs  {} round trips{}{}",
+            "{:<44} {:>10} cmds {:>10.1} ms {:>12.0} ops/s  p50 {:>8.1} µs  p99 {:>8.1} µs  max {:>9.1} µs  {} round trips  {} writes{}{}",
             s.spec.mode.label(),
             s.done,
             s.wall_ms(),
@@ -214,6 +230,7 @@ fn print_row(format: Format, s: &RunSummary, baseline: Option<&RunSummary>) {
             l.p99_us,
             l.max_us,
             s.round_trips,
+            s.writes,
             baseline
                 .map(|_| format!("  {speedup:.1}× the first run"))
                 .unwrap_or_default(),

@@ -9,7 +9,7 @@ use pipescope::bench::{BenchOptions, Format};
 use pipescope::hub::Hub;
 use pipescope::local_redis::LocalRedis;
 use pipescope::target::RedisTarget;
-use shared::{Mode, Network, RunSpec};
+use shared::{Command, Flush, Mode, Network, RunSpec};
 use tokio::net::TcpListener;
 
 #[derive(Parser)]
@@ -85,12 +85,26 @@ struct BenchArgs {
     /// Commands per run.
     #[arg(long, default_value_t = 100_000)]
     count: u64,
-    /// sequential, pipelined, or compare (sequential then pipelined).
+    /// What to run (see the values below).
     #[arg(long, value_enum, default_value_t = BenchMode::Compare)]
     mode: BenchMode,
-    /// Commands per pipeline batch.
+    /// Commands per pipeline batch (per MULTI/EXEC, per MSET; in flight for multiplexed).
     #[arg(long, default_value_t = 1000)]
     batch: u32,
+    /// How a pipeline's batch reaches the socket: one write per batch, a write per command
+    /// (Spring Data Redis + Lettuce's default inside executePipelined), or a write every
+    /// --flush-every commands.
+    #[arg(long, value_enum, default_value_t = FlushArg::Batch)]
+    flush: FlushArg,
+    /// With --flush every: commands per write.
+    #[arg(long, default_value_t = 16)]
+    flush_every: u32,
+    /// The command: SET, GET (of keys written beforehand, untimed) or INCR.
+    #[arg(long, default_value = "SET", value_parser = parse_command)]
+    command: Command,
+    /// Bytes per value (default: the classic `v{i}`).
+    #[arg(long)]
+    value_bytes: Option<u32>,
     /// Output: table, json (one object per run), csv, or markdown (paste into slides).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
@@ -125,10 +139,32 @@ struct BenchArgs {
 #[derive(Clone, Copy, ValueEnum)]
 enum BenchMode {
     Sequential,
+    /// Pipelined at --batch, written as --flush says.
     Pipelined,
+    /// Sequential, then pipelined (same count).
     Compare,
     /// Pipelined at batch 1, 2, 4, … up to --max-batch: where the round trip stops dominating.
     Sweep,
+    /// --batch concurrent callers auto-pipelined on one connection.
+    Multiplexed,
+    /// MULTI, --batch commands, EXEC.
+    Transaction,
+    /// One MSET (MGET for GET) of --batch keys.
+    Mset,
+    /// Sequential, pipelined with a write per command, pipelined with one write per batch:
+    /// which write policy explains which speed-up.
+    Flush,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FlushArg {
+    Batch,
+    Each,
+    Every,
+}
+
+fn parse_command(s: &str) -> Result<Command, String> {
+    Command::parse(s).ok_or_else(|| format!("unknown command {s:?}: SET, GET or INCR"))
 }
 
 #[tokio::main]
@@ -241,19 +277,42 @@ async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
     if args.against_redis_benchmark {
         return versus(args).await;
     }
-    let specs = match args.mode {
-        BenchMode::Sequential => vec![RunSpec::set(args.count, Mode::Sequential)],
-        BenchMode::Pipelined => {
-            vec![RunSpec::set(args.count, Mode::pipelined(args.batch))]
-        }
-        BenchMode::Compare => RunSpec::comparison(args.count, args.batch),
+    let flush = match args.flush {
+        FlushArg::Batch => Flush::Batch,
+        FlushArg::Each => Flush::EachCommand,
+        FlushArg::Every => Flush::Buffered {
+            commands: args.flush_every,
+        },
+    };
+    let pipelined = |batch, flush| Mode::Pipelined { batch, flush };
+    let modes = match args.mode {
+        BenchMode::Sequential => vec![Mode::Sequential],
+        BenchMode::Pipelined => vec![pipelined(args.batch, flush)],
+        BenchMode::Compare => vec![Mode::Sequential, pipelined(args.batch, flush)],
         BenchMode::Sweep => std::iter::successors(Some(1u32), |b| b.checked_mul(2))
             .take_while(|b| *b <= args.max_batch)
-            .map(|batch| RunSpec::set(args.count, Mode::pipelined(batch)))
+            .map(Mode::pipelined)
             .collect(),
+        BenchMode::Multiplexed => vec![Mode::Multiplexed {
+            in_flight: args.batch,
+        }],
+        BenchMode::Transaction => vec![Mode::Transaction { batch: args.batch }],
+        BenchMode::Mset => vec![Mode::Mset { batch: args.batch }],
+        BenchMode::Flush => vec![
+            Mode::Sequential,
+            pipelined(args.batch, Flush::EachCommand),
+            Mode::pipelined(args.batch),
+        ],
     };
     let network = args.network.network();
-    let specs = specs.into_iter().map(|s| s.with_network(network)).collect();
+    let specs = modes
+        .into_iter()
+        .map(|mode| RunSpec {
+            command: args.command,
+            value_bytes: args.value_bytes,
+            ..RunSpec::set(args.count, mode).with_network(network)
+        })
+        .collect();
     let options = BenchOptions {
         format: if args.json { Format::Json } else { args.format },
         no_spans: args.no_spans,

@@ -226,7 +226,7 @@ async fn the_timeline_plays_back_a_comparison_and_a_second_page_follows_it() {
     let rtt = data_value(c, "#rtt [data-rtt-us]", "data-rtt-us").await;
     assert!((rtt - p50).abs() < 0.01, "RTT {rtt} = sequential p50 {p50}");
     for part in ["data-t1-us", "data-t2-us", "data-t3-us"] {
-        let v = data_value(c, &format!("#rtt [{part}]"), part).await;
+        let v = data_value(c, &format!("#rtt[{part}]"), part).await;
         assert!(v >= 0.0 && v.is_finite(), "{part} = {v}");
     }
     let predicted = data_value(c, "#rtt-predicted-seq-ms", "data-value").await;
