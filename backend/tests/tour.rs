@@ -23,7 +23,7 @@ const STEPS: [(&str, &[&str], Option<u64>); 7] = [
         &["seq", "pipe"],
         None,
     ),
-    ("Why the blog saw only 3.6×", &["each", "pipe"], None),
+    ("The blog's 3.6×: a write per command?", &["each", "pipe"], None),
     (
         "How big a batch? The sweep and its knee",
         &["b1", "b10", "b100", "b1000", "b10000"],
