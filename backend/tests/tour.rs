@@ -23,7 +23,11 @@ const STEPS: [(&str, &[&str], Option<u64>); 7] = [
         &["seq", "pipe"],
         None,
     ),
-    ("The blog's 3.6×: a write per command?", &["each", "pipe"], None),
+    (
+        "The blog's 3.6×: a write per command?",
+        &["each", "pipe"],
+        None,
+    ),
     (
         "How big a batch? The sweep and its knee",
         &["b1", "b10", "b100", "b1000", "b10000"],
