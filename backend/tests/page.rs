@@ -48,23 +48,7 @@ async fn url(c: &Client) -> String {
 
 /// Waits until a button can be pressed (the page is connected, idle and allowed to control).
 async fn wait_enabled(c: &Client, selector: &str) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        if c.find(css(selector))
-            .await
-            .unwrap()
-            .is_enabled()
-            .await
-            .unwrap()
-        {
-            return;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{selector} never enabled"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    support::browser::wait_enabled(c, selector, Duration::from_secs(30)).await;
 }
 
 #[tokio::test]

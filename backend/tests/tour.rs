@@ -269,19 +269,7 @@ async fn the_whole_tour_walks_with_the_keyboard_on_real_runs() {
             .copied()
             .unwrap_or(0);
         // The Run button takes a moment to enable after a page change.
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while c
-            .find(Locator::Css("#tour-run"))
-            .await
-            .unwrap()
-            .attr("disabled")
-            .await
-            .unwrap()
-            .is_some()
-        {
-            assert!(Instant::now() < deadline, "#tour-run stays disabled");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        support::browser::wait_enabled(c, "#tour-run", Duration::from_secs(10)).await;
 
         press(c, if step % 2 == 0 { ' ' } else { ENTER }).await;
         let state = until(c, &format!("step {step}'s run"), 60, |s| {
@@ -502,19 +490,7 @@ async fn a_long_step_shows_progress_and_cancels_with_escape() {
         .await
         .unwrap();
     assert_eq!(count.as_deref(), Some("2000000"), "?count= is the default");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while c
-        .find(Locator::Css("#tour-run"))
-        .await
-        .unwrap()
-        .attr("disabled")
-        .await
-        .unwrap()
-        .is_some()
-    {
-        assert!(Instant::now() < deadline, "#tour-run stays disabled");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    support::browser::wait_enabled(c, "#tour-run", Duration::from_secs(10)).await;
     press(c, ENTER).await;
     until(c, "the run", 10, |s| s["state"] == "running").await;
     // Progress shows while it runs.
@@ -567,19 +543,7 @@ async fn step_4_at_the_tours_own_delay() {
     let browser = Browser::open(&format!("{}tour/4?count=2000", server.http_url())).await;
     let c = &browser.client;
     until(c, "step 4", 10, |s| s["step"] == 4 && s["state"] == "idle").await;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while c
-        .find(Locator::Css("#tour-run"))
-        .await
-        .unwrap()
-        .attr("disabled")
-        .await
-        .unwrap()
-        .is_some()
-    {
-        assert!(Instant::now() < deadline, "#tour-run stays disabled");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    support::browser::wait_enabled(c, "#tour-run", Duration::from_secs(10)).await;
     press(c, ENTER).await;
     let state = until(c, "step 4's run", 120, |s| s["state"] == "done").await;
     assert_eq!(

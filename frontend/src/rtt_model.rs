@@ -10,6 +10,11 @@ use shared::{RoundTripSplit, RunSummary};
 pub const ASSUMED_BYTES_PER_SEC: f64 = 1.25e9;
 pub const ASSUMED_BANDWIDTH_LABEL: &str = "10 Gbit/s";
 
+/// Estimated transmission time of `bytes` at the assumed loopback bandwidth, µs.
+pub fn transmission_us(bytes: f64) -> f64 {
+    bytes / ASSUMED_BYTES_PER_SEC * 1e6
+}
+
 /// `+OK\r\n`: the reply to a SET.
 pub const REPLY_BYTES: u64 = 5;
 
@@ -84,7 +89,7 @@ impl RttModel {
         let per_cmd_us = pipe.wall_us as f64 / pipe_n as f64;
         let request_bytes = mean_request_bytes(seq_run, n);
         let reply_bytes = REPLY_BYTES as f64;
-        let t1_us = (request_bytes + reply_bytes) / ASSUMED_BYTES_PER_SEC * 1e6;
+        let t1_us = transmission_us(request_bytes + reply_bytes);
         let t3_us = per_cmd_us;
         let t2_us = ((rtt_us - t1_us - t3_us) / 2.0).max(0.0);
         let pipe_round_trips = pipe.done.div_ceil(batch.max(1) as u64);

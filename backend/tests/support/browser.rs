@@ -107,3 +107,22 @@ impl Drop for Browser {
         let _ = self.driver.wait();
     }
 }
+
+/// Waits until the button `selector` can be pressed (the page is connected, idle and allowed
+/// to control), at most `limit`.
+pub async fn wait_enabled(c: &Client, selector: &str, limit: Duration) {
+    let deadline = Instant::now() + limit;
+    loop {
+        if c.find(fantoccini::Locator::Css(selector))
+            .await
+            .unwrap()
+            .is_enabled()
+            .await
+            .unwrap()
+        {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{selector} never enabled");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use shared::RunSummary;
 
 use crate::components::tour::Tour;
-use crate::rtt_model::{ASSUMED_BYTES_PER_SEC, REPLY_BYTES, request_bytes};
+use crate::rtt_model::{REPLY_BYTES, request_bytes, transmission_us};
 use crate::timeaxis::duration;
 
 /// The parts of one round trip, µs.
@@ -25,7 +25,7 @@ impl Parts {
     pub fn of(run: u64, s: &RunSummary) -> Parts {
         let rtt_us = s.latency.p50_us;
         let bytes = (request_bytes(run, 0) + REPLY_BYTES) as f64;
-        let t1_us = bytes / ASSUMED_BYTES_PER_SEC * 1e6;
+        let t1_us = transmission_us(bytes);
         match s.split {
             Some(split) if split.samples > 0 => Parts {
                 rtt_us,
