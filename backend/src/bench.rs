@@ -80,6 +80,8 @@ pub struct BenchOptions {
     /// Don't measure at all (no histogram, timings or progress; wall time and throughput
     /// only): the other side of measuring what measuring costs.
     pub no_instrument: bool,
+    /// How the engine waits for replies.
+    pub reply_wait: engine::ReplyWait,
 }
 
 /// Runs `specs` in order against `target`, each over the network its spec names (through a
@@ -94,6 +96,7 @@ pub async fn run(
         format,
         no_spans,
         no_instrument,
+        reply_wait,
     } = options;
     print_header(format);
     let record_spans = !no_spans;
@@ -131,6 +134,7 @@ pub async fn run(
         let ctx = RunContext {
             record_spans,
             instrument: !no_instrument,
+            reply_wait,
             ..RunContext::new(run_id, progress.clone(), Arc::new(AtomicBool::new(false)))
         };
         let mut outcome = engine::run(&route.target, spec, ctx).await;

@@ -1,12 +1,28 @@
 //! `pipescope bench --against-redis-benchmark`: our engine and `redis-benchmark -c 1 -P K -t
-//! set` (fresh keys and values as long as ours, like our SETs) on the same Redis, in one run: after an untimed warm-up of each, rounds alternate
-//! A B, B A, … so the machine's mood (and whoever goes second) affects both alike; medians and
-//! the ratio ours/theirs per K. Also what measuring costs: the engine with its instrumentation
-//! on and off, interleaved the same way. Bounded: at most `MAX_ROUNDS` rounds, and no new round
-//! starts after `time_budget`.
+//! set` (fresh keys and values as long as ours, like our SETs) on the same Redis, in one run.
 //!
-//! Always on an embedded redis-server of our own: redis-benchmark writes `key:*` keys we must
-//! not leave in anybody's database.
+//! Our engine runs twice per round: waiting for replies the way redis-benchmark and client
+//! libraries do (sleeping in the kernel), and busy-polling for them (see `ReplyWait`). On this
+//! kind of machine (a VM) the client's wake-up is most of a loopback round trip, so the first
+//! is the like-for-like comparison and the second shows what the engine can do when that cost
+//! is taken away.
+//!
+//! What makes the numbers comparable:
+//! - every timed run starts from an empty database (`FLUSHALL SYNC` on our own server, outside
+//!   the timing): Redis's hash table then grows through the same resizes for every run, where
+//!   a run that followed a deletion otherwise depended on how far Redis had shrunk it again;
+//! - rounds rotate who goes first, so the machine's mood of the moment (which on a shared host
+//!   moves throughput by tens of percent from one tenth of a second to the next) weighs on all
+//!   alike, and the ratio is the median of the rounds' own ratios, with a 95 % confidence
+//!   interval for that median;
+//! - rounds go on while the time budget lasts (short runs, like K = 1000's, get many).
+//!
+//! Also what measuring costs: the engine with its instrumentation on and off, interleaved the
+//! same way. Bounded: at most `MAX_ROUNDS` rounds per comparison, and no new round after its
+//! share of `time_budget` (but at least `min_rounds`).
+//!
+//! Always on an embedded redis-server of our own: redis-benchmark writes `key:*` keys, and we
+//! empty the database before every run.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -15,159 +31,137 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use shared::{Mode, RunSpec};
 
-use crate::engine::{self, RunContext, keys};
+use crate::engine::{self, ReplyWait, RunContext, keys};
 use crate::recorder::Progress;
 use crate::target::RedisTarget;
 
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct VersusRow {
-    pub k: u32,
-    pub ours_ops_per_sec: f64,
-    pub theirs_ops_per_sec: f64,
-    /// The median of the rounds' ours/theirs ratios.
-    pub ratio: f64,
+/// Rounds per comparison at most, whatever the budget.
+pub const MAX_ROUNDS: usize = 101;
+/// No new round starts after this long in all (each comparison gets its share).
+pub const DEFAULT_TIME_BUDGET: Duration = Duration::from_secs(420);
+/// Commands per run when measuring the instrumentation at batch 1.
+const OVERHEAD_COUNT_AT_1: u64 = 20_000;
+/// How long the busy-polling engine polls before sleeping: longer than Redis takes to answer
+/// a batch of 1,000 here, so it never sleeps in this comparison.
+pub const BUSY_POLL: Duration = Duration::from_millis(2);
+/// Commands in each side's untimed warm-up run.
+const WARM_UP: u64 = 10_000;
+
+/// A median with its 95 % confidence interval (distribution-free: order statistics).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Median {
+    pub median: f64,
+    pub low: f64,
+    pub high: f64,
 }
 
-impl VersusRow {
-    /// Medians of each side; the ratio is the median of the rounds' own ratios (each round's
-    /// two runs ran back to back, so they share the machine's load of the moment, which moves
-    /// both by far more than the difference being measured).
-    fn from_rounds(k: u32, ours: Vec<f64>, theirs: Vec<f64>) -> VersusRow {
-        let ratios = ours.iter().zip(&theirs).map(|(a, b)| a / b).collect();
-        VersusRow {
-            k,
-            ours_ops_per_sec: median(ours),
-            theirs_ops_per_sec: median(theirs),
-            ratio: median(ratios),
+impl Median {
+    /// The median of `v` and the interval between the order statistics that cover it with
+    /// at least 95 % probability (all of `v` when there are too few for that: up to 5).
+    pub fn of(mut v: Vec<f64>) -> Median {
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        if n == 0 {
+            return Median {
+                median: f64::NAN,
+                low: f64::NAN,
+                high: f64::NAN,
+            };
+        }
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
+        // The largest j with P(Binomial(n, ½) < j) ≤ 2.5 %: then [x_j, x_(n+1-j)] (1-based)
+        // holds the true median with probability ≥ 95 %.
+        let mut pmf = 0.5f64.powi(n as i32);
+        let mut below = 0.0;
+        let mut j = 0;
+        for i in 0..n {
+            if below + pmf > 0.025 {
+                break;
+            }
+            below += pmf;
+            pmf *= (n - i) as f64 / (i + 1) as f64;
+            j = i + 1;
+        }
+        let j = j.max(1);
+        Median {
+            median,
+            low: v[j - 1],
+            high: v[n - j],
         }
     }
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
+pub struct VersusRow {
+    pub k: u32,
+    pub rounds: usize,
+    pub theirs_ops_per_sec: f64,
+    /// Our engine sleeping until replies arrive, as redis-benchmark does (and as the page's
+    /// runs do).
+    pub sleeping_ops_per_sec: f64,
+    /// Median of the rounds' ours (sleeping) / theirs.
+    pub sleeping_ratio: Median,
+    /// Our engine busy-polling for replies.
+    pub busy_poll_ops_per_sec: f64,
+    pub busy_poll_ratio: Median,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct Overhead {
     pub batch: u32,
+    /// Commands per run.
+    pub count: u64,
+    pub rounds: usize,
     pub instrumented_ops_per_sec: f64,
     pub bare_ops_per_sec: f64,
-    /// (bare − instrumented) / bare, in percent (median of the rounds').
-    pub overhead_percent: f64,
-    /// CPU time our process spent per command (user + system, ns), measured and bare. On a
-    /// busy machine wall-clock throughput swings by tens of percent from one run to the next;
-    /// the CPU the engine burns per command is what instrumentation adds to, and it swings far
-    /// less.
-    pub instrumented_cpu_ns_per_command: f64,
-    pub bare_cpu_ns_per_command: f64,
-    /// (measured − bare) / bare CPU per command, in percent (median of the rounds').
-    pub cpu_overhead_percent: f64,
+    /// (bare − instrumented) / bare throughput, in percent: the median of the rounds'.
+    pub overhead_percent: Median,
 }
 
-/// Rounds per side at most, whatever is asked.
-pub const MAX_ROUNDS: usize = 15;
-/// No new round starts after this long (the comparison still reports at least one).
-pub const DEFAULT_TIME_BUDGET: Duration = Duration::from_secs(180);
-
-/// Median of a few measurements.
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+/// One comparison of the run.
+#[derive(Debug, Clone, Copy)]
+enum Section {
+    /// Theirs, ours sleeping and ours busy-polling at depth K.
+    Versus(u32),
+    /// Ours busy-polling with and without instrumentation at this batch.
+    Overhead(u32),
 }
 
-async fn ours(
-    target: &RedisTarget,
-    run_id: u64,
-    count: u64,
-    batch: u32,
-    instrument: bool,
-) -> anyhow::Result<f64> {
-    Ok(ours_timed(target, run_id, count, batch, instrument)
-        .await?
-        .0)
+/// Who runs in a round.
+#[derive(Debug, Clone, Copy)]
+enum Contender {
+    Theirs,
+    Ours { wait: ReplyWait, instrument: bool },
 }
 
-/// This process's CPU time so far (user + system).
-fn cpu_time() -> std::time::Duration {
-    // SAFETY: getrusage fills the struct it is given.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-    let tv =
-        |t: libc::timeval| std::time::Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
-    tv(usage.ru_utime) + tv(usage.ru_stime)
-}
+const SLEEPING: Contender = Contender::Ours {
+    wait: ReplyWait::Sleep,
+    instrument: true,
+};
+const BUSY_POLLING: Contender = Contender::Ours {
+    wait: ReplyWait::BusyPoll(BUSY_POLL),
+    instrument: true,
+};
+/// The busy-polling engine measuring nothing. Instrumentation is measured against the
+/// busy-polling engine: its round trips are the shortest, so the same bookkeeping is the
+/// largest share of them (and its runs are the quickest, so more rounds fit).
+const BARE: Contender = Contender::Ours {
+    wait: ReplyWait::BusyPoll(BUSY_POLL),
+    instrument: false,
+};
 
-/// Our run's throughput and the CPU our process spent per command during it (the engine's
-/// thread; the rest of the process idles while it runs).
-async fn ours_timed(
-    target: &RedisTarget,
-    run_id: u64,
-    count: u64,
-    batch: u32,
-    instrument: bool,
-) -> anyhow::Result<(f64, f64)> {
-    let mode = if batch == 1 {
-        Mode::Sequential
-    } else {
-        Mode::pipelined(batch)
-    };
-    let spec = RunSpec::set(count, mode);
-    let ctx = RunContext {
-        instrument,
-        ..RunContext::new(
-            run_id,
-            Arc::new(Progress::default()),
-            Arc::new(AtomicBool::new(false)),
-        )
-    };
-    let cpu = cpu_time();
-    let outcome = engine::run(target, spec, ctx)
-        .await
-        .map_err(|f| anyhow::anyhow!("{}", f.error))?;
-    let cpu_ns = (cpu_time() - cpu).as_nanos() as f64 / count.max(1) as f64;
-    keys::remove_run_keys(target, run_id, outcome.written).await?;
-    Ok((outcome.summary.ops_per_sec, cpu_ns))
+/// One timed run's result.
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    ops_per_sec: f64,
 }
 
 /// Where redis-benchmark's keys go (it writes `<prefix>` + 12 digits).
 const THEIR_PREFIX: &str = "redis-benchmark:";
-
-/// redis-benchmark sending the SETs we send: the same command with keys and values as long as
-/// ours (Redis's own cost per SET grows with them: with its default 16-byte keys it did a
-/// third more SETs a second at K=1000 than with our 30-byte ones), a fresh key each (`-r` over
-/// a keyspace so large that almost none repeat; its default `-r N` overwrites a third of
-/// them, which costs Redis less than creating keys, as ours all do).
-async fn theirs(port: u16, count: u64, k: u32, shape: &Shape) -> anyhow::Result<f64> {
-    let out = tokio::process::Command::new("redis-benchmark")
-        .args([
-            "-h",
-            "127.0.0.1",
-            "-p",
-            &port.to_string(),
-            "-c",
-            "1",
-            "-P",
-            &k.to_string(),
-            "-n",
-            &count.to_string(),
-            "-r",
-            "2000000000",
-            "--csv",
-            "SET",
-            &shape.key,
-            &shape.value,
-        ])
-        .output()
-        .await
-        .context("running redis-benchmark (Debian: apt-get install redis-tools)")?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    // "SET redis-benchmark:…","123456.79",...
-    stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("\"SET")?.split("\",\"").nth(1)?.parse().ok())
-        .with_context(|| format!("unexpected redis-benchmark output: {stdout}"))
-}
 
 /// redis-benchmark's command arguments for SETs shaped like ours.
 struct Shape {
@@ -176,6 +170,11 @@ struct Shape {
 }
 
 impl Shape {
+    /// Keys and values as long as ours on average (Redis's own cost per SET grows with them:
+    /// with its default 16-byte keys it did a third more SETs a second at K = 1000 than with
+    /// our 30-byte ones), a fresh key each (`-r` over a keyspace so large that almost none
+    /// repeat; its default `-r N` overwrites a third of them, which costs Redis less than
+    /// creating keys, as ours all do).
     fn like_ours(run_id: u64, count: u64) -> Shape {
         let mean = |f: &dyn Fn(u64) -> usize| {
             let total: usize = (0..count).map(f).sum();
@@ -194,100 +193,243 @@ impl Shape {
     }
 }
 
-/// Removes redis-benchmark's keys from our own server, so every round starts alike.
-async fn clear_their_keys(target: &RedisTarget) -> anyhow::Result<()> {
-    let mut con = target.admin_connection().await?;
-    keys::unlink_matching(&mut con, &format!("{THEIR_PREFIX}*"), |_| true).await?;
-    Ok(())
+/// The comparison's state: our server, the run ids, redis-benchmark's command shape.
+struct Bench<'a> {
+    target: &'a RedisTarget,
+    port: u16,
+    admin: redis::aio::MultiplexedConnection,
+    count: u64,
+    shape: Shape,
+    run_id: u64,
+    min_rounds: usize,
 }
 
-/// Runs the comparison; `port` is our own redis-server's. Returns a row per K and the
-/// instrumentation overhead at K = 1 (where per-request bookkeeping weighs most) and at the
-/// largest K.
+impl Bench<'_> {
+    /// One timed run of `count` SETs at depth `k`, on an empty database.
+    async fn once(&mut self, who: Contender, k: u32, count: u64) -> anyhow::Result<Sample> {
+        redis::cmd("FLUSHALL")
+            .arg("SYNC")
+            .exec_async(&mut self.admin)
+            .await
+            .context("emptying our redis-server between runs")?;
+        match who {
+            Contender::Theirs => Ok(Sample {
+                ops_per_sec: self.theirs(count, k).await?,
+            }),
+            Contender::Ours { wait, instrument } => {
+                self.run_id += 1;
+                self.ours(count, k, wait, instrument).await
+            }
+        }
+    }
+
+    async fn ours(
+        &self,
+        count: u64,
+        k: u32,
+        reply_wait: ReplyWait,
+        instrument: bool,
+    ) -> anyhow::Result<Sample> {
+        let mode = if k == 1 {
+            Mode::Sequential
+        } else {
+            Mode::pipelined(k)
+        };
+        let ctx = RunContext {
+            instrument,
+            reply_wait,
+            ..RunContext::new(
+                self.run_id,
+                Arc::new(Progress::default()),
+                Arc::new(AtomicBool::new(false)),
+            )
+        };
+        let outcome = engine::run(self.target, RunSpec::set(count, mode), ctx)
+            .await
+            .map_err(|f| anyhow::anyhow!("{}", f.error))?;
+        Ok(Sample {
+            ops_per_sec: outcome.summary.ops_per_sec,
+        })
+    }
+
+    async fn theirs(&self, count: u64, k: u32) -> anyhow::Result<f64> {
+        let out = tokio::process::Command::new("redis-benchmark")
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-c",
+                "1",
+                "-P",
+                &k.to_string(),
+                "-n",
+                &count.to_string(),
+                "-r",
+                "2000000000",
+                "--csv",
+                "SET",
+                &self.shape.key,
+                &self.shape.value,
+            ])
+            .output()
+            .await
+            .context("running redis-benchmark (Debian: apt-get install redis-tools)")?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        // "SET redis-benchmark:…","123456.79",...
+        stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("\"SET")?.split("\",\"").nth(1)?.parse().ok())
+            .with_context(|| format!("unexpected redis-benchmark output: {stdout}"))
+    }
+
+    /// After an untimed warm-up of each, rounds of one run per contender at depth `k`, the
+    /// order rotating by one each round, until `deadline` (at least `min_rounds`). Returns
+    /// each contender's samples, round by round.
+    async fn rounds(
+        &mut self,
+        who: &[Contender],
+        k: u32,
+        deadline: Instant,
+    ) -> anyhow::Result<Vec<Vec<Sample>>> {
+        for &c in who {
+            self.once(c, k, self.count.min(WARM_UP)).await?;
+        }
+        let mut samples = vec![Vec::new(); who.len()];
+        for round in 0..MAX_ROUNDS {
+            if round >= self.min_rounds && Instant::now() >= deadline {
+                break;
+            }
+            for j in 0..who.len() {
+                let i = (round + j) % who.len();
+                let sample = self.once(who[i], k, self.count).await?;
+                samples[i].push(sample);
+            }
+        }
+        tracing::debug!(k, ?who, ?samples, "rounds");
+        Ok(samples)
+    }
+}
+
+/// Per round, `f(a, b)`: each round's samples ran back to back and share the machine's load.
+fn per_round(a: &[Sample], b: &[Sample], f: impl Fn(&Sample, &Sample) -> f64) -> Median {
+    Median::of(a.iter().zip(b).map(|(a, b)| f(a, b)).collect())
+}
+
+fn median_of(v: &[Sample], f: impl Fn(&Sample) -> f64) -> f64 {
+    Median::of(v.iter().map(f).collect()).median
+}
+
+/// Runs the comparison; `port` is our own redis-server's (emptied before every run). Returns
+/// a row per K and the instrumentation overhead at K = 1 (where per-request bookkeeping weighs
+/// most) and at the largest K.
 pub async fn compare(
     target: &RedisTarget,
     port: u16,
     count: u64,
     ks: &[u32],
-    rounds: usize,
+    min_rounds: usize,
     time_budget: Duration,
 ) -> anyhow::Result<(Vec<VersusRow>, Vec<Overhead>)> {
-    let rounds = rounds.clamp(1, MAX_ROUNDS);
     let began = Instant::now();
-    // Each K and the overhead get an equal share of the budget.
-    let share = time_budget / (ks.len() as u32 + 2);
-    let mut run_id = crate::hub::first_run_id();
-    let shape = Shape::like_ours(run_id, count);
-    let mut next_id = || {
-        run_id += 1;
-        run_id
+    let run_id = crate::hub::first_run_id();
+    let mut bench = Bench {
+        target,
+        port,
+        admin: target.admin_connection().await?,
+        count,
+        shape: Shape::like_ours(run_id, count),
+        run_id,
+        min_rounds: min_rounds.clamp(1, MAX_ROUNDS),
     };
-    let mut rows = Vec::new();
-    for &k in ks {
-        let started = Instant::now();
-        // Warm-up, not measured: first connections, page cache, Redis's dict growing.
-        ours(target, next_id(), count, k, true).await?;
-        theirs(port, count, k, &shape).await?;
-        clear_their_keys(target).await?;
-        let (mut a, mut b) = (Vec::new(), Vec::new());
-        for round in 0..rounds {
-            if round > 0 && started.elapsed() > share {
-                break;
-            }
-            // A B, then B A: neither side always goes first.
-            if round % 2 == 0 {
-                a.push(ours(target, next_id(), count, k, true).await?);
-                b.push(theirs(port, count, k, &shape).await?);
-            } else {
-                b.push(theirs(port, count, k, &shape).await?);
-                a.push(ours(target, next_id(), count, k, true).await?);
-            }
-            clear_their_keys(target).await?;
-        }
-        tracing::debug!(k, ?a, ?b, "versus rounds");
-        rows.push(VersusRow::from_rounds(k, a, b));
-    }
-    let mut overheads = Vec::new();
+    // Each comparison may run until its share of the budget is used up, counted from the
+    // start, so time one leaves unused goes to those after it. The quick ones (large K, whose
+    // runs take a tenth of a second) go first and reach `MAX_ROUNDS` early; K = 1, whose runs
+    // take seconds, goes late and gets what they left. Comparisons with redis-benchmark (three
+    // runs a round) get twice the share of the overheads (two), and K = 1 (rounds of about
+    // 20 s here) three times.
     let largest = ks.iter().copied().max().unwrap_or(1000);
-    for batch in [1, largest] {
-        let started = Instant::now();
-        ours(target, next_id(), count, batch, true).await?;
-        ours(target, next_id(), count, batch, false).await?;
-        let (mut on, mut off) = (Vec::new(), Vec::new());
-        // Twice the rounds: the difference is a few percent, the noise about as much.
-        for round in 0..(2 * rounds).clamp(5, MAX_ROUNDS) {
-            if round >= 3 && started.elapsed() > share {
-                break;
+    let mut order: Vec<Section> = vec![Section::Overhead(largest)];
+    let mut by_depth = ks.to_vec();
+    by_depth.sort_unstable_by(|a, b| b.cmp(a));
+    order.extend(by_depth.into_iter().map(Section::Versus));
+    order.push(Section::Overhead(1));
+    let weight = |s: &Section| match s {
+        Section::Versus(1) => 3,
+        Section::Versus(_) => 2,
+        Section::Overhead(_) => 1,
+    };
+    let total: u32 = order.iter().map(weight).sum();
+    let deadlines: Vec<Instant> = order
+        .iter()
+        .scan(0, |used, s| {
+            *used += weight(s);
+            Some(began + time_budget * *used / total)
+        })
+        .collect();
+    let deadline = |i: usize| deadlines[i];
+
+    let full_count = count;
+    let mut rows = Vec::new();
+    let mut overheads = Vec::new();
+    for (i, &section) in order.iter().enumerate() {
+        match section {
+            Section::Versus(k) => {
+                let who = [Contender::Theirs, SLEEPING, BUSY_POLLING];
+                let s = bench.rounds(&who, k, deadline(i)).await?;
+                let (theirs, sleeping, busy) = (&s[0], &s[1], &s[2]);
+                let ratio = |a: &Sample, b: &Sample| a.ops_per_sec / b.ops_per_sec;
+                rows.push(VersusRow {
+                    k,
+                    rounds: theirs.len(),
+                    theirs_ops_per_sec: median_of(theirs, |s| s.ops_per_sec),
+                    sleeping_ops_per_sec: median_of(sleeping, |s| s.ops_per_sec),
+                    sleeping_ratio: per_round(sleeping, theirs, ratio),
+                    busy_poll_ops_per_sec: median_of(busy, |s| s.ops_per_sec),
+                    busy_poll_ratio: per_round(busy, theirs, ratio),
+                });
             }
-            if round % 2 == 0 {
-                on.push(ours_timed(target, next_id(), count, batch, true).await?);
-                off.push(ours_timed(target, next_id(), count, batch, false).await?);
-            } else {
-                off.push(ours_timed(target, next_id(), count, batch, false).await?);
-                on.push(ours_timed(target, next_id(), count, batch, true).await?);
+            Section::Overhead(batch) => {
+                // Ours against ours: no need for redis-benchmark's N. At batch 1 shorter runs
+                // give more rounds, and rounds are what a difference of a percent needs.
+                let count = if batch == 1 {
+                    count.min(OVERHEAD_COUNT_AT_1)
+                } else {
+                    count
+                };
+                bench.count = count;
+                let s = bench
+                    .rounds(&[BUSY_POLLING, BARE], batch, deadline(i))
+                    .await?;
+                bench.count = full_count;
+                let (on, off) = (&s[0], &s[1]);
+                overheads.push(Overhead {
+                    batch,
+                    count,
+                    rounds: on.len(),
+                    instrumented_ops_per_sec: median_of(on, |s| s.ops_per_sec),
+                    bare_ops_per_sec: median_of(off, |s| s.ops_per_sec),
+                    overhead_percent: per_round(on, off, |a, b| {
+                        (b.ops_per_sec - a.ops_per_sec) / b.ops_per_sec * 100.0
+                    }),
+                });
             }
         }
-        tracing::debug!(batch, ?on, ?off, "overhead rounds");
-        // Per round, as for the ratios: (bare − measured) / bare, and the CPU's (m − b) / b.
-        let pairs = || on.iter().zip(&off);
-        let costs = pairs().map(|(a, b)| (b.0 - a.0) / b.0 * 100.0).collect();
-        let cpu_costs = pairs().map(|(a, b)| (a.1 - b.1) / b.1 * 100.0).collect();
-        overheads.push(Overhead {
-            batch,
-            instrumented_ops_per_sec: median(on.iter().map(|r| r.0).collect()),
-            bare_ops_per_sec: median(off.iter().map(|r| r.0).collect()),
-            overhead_percent: median(costs),
-            instrumented_cpu_ns_per_command: median(on.iter().map(|r| r.1).collect()),
-            bare_cpu_ns_per_command: median(off.iter().map(|r| r.1).collect()),
-            cpu_overhead_percent: median(cpu_costs),
-        });
     }
+    rows.sort_by_key(|r| r.k);
+    overheads.sort_by_key(|o| o.batch);
+    redis::cmd("FLUSHALL")
+        .arg("SYNC")
+        .exec_async(&mut bench.admin)
+        .await?;
     tracing::info!(elapsed = ?began.elapsed(), "comparison done");
     Ok((rows, overheads))
 }
 
 #[cfg(test)]
 mod tests {
+    use super::Median;
+
     #[test]
     fn their_sets_are_shaped_like_ours() {
         let run_id = 1_764_701_234_567;
@@ -299,15 +441,27 @@ mod tests {
     }
 
     #[test]
-    fn the_ratio_is_the_median_of_the_rounds_ratios() {
-        let row = super::VersusRow::from_rounds(1, vec![10.0, 30.0, 20.0], vec![10.0, 20.0, 40.0]);
-        assert_eq!(row.ratio, 1.0);
-        assert_eq!((row.ours_ops_per_sec, row.theirs_ops_per_sec), (20.0, 20.0));
+    fn median_of_odd_and_even() {
+        assert_eq!(Median::of(vec![3.0, 1.0, 2.0]).median, 2.0);
+        assert_eq!(Median::of(vec![4.0, 1.0, 2.0, 3.0]).median, 2.5);
     }
 
     #[test]
-    fn median_of_odd_and_even() {
-        assert_eq!(super::median(vec![3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(super::median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
+    fn few_samples_give_their_whole_range() {
+        let m = Median::of(vec![5.0, 1.0, 3.0, 2.0, 4.0]);
+        assert_eq!((m.low, m.median, m.high), (1.0, 3.0, 5.0));
+    }
+
+    #[test]
+    fn the_interval_narrows_to_order_statistics_as_samples_grow() {
+        // n = 6: P(X ≤ 0) = 1/64 ≤ 2.5 % < P(X ≤ 1) = 7/64, so x_1 … x_6, and for n = 9:
+        // P(X ≤ 1) = 10/512 ≤ 2.5 %, so x_2 … x_8.
+        let six = Median::of((1..=6).map(f64::from).collect());
+        assert_eq!((six.low, six.high), (1.0, 6.0));
+        let nine = Median::of((1..=9).map(f64::from).collect());
+        assert_eq!((nine.low, nine.median, nine.high), (2.0, 5.0, 8.0));
+        // n = 51: the textbook ranks are 19 and 33.
+        let many = Median::of((1..=51).map(f64::from).collect());
+        assert_eq!((many.low, many.median, many.high), (19.0, 26.0, 33.0));
     }
 }

@@ -357,3 +357,178 @@ async fn a_stalled_redis_times_the_run_out_instead_of_hanging() {
         .unwrap();
     assert!(support::pipescope_keys(&target).await.is_empty());
 }
+
+fn busy_polling(run_id: u64, budget: Duration) -> RunContext {
+    RunContext {
+        reply_wait: engine::ReplyWait::BusyPoll(budget),
+        ..RunContext::new(run_id, Default::default(), Default::default())
+    }
+}
+
+/// Busy-polling changes how the engine waits, not what it sends or reads: with a budget long
+/// enough that it never sleeps and with one so short that it nearly always does.
+#[tokio::test]
+async fn busy_polling_for_replies_sends_and_reads_exactly_the_same() {
+    let (_redis, target) = support::redis();
+    let mut expected_sets = 0;
+    for (run_id, budget, mode, n) in [
+        (21, Duration::from_millis(5), Mode::Sequential, 2_001),
+        (22, Duration::from_millis(5), Mode::pipelined(100), 10_007),
+        (23, Duration::from_nanos(1), Mode::Sequential, 2_001),
+        (24, Duration::from_nanos(1), Mode::pipelined(1000), 10_007),
+    ] {
+        let outcome = engine::run(&target, spec(n, mode), busy_polling(run_id, budget))
+            .await
+            .unwrap();
+        expected_sets += n;
+        assert_eq!(outcome.summary.done, n);
+        assert_eq!(outcome.summary.round_trips, n.div_ceil(mode.batch() as u64));
+        assert_eq!(support::command_calls(&target).await["set"], expected_sets);
+        let last: String = redis::cmd("GET")
+            .arg(format!("pipescope:{run_id}:k{}", n - 1))
+            .query_async(&mut support::admin(&target).await)
+            .await
+            .unwrap();
+        assert_eq!(last, format!("v{}", n - 1));
+        assert_eq!(
+            keys::remove_run_keys(&target, run_id, outcome.written)
+                .await
+                .unwrap(),
+            n
+        );
+    }
+    assert_eq!(support::dbsize(&target).await, 0);
+}
+
+#[tokio::test]
+async fn redis_dying_while_the_engine_busy_polls_fails_the_run_promptly() {
+    let (mut redis, target) = support::redis();
+    let progress = std::sync::Arc::new(Progress::default());
+    let task = {
+        let (target, progress) = (target.clone(), progress.clone());
+        tokio::spawn(async move {
+            let ctx = RunContext {
+                progress,
+                ..busy_polling(25, Duration::from_millis(50))
+            };
+            engine::run(&target, spec(5_000_000, Mode::Sequential), ctx).await
+        })
+    };
+    while progress.read().0 < 100 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    redis.stop();
+    let failure = tokio::time::timeout(Duration::from_secs(5), task)
+        .await
+        .expect("the engine must not hang")
+        .unwrap()
+        .unwrap_err();
+    assert!(
+        matches!(failure.error, EngineError::Closed(_) | EngineError::Io(_)),
+        "{:?}",
+        failure.error
+    );
+    assert!(failure.partial.done >= 100);
+}
+
+/// Marks where each run of `busy_poll_strace_child` begins and ends in the trace.
+const MARK: &str = "pipescope-trace-mark";
+
+/// The other half of `busy_polling_waits_without_sleeping_in_the_kernel`: run by it under
+/// strace, against a Redis it started (so Redis's own syscalls are not traced).
+#[tokio::test]
+#[ignore = "run under strace by busy_polling_waits_without_sleeping_in_the_kernel"]
+async fn busy_poll_strace_child() {
+    let Some(url) = std::env::var_os("PIPESCOPE_STRACE_REDIS") else {
+        return;
+    };
+    let target = RedisTarget::parse(url.to_str().unwrap()).unwrap();
+    let mark = std::env::temp_dir().join(format!("{MARK}-{}", std::process::id()));
+    for (run_id, ctx) in [
+        (
+            31,
+            RunContext::new(31, Default::default(), Default::default()),
+        ),
+        (32, busy_polling(32, Duration::from_millis(200))),
+    ] {
+        std::fs::write(&mark, format!("{MARK} begin {run_id}")).unwrap();
+        let o = engine::run(&target, spec(300, Mode::Sequential), ctx)
+            .await
+            .unwrap();
+        std::fs::write(&mark, format!("{MARK} end {run_id}")).unwrap();
+        keys::remove_run_keys(&target, run_id, o.written)
+            .await
+            .unwrap();
+    }
+    let _ = std::fs::remove_file(&mark);
+}
+
+/// What busy-polling is for, seen by the kernel: 300 sequential SETs sleeping for replies make
+/// an `epoll_wait` per round trip; busy-polling makes (almost) none and tries the socket
+/// instead. Skipped where strace is not installed or may not trace.
+#[test]
+fn busy_polling_waits_without_sleeping_in_the_kernel() {
+    if std::process::Command::new("strace")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        eprintln!("strace is not installed: skipped");
+        return;
+    }
+    let (redis, _target) = support::redis();
+    let trace = std::env::temp_dir().join(format!("pipescope-poll-{}.txt", std::process::id()));
+    let out = std::process::Command::new("strace")
+        .args([
+            "-f",
+            "-qq",
+            "-s",
+            "40",
+            "-e",
+            "trace=epoll_wait,recvfrom,write",
+            "-o",
+        ])
+        .arg(&trace)
+        .arg(std::env::current_exe().unwrap())
+        .args([
+            "busy_poll_strace_child",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env("PIPESCOPE_STRACE_REDIS", redis.url())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && stderr.contains("ptrace") {
+        eprintln!("strace may not trace here: skipped ({stderr})");
+        return;
+    }
+    assert!(out.status.success(), "{stderr}");
+    let syscalls = std::fs::read_to_string(&trace).unwrap();
+    let _ = std::fs::remove_file(&trace);
+    // (epoll_wait calls, recvfrom calls) between a run's marks.
+    let count = |run_id: u64| {
+        let lines: Vec<&str> = syscalls
+            .lines()
+            .skip_while(|l| !l.contains(&format!("{MARK} begin {run_id}")))
+            .take_while(|l| !l.contains(&format!("{MARK} end {run_id}")))
+            .collect();
+        assert!(!lines.is_empty(), "run {run_id} is not in the trace");
+        let calls = |name: &str| lines.iter().filter(|l| l.contains(name)).count();
+        (calls("epoll_wait("), calls("recvfrom("))
+    };
+    let (sleeping_waits, _) = count(31);
+    let (polling_waits, polling_reads) = count(32);
+    eprintln!(
+        "sleeping: {sleeping_waits} epoll_waits; busy-polling: {polling_waits} epoll_waits, {polling_reads} recvfroms"
+    );
+    assert!(
+        sleeping_waits >= 300,
+        "sleeping: {sleeping_waits} epoll_waits for 300 round trips"
+    );
+    assert!(
+        polling_waits < 30 && polling_reads > 300,
+        "busy-polling: {polling_waits} epoll_waits, {polling_reads} recvfroms for 300 round trips"
+    );
+}

@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use shared::{Command, Mode, RunSpec, RunSummary, Timeline};
 
 use encode::Encoder;
+pub use wire::ReplyWait;
 use wire::{Replies, Sent, Tally, Writer};
 
 use crate::recorder::Progress;
@@ -77,6 +78,8 @@ pub struct RunContext {
     pub instrument: bool,
     /// Where the first requests' timings go as they happen, for live streaming.
     pub span_outbox: Option<crate::spans::Outbox>,
+    /// Sleep until replies arrive, or busy-poll for them first.
+    pub reply_wait: ReplyWait,
 }
 
 impl RunContext {
@@ -89,6 +92,7 @@ impl RunContext {
             record_spans: true,
             instrument: true,
             span_outbox: None,
+            reply_wait: ReplyWait::Sleep,
         }
     }
 }
@@ -221,7 +225,7 @@ async fn measure(
     // Borrowed halves: no lock between the writer and the reader of one socket.
     let (r, w) = stream.split();
     let mut writer = Writer::new(w, ctx.response_timeout, sent);
-    let mut replies = Replies::new(r, ctx.response_timeout);
+    let mut replies = Replies::new(r, ctx.response_timeout, ctx.reply_wait);
     let (w, r) = (&mut writer, &mut replies);
     match spec.mode {
         Mode::Sequential | Mode::Pipelined { .. } => {
