@@ -459,10 +459,9 @@ async fn a_page_from_another_origin_is_refused() {
         connect_with(&server.ws_url(), Some(&same)).await.is_ok(),
         "same origin is fine"
     );
-    let err = connect_with(&server.ws_url(), Some("http://evil.example"))
-        .await
-        .err()
-        .expect("refused");
+    let Err(err) = connect_with(&server.ws_url(), Some("http://evil.example")).await else {
+        panic!("a foreign Origin must be refused");
+    };
     assert!(err.to_string().contains("403"), "{err}");
 }
 
@@ -556,10 +555,10 @@ async fn redis_dying_mid_run_fails_the_run_and_the_next_run_works_once_it_is_bac
     let long = RunSpec::set(5_000_000, Mode::Sequential);
     send(&mut ws, &ClientMsg::Start { runs: vec![long] }).await;
     loop {
-        if let ServerMsg::Progress { done, .. } = next(&mut ws).await {
-            if done > 100 {
-                break;
-            }
+        if let ServerMsg::Progress { done, .. } = next(&mut ws).await
+            && done > 100
+        {
+            break;
         }
     }
     redis.stop();
