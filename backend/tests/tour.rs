@@ -408,12 +408,45 @@ async fn the_whole_tour_walks_with_the_keyboard_on_real_runs() {
     let shot = browser.screenshot("tour-handout").await;
     eprintln!("screenshot: {}", shot.display());
 
-    // Back goes back.
+    // Back goes back, and a revisited step's stage shows that step's own runs again.
     press(c, LEFT).await;
     until(c, "step 7 again", 10, |s| {
         s["step"] == 7 && s["state"] == "done"
     })
     .await;
+    for _ in 0..3 {
+        press(c, LEFT).await;
+    }
+    let state = until(c, "step 4 again", 10, |s| {
+        s["step"] == 4 && s["state"] == "done"
+    })
+    .await;
+    let ids: Vec<String> = state["ids"]["4"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|id| id.to_string())
+        .collect();
+    assert_eq!(ids.len(), 2, "{state}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let shown = c
+            .execute(
+                "return [...document.querySelectorAll('#results tr[data-run]')].map(e => e.dataset.run)",
+                vec![],
+            )
+            .await
+            .unwrap();
+        let shown: Vec<String> = serde_json::from_value(shown).unwrap();
+        if shown == ids {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "step 4's stage shows runs {shown:?}, not its own {ids:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     drop(browser);
     server.shutdown().await.unwrap();
 }

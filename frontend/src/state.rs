@@ -258,6 +258,15 @@ impl Session {
         }
     }
 
+    /// Puts runs this page saw finish back on the stage as the current, finished plan (a tour
+    /// step revisited). The next plan to start replaces them as usual.
+    pub fn show_again(&mut self, runs: Vec<RunView>) {
+        self.runs = runs;
+        self.started_here = true;
+        self.plan_ended = true;
+        self.awaiting_start = false;
+    }
+
     /// The websocket closed: nothing this page sent can still be answered.
     pub fn connection_lost(&mut self) {
         self.awaiting_start = false;

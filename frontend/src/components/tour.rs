@@ -19,7 +19,7 @@ use crate::connection::Connection;
 use crate::format;
 use crate::look::{Look, Theme};
 use crate::playback::Playback;
-use crate::state::Outcome;
+use crate::state::{Outcome, RunView};
 use crate::tour::{self, Piece, STEPS, StepResult};
 use crate::url_state::UrlState;
 
@@ -62,6 +62,9 @@ pub struct Tour {
     pub results: RwSignal<Vec<StepResult>>,
     pending: RwSignal<Option<Pending>>,
     failed: RwSignal<Option<usize>>,
+    /// Each measured step's runs as the stage drew them, to put back when the step is
+    /// revisited (the session itself holds only the latest plan).
+    stages: StoredValue<Vec<(usize, Vec<RunView>)>>,
     /// The count field (for steps whose count may change).
     pub count_text: RwSignal<String>,
     /// `?count=`: every adjustable step's default.
@@ -83,6 +86,7 @@ impl Tour {
             results: RwSignal::new(Vec::new()),
             pending: RwSignal::new(None),
             failed: RwSignal::new(None),
+            stages: StoredValue::new(Vec::new()),
             count_text: RwSignal::new(String::new()),
             url_count,
             url_delay,
@@ -107,6 +111,24 @@ impl Tour {
                     "",
                     Some(&format!("{path}{search}")),
                 );
+            }
+        });
+        // A measured step revisited shows its own runs again, not the latest step's.
+        Effect::new(move |_| {
+            let page = tour.page.get();
+            if tour.conn.busy.get_untracked() {
+                return;
+            }
+            let Some(runs) = tour.stages.with_value(|all| {
+                all.iter()
+                    .find(|(step, _)| *step == page)
+                    .map(|(_, runs)| runs.clone())
+            }) else {
+                return;
+            };
+            let ids: Vec<u64> = runs.iter().map(|r| r.run).collect();
+            if tour.conn.run_ids.get_untracked() != ids {
+                tour.conn.session.update(|s| s.show_again(runs));
             }
         });
         tour.watch_runs();
@@ -232,6 +254,18 @@ impl Tour {
             self.pending.set(None);
             match outcome {
                 Some(summaries) => {
+                    let ids: Vec<u64> = summaries.iter().map(|(id, _)| *id).collect();
+                    let views = self.conn.session.with_untracked(|s| {
+                        s.runs
+                            .iter()
+                            .filter(|r| ids.contains(&r.run))
+                            .cloned()
+                            .collect()
+                    });
+                    self.stages.update_value(|all| {
+                        all.retain(|(step, _)| *step != p.step);
+                        all.push((p.step, views));
+                    });
                     let result = StepResult {
                         step: p.step,
                         runs: STEPS[p.step]
@@ -240,7 +274,7 @@ impl Tour {
                             .zip(&summaries)
                             .map(|(def, (_, s))| (def.role.to_string(), s.clone()))
                             .collect(),
-                        ids: summaries.iter().map(|(id, _)| *id).collect(),
+                        ids,
                     };
                     self.results.update(|all| {
                         all.retain(|r| r.step != p.step);
@@ -271,11 +305,17 @@ impl Tour {
                     })
                     .collect()
             });
+            let ids: serde_json::Map<String, serde_json::Value> = self.results.with(|all| {
+                all.iter()
+                    .map(|r| ((r.step + 1).to_string(), serde_json::json!(r.ids)))
+                    .collect()
+            });
             let value = serde_json::json!({
                 "page": if page < STEPS.len() { "step" } else { "handout" },
                 "step": page + 1,
                 "state": state.as_str(),
                 "steps": steps,
+                "ids": ids,
             });
             if let Ok(obj) = js_sys::JSON::parse(&value.to_string()) {
                 let _ = js_sys::Reflect::set(&window(), &"__pipescope_tour".into(), &obj);
