@@ -30,6 +30,8 @@ pub struct JsonRun {
     pub wire_commands: u64,
     pub command: &'static str,
     pub label: String,
+    /// How the engine waited for replies (sleeping, or busy-polling).
+    pub wait: shared::Wait,
     /// Wall time divided by commands: what one command cost in this mode.
     pub per_command_us: f64,
     #[serde(flatten)]
@@ -53,6 +55,7 @@ impl From<&RunSummary> for JsonRun {
             wire_commands: s.wire_commands,
             command: s.spec.command.name(),
             label: s.spec.mode.label(),
+            wait: s.spec.wait,
             per_command_us: s.wall_us as f64 / s.done.max(1) as f64,
             latency: s.latency,
             split: s.split,
@@ -80,8 +83,6 @@ pub struct BenchOptions {
     /// Don't measure at all (no histogram, timings or progress; wall time and throughput
     /// only): the other side of measuring what measuring costs.
     pub no_instrument: bool,
-    /// How the engine waits for replies.
-    pub reply_wait: engine::ReplyWait,
 }
 
 /// Runs `specs` in order against `target`, each over the network its spec names (through a
@@ -96,7 +97,6 @@ pub async fn run(
         format,
         no_spans,
         no_instrument,
-        reply_wait,
     } = options;
     print_header(format);
     let record_spans = !no_spans;
@@ -134,7 +134,6 @@ pub async fn run(
         let ctx = RunContext {
             record_spans,
             instrument: !no_instrument,
-            reply_wait,
             ..RunContext::new(run_id, progress.clone(), Arc::new(AtomicBool::new(false)))
         };
         let mut outcome = engine::run(&route.target, spec, ctx).await;
@@ -225,7 +224,7 @@ fn print_row(format: Format, s: &RunSummary, baseline: Option<&RunSummary>) {
         Format::Csv => println!("{}", cells.join(",")),
         Format::Markdown => println!("| {} |", cells.join(" | ")),
         Format::Table => println!(
-            "{:<44} {:>10} cmds {:>10.1} ms {:>12.0} ops/s  p50 {:>8.1} µs  p99 {:>8.1} µs  max {:>9.1} µs  {} round trips  {} writes{}{}",
+            "{:<44} {:>10} cmds {:>10.1} ms {:>12.0} ops/s  p50 {:>8.1} µs  p99 {:>8.1} µs  max {:>9.1} µs  {} round trips  {} writes{}{}{}",
             s.spec.mode.label(),
             s.done,
             s.wall_ms(),
@@ -237,6 +236,11 @@ fn print_row(format: Format, s: &RunSummary, baseline: Option<&RunSummary>) {
             s.writes,
             baseline
                 .map(|_| format!("  {speedup:.1}× the first run"))
+                .unwrap_or_default(),
+            s.spec
+                .wait
+                .label()
+                .map(|w| format!("  ({w})"))
                 .unwrap_or_default(),
             s.split
                 .map(|p| format!(

@@ -9,7 +9,7 @@ use pipescope::bench::{BenchOptions, Format};
 use pipescope::hub::Hub;
 use pipescope::local_redis::LocalRedis;
 use pipescope::target::RedisTarget;
-use shared::{Command, Flush, Mode, Network, RunSpec};
+use shared::{Command, Flush, Mode, Network, RunSpec, Wait};
 use tokio::net::TcpListener;
 
 #[derive(Parser)]
@@ -136,7 +136,7 @@ struct BenchArgs {
     /// Busy-poll for replies for up to this many µs before sleeping (default: sleep, as client
     /// libraries do). Takes the client's own wake-up out of every round trip, for a CPU.
     #[arg(long, value_name = "US")]
-    busy_poll_us: Option<u64>,
+    busy_poll_us: Option<u32>,
     #[command(flatten)]
     network: NetworkArgs,
 }
@@ -315,6 +315,10 @@ async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
         .map(|mode| RunSpec {
             command: args.command,
             value_bytes: args.value_bytes,
+            wait: match args.busy_poll_us {
+                Some(us) => Wait::BusyPoll { us },
+                None => Wait::Sleep,
+            },
             ..RunSpec::set(args.count, mode).with_network(network)
         })
         .collect();
@@ -322,17 +326,9 @@ async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
         format: if args.json { Format::Json } else { args.format },
         no_spans: args.no_spans,
         no_instrument: args.no_instrument,
-        reply_wait: reply_wait(args.busy_poll_us),
     };
     pipescope::bench::run(&target, specs, options).await?;
     Ok(())
-}
-
-fn reply_wait(busy_poll_us: Option<u64>) -> pipescope::engine::ReplyWait {
-    match busy_poll_us {
-        Some(us) => pipescope::engine::ReplyWait::BusyPoll(std::time::Duration::from_micros(us)),
-        None => pipescope::engine::ReplyWait::Sleep,
-    }
 }
 
 async fn versus(args: BenchArgs) -> anyhow::Result<()> {

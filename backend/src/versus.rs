@@ -2,7 +2,7 @@
 //! set` (fresh keys and values as long as ours, like our SETs) on the same Redis, in one run.
 //!
 //! Our engine runs twice per round: waiting for replies the way redis-benchmark and client
-//! libraries do (sleeping in the kernel), and busy-polling for them (see `ReplyWait`). On this
+//! libraries do (sleeping in the kernel), and busy-polling for them (see `shared::Wait`). On this
 //! kind of machine (a VM) the client's wake-up is most of a loopback round trip, so the first
 //! is the like-for-like comparison and the second shows what the engine can do when that cost
 //! is taken away.
@@ -29,9 +29,9 @@ use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use shared::{Mode, RunSpec};
+use shared::{Mode, RunSpec, Wait};
 
-use crate::engine::{self, ReplyWait, RunContext, keys};
+use crate::engine::{self, RunContext, keys};
 use crate::recorder::Progress;
 use crate::target::RedisTarget;
 
@@ -41,9 +41,11 @@ pub const MAX_ROUNDS: usize = 101;
 pub const DEFAULT_TIME_BUDGET: Duration = Duration::from_secs(420);
 /// Commands per run when measuring the instrumentation at batch 1.
 const OVERHEAD_COUNT_AT_1: u64 = 20_000;
-/// How long the busy-polling engine polls before sleeping: longer than Redis takes to answer
-/// a batch of 1,000 here, so it never sleeps in this comparison.
-pub const BUSY_POLL: Duration = Duration::from_millis(2);
+/// How the busy-polling engine waits: it polls for longer than Redis takes to answer a batch
+/// of 1,000 here, so it never sleeps in this comparison.
+const BUSY_POLL: Wait = Wait::BusyPoll {
+    us: Wait::DEFAULT_BUSY_POLL_US,
+};
 /// Commands in each side's untimed warm-up run.
 const WARM_UP: u64 = 10_000;
 
@@ -135,22 +137,22 @@ enum Section {
 #[derive(Debug, Clone, Copy)]
 enum Contender {
     Theirs,
-    Ours { wait: ReplyWait, instrument: bool },
+    Ours { wait: Wait, instrument: bool },
 }
 
 const SLEEPING: Contender = Contender::Ours {
-    wait: ReplyWait::Sleep,
+    wait: Wait::Sleep,
     instrument: true,
 };
 const BUSY_POLLING: Contender = Contender::Ours {
-    wait: ReplyWait::BusyPoll(BUSY_POLL),
+    wait: BUSY_POLL,
     instrument: true,
 };
 /// The busy-polling engine measuring nothing. Instrumentation is measured against the
 /// busy-polling engine: its round trips are the shortest, so the same bookkeeping is the
 /// largest share of them (and its runs are the quickest, so more rounds fit).
 const BARE: Contender = Contender::Ours {
-    wait: ReplyWait::BusyPoll(BUSY_POLL),
+    wait: BUSY_POLL,
     instrument: false,
 };
 
@@ -227,7 +229,7 @@ impl Bench<'_> {
         &self,
         count: u64,
         k: u32,
-        reply_wait: ReplyWait,
+        wait: Wait,
         instrument: bool,
     ) -> anyhow::Result<Sample> {
         let mode = if k == 1 {
@@ -237,14 +239,17 @@ impl Bench<'_> {
         };
         let ctx = RunContext {
             instrument,
-            reply_wait,
             ..RunContext::new(
                 self.run_id,
                 Arc::new(Progress::default()),
                 Arc::new(AtomicBool::new(false)),
             )
         };
-        let outcome = engine::run(self.target, RunSpec::set(count, mode), ctx)
+        let spec = RunSpec {
+            wait,
+            ..RunSpec::set(count, mode)
+        };
+        let outcome = engine::run(self.target, spec, ctx)
             .await
             .map_err(|f| anyhow::anyhow!("{}", f.error))?;
         Ok(Sample {

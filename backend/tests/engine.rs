@@ -10,7 +10,7 @@ use pipescope::engine::{self, EngineError, RunContext, RunFailure, RunOutcome, k
 use pipescope::local_redis::LocalRedis;
 use pipescope::recorder::Progress;
 use pipescope::target::RedisTarget;
-use shared::{Mode, RunSpec};
+use shared::{Mode, RunSpec, Wait};
 
 fn spec(count: u64, mode: Mode) -> RunSpec {
     RunSpec::set(count, mode)
@@ -358,10 +358,10 @@ async fn a_stalled_redis_times_the_run_out_instead_of_hanging() {
     assert!(support::pipescope_keys(&target).await.is_empty());
 }
 
-fn busy_polling(run_id: u64, budget: Duration) -> RunContext {
-    RunContext {
-        reply_wait: engine::ReplyWait::BusyPoll(budget),
-        ..RunContext::new(run_id, Default::default(), Default::default())
+fn busy_polling(count: u64, mode: Mode, us: u32) -> RunSpec {
+    RunSpec {
+        wait: Wait::BusyPoll { us },
+        ..spec(count, mode)
     }
 }
 
@@ -371,13 +371,13 @@ fn busy_polling(run_id: u64, budget: Duration) -> RunContext {
 async fn busy_polling_for_replies_sends_and_reads_exactly_the_same() {
     let (_redis, target) = support::redis();
     let mut expected_sets = 0;
-    for (run_id, budget, mode, n) in [
-        (21, Duration::from_millis(5), Mode::Sequential, 2_001),
-        (22, Duration::from_millis(5), Mode::pipelined(100), 10_007),
-        (23, Duration::from_nanos(1), Mode::Sequential, 2_001),
-        (24, Duration::from_nanos(1), Mode::pipelined(1000), 10_007),
+    for (run_id, us, mode, n) in [
+        (21, 5_000, Mode::Sequential, 2_001),
+        (22, 5_000, Mode::pipelined(100), 10_007),
+        (23, 1, Mode::Sequential, 2_001),
+        (24, 1, Mode::pipelined(1000), 10_007),
     ] {
-        let outcome = engine::run(&target, spec(n, mode), busy_polling(run_id, budget))
+        let outcome = run(&target, run_id, busy_polling(n, mode, us))
             .await
             .unwrap();
         expected_sets += n;
@@ -407,11 +407,13 @@ async fn redis_dying_while_the_engine_busy_polls_fails_the_run_promptly() {
     let task = {
         let (target, progress) = (target.clone(), progress.clone());
         tokio::spawn(async move {
-            let ctx = RunContext {
-                progress,
-                ..busy_polling(25, Duration::from_millis(50))
-            };
-            engine::run(&target, spec(5_000_000, Mode::Sequential), ctx).await
+            let ctx = RunContext::new(25, progress, Default::default());
+            engine::run(
+                &target,
+                busy_polling(5_000_000, Mode::Sequential, 50_000),
+                ctx,
+            )
+            .await
         })
     };
     while progress.read().0 < 100 {
@@ -444,17 +446,12 @@ async fn busy_poll_strace_child() {
     };
     let target = RedisTarget::parse(url.to_str().unwrap()).unwrap();
     let mark = std::env::temp_dir().join(format!("{MARK}-{}", std::process::id()));
-    for (run_id, ctx) in [
-        (
-            31,
-            RunContext::new(31, Default::default(), Default::default()),
-        ),
-        (32, busy_polling(32, Duration::from_millis(200))),
+    for (run_id, spec) in [
+        (31, spec(300, Mode::Sequential)),
+        (32, busy_polling(300, Mode::Sequential, 10_000)),
     ] {
         std::fs::write(&mark, format!("{MARK} begin {run_id}")).unwrap();
-        let o = engine::run(&target, spec(300, Mode::Sequential), ctx)
-            .await
-            .unwrap();
+        let o = run(&target, run_id, spec).await.unwrap();
         std::fs::write(&mark, format!("{MARK} end {run_id}")).unwrap();
         keys::remove_run_keys(&target, run_id, o.written)
             .await

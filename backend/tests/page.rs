@@ -306,6 +306,60 @@ async fn a_transaction_run_appears_with_its_label() {
     assert_eq!(calls.get("exec"), Some(&40), "one EXEC per batch of 50");
 }
 
+/// The busy-poll box goes into the link and into every run of the plan, and the results say
+/// which runs busy-polled.
+#[tokio::test]
+async fn busy_polling_is_a_box_in_the_link_and_a_label_on_its_runs() {
+    let (_redis, target) = support::redis();
+    let server = support::Server::start(target.clone()).await;
+    let browser = Browser::open(&format!("{}?count=300&mode=sequential", server.http_url())).await;
+    let c = &browser.client;
+    wait_enabled(c, "#compare").await;
+    click(c, "#busy-poll").await;
+    let link = url(c).await;
+    assert!(link.contains("poll=2000"), "{link}");
+    click(c, "#compare").await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let details = loop {
+        let details = c
+            .execute(
+                "return [...document.querySelectorAll('#results tr.result-row .mode-detail')].map(e => e.textContent)",
+                vec![],
+            )
+            .await
+            .unwrap();
+        let details: Vec<String> = serde_json::from_value(details).unwrap();
+        if details.len() == 2 {
+            break details;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "two result rows: {details:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    for d in &details {
+        assert!(d.contains("busy-poll 2000 µs"), "{details:?}");
+    }
+    browser.screenshot("busy-poll").await;
+    assert_eq!(support::command_calls(&target).await.get("set"), Some(&600));
+
+    // The link opens with the box ticked; unticking it takes it out of the link.
+    c.goto(&link).await.unwrap();
+    let check = c
+        .wait()
+        .at_most(Duration::from_secs(30))
+        .for_element(css("#busy-poll"))
+        .await
+        .unwrap();
+    assert_eq!(
+        check.prop("checked").await.unwrap().as_deref(),
+        Some("true")
+    );
+    check.click().await.unwrap();
+    assert!(!url(c).await.contains("poll="));
+}
+
 /// Needs the network branch (wire-tap stamps on spans and `summary.split`): until it is merged
 /// the page shows the estimate, and this fails at the `data-measured` check.
 #[tokio::test]

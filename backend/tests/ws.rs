@@ -258,6 +258,14 @@ async fn bad_messages_are_rejected_and_the_server_keeps_serving() {
             r#"{"command":"FLUSHALL","count":10,"mode":{"kind":"sequential"}}"#,
             "not a pipescope message",
         ),
+        (
+            r#"{"count":10,"mode":{"kind":"sequential"},"wait":{"kind":"busy_poll","us":60000000}}"#,
+            "busy-poll must be between 1 and 10000 µs",
+        ),
+        (
+            r#"{"count":10,"mode":{"kind":"sequential"},"wait":{"kind":"spin"}}"#,
+            "not a pipescope message",
+        ),
     ] {
         let start = format!(
             r#"{{"type":"Start","runs":[{{"count":1,"mode":{{"kind":"sequential"}}}},{json}]}}"#

@@ -50,6 +50,9 @@ pub fn run_label(s: &RunSummary) -> String {
     if let Some(bytes) = s.spec.value_bytes {
         label += &format!(" · {bytes} B values");
     }
+    if let Some(wait) = s.spec.wait.label() {
+        label += &format!(" · {wait}");
+    }
     label
 }
 

@@ -1,7 +1,7 @@
 //! The controls' fields → the runs to start, with the same validation as the backend. Pure:
 //! the fields are kept as typed (strings), so an invalid entry is explained and never lost.
 
-use shared::{Command, Flush, Limits, Mode, Network, RunSpec, validate_runs};
+use shared::{Command, Flush, Limits, Mode, Network, RunSpec, Wait, validate_runs};
 
 use crate::connection::capitalise;
 use crate::sweep;
@@ -151,6 +151,8 @@ pub struct Form {
     pub jitter: String,
     /// Mbit/s; empty is unlimited.
     pub bandwidth_mbit: String,
+    /// Busy-poll for each reply for up to this many µs; empty sleeps (as client libraries do).
+    pub busy_poll_us: String,
     /// The sweep's largest batch.
     pub sweep_max: String,
     /// The button a linked demonstration is about (the last one pressed afterwards).
@@ -172,6 +174,7 @@ impl Default for Form {
             delay_back: "0".into(),
             jitter: String::new(),
             bandwidth_mbit: String::new(),
+            busy_poll_us: String::new(),
             sweep_max: "1024".into(),
             plan: Plan::Single,
         }
@@ -221,6 +224,7 @@ impl Form {
         set(&mut f.delay_out, &url.delay);
         set(&mut f.jitter, &url.jitter);
         set(&mut f.bandwidth_mbit, &url.bw);
+        set(&mut f.busy_poll_us, &url.poll);
         set(&mut f.sweep_max, &url.sweep);
         if let Some(back) = &url.back {
             f.separate_back = true;
@@ -259,6 +263,7 @@ impl Form {
         url.back = self.separate_back.then(|| self.delay_back.clone());
         url.jitter = keep(&self.jitter, &d.jitter);
         url.bw = keep(&self.bandwidth_mbit, &d.bandwidth_mbit);
+        url.poll = keep(&self.busy_poll_us, &d.busy_poll_us);
         url.sweep = keep(&self.sweep_max, &d.sweep_max);
         url.plan = (self.plan != Plan::Single).then(|| self.plan.value().to_string());
     }
@@ -344,6 +349,10 @@ impl Form {
             mode,
             value_bytes: parse_opt("value size", &self.value_bytes)?,
             network: self.network()?,
+            wait: match parse_opt("busy-poll time", &self.busy_poll_us)? {
+                Some(us) => Wait::BusyPoll { us },
+                None => Wait::Sleep,
+            },
         })
     }
 
@@ -464,6 +473,7 @@ mod tests {
                 },
                 value_bytes: Some(1024),
                 network: Network::LOOPBACK,
+                wait: Wait::Sleep,
             }
         );
         let each = form(|f| f.flush = FlushChoice::EachCommand);
@@ -589,6 +599,29 @@ mod tests {
     }
 
     #[test]
+    fn busy_polling_is_a_wait_on_every_run_of_the_plan() {
+        let f = form(|f| f.busy_poll_us = "2000".into());
+        let runs = f.runs(Plan::Compare, &L).unwrap();
+        assert_eq!(runs.len(), 2);
+        assert!(runs.iter().all(|r| r.wait == Wait::BusyPoll { us: 2000 }));
+        assert_eq!(
+            Form::default().runs(Plan::Single, &L).unwrap()[0].wait,
+            Wait::Sleep
+        );
+        let err = form(|f| f.busy_poll_us = "50000".into())
+            .runs(Plan::Single, &L)
+            .unwrap_err();
+        assert!(
+            err.starts_with("Busy-poll must be between 1 and 10000"),
+            "{err}"
+        );
+        let err = form(|f| f.busy_poll_us = "soon".into())
+            .runs(Plan::Single, &L)
+            .unwrap_err();
+        assert!(err.contains("busy-poll time"), "{err}");
+    }
+
+    #[test]
     fn the_form_survives_the_url() {
         let f = form(|f| {
             f.count = "3000".into();
@@ -603,6 +636,7 @@ mod tests {
             f.delay_back = "30000".into();
             f.jitter = "20".into();
             f.bandwidth_mbit = "0.5".into();
+            f.busy_poll_us = "2000".into();
             f.sweep_max = "256".into();
             f.plan = Plan::Sweep;
         });

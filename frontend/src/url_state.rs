@@ -1,14 +1,15 @@
 //! The page's URL query: everything a run can say, so a slide links to a prepared run.
 //! `?count=…&mode=sequential|pipelined|multiplexed|transaction|mset&batch=…&cmd=set|get|incr`
 //! `&value=<bytes>&flush=batch|each|buffered&every=<n>&delay=<µs>&back=<µs>&jitter=<µs>`
-//! `&bw=<Mbit/s>&sweep=<largest batch>&plan=run|compare|sweep&presenter=1&theme=light|dark`.
+//! `&bw=<Mbit/s>&poll=<µs>&sweep=<largest batch>&plan=run|compare|sweep&presenter=1`
+//! `&theme=light|dark` (`poll`: busy-poll for replies for up to that long).
 //! (`mode=compare`, from older links, means `plan=compare`.) The page keeps the query in step
 //! with its fields (history.replaceState). Parsing and writing are pure; the browser calls live
 //! in the callers; `inputs::Form` maps the fields to and from this.
 
 /// Query keys whose value is kept as typed (the form explains what is wrong with it).
-const TEXT_KEYS: [&str; 9] = [
-    "count", "batch", "value", "every", "delay", "back", "jitter", "bw", "sweep",
+const TEXT_KEYS: [&str; 10] = [
+    "count", "batch", "value", "every", "delay", "back", "jitter", "bw", "poll", "sweep",
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -31,6 +32,8 @@ pub struct UrlState {
     pub jitter: Option<String>,
     /// Bandwidth cap, Mbit/s.
     pub bw: Option<String>,
+    /// Busy-poll for replies for up to this many µs (absent: sleep).
+    pub poll: Option<String>,
     /// The sweep's largest batch.
     pub sweep: Option<String>,
     /// The prepared button: `run`, `compare` or `sweep`.
@@ -126,6 +129,7 @@ impl UrlState {
             "back" => &mut self.back,
             "jitter" => &mut self.jitter,
             "bw" => &mut self.bw,
+            "poll" => &mut self.poll,
             _ => &mut self.sweep,
         }
     }
@@ -145,6 +149,7 @@ impl UrlState {
             ("back", &self.back),
             ("jitter", &self.jitter),
             ("bw", &self.bw),
+            ("poll", &self.poll),
             ("sweep", &self.sweep),
             ("plan", &self.plan),
         ] {

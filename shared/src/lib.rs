@@ -8,4 +8,4 @@ pub mod spec;
 
 pub use protocol::{ClientMsg, PROTOCOL_VERSION, ServerMsg};
 pub use report::{Latency, RoundTripSplit, RunRecord, RunSummary, Span, Timeline};
-pub use spec::{Command, Flush, Limits, Mode, Network, RunSpec, SpecError, validate_runs};
+pub use spec::{Command, Flush, Limits, Mode, Network, RunSpec, SpecError, Wait, validate_runs};

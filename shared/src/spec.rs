@@ -266,6 +266,38 @@ impl Network {
     }
 }
 
+/// How the engine waits for each reply.
+///
+/// Client libraries sleep in the kernel until bytes arrive, so every round trip includes the
+/// client being woken up again; on a virtual machine that wake-up can be most of a loopback
+/// round trip. Busy-polling keeps the engine on its CPU, trying the socket, for up to `us`
+/// before it sleeps: the round trip then measures the network and Redis, not the client's
+/// scheduler, at the price of a CPU kept busy while waiting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Wait {
+    #[default]
+    Sleep,
+    BusyPoll {
+        us: u32,
+    },
+}
+
+impl Wait {
+    /// The longest busy-poll a run may ask for before sleeping.
+    pub const MAX_BUSY_POLL_US: u32 = 10_000;
+    /// What the page and `bench --busy-poll-us` offer by default: more than a loopback round
+    /// trip or a pipelined batch of 1,000 takes here, so a loopback run never sleeps.
+    pub const DEFAULT_BUSY_POLL_US: u32 = 2_000;
+
+    pub fn label(&self) -> Option<String> {
+        match self {
+            Wait::Sleep => None,
+            Wait::BusyPoll { us } => Some(format!("busy-poll {us} µs")),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunSpec {
     #[serde(default)]
@@ -277,6 +309,9 @@ pub struct RunSpec {
     pub value_bytes: Option<u32>,
     #[serde(default)]
     pub network: Network,
+    /// How the engine waits for replies.
+    #[serde(default)]
+    pub wait: Wait,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -307,6 +342,8 @@ pub enum SpecError {
     },
     #[error("bandwidth must be between {min} and {max} bytes/s, got {got}")]
     Bandwidth { got: u64, min: u64, max: u64 },
+    #[error("busy-poll must be between 1 and {max} µs, got {got}")]
+    BusyPoll { got: u32, max: u32 },
     #[error("{command} has no one-command-many-keys form; use SET or GET with MSET mode")]
     NoMultiKey { command: &'static str },
     #[error(
@@ -329,6 +366,7 @@ impl RunSpec {
             mode,
             value_bytes: None,
             network: Network::LOOPBACK,
+            wait: Wait::Sleep,
         }
     }
 
@@ -387,6 +425,14 @@ impl RunSpec {
                     max: limits.max_total_bytes,
                 });
             }
+        }
+        if let Wait::BusyPoll { us } = self.wait
+            && !(1..=Wait::MAX_BUSY_POLL_US).contains(&us)
+        {
+            return Err(SpecError::BusyPoll {
+                got: us,
+                max: Wait::MAX_BUSY_POLL_US,
+            });
         }
         self.validate_network(limits)
     }
@@ -610,6 +656,36 @@ mod tests {
         assert_eq!(buffered.writes(2_001), Some(2 * 4 + 1));
         assert_eq!(Mode::Multiplexed { in_flight: 8 }.writes(100), None);
         assert_eq!(Mode::Transaction { batch: 10 }.writes(95), Some(10));
+    }
+
+    #[test]
+    fn busy_poll_is_bounded_and_sleeping_is_the_default() {
+        let l = Limits::DEFAULT;
+        let with = |wait| {
+            RunSpec {
+                wait,
+                ..spec(10, Mode::Sequential)
+            }
+            .validate(&l)
+        };
+        assert_eq!(with(Wait::Sleep), Ok(()));
+        assert_eq!(with(Wait::BusyPoll { us: 1 }), Ok(()));
+        assert_eq!(
+            with(Wait::BusyPoll {
+                us: Wait::MAX_BUSY_POLL_US
+            }),
+            Ok(())
+        );
+        for us in [0, Wait::MAX_BUSY_POLL_US + 1] {
+            let err = with(Wait::BusyPoll { us }).unwrap_err();
+            assert!(err.to_string().starts_with("busy-poll must be"), "{err}");
+        }
+        // A spec without the field (an older page, a hand-written request) sleeps.
+        let parsed: RunSpec =
+            serde_json::from_str(r#"{"count":5,"mode":{"kind":"sequential"}}"#).unwrap();
+        assert_eq!(parsed.wait, Wait::Sleep);
+        let json = serde_json::to_string(&Wait::BusyPoll { us: 2000 }).unwrap();
+        assert_eq!(json, r#"{"kind":"busy_poll","us":2000}"#);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
-use shared::{ClientMsg, Command, Flush, Limits, Mode, Network, RunSpec, validate_runs};
+use shared::{ClientMsg, Command, Flush, Limits, Mode, Network, RunSpec, Wait, validate_runs};
 
 fn cases() -> u32 {
     std::env::var("PIPESCOPE_FUZZ_CASES")
@@ -113,6 +113,9 @@ proptest! {
             if let Mode::Mset { .. } = spec.mode {
                 prop_assert!(spec.command != Command::Incr);
             }
+            if let Wait::BusyPoll { us } = spec.wait {
+                prop_assert!((1..=Wait::MAX_BUSY_POLL_US).contains(&us));
+            }
             if let Mode::Pipelined { flush: Flush::Buffered { commands }, batch } = spec.mode {
                 prop_assert!((1..=batch).contains(&commands));
             }
@@ -158,13 +161,18 @@ fn any_spec() -> impl Strategy<Value = RunSpec> {
                 bandwidth,
             },
         );
-    (command, count, mode, prop::option::of(small), network).prop_map(
-        |(command, count, mode, value_bytes, network)| RunSpec {
+    let wait = prop_oneof![
+        Just(Wait::Sleep),
+        small.clone().prop_map(|us| Wait::BusyPoll { us }),
+    ];
+    (command, count, mode, prop::option::of(small), network, wait).prop_map(
+        |(command, count, mode, value_bytes, network, wait)| RunSpec {
             command,
             count,
             mode,
             value_bytes,
             network,
+            wait,
         },
     )
 }

@@ -23,10 +23,9 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use shared::{Command, Mode, RunSpec, RunSummary, Timeline};
+use shared::{Command, Mode, RunSpec, RunSummary, Timeline, Wait};
 
 use encode::Encoder;
-pub use wire::ReplyWait;
 use wire::{Replies, Sent, Tally, Writer};
 
 use crate::recorder::Progress;
@@ -78,8 +77,6 @@ pub struct RunContext {
     pub instrument: bool,
     /// Where the first requests' timings go as they happen, for live streaming.
     pub span_outbox: Option<crate::spans::Outbox>,
-    /// Sleep until replies arrive, or busy-poll for them first.
-    pub reply_wait: ReplyWait,
 }
 
 impl RunContext {
@@ -92,7 +89,6 @@ impl RunContext {
             record_spans: true,
             instrument: true,
             span_outbox: None,
-            reply_wait: ReplyWait::Sleep,
         }
     }
 }
@@ -225,7 +221,7 @@ async fn measure(
     // Borrowed halves: no lock between the writer and the reader of one socket.
     let (r, w) = stream.split();
     let mut writer = Writer::new(w, ctx.response_timeout, sent);
-    let mut replies = Replies::new(r, ctx.response_timeout, ctx.reply_wait);
+    let mut replies = Replies::new(r, ctx.response_timeout, busy_poll(spec.wait));
     let (w, r) = (&mut writer, &mut replies);
     match spec.mode {
         Mode::Sequential | Mode::Pipelined { .. } => {
@@ -234,5 +230,13 @@ async fn measure(
         Mode::Multiplexed { .. } => multiplexed::run(w, r, &enc, spec, ctx, tally).await,
         Mode::Transaction { .. } => transaction::run(w, r, &enc, spec, ctx, tally).await,
         Mode::Mset { .. } => mset::run(w, r, &enc, spec, ctx, tally).await,
+    }
+}
+
+/// How long to busy-poll for each reply before sleeping, if at all.
+fn busy_poll(wait: Wait) -> Option<Duration> {
+    match wait {
+        Wait::Sleep => None,
+        Wait::BusyPoll { us } => Some(Duration::from_micros(us as u64)),
     }
 }

@@ -27,7 +27,7 @@ pub async fn seed(
     let seeding = Sent::default();
     let (r, w) = stream.split();
     let mut writer = Writer::new(w, ctx.response_timeout, &seeding);
-    let mut replies = Replies::new(r, ctx.response_timeout, super::ReplyWait::Sleep);
+    let mut replies = Replies::new(r, ctx.response_timeout, None);
     let mut out = Vec::with_capacity(SEED_BYTES + 64 * 1024);
     let mut next = 0u64;
     while next < count {

@@ -14,21 +14,6 @@ use crate::spans::SpanStore;
 
 const READ_BUFFER: usize = 64 * 1024;
 
-/// How the engine waits for replies.
-///
-/// Sleeping (the default) is what client libraries do: the thread blocks in the kernel until
-/// bytes arrive, and every round trip then includes the client being woken up. On a virtual
-/// machine that wake-up is most of a loopback round trip (here about 50 of 70 µs). Busy-polling
-/// keeps the thread on its CPU, trying the socket, for up to the given time before sleeping:
-/// the round trip then measures the network and Redis, not the client's scheduler, at the
-/// price of a CPU kept busy while waiting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ReplyWait {
-    #[default]
-    Sleep,
-    BusyPoll(Duration),
-}
-
 /// What went out on the measured connection. Cells: a mode's writer and reader run as two
 /// futures of one task (joined), and both may note what they did.
 #[derive(Debug, Default)]
@@ -94,21 +79,18 @@ pub struct Replies<'a> {
     buf: Vec<u8>,
     pos: usize,
     timeout: Duration,
-    /// Poll the socket for this long before sleeping until bytes arrive (see `ReplyWait`).
+    /// Poll the socket for this long before sleeping until bytes arrive (`shared::Wait`).
     busy_poll: Option<Duration>,
 }
 
 impl<'a> Replies<'a> {
-    pub fn new(half: ReadHalf<'a>, timeout: Duration, wait: ReplyWait) -> Self {
+    pub fn new(half: ReadHalf<'a>, timeout: Duration, busy_poll: Option<Duration>) -> Self {
         Replies {
             half,
             buf: Vec::with_capacity(READ_BUFFER),
             pos: 0,
             timeout,
-            busy_poll: match wait {
-                ReplyWait::Sleep => None,
-                ReplyWait::BusyPoll(budget) => Some(budget),
-            },
+            busy_poll,
         }
     }
 

@@ -30,6 +30,9 @@ pub fn Results(conn: Connection) -> impl IntoView {
         if let Some(bytes) = s.spec.value_bytes {
             detail += &format!(" · {} B values", format::count(bytes as u64));
         }
+        if let Some(wait) = s.spec.wait.label() {
+            detail += &format!(" · {wait}");
+        }
         if r.partial {
             detail += " · stopped";
         }
