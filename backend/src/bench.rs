@@ -251,3 +251,74 @@ fn print_row(format: Format, s: &RunSummary, baseline: Option<&RunSummary>) {
         ),
     }
 }
+
+/// How close the latency proxy comes to its promise, at one delay: sequential runs direct and
+/// through the delay line alternate, and the medians of their median round trips are compared
+/// with 2·D + the direct one.
+#[derive(Debug, Clone, Serialize)]
+pub struct Accuracy {
+    pub delay_us: u32,
+    pub rounds: usize,
+    pub loopback_p50_us: f64,
+    pub expected_us: f64,
+    pub measured_p50_us: f64,
+    /// (measured − expected) / expected, in percent.
+    pub deviation_percent: f64,
+}
+
+/// The delays `bench --mode accuracy` measures unless `--delay-us` names one.
+pub const ACCURACY_DELAYS: [u32; 4] = [100, 250, 1_000, 5_000];
+
+/// Measures the proxy at each of `delays` with `count` SETs a run, `rounds` pairs each.
+pub async fn accuracy(
+    target: &RedisTarget,
+    delays: &[u32],
+    count: u64,
+    rounds: usize,
+) -> anyhow::Result<Vec<Accuracy>> {
+    let proxies = Proxies::default();
+    let mut run_id = crate::hub::first_run_id();
+    let mut p50 = async |target: &RedisTarget| -> anyhow::Result<f64> {
+        run_id += 1;
+        let ctx = RunContext::new(run_id, Default::default(), Default::default());
+        let spec = RunSpec::set(count, shared::Mode::Sequential);
+        let outcome = engine::run(target, spec, ctx)
+            .await
+            .map_err(|f| anyhow::anyhow!("{}", f.error))?;
+        keys::remove_run_keys(target, run_id, outcome.written).await?;
+        Ok(outcome.summary.latency.p50_us)
+    };
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let mut rows = Vec::new();
+    for &delay_us in delays {
+        let route = proxies
+            .route(target, shared::Network::symmetric(delay_us))
+            .await?;
+        let (mut direct, mut delayed) = (Vec::new(), Vec::new());
+        for round in 0..rounds.max(1) {
+            // Alternating who goes first, so both see the machine alike.
+            if round % 2 == 0 {
+                direct.push(p50(target).await?);
+                delayed.push(p50(&route.target).await?);
+            } else {
+                delayed.push(p50(&route.target).await?);
+                direct.push(p50(target).await?);
+            }
+        }
+        let loopback = median(direct);
+        let measured = median(delayed);
+        let expected = 2.0 * delay_us as f64 + loopback;
+        rows.push(Accuracy {
+            delay_us,
+            rounds: rounds.max(1),
+            loopback_p50_us: loopback,
+            expected_us: expected,
+            measured_p50_us: measured,
+            deviation_percent: (measured - expected) / expected * 100.0,
+        });
+    }
+    Ok(rows)
+}

@@ -159,6 +159,10 @@ enum BenchMode {
     /// Sequential, pipelined with a write per command, pipelined with one write per batch:
     /// which write policy explains which speed-up.
     Flush,
+    /// The latency proxy against its promise: round trips through --delay-us (or 100 µs,
+    /// 250 µs, 1 ms and 5 ms) against 2·D + the direct round trip, --rounds alternating pairs
+    /// of sequential runs of --count (at most 1,000) SETs.
+    Accuracy,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -282,6 +286,9 @@ async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
     if args.against_redis_benchmark {
         return versus(args).await;
     }
+    if let BenchMode::Accuracy = args.mode {
+        return accuracy(args, target).await;
+    }
     let flush = match args.flush {
         FlushArg::Batch => Flush::Batch,
         FlushArg::Each => Flush::EachCommand,
@@ -308,6 +315,7 @@ async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
             pipelined(args.batch, Flush::EachCommand),
             Mode::pipelined(args.batch),
         ],
+        BenchMode::Accuracy => unreachable!("handled above"),
     };
     let network = args.network.network();
     let specs = modes
@@ -328,6 +336,42 @@ async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
         no_instrument: args.no_instrument,
     };
     pipescope::bench::run(&target, specs, options).await?;
+    Ok(())
+}
+
+async fn accuracy(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
+    let network = args.network.network();
+    let delays = if network.is_loopback() {
+        pipescope::bench::ACCURACY_DELAYS.to_vec()
+    } else {
+        vec![network.delay_out_us]
+    };
+    let count = args.count.min(1_000);
+    let rows = pipescope::bench::accuracy(&target, &delays, count, args.rounds).await?;
+    if args.json || args.format == Format::Json {
+        for row in &rows {
+            say(format_args!("{}", serde_json::to_string(row)?));
+        }
+        return Ok(());
+    }
+    say(format_args!(
+        "sequential runs of {count} SETs, direct and through the delay line alternating; medians of the runs' p50 round trips"
+    ));
+    say(format_args!(
+        "| one-way delay D | pairs | direct p50 | expected 2·D + direct | measured p50 | deviation |"
+    ));
+    say(format_args!("|---:|---:|---:|---:|---:|---:|"));
+    for r in &rows {
+        say(format_args!(
+            "| {} µs | {} | {:.1} µs | {:.1} µs | {:.1} µs | {:+.1} % |",
+            r.delay_us,
+            r.rounds,
+            r.loopback_p50_us,
+            r.expected_us,
+            r.measured_p50_us,
+            r.deviation_percent
+        ));
+    }
     Ok(())
 }
 

@@ -277,6 +277,50 @@ fn against_redis_benchmark_reports_a_ratio_per_depth_and_the_overhead() {
 }
 
 #[test]
+fn accuracy_compares_the_delay_line_with_twice_the_delay_plus_loopback() {
+    let out = pipescope()
+        .args([
+            "bench",
+            "--mode",
+            "accuracy",
+            "--count",
+            "50",
+            "--rounds",
+            "1",
+            "--delay-us",
+            "200",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let r = &rows[0];
+    assert_eq!(
+        (r["delay_us"].as_u64(), r["rounds"].as_u64()),
+        (Some(200), Some(1))
+    );
+    let (direct, expected, measured) = (
+        r["loopback_p50_us"].as_f64().unwrap(),
+        r["expected_us"].as_f64().unwrap(),
+        r["measured_p50_us"].as_f64().unwrap(),
+    );
+    assert_eq!(expected, 400.0 + direct);
+    // The delay line never delivers early (how close it comes is the benchmark's to say).
+    assert!(measured >= 400.0, "{r}");
+    let deviation = r["deviation_percent"].as_f64().unwrap();
+    assert!((deviation - (measured - expected) / expected * 100.0).abs() < 1e-9);
+}
+
+#[test]
 fn a_crashed_embedded_redis_is_started_again() {
     let (mut child, _url, redis) = serve();
     unsafe { libc::kill(redis[0] as i32, libc::SIGKILL) };
