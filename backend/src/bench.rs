@@ -264,6 +264,10 @@ pub struct Accuracy {
     pub measured_p50_us: f64,
     /// (measured − expected) / expected, in percent.
     pub deviation_percent: f64,
+    /// How much earlier than D the proxy releases chunks, both directions together (µs): its
+    /// own forwarding cost as it measured it when it started, 80 % of it. A round trip is never
+    /// shorter than 2·D less this.
+    pub compensation_us: f64,
 }
 
 /// The delays `bench --mode accuracy` measures unless `--delay-us` names one.
@@ -308,6 +312,10 @@ pub async fn accuracy(
                 direct.push(p50(target).await?);
             }
         }
+        let compensation_us = route.proxy.as_ref().map_or(0.0, |p| {
+            let c = p.compensation();
+            (c.out + c.back).as_nanos() as f64 / 1000.0
+        });
         let loopback = median(direct);
         let measured = median(delayed);
         let expected = 2.0 * delay_us as f64 + loopback;
@@ -318,6 +326,7 @@ pub async fn accuracy(
             expected_us: expected,
             measured_p50_us: measured,
             deviation_percent: (measured - expected) / expected * 100.0,
+            compensation_us,
         });
     }
     Ok(rows)

@@ -358,18 +358,19 @@ async fn accuracy(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
         "sequential runs of {count} SETs, direct and through the delay line alternating; medians of the runs' p50 round trips"
     ));
     say(format_args!(
-        "| one-way delay D | pairs | direct p50 | expected 2·D + direct | measured p50 | deviation |"
+        "| one-way delay D | pairs | direct p50 | expected 2·D + direct | measured p50 | deviation | released early by |"
     ));
-    say(format_args!("|---:|---:|---:|---:|---:|---:|"));
+    say(format_args!("|---:|---:|---:|---:|---:|---:|---:|"));
     for r in &rows {
         say(format_args!(
-            "| {} µs | {} | {:.1} µs | {:.1} µs | {:.1} µs | {:+.1} % |",
+            "| {} µs | {} | {:.1} µs | {:.1} µs | {:.1} µs | {:+.1} % | {:.1} µs |",
             r.delay_us,
             r.rounds,
             r.loopback_p50_us,
             r.expected_us,
             r.measured_p50_us,
-            r.deviation_percent
+            r.deviation_percent,
+            r.compensation_us
         ));
     }
     Ok(())

@@ -290,8 +290,8 @@ fn jitter_never_reorders_bytes() {
     );
 }
 
-/// With one-way delay D, a sequential run's median round trip is never below 2·D, and it is
-/// 2·D plus the direct one (measured in the same test, medians of 3 × 400 round trips each),
+/// With one-way delay D, a sequential run's median round trip is never below 2·D less the
+/// proxy's compensation for its own cost, and it is 2·D plus the direct one (measured in the same test, medians of 3 × 400 round trips each),
 /// not a multiple of it: the proxy adds the delay once each way. How close it comes (the
 /// target is ±10 %) is printed here and measured by `bench --mode accuracy`; a test does not
 /// hold a shared machine to a percentage of wall-clock time (+15 % was seen once at 250 µs
@@ -339,7 +339,16 @@ async fn the_measured_round_trip_is_twice_the_delay_plus_loopback() {
             got < 1.5 * expected,
             "D = {delay_us} µs: p50 {got:.1} µs is far above 2·D + loopback = {expected:.1} µs"
         );
-        assert!(got >= 2.0 * delay_us as f64 * 0.999, "never below 2·D");
+        // Calibrated, the proxy releases each chunk early by (80 % of) its own forwarding cost
+        // as measured when it started; when that cost is lower at the moment, a round trip
+        // can come in under 2·D, but never under 2·D less that (the uncalibrated proxy's
+        // 2·D floor is `every_round_trip_pays_at_least_twice_the_delay`).
+        let c = proxy.compensation();
+        let early_us = (c.out + c.back).as_nanos() as f64 / 1000.0;
+        assert!(
+            got >= (2.0 * delay_us as f64 - early_us) * 0.999,
+            "below 2·D less the compensation ({early_us:.1} µs)"
+        );
     }
 }
 
