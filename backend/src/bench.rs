@@ -292,10 +292,7 @@ pub async fn accuracy(
         keys::remove_run_keys(target, run_id, outcome.written).await?;
         Ok(outcome.summary.latency.p50_us)
     };
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
+    let median = |v: Vec<f64>| crate::versus::Median::of(v).median;
     let mut rows = Vec::new();
     for &delay_us in delays {
         let route = proxies

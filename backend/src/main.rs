@@ -286,9 +286,6 @@ async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
     if args.against_redis_benchmark {
         return versus(args).await;
     }
-    if let BenchMode::Accuracy = args.mode {
-        return accuracy(args, target).await;
-    }
     let flush = match args.flush {
         FlushArg::Batch => Flush::Batch,
         FlushArg::Each => Flush::EachCommand,
@@ -315,7 +312,8 @@ async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
             pipelined(args.batch, Flush::EachCommand),
             Mode::pipelined(args.batch),
         ],
-        BenchMode::Accuracy => unreachable!("handled above"),
+        // Not a list of runs: pairs of them, compared.
+        BenchMode::Accuracy => return accuracy(args, target).await,
     };
     let network = args.network.network();
     let specs = modes

@@ -200,7 +200,6 @@ struct Bench<'a> {
     target: &'a RedisTarget,
     port: u16,
     admin: redis::aio::MultiplexedConnection,
-    count: u64,
     shape: Shape,
     run_id: u64,
     min_rounds: usize,
@@ -288,17 +287,18 @@ impl Bench<'_> {
             .with_context(|| format!("unexpected redis-benchmark output: {stdout}"))
     }
 
-    /// After an untimed warm-up of each, rounds of one run per contender at depth `k`, the
-    /// order rotating by one each round, until `deadline` (at least `min_rounds`). Returns
-    /// each contender's samples, round by round.
+    /// After an untimed warm-up of each, rounds of one run of `count` SETs per contender at
+    /// depth `k`, the order rotating by one each round, until `deadline` (at least
+    /// `min_rounds`). Returns each contender's samples, round by round.
     async fn rounds(
         &mut self,
         who: &[Contender],
         k: u32,
+        count: u64,
         deadline: Instant,
     ) -> anyhow::Result<Vec<Vec<Sample>>> {
         for &c in who {
-            self.once(c, k, self.count.min(WARM_UP)).await?;
+            self.once(c, k, count.min(WARM_UP)).await?;
         }
         let mut samples = vec![Vec::new(); who.len()];
         for round in 0..MAX_ROUNDS {
@@ -307,7 +307,7 @@ impl Bench<'_> {
             }
             for j in 0..who.len() {
                 let i = (round + j) % who.len();
-                let sample = self.once(who[i], k, self.count).await?;
+                let sample = self.once(who[i], k, count).await?;
                 samples[i].push(sample);
             }
         }
@@ -342,7 +342,6 @@ pub async fn compare(
         target,
         port,
         admin: target.admin_connection().await?,
-        count,
         shape: Shape::like_ours(run_id, count),
         run_id,
         min_rounds: min_rounds.clamp(1, MAX_ROUNDS),
@@ -374,14 +373,13 @@ pub async fn compare(
         .collect();
     let deadline = |i: usize| deadlines[i];
 
-    let full_count = count;
     let mut rows = Vec::new();
     let mut overheads = Vec::new();
     for (i, &section) in order.iter().enumerate() {
         match section {
             Section::Versus(k) => {
                 let who = [Contender::Theirs, SLEEPING, BUSY_POLLING];
-                let s = bench.rounds(&who, k, deadline(i)).await?;
+                let s = bench.rounds(&who, k, count, deadline(i)).await?;
                 let (theirs, sleeping, busy) = (&s[0], &s[1], &s[2]);
                 let ratio = |a: &Sample, b: &Sample| a.ops_per_sec / b.ops_per_sec;
                 rows.push(VersusRow {
@@ -402,11 +400,9 @@ pub async fn compare(
                 } else {
                     count
                 };
-                bench.count = count;
                 let s = bench
-                    .rounds(&[BUSY_POLLING, BARE], batch, deadline(i))
+                    .rounds(&[BUSY_POLLING, BARE], batch, count, deadline(i))
                     .await?;
-                bench.count = full_count;
                 let (on, off) = (&s[0], &s[1]);
                 overheads.push(Overhead {
                     batch,

@@ -214,20 +214,13 @@ fn sweep_prints_a_markdown_row_per_batch_size() {
     assert_eq!(round_trips, [512, 256, 128, 64, 32, 16, 8]);
 }
 
-#[test]
-fn against_redis_benchmark_reports_a_ratio_per_depth_and_the_overhead() {
+/// Runs `pipescope bench <args> --json` (on its own redis-server), which must succeed, and
+/// returns its JSON lines.
+fn bench_json(args: &[&str]) -> Vec<serde_json::Value> {
     let out = pipescope()
-        .args([
-            "bench",
-            "--against-redis-benchmark",
-            "--count",
-            "2000",
-            "--rounds",
-            "3",
-            "--time-budget-secs",
-            "0",
-            "--json",
-        ])
+        .arg("bench")
+        .args(args)
+        .arg("--json")
         .output()
         .unwrap();
     assert!(
@@ -235,10 +228,23 @@ fn against_redis_benchmark_reports_a_ratio_per_depth_and_the_overhead() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+    String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+        .collect()
+}
+
+#[test]
+fn against_redis_benchmark_reports_a_ratio_per_depth_and_the_overhead() {
+    let lines = bench_json(&[
+        "--against-redis-benchmark",
+        "--count",
+        "2000",
+        "--rounds",
+        "3",
+        "--time-budget-secs",
+        "0",
+    ]);
     let ks: Vec<u64> = lines[..3]
         .iter()
         .map(|r| r["k"].as_u64().unwrap())
@@ -278,30 +284,16 @@ fn against_redis_benchmark_reports_a_ratio_per_depth_and_the_overhead() {
 
 #[test]
 fn accuracy_compares_the_delay_line_with_twice_the_delay_plus_loopback() {
-    let out = pipescope()
-        .args([
-            "bench",
-            "--mode",
-            "accuracy",
-            "--count",
-            "50",
-            "--rounds",
-            "1",
-            "--delay-us",
-            "200",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let rows: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let rows = bench_json(&[
+        "--mode",
+        "accuracy",
+        "--count",
+        "50",
+        "--rounds",
+        "1",
+        "--delay-us",
+        "200",
+    ]);
     assert_eq!(rows.len(), 1, "{rows:?}");
     let r = &rows[0];
     assert_eq!(

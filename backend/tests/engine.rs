@@ -197,22 +197,23 @@ async fn an_unreachable_redis_is_a_clear_error() {
     assert_eq!(failure.written, 0);
 }
 
-#[tokio::test]
-async fn redis_dying_mid_run_fails_the_run_promptly() {
+/// Starts `spec` (long enough to be running), stops Redis after its 100th reply, and checks
+/// the run fails with a closed connection well inside the 10 s response timeout: a closed
+/// connection is noticed at once.
+async fn fails_promptly_when_redis_dies(run_id: u64, spec: RunSpec) {
     let (mut redis, target) = support::redis();
     let progress = std::sync::Arc::new(Progress::default());
     let task = {
         let (target, progress) = (target.clone(), progress.clone());
         tokio::spawn(async move {
-            let ctx = RunContext::new(8, progress, Default::default());
-            engine::run(&target, spec(5_000_000, Mode::Sequential), ctx).await
+            let ctx = RunContext::new(run_id, progress, Default::default());
+            engine::run(&target, spec, ctx).await
         })
     };
     while progress.read().0 < 100 {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     redis.stop();
-    // Well inside the 10 s response timeout: a closed connection is noticed at once.
     let failure = tokio::time::timeout(Duration::from_secs(5), task)
         .await
         .expect("the engine must not hang")
@@ -224,6 +225,11 @@ async fn redis_dying_mid_run_fails_the_run_promptly() {
         failure.error
     );
     assert!(failure.partial.done >= 100);
+}
+
+#[tokio::test]
+async fn redis_dying_mid_run_fails_the_run_promptly() {
+    fails_promptly_when_redis_dies(8, spec(5_000_000, Mode::Sequential)).await;
 }
 
 /// Keys that are not ours, some of them close to our naming.
@@ -402,35 +408,7 @@ async fn busy_polling_for_replies_sends_and_reads_exactly_the_same() {
 
 #[tokio::test]
 async fn redis_dying_while_the_engine_busy_polls_fails_the_run_promptly() {
-    let (mut redis, target) = support::redis();
-    let progress = std::sync::Arc::new(Progress::default());
-    let task = {
-        let (target, progress) = (target.clone(), progress.clone());
-        tokio::spawn(async move {
-            let ctx = RunContext::new(25, progress, Default::default());
-            engine::run(
-                &target,
-                busy_polling(5_000_000, Mode::Sequential, 50_000),
-                ctx,
-            )
-            .await
-        })
-    };
-    while progress.read().0 < 100 {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    redis.stop();
-    let failure = tokio::time::timeout(Duration::from_secs(5), task)
-        .await
-        .expect("the engine must not hang")
-        .unwrap()
-        .unwrap_err();
-    assert!(
-        matches!(failure.error, EngineError::Closed(_) | EngineError::Io(_)),
-        "{:?}",
-        failure.error
-    );
-    assert!(failure.partial.done >= 100);
+    fails_promptly_when_redis_dies(25, busy_polling(5_000_000, Mode::Sequential, 50_000)).await;
 }
 
 /// Marks where each run of `busy_poll_strace_child` begins and ends in the trace.
@@ -465,45 +443,14 @@ async fn busy_poll_strace_child() {
 /// instead. Skipped where strace is not installed or may not trace.
 #[test]
 fn busy_polling_waits_without_sleeping_in_the_kernel() {
-    if std::process::Command::new("strace")
-        .arg("-V")
-        .output()
-        .is_err()
-    {
-        eprintln!("strace is not installed: skipped");
-        return;
-    }
     let (redis, _target) = support::redis();
-    let trace = std::env::temp_dir().join(format!("pipescope-poll-{}.txt", std::process::id()));
-    let out = std::process::Command::new("strace")
-        .args([
-            "-f",
-            "-qq",
-            "-s",
-            "40",
-            "-e",
-            "trace=epoll_wait,recvfrom,write",
-            "-o",
-        ])
-        .arg(&trace)
-        .arg(std::env::current_exe().unwrap())
-        .args([
-            "busy_poll_strace_child",
-            "--exact",
-            "--ignored",
-            "--nocapture",
-        ])
-        .env("PIPESCOPE_STRACE_REDIS", redis.url())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() && stderr.contains("ptrace") {
-        eprintln!("strace may not trace here: skipped ({stderr})");
+    let Some((_, syscalls)) = support::under_strace(
+        &["-s", "40", "-e", "trace=epoll_wait,recvfrom,write"],
+        "busy_poll_strace_child",
+        ("PIPESCOPE_STRACE_REDIS", &redis.url()),
+    ) else {
         return;
-    }
-    assert!(out.status.success(), "{stderr}");
-    let syscalls = std::fs::read_to_string(&trace).unwrap();
-    let _ = std::fs::remove_file(&trace);
+    };
     // (epoll_wait calls, recvfrom calls) between a run's marks.
     let count = |run_id: u64| {
         let lines: Vec<&str> = syscalls

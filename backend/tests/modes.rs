@@ -616,44 +616,21 @@ async fn strace_child() {
 /// may not trace.
 #[test]
 fn writes_match_an_strace_count() {
-    if std::process::Command::new("strace")
-        .arg("-V")
-        .output()
-        .is_err()
-    {
-        eprintln!("strace is not installed: skipped");
+    let Some((stdout, syscalls)) = support::under_strace(
+        &["-s", "64", "-e", "trace=sendto,write"],
+        "strace_child",
+        ("PIPESCOPE_STRACE_CHILD", "1"),
+    ) else {
         return;
-    }
-    let trace = std::env::temp_dir().join(format!("pipescope-strace-{}.txt", std::process::id()));
-    let out = std::process::Command::new("strace")
-        .args(["-f", "-qq", "-s", "64", "-e", "trace=sendto,write", "-o"])
-        .arg(&trace)
-        .arg(std::env::current_exe().unwrap())
-        .args(["strace_child", "--exact", "--ignored", "--nocapture"])
-        .env("PIPESCOPE_STRACE_CHILD", "1")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() && stderr.contains("ptrace") {
-        eprintln!("strace may not trace here: skipped ({stderr})");
-        return;
-    }
-    assert!(out.status.success(), "{stderr}");
-    let engine: Vec<(u64, u64)> = String::from_utf8_lossy(&out.stdout)
+    };
+    let engine: Vec<(u64, u64)> = stdout
         .lines()
         .filter_map(|l| {
             let mut w = l.strip_prefix("engine-writes ")?.split(' ');
             Some((w.next()?.parse().ok()?, w.next()?.parse().ok()?))
         })
         .collect();
-    assert_eq!(
-        engine.len(),
-        modes().len(),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
-    let syscalls = std::fs::read_to_string(&trace).unwrap();
-    let _ = std::fs::remove_file(&trace);
+    assert_eq!(engine.len(), modes().len(), "{stdout}");
     for (k, (run_id, writes)) in engine.into_iter().enumerate() {
         let key = format!("pipescope:{run_id}:k");
         let counted = syscalls

@@ -319,25 +319,14 @@ async fn busy_polling_is_a_box_in_the_link_and_a_label_on_its_runs() {
     let link = url(c).await;
     assert!(link.contains("poll=2000"), "{link}");
     click(c, "#compare").await;
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    let details = loop {
-        let details = c
-            .execute(
-                "return [...document.querySelectorAll('#results tr.result-row .mode-detail')].map(e => e.textContent)",
-                vec![],
-            )
-            .await
-            .unwrap();
-        let details: Vec<String> = serde_json::from_value(details).unwrap();
-        if details.len() == 2 {
-            break details;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "two result rows: {details:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let details: Vec<String> = support::browser::until_js(
+        c,
+        "return [...document.querySelectorAll('#results tr.result-row .mode-detail')].map(e => e.textContent)",
+        Duration::from_secs(60),
+        "two result rows",
+        |d: &Vec<String>| d.len() == 2,
+    )
+    .await;
     for d in &details {
         assert!(d.contains("busy-poll 2000 µs"), "{details:?}");
     }

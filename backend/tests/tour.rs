@@ -428,25 +428,14 @@ async fn the_whole_tour_walks_with_the_keyboard_on_real_runs() {
         .map(|id| id.to_string())
         .collect();
     assert_eq!(ids.len(), 2, "{state}");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let shown = c
-            .execute(
-                "return [...document.querySelectorAll('#results tr[data-run]')].map(e => e.dataset.run)",
-                vec![],
-            )
-            .await
-            .unwrap();
-        let shown: Vec<String> = serde_json::from_value(shown).unwrap();
-        if shown == ids {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "step 4's stage shows runs {shown:?}, not its own {ids:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    support::browser::until_js(
+        c,
+        "return [...document.querySelectorAll('#results tr[data-run]')].map(e => e.dataset.run)",
+        Duration::from_secs(10),
+        &format!("step 4's stage must show its own runs {ids:?}, not"),
+        |shown: &Vec<String>| *shown == ids,
+    )
+    .await;
     drop(browser);
     server.shutdown().await.unwrap();
 }

@@ -126,3 +126,24 @@ pub async fn wait_enabled(c: &Client, selector: &str, limit: Duration) {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// Evaluates `script` (which returns a JSON value) until `done` accepts what it returns, at
+/// most `limit`, and returns that. Fails with `what` and the last value.
+pub async fn until_js<T: serde::de::DeserializeOwned + std::fmt::Debug>(
+    c: &Client,
+    script: &str,
+    limit: Duration,
+    what: &str,
+    done: impl Fn(&T) -> bool,
+) -> T {
+    let deadline = Instant::now() + limit;
+    loop {
+        let value = c.execute(script, vec![]).await.unwrap();
+        let value: T = serde_json::from_value(value).unwrap();
+        if done(&value) {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "{what}: {value:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

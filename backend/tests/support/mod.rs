@@ -126,3 +126,41 @@ impl Server {
     }
 }
 pub mod browser;
+
+/// Runs this test binary's ignored test `child` under `strace -f -qq` with `strace_args`
+/// (e.g. `-e trace=…`) and `env`, and returns its stdout and the trace. `None`, with a note,
+/// where strace is not installed or may not trace here (the caller skips).
+pub fn under_strace(
+    strace_args: &[&str],
+    child: &str,
+    env: (&str, &str),
+) -> Option<(String, String)> {
+    if std::process::Command::new("strace")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        eprintln!("strace is not installed: skipped");
+        return None;
+    }
+    let trace = std::env::temp_dir().join(format!("pipescope-{child}-{}.txt", std::process::id()));
+    let out = std::process::Command::new("strace")
+        .args(["-f", "-qq"])
+        .args(strace_args)
+        .arg("-o")
+        .arg(&trace)
+        .arg(std::env::current_exe().unwrap())
+        .args([child, "--exact", "--ignored", "--nocapture"])
+        .env(env.0, env.1)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && stderr.contains("ptrace") {
+        eprintln!("strace may not trace here: skipped ({stderr})");
+        return None;
+    }
+    assert!(out.status.success(), "{stderr}");
+    let syscalls = std::fs::read_to_string(&trace).unwrap();
+    let _ = std::fs::remove_file(&trace);
+    Some((String::from_utf8_lossy(&out.stdout).into_owned(), syscalls))
+}
