@@ -15,9 +15,24 @@ pub struct Browser {
 
 impl Browser {
     pub async fn start() -> Browser {
+        // A free port can be taken by another test's server between `free_port` and
+        // chromedriver's bind (most likely what failed a run once: the session request was reset,
+        // as a redis-server resets HTTP). So chromedriver must still be running once its port
+        // answers, and a failed start is tried again on a new port.
+        let mut last = String::new();
+        for _ in 0..3 {
+            match Self::try_start().await {
+                Ok(browser) => return browser,
+                Err(e) => last = e,
+            }
+        }
+        panic!("a chromium session: {last}");
+    }
+
+    async fn try_start() -> Result<Browser, String> {
         let port = pipescope::local_redis::free_port().unwrap();
         // Its own process group, so Chromium (chromedriver's child) goes with it on drop.
-        let driver = Command::new("chromedriver")
+        let mut driver = Command::new("chromedriver")
             .arg(format!("--port={port}"))
             .process_group(0)
             .stdout(Stdio::null())
@@ -28,6 +43,11 @@ impl Browser {
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(Instant::now() < deadline, "chromedriver did not start");
             tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        if let Ok(Some(status)) = driver.try_wait() {
+            return Err(format!(
+                "chromedriver exited ({status}); port {port} is someone else's"
+            ));
         }
         let profile = tempfile::tempdir().unwrap();
         let args = [
@@ -52,15 +72,21 @@ impl Browser {
             serde_json::json!({ "binary": chromium(), "args": args }),
         );
         let connector = hyper_util::client::legacy::connect::HttpConnector::new();
-        let client = ClientBuilder::new(connector)
+        let session = ClientBuilder::new(connector)
             .capabilities(caps)
             .connect(&format!("http://127.0.0.1:{port}"))
-            .await
-            .expect("a chromium session");
-        Browser {
-            client,
-            driver,
-            _profile: profile,
+            .await;
+        match session {
+            Ok(client) => Ok(Browser {
+                client,
+                driver,
+                _profile: profile,
+            }),
+            Err(e) => {
+                unsafe { libc::kill(-(driver.id() as i32), libc::SIGKILL) };
+                let _ = driver.wait();
+                Err(e.to_string())
+            }
         }
     }
 
