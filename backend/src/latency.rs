@@ -771,6 +771,7 @@ pub fn stamp_timeline(
         out_us: median(out),
         server_us: median(server),
         back_us: median(back),
+        ..Default::default()
     })
 }
 

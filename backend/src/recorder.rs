@@ -70,7 +70,31 @@ impl Recorder {
             p99_us: us(h.value_at_quantile(0.99)),
             p999_us: us(h.value_at_quantile(0.999)),
             max_us: us(h.max()),
+            slowest_1pct_share: self.slowest_share(0.99),
         }
+    }
+
+    /// The share of the summed latency taken by the requests above quantile `q` (the slowest
+    /// 1 % for 0.99), counting each histogram bucket at its value.
+    fn slowest_share(&self, q: f64) -> f64 {
+        let h = &self.latency_ns;
+        let n = h.len();
+        let slow = n - ((n as f64 * q).round() as u64).min(n);
+        let (mut total, mut tail, mut seen) = (0f64, 0f64, 0u64);
+        // From the slowest down: the first `slow` requests met are the tail.
+        let mut buckets: Vec<(u64, u64)> = h
+            .iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect();
+        buckets.reverse();
+        for (value, count) in buckets {
+            let sum = value as f64 * count as f64;
+            total += sum;
+            let in_tail = count.min(slow.saturating_sub(seen));
+            tail += value as f64 * in_tail as f64;
+            seen += count;
+        }
+        if total > 0.0 { tail / total } else { 0.0 }
     }
 
     pub fn count(&self) -> u64 {
@@ -95,6 +119,7 @@ impl Recorder {
             wire_commands: 0,
             latency: self.latency(),
             split: None,
+            redis_usec_per_call: None,
         }
     }
 }
@@ -113,5 +138,8 @@ mod tests {
         assert!((l.p50_us - 100.0).abs() < 1.0, "{l:?}");
         assert!((l.max_us - 10_000.0).abs() < 20.0, "{l:?}");
         assert!(l.p99_us <= l.p999_us && l.p999_us <= l.max_us);
+        // The one slow request of 100 is the slowest 1 %: 10 ms of 10 ms + 99 × 100 µs.
+        let share = 10_000.0 / (10_000.0 + 9_900.0);
+        assert!((l.slowest_1pct_share - share).abs() < 0.01, "{l:?}");
     }
 }

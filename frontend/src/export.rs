@@ -204,6 +204,7 @@ mod tests {
                 ..Latency::default()
             },
             split: None,
+            redis_usec_per_call: None,
         }
     }
 

@@ -153,6 +153,7 @@ mod tests {
                 ..Latency::default()
             },
             split: None,
+            redis_usec_per_call: None,
         }
     }
 
@@ -182,6 +183,7 @@ mod tests {
             server_us: 5.0,
             back_us: 22.0,
             samples: 1000,
+            ..Default::default()
         };
         seq.split = Some(split);
         assert_eq!(RttModel::new(1, &seq, &pipe).split, Some(split));

@@ -411,6 +411,7 @@ mod tests {
             wire_commands: 1000,
             latency: Latency::default(),
             split: None,
+            redis_usec_per_call: None,
         }
     }
 

@@ -596,7 +596,9 @@ mod tests {
                 server_us: 20.0,
                 back_us: 510.0,
                 samples: 1,
+                ..Default::default()
             }),
+            redis_usec_per_call: None,
         }
     }
 

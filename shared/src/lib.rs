@@ -1,10 +1,12 @@
 //! Types shared verbatim by the backend and the page: what a run is (`spec`), what the two
-//! sides say to each other (`protocol`), and what a run produced (`report`).
+//! sides say to each other (`protocol`), what a run produced (`report`), and how its requests
+//! grouped into round trips (`trips`).
 //! Compiles for native and wasm32; no I/O here.
 
 pub mod protocol;
 pub mod report;
 pub mod spec;
+pub mod trips;
 
 pub use protocol::{ClientMsg, PROTOCOL_VERSION, ServerMsg};
 pub use report::{Latency, RoundTripSplit, RunRecord, RunSummary, Span, Timeline};

@@ -6,7 +6,7 @@ use crate::report::{RunRecord, RunSummary, Span, Timeline};
 use crate::spec::{Limits, Network, RunSpec};
 
 /// Bumped on any incompatible change; sent in `Welcome`.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// Spans in one `Spans` frame at most (about 200 KB of JSON).
 pub const MAX_SPANS_PER_FRAME: usize = 2_000;

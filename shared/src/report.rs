@@ -13,6 +13,10 @@ pub struct Latency {
     pub p99_us: f64,
     pub p999_us: f64,
     pub max_us: f64,
+    /// The share (0..=1) of all requests' summed latency taken by the slowest 1 % of them. For
+    /// a sequential run that is the share of its wall time: why N × p50 falls short of it.
+    #[serde(default)]
+    pub slowest_1pct_share: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,11 +41,17 @@ pub struct RunSummary {
     /// wire tap (medians over the stamped requests).
     #[serde(default)]
     pub split: Option<RoundTripSplit>,
+    /// Redis's own time per command of this run's kind (µs), measured by Redis: the change in
+    /// `INFO commandstats` `calls` and `usec` for that command across the run (other clients'
+    /// calls of the same command in that window are counted too). `None` where Redis did not say.
+    #[serde(default)]
+    pub redis_usec_per_call: Option<f64>,
 }
 
-/// One round trip cut at the server, from the wire tap's stamps (medians, µs): engine → Redis
-/// (transmission + propagation), inside Redis (queuing + processing, as the proxy sees it), and
-/// Redis → engine.
+/// One round trip cut at the latency proxy, from its wire tap's stamps (medians, µs): engine →
+/// proxy → Redis (the dialled delay out, less the compensation, plus two loopback hops), Redis
+/// as the proxy sees it (proxy → Redis → proxy: Redis's own work plus two loopback hops and
+/// wake-ups), and proxy → engine (the dialled delay back, less the compensation).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct RoundTripSplit {
     pub out_us: f64,
@@ -49,6 +59,13 @@ pub struct RoundTripSplit {
     pub back_us: f64,
     /// Requests the medians were taken over.
     pub samples: u64,
+    /// How much earlier than its dialled delay the proxy released each chunk out and back
+    /// (µs): the forwarding cost it measured when it started, so that a round trip through it
+    /// costs 2·D plus the direct one. A leg can read this much under its dialled delay.
+    #[serde(default)]
+    pub early_out_us: f64,
+    #[serde(default)]
+    pub early_back_us: f64,
 }
 
 impl RunSummary {
