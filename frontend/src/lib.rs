@@ -1,7 +1,26 @@
-//! pipescope's page: Leptos (client-side rendered) in WASM. The websocket feeds signals
-//! (`connection`), a pure reducer folds server messages into the page's state (`state`), and
-//! the components under `components/` render it.
+//! pipescope's page: Leptos (client-side rendered) in WASM.
+//!
+//! # Layout
+//!
+//! Data flows one way: websocket → `connection` (signals) → `state` (a pure reducer folds each
+//! server message into what the page knows) → `playback` and the pure models → `components/`
+//! (one component per file) → the DOM and the timeline's canvas. The only way back to the
+//! server is a `ClientMsg` sent by the controls or the tour.
+//!
+//! - `app`: the page's root: the connection, the look and the routes (`/`, `/tour`).
+//! - `connection`: the websocket, reconnects, and the signals it feeds.
+//! - `state`: runs, progress and results, rebuilt from server messages (pure, host-tested).
+//! - `inputs`, `url_state`, `address_bar`: the controls' form → run specs, the form ↔ the URL
+//!   query, and the browser's address bar kept in step with both.
+//! - `trace`, `playback`, `timeaxis`, `paint`: a run's spans as round trips and events, the
+//!   playback clock, time ↔ pixels, and drawing the timeline on a canvas.
+//! - `rtt_model`, `sweep`, `export`: the round trip taken apart, the batch sweep and its knee,
+//!   and finished runs as JSON / CSV / Markdown (pure).
+//! - `tour`: the guided tour's script and templating (pure); its view is `components::tour`.
+//! - `format`, `look`, `keyboard`: numbers for people, presenter mode and theme, shortcuts.
+//! - `components`: the views, each reading signals and the models above.
 
+pub mod address_bar;
 pub mod app;
 pub mod components;
 pub mod connection;

@@ -1,0 +1,129 @@
+use leptos::prelude::*;
+use shared::Wait;
+
+use crate::components::NumberField;
+use crate::inputs::{FlushChoice, Form, ModeChoice, Plan};
+
+/// How the commands travel: the mode, its batch (or callers in flight), a pipeline's flush
+/// policy, and whether the engine busy-polls for replies.
+#[component]
+pub fn ModeFields(form: RwSignal<Form>) -> impl IntoView {
+    let mode = move || form.with(|f| f.mode);
+    let batch_name = move || mode().batch_name();
+    let pipelined = move || mode() == ModeChoice::Pipelined;
+    let buffered = move || pipelined() && form.with(|f| f.flush == FlushChoice::Buffered);
+    view! {
+        <label class="field">
+            <span>"Mode"</span>
+            <select
+                id="mode"
+                on:change=move |ev| {
+                    let m = ModeChoice::from_value(&event_target_value(&ev));
+                    form.update(|f| {
+                        f.mode = m;
+                        f.plan = Plan::Single;
+                    });
+                }
+            >
+                {ModeChoice::ALL
+                    .into_iter()
+                    .map(|m| {
+                        view! {
+                            <option value=m.value() selected=move || mode() == m>
+                                {m.label()}
+                            </option>
+                        }
+                    })
+                    .collect_view()}
+            </select>
+        </label>
+        <label class="field" class:disabled=move || batch_name().is_none()>
+            <span>
+                {move || match batch_name() {
+                    Some("in flight") => "In flight",
+                    _ => "Batch",
+                }}
+            </span>
+            <input
+                id="batch"
+                type="number"
+                min="1"
+                step="1"
+                inputmode="numeric"
+                disabled=move || batch_name().is_none()
+                prop:value=move || form.with(|f| f.batch.clone())
+                on:input=move |ev| form.update(|f| f.batch = event_target_value(&ev))
+            />
+        </label>
+        <Show when=pipelined>
+            <FlushField form=form />
+        </Show>
+        <Show when=buffered>
+            <NumberField
+                form=form
+                id="flush-every"
+                label="Write every"
+                get=|f| &f.flush_every
+                set=|f, v| f.flush_every = v
+                title="Commands per write"
+            />
+        </Show>
+        <BusyPollBox form=form />
+    }
+}
+
+/// A pipeline's flush policy: one write per batch, per command, or every n commands.
+#[component]
+fn FlushField(form: RwSignal<Form>) -> impl IntoView {
+    view! {
+        <label class="field">
+            <span>"Flush"</span>
+            <select
+                id="flush"
+                on:change=move |ev| {
+                    if let Some(fl) = FlushChoice::parse(&event_target_value(&ev)) {
+                        form.update(|f| f.flush = fl);
+                    }
+                }
+            >
+                {FlushChoice::ALL
+                    .into_iter()
+                    .map(|fl| {
+                        view! {
+                            <option value=fl.value() selected=move || form.with(|f| f.flush == fl)>
+                                {fl.label()}
+                            </option>
+                        }
+                    })
+                    .collect_view()}
+            </select>
+        </label>
+    }
+}
+
+#[component]
+fn BusyPollBox(form: RwSignal<Form>) -> impl IntoView {
+    view! {
+        <label
+            class="check"
+            title="Client libraries sleep until a reply arrives, so every round trip includes the client being woken up again. Busy-polling tries the socket for up to 2 ms first: the round trip then measures the network and Redis, at the price of a CPU kept busy."
+        >
+            <input
+                id="busy-poll"
+                type="checkbox"
+                prop:checked=move || form.with(|f| !f.busy_poll_us.trim().is_empty())
+                on:change=move |ev| {
+                    let on = event_target_checked(&ev);
+                    form.update(|f| {
+                        f.busy_poll_us = if on {
+                            Wait::DEFAULT_BUSY_POLL_US.to_string()
+                        } else {
+                            String::new()
+                        };
+                    })
+                }
+            />
+            "busy-poll for replies"
+        </label>
+    }
+}

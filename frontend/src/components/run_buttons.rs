@@ -1,0 +1,92 @@
+use leptos::prelude::*;
+
+use crate::components::NumberField;
+use crate::connection::Connection;
+use crate::inputs::{Form, Plan};
+
+/// The largest batch of a sweep, and Run / Compare / Sweep / Cancel. A plan is checked with the
+/// backend's own validation before it is sent; what is wrong goes to the banner. The button of
+/// the plan a link prepared is focused once it can be pressed.
+#[component]
+pub fn RunButtons(form: RwSignal<Form>, conn: Connection) -> impl IntoView {
+    let run_button = NodeRef::<leptos::html::Button>::new();
+    let compare_button = NodeRef::<leptos::html::Button>::new();
+    let sweep_button = NodeRef::<leptos::html::Button>::new();
+    let can_control = move || conn.can_control();
+    let idle = move || conn.is_open() && !conn.busy.get() && can_control();
+    let submit = move |plan: Plan| {
+        form.update(|f| f.plan = plan);
+        match form.with_untracked(|f| f.runs(plan, &conn.limits())) {
+            Ok(runs) => conn.start(runs),
+            Err(e) => conn.error.set(Some(e)),
+        }
+    };
+    // Focus the prepared button once it can be pressed (it is disabled until connected).
+    let focused = StoredValue::new(false);
+    Effect::new(move |_| {
+        if focused.get_value() || !idle() {
+            return;
+        }
+        let button = match form.with_untracked(|f| f.plan) {
+            Plan::Single => run_button,
+            Plan::Compare => compare_button,
+            Plan::Sweep => sweep_button,
+        };
+        if let Some(b) = button.get() {
+            focused.set_value(true);
+            let _ = b.focus();
+        }
+    });
+
+    view! {
+        <div class="fields actions">
+            <NumberField
+                form=form
+                id="sweep-max"
+                label="Sweep up to batch"
+                get=|f| &f.sweep_max
+                set=|f, v| f.sweep_max = v
+                min="2"
+                title="Pipelined runs at batch 1, 2, 4, … up to this"
+            />
+            <div class="buttons">
+                <button
+                    id="run"
+                    node_ref=run_button
+                    class="primary"
+                    disabled=move || !idle()
+                    on:click=move |_| submit(Plan::Single)
+                >
+                    "Run"
+                </button>
+                <button
+                    id="compare"
+                    node_ref=compare_button
+                    class="primary accent"
+                    disabled=move || !idle()
+                    title="Sequential, then the chosen mode: same count, same network"
+                    on:click=move |_| submit(Plan::Compare)
+                >
+                    "Compare"
+                </button>
+                <button
+                    id="sweep"
+                    node_ref=sweep_button
+                    class="primary"
+                    disabled=move || !idle()
+                    title="Pipelined runs at batch 1, 2, 4, … up to the largest batch"
+                    on:click=move |_| submit(Plan::Sweep)
+                >
+                    "Sweep"
+                </button>
+                <button
+                    id="cancel"
+                    disabled=move || !(conn.is_open() && conn.busy.get() && can_control())
+                    on:click=move |_| conn.cancel()
+                >
+                    "Cancel"
+                </button>
+            </div>
+        </div>
+    }
+}
