@@ -11,7 +11,7 @@ use serde::Serialize;
 use shared::{Latency, Limits, RoundTripSplit, RunSpec, RunSummary, validate_runs};
 
 use crate::engine::{self, RunContext, keys};
-use crate::latency::Proxies;
+use crate::net::Proxies;
 use crate::recorder::Progress;
 use crate::target::RedisTarget;
 
@@ -102,7 +102,7 @@ pub async fn run(
     let record_spans = !no_spans;
     // Kept for the whole bench, so runs over the same network share a proxy.
     let proxies = Proxies::default();
-    let mut run_id = crate::hub::first_run_id();
+    let mut run_id = keys::first_run_id();
     let show_bar = std::io::stderr().is_terminal();
     let mut summaries = Vec::new();
     for spec in specs {
@@ -281,7 +281,7 @@ pub async fn accuracy(
     rounds: usize,
 ) -> anyhow::Result<Vec<Accuracy>> {
     let proxies = Proxies::default();
-    let mut run_id = crate::hub::first_run_id();
+    let mut run_id = keys::first_run_id();
     let mut p50 = async |target: &RedisTarget| -> anyhow::Result<f64> {
         run_id += 1;
         let ctx = RunContext::new(run_id, Default::default(), Default::default());
@@ -292,7 +292,7 @@ pub async fn accuracy(
         keys::remove_run_keys(target, run_id, outcome.written).await?;
         Ok(outcome.summary.latency.p50_us)
     };
-    let median = |v: Vec<f64>| crate::versus::Median::of(v).median;
+    let median = |v: Vec<f64>| crate::median::median(v).unwrap_or(f64::NAN);
     let mut rows = Vec::new();
     for &delay_us in delays {
         let route = proxies

@@ -6,7 +6,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use axum::extract::ws::Utf8Bytes;
 use shared::Span;
@@ -18,7 +18,7 @@ use shared::{
 use tokio::sync::broadcast;
 
 use crate::engine::{self, DEFAULT_RESPONSE_TIMEOUT, RunContext, keys};
-use crate::latency::Proxies;
+use crate::net::Proxies;
 use crate::recorder::Progress;
 use crate::spans::Outbox;
 use crate::target::{RedisTarget, TargetError};
@@ -167,7 +167,7 @@ impl Hub {
         network: impl Into<Network>,
     ) -> Result<Self, TargetError> {
         let network = network.into();
-        let swept = keys::sweep_leftovers(&target, first_run_id()).await?;
+        let swept = keys::sweep_leftovers(&target, keys::first_run_id()).await?;
         if swept > 0 {
             tracing::warn!(
                 keys = swept,
@@ -180,7 +180,7 @@ impl Hub {
     }
 
     fn build(target: RedisTarget, redis_version: String, network: Network) -> Self {
-        let first = first_run_id();
+        let first = keys::first_run_id();
         Self {
             inner: Arc::new(Inner {
                 target,
@@ -438,14 +438,6 @@ impl Hub {
             });
         }
     }
-}
-
-/// Run ids start at the wall clock in ms, so key namespaces differ across restarts.
-pub fn first_run_id() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(1)
 }
 
 fn progress_msg(run: u64, total: u64, done: u64, elapsed_us: u64) -> ServerMsg {

@@ -6,7 +6,7 @@ use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::engine::resp;
+use crate::resp;
 
 /// How long to wait for a TCP connection to Redis before saying it is unreachable.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);

@@ -14,7 +14,6 @@ pub mod keys;
 mod mset;
 mod multiplexed;
 mod pipeline;
-pub mod resp;
 mod seed;
 mod transaction;
 mod wire;
@@ -29,6 +28,7 @@ use encode::Encoder;
 use wire::{Replies, Sent, Tally, Writer};
 
 use crate::recorder::Progress;
+use crate::resp;
 use crate::target::{RedisTarget, TargetError};
 
 /// A read or write that makes no progress for this long fails the run. It bounds inactivity,
