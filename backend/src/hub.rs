@@ -17,7 +17,7 @@ use shared::{
 };
 use tokio::sync::broadcast;
 
-use crate::engine::{self, DEFAULT_RESPONSE_TIMEOUT, RunContext, keys};
+use crate::engine::{DEFAULT_RESPONSE_TIMEOUT, RunContext, RunError, keys};
 use crate::net::Proxies;
 use crate::recorder::Progress;
 use crate::spans::Outbox;
@@ -342,12 +342,12 @@ impl Hub {
                         timeline,
                     });
                 }
-                Err((reason, partial)) => {
-                    tracing::warn!(run, %reason, "run failed");
+                Err(e) => {
+                    tracing::warn!(run, reason = %e, "run failed");
                     self.emit(ServerMsg::Failed {
                         run: Some(run),
-                        reason,
-                        partial,
+                        reason: e.to_string(),
+                        partial: e.partial().cloned(),
                     });
                     return;
                 }
@@ -355,36 +355,31 @@ impl Hub {
         }
     }
 
-    /// Runs one spec while a ticker reports its progress, then removes its keys.
+    /// Runs one spec while a ticker reports its progress; its keys are removed after it.
     async fn run_one(
         &self,
         run: u64,
         spec: RunSpec,
         cancel: &Arc<AtomicBool>,
-    ) -> Result<(RunSummary, Timeline), (String, Option<RunSummary>)> {
-        let route = match self
+    ) -> Result<(RunSummary, Timeline), RunError> {
+        let route = self
             .inner
             .proxies
             .route(&self.inner.target, spec.network)
             .await
-        {
-            Ok(route) => route,
-            Err(e) => {
-                return Err((
-                    format!("cannot dial in {}: {e}", spec.network.label()),
-                    None,
-                ));
-            }
-        };
+            .map_err(|source| RunError::Network {
+                network: spec.network.label(),
+                source,
+            })?;
         let progress = Arc::new(Progress::default());
         let outbox = Outbox::default();
-        // engine::run gives the run its own thread; this future only waits for its result.
+        // The engine gives the run its own thread; this future only waits for its result.
         let ctx = RunContext {
             response_timeout: self.inner.response_timeout,
             span_outbox: Some(outbox.clone()),
             ..RunContext::new(run, progress.clone(), cancel.clone())
         };
-        let engine = engine::run(&route.target, spec, ctx);
+        let engine = route.run(spec, ctx);
         let mut engine = std::pin::pin!(engine);
         let mut ticker = tokio::time::interval(Duration::from_micros(1_000_000 / PROGRESS_HZ));
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
@@ -402,28 +397,7 @@ impl Hub {
         self.emit(progress_msg(run, spec.count, done, elapsed_us));
         self.emit_spans(run, &outbox);
 
-        let (result, written) = match outcome {
-            Ok(mut o) => {
-                // Through the proxy: where each round trip went, from its wire tap.
-                o.summary.split = route.stamp(&spec, o.started, &mut o.timeline).await;
-                (Ok((o.summary, o.timeline)), o.written)
-            }
-            // After a crash `written` is 0, but the cleanup's SCAN sweep of the run's namespace
-            // still finds whatever it wrote.
-            Err(f) => (Err((f.error.to_string(), Some(f.partial))), f.written),
-        };
-        let cleanup = keys::remove_run_keys(&self.inner.target, run, written).await;
-        match (result, cleanup) {
-            (result, Ok(_)) => result,
-            (Ok((summary, _)), Err(e)) => Err((
-                format!("the run finished but its keys could not be removed: {e}"),
-                Some(summary),
-            )),
-            (Err((reason, partial)), Err(e)) => Err((
-                format!("{reason}; its keys could not be removed either: {e}"),
-                partial,
-            )),
-        }
+        outcome.map(|o| (o.summary, o.timeline))
     }
 }
 

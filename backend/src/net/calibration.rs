@@ -181,7 +181,7 @@ pub async fn engine_forwarding_cost(
     upstream: SocketAddr,
     network: &Network,
 ) -> Result<Duration, TargetError> {
-    use crate::engine::{self, RunContext, keys};
+    use crate::engine::{self, RunContext, RunError, keys};
     let delay = calibration_delay(network);
     let raw = DelayProxy::start_compensated(
         upstream,
@@ -207,21 +207,14 @@ pub async fn engine_forwarding_cost(
             record_spans: false,
             ..RunContext::new(run_id, Default::default(), Default::default())
         };
-        let outcome = engine::run(route, shared::RunSpec::set(count, Mode::Sequential), ctx).await;
-        let written = match &outcome {
-            Ok(o) => o.written,
-            Err(f) => f.written,
-        };
-        keys::remove_run_keys(target, run_id, written).await?;
-        match outcome {
+        let spec = shared::RunSpec::set(count, Mode::Sequential);
+        match engine::run_and_clean_up(route, spec, ctx).await {
             Ok(o) => times.push(o.summary.latency.p50_us),
-            Err(f) => {
+            Err(RunError::Cleanup { source, .. }) => return Err(source),
+            Err(e) => {
                 return Err(TargetError::Unreachable {
                     addr: target.addr(),
-                    cause: std::io::Error::other(format!(
-                        "calibrating the latency proxy: {}",
-                        f.error
-                    )),
+                    cause: std::io::Error::other(format!("calibrating the latency proxy: {e}")),
                 });
             }
         }

@@ -14,8 +14,10 @@
 //!   hops, thread wake-ups), measured when the proxy starts; the proxy releases chunks that
 //!   much earlier (`Compensation`) so a round trip through it costs 2·D plus the direct one.
 //! - `wire_tap`: as the proxy forwards, it counts RESP commands and replies and stamps when
-//!   each reached Redis and left it. After a run those stamps land on its spans and split a
-//!   round trip into engine → Redis, at Redis, and Redis → engine.
+//!   each reached Redis and left it. After a run (`Route::run`) those stamps, less the
+//!   connection's handshake (AUTH, SELECT), land on its spans and split a round trip into
+//!   engine → Redis, proxy → Redis → proxy, and Redis → engine, reported beside the
+//!   compensation each leg was released early by.
 
 mod calibration;
 mod delay_line;

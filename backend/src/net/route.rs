@@ -4,11 +4,12 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use shared::{Network, RoundTripSplit, Timeline};
+use shared::{Network, RoundTripSplit, RunSpec, Timeline};
 
 use super::calibration::{Compensation, engine_forwarding_cost};
 use super::delay_line::DelayProxy;
 use super::wire_tap::stamp_timeline;
+use crate::engine::{self, RunContext, RunError, RunOutcome};
 use crate::target::{RedisTarget, TargetError};
 
 /// Delay-line proxies in front of one Redis, one per network in use: started when a run first
@@ -81,15 +82,38 @@ impl Proxies {
 }
 
 impl Route {
-    /// After a finished run over this route: its wire-tap stamps in `timeline`, and the split.
+    /// Runs `spec` over this route as the hub and `bench` do: the run with Redis's own time
+    /// and its keys removed (`engine::run_and_clean_up`), then, through the proxy, its wire-tap
+    /// stamps in the timeline and the split.
+    pub async fn run(&self, spec: RunSpec, ctx: RunContext) -> Result<RunOutcome, RunError> {
+        let mut outcome = engine::run_and_clean_up(&self.target, spec, ctx).await?;
+        outcome.summary.split = self
+            .stamp(&spec, outcome.started, &mut outcome.timeline)
+            .await;
+        Ok(outcome)
+    }
+
+    /// After a finished run over this route: its wire-tap stamps in `timeline` (the
+    /// connection's handshake skipped), and the split with the proxy's compensation.
     pub async fn stamp(
         &self,
-        spec: &shared::RunSpec,
+        spec: &RunSpec,
         started: Instant,
         timeline: &mut Timeline,
     ) -> Option<RoundTripSplit> {
-        let tap = self.proxy.as_ref()?.last_tap()?;
-        let log = tap.settle(Duration::from_secs(1)).await;
-        stamp_timeline(timeline, spec.mode, spec.count, started, &log)
+        let proxy = self.proxy.as_ref()?;
+        let tap = proxy.last_tap()?;
+        let log = tap
+            .settle(Duration::from_secs(1))
+            .await
+            .after_handshake(self.target.handshake_commands().len());
+        let split = stamp_timeline(timeline, spec.mode, spec.count, started, &log)?;
+        let early = proxy.compensation();
+        let us = |d: Duration| d.as_nanos() as f64 / 1000.0;
+        Some(RoundTripSplit {
+            early_out_us: us(early.out),
+            early_back_us: us(early.back),
+            ..split
+        })
     }
 }

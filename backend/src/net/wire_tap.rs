@@ -9,6 +9,8 @@ use shared::{Mode, RoundTripSplit, Timeline};
 
 use crate::median::median;
 use crate::resp;
+use crate::spans::FULL_SPANS;
+use crate::target::MAX_HANDSHAKE_COMMANDS;
 
 /// Counts complete RESP messages in a byte stream that arrives in arbitrary pieces.
 #[derive(Default)]
@@ -42,8 +44,13 @@ pub struct WireTap {
     pub(super) in_flight: AtomicU64,
 }
 
-/// Stamps kept per direction per connection (the first requests, as spans are).
-pub const TAP_STAMPS: usize = 5_100;
+/// Wire commands per request at most, in any mode: a MULTI/EXEC of one (see `wire_indices`).
+const MAX_WIRE_COMMANDS_PER_REQUEST: usize = 3;
+
+/// Stamps kept per direction per connection: enough for every request a timeline holds in full
+/// (`FULL_SPANS`, the ones drawn), in any mode, after the connection's handshake.
+pub const TAP_STAMPS: usize =
+    MAX_WIRE_COMMANDS_PER_REQUEST * FULL_SPANS as usize + MAX_HANDSHAKE_COMMANDS;
 
 #[derive(Debug, Default, Clone)]
 pub struct TapLog {
@@ -51,6 +58,20 @@ pub struct TapLog {
     pub from_server: Vec<Instant>,
     pub commands: u64,
     pub replies: u64,
+}
+
+impl TapLog {
+    /// The log without the first `n` commands and replies: those of the connection's handshake
+    /// (`RedisTarget::handshake_commands`), sent before the run's first command.
+    pub fn after_handshake(&self, n: usize) -> TapLog {
+        let skip = |v: &Vec<Instant>| v.get(n..).unwrap_or_default().to_vec();
+        TapLog {
+            at_server: skip(&self.at_server),
+            from_server: skip(&self.from_server),
+            commands: self.commands.saturating_sub(n as u64),
+            replies: self.replies.saturating_sub(n as u64),
+        }
+    }
 }
 
 impl WireTap {
@@ -126,7 +147,12 @@ pub fn stamp_timeline(
     started: Instant,
     tap: &TapLog,
 ) -> Option<RoundTripSplit> {
-    let us = |t: Instant| t.saturating_duration_since(started).as_nanos() as f64 / 1000.0;
+    // Signed: a stamp before `started` would mean stamps and requests are mismatched, and
+    // must show as a negative leg, not as a plausible zero.
+    let us = |t: Instant| match t.checked_duration_since(started) {
+        Some(after) => after.as_nanos() as f64 / 1000.0,
+        None => -(started.duration_since(t).as_nanos() as f64 / 1000.0),
+    };
     let stamp = |span: &mut shared::Span| {
         let (at, from) = wire_indices(mode, count, span.i);
         if let (Some(&a), Some(&f)) = (
@@ -155,6 +181,17 @@ pub fn stamp_timeline(
     }
     if out.is_empty() {
         return None;
+    }
+    let negative = [&out, &server, &back]
+        .iter()
+        .map(|legs| legs.iter().filter(|&&l| l < 0.0).count())
+        .sum::<usize>();
+    if negative > 0 {
+        tracing::warn!(
+            negative,
+            samples = out.len(),
+            "wire tap: legs below zero (stamps matched to the wrong requests?); reported as they are"
+        );
     }
     Some(RoundTripSplit {
         samples: out.len() as u64,
@@ -211,6 +248,74 @@ mod tests {
         assert_eq!(wire_indices(mode, 25, 9), (0, 0));
         assert_eq!(wire_indices(mode, 25, 10), (1, 1));
         assert_eq!(wire_indices(mode, 25, 24), (2, 2));
+    }
+
+    #[test]
+    fn the_tap_keeps_a_stamp_for_every_full_span_in_every_mode() {
+        let last = FULL_SPANS - 1;
+        for mode in [
+            Mode::Sequential,
+            Mode::pipelined(1_000),
+            Mode::Multiplexed { in_flight: 8 },
+            Mode::Transaction { batch: 1 },
+            Mode::Transaction { batch: 2 },
+            Mode::Transaction { batch: 10 },
+            Mode::Transaction { batch: 1_000 },
+            Mode::Mset { batch: 1 },
+            Mode::Mset { batch: 10 },
+        ] {
+            for count in [FULL_SPANS, 1_000_000] {
+                let (at, from) = wire_indices(mode, count, last);
+                let needed = at.max(from) as usize + 1 + MAX_HANDSHAKE_COMMANDS;
+                assert!(needed <= TAP_STAMPS, "{mode:?}: {needed} stamps needed");
+            }
+        }
+    }
+
+    #[test]
+    fn the_handshake_is_not_counted_as_requests() {
+        let t0 = Instant::now();
+        let at = |us: u64| t0 + Duration::from_micros(us);
+        // AUTH and SELECT before the run started, then two SETs.
+        let tap = TapLog {
+            at_server: vec![t0 - Duration::from_micros(50), t0, at(100), at(300)],
+            from_server: vec![t0 - Duration::from_micros(40), t0, at(110), at(310)],
+            commands: 4,
+            replies: 4,
+        };
+        let after = tap.after_handshake(2);
+        assert_eq!((after.commands, after.replies), (2, 2));
+        let mut timeline = Timeline {
+            first: vec![
+                shared::Span::new(0, 10.0, 200.0),
+                shared::Span::new(1, 210.0, 400.0),
+            ],
+            ..Default::default()
+        };
+        let split = stamp_timeline(&mut timeline, Mode::Sequential, 2, t0, &after).unwrap();
+        assert_eq!(timeline.first[1].at_server_us, Some(300.0));
+        assert_eq!(
+            (split.out_us, split.server_us, split.back_us),
+            (90.0, 10.0, 90.0)
+        );
+    }
+
+    #[test]
+    fn a_stamp_before_the_run_reads_negative_not_zero() {
+        let t0 = Instant::now() + Duration::from_millis(1);
+        let tap = TapLog {
+            at_server: vec![t0 - Duration::from_micros(50)],
+            from_server: vec![t0 + Duration::from_micros(20)],
+            commands: 1,
+            replies: 1,
+        };
+        let mut timeline = Timeline {
+            first: vec![shared::Span::new(0, 10.0, 200.0)],
+            ..Default::default()
+        };
+        let split = stamp_timeline(&mut timeline, Mode::Sequential, 1, t0, &tap).unwrap();
+        assert_eq!(timeline.first[0].at_server_us, Some(-50.0));
+        assert_eq!(split.out_us, -60.0);
     }
 
     #[test]
