@@ -383,12 +383,18 @@ impl Hub {
         let mut engine = std::pin::pin!(engine);
         let mut ticker = tokio::time::interval(Duration::from_micros(1_000_000 / PROGRESS_HZ));
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        // A frame only when the run moved: the future also reads Redis's counters around the
+        // run and removes its keys, while the engine reports nothing new.
+        let mut shown = None;
         let outcome = loop {
             tokio::select! {
                 joined = &mut engine => break joined,
                 _ = ticker.tick() => {
                     let (done, elapsed_us) = progress.read();
-                    self.emit(progress_msg(run, spec.count, done, elapsed_us));
+                    if shown != Some((done, elapsed_us)) {
+                        shown = Some((done, elapsed_us));
+                        self.emit(progress_msg(run, spec.count, done, elapsed_us));
+                    }
                     self.emit_spans(run, &outbox);
                 }
             }
