@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
-use shared::{Latency, Limits, RoundTripSplit, RunSpec, RunSummary, validate_runs};
+use shared::{Latency, Limits, Network, RoundTripSplit, RunSpec, RunSummary, validate_runs};
 
-use crate::engine::{self, RunContext, keys};
-use crate::latency::Proxies;
+use crate::engine::{self, RunContext, RunError, keys};
+use crate::net::Proxies;
 use crate::recorder::Progress;
 use crate::target::RedisTarget;
 
@@ -36,9 +36,17 @@ pub struct JsonRun {
     pub per_command_us: f64,
     #[serde(flatten)]
     pub latency: Latency,
-    /// Through the latency proxy: where a round trip went (wire-tap medians).
+    /// The network dialled in (all zero: loopback, no proxy).
+    pub network: Network,
+    /// Through the latency proxy: where a round trip went (wire-tap medians), with how much
+    /// earlier than dialled the proxy released each leg's chunks (`early_out_us`,
+    /// `early_back_us`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub split: Option<RoundTripSplit>,
+    /// Redis's own time per call of `redis_counted`, from `INFO commandstats` across the run.
+    pub redis_usec_per_call: Option<f64>,
+    /// The command whose calls carry the run's requests (EXEC for a transaction).
+    pub redis_counted: String,
 }
 
 impl From<&RunSummary> for JsonRun {
@@ -58,7 +66,10 @@ impl From<&RunSummary> for JsonRun {
             wait: s.spec.wait,
             per_command_us: s.wall_us as f64 / s.done.max(1) as f64,
             latency: s.latency,
+            network: s.spec.network,
             split: s.split,
+            redis_usec_per_call: s.redis_usec_per_call,
+            redis_counted: engine::redis_time::counted_command(&s.spec).to_ascii_uppercase(),
         }
     }
 }
@@ -102,7 +113,7 @@ pub async fn run(
     let record_spans = !no_spans;
     // Kept for the whole bench, so runs over the same network share a proxy.
     let proxies = Proxies::default();
-    let mut run_id = crate::hub::first_run_id();
+    let mut run_id = keys::first_run_id();
     let show_bar = std::io::stderr().is_terminal();
     let mut summaries = Vec::new();
     for spec in specs {
@@ -136,30 +147,19 @@ pub async fn run(
             instrument: !no_instrument,
             ..RunContext::new(run_id, progress.clone(), Arc::new(AtomicBool::new(false)))
         };
-        let mut outcome = engine::run(&route.target, spec, ctx).await;
-        if let Ok(o) = &mut outcome {
-            o.summary.split = route.stamp(&spec, o.started, &mut o.timeline).await;
-        }
+        let outcome = route.run(spec, ctx).await;
         ticker.abort();
         bar.finish_and_clear();
-        let written = match &outcome {
-            Ok(o) => o.written,
-            Err(f) => f.written,
-        };
-        let cleanup = keys::remove_run_keys(target, run_id, written).await;
         let summary = match outcome {
             Ok(o) => o.summary,
-            Err(f) => anyhow::bail!(
-                "{} run failed after {} of {} commands: {}",
+            Err(e @ RunError::Stopped { .. }) => anyhow::bail!(
+                "{} run failed after {} of {} commands: {e}",
                 spec.mode.label(),
-                f.partial.done,
+                e.partial().map_or(0, |p| p.done),
                 spec.count,
-                f.error
             ),
+            Err(e) => return Err(e.into()),
         };
-        cleanup.map_err(|e| {
-            anyhow::anyhow!("the run finished but its keys could not be removed: {e}")
-        })?;
         print_row(format, &summary, summaries.first());
         summaries.push(summary);
     }
@@ -224,7 +224,7 @@ fn print_row(format: Format, s: &RunSummary, baseline: Option<&RunSummary>) {
         Format::Csv => println!("{}", cells.join(",")),
         Format::Markdown => println!("| {} |", cells.join(" | ")),
         Format::Table => println!(
-            "{:<44} {:>10} cmds {:>10.1} ms {:>12.0} ops/s  p50 {:>8.1} µs  p99 {:>8.1} µs  max {:>9.1} µs  {} round trips  {} writes{}{}{}",
+            "{:<44} {:>10} cmds {:>10.1} ms {:>12.0} ops/s  p50 {:>8.1} µs  p99 {:>8.1} µs  max {:>9.1} µs  {} round trips  {} writes{}{}{}{}",
             s.spec.mode.label(),
             s.done,
             s.wall_ms(),
@@ -243,13 +243,30 @@ fn print_row(format: Format, s: &RunSummary, baseline: Option<&RunSummary>) {
                 .map(|w| format!("  ({w})"))
                 .unwrap_or_default(),
             s.split
-                .map(|p| format!(
-                    "  (round trip at the wire: out {:.0} µs, Redis {:.0} µs, back {:.0} µs)",
-                    p.out_us, p.server_us, p.back_us
+                .map(|p| split_note(&p, s.spec.network))
+                .unwrap_or_default(),
+            s.redis_usec_per_call
+                .map(|us| format!(
+                    "  (Redis's own time: {us:.2} µs per {}, INFO commandstats)",
+                    engine::redis_time::counted_command(&s.spec).to_ascii_uppercase()
                 ))
                 .unwrap_or_default()
         ),
     }
+}
+
+/// The wire tap's split beside what was dialled in and what the proxy took off each leg.
+fn split_note(p: &RoundTripSplit, n: Network) -> String {
+    format!(
+        "  (round trip at the wire, medians: out {:.0} µs of {} µs dialled, {:.0} µs released early; proxy → Redis → proxy {:.0} µs; back {:.0} µs of {} µs dialled, {:.0} µs released early)",
+        p.out_us,
+        n.delay_out_us,
+        p.early_out_us,
+        p.server_us,
+        p.back_us,
+        n.delay_back_us,
+        p.early_back_us
+    )
 }
 
 /// How close the latency proxy comes to its promise, at one delay: sequential runs direct and
@@ -281,18 +298,15 @@ pub async fn accuracy(
     rounds: usize,
 ) -> anyhow::Result<Vec<Accuracy>> {
     let proxies = Proxies::default();
-    let mut run_id = crate::hub::first_run_id();
+    let mut run_id = keys::first_run_id();
     let mut p50 = async |target: &RedisTarget| -> anyhow::Result<f64> {
         run_id += 1;
         let ctx = RunContext::new(run_id, Default::default(), Default::default());
         let spec = RunSpec::set(count, shared::Mode::Sequential);
-        let outcome = engine::run(target, spec, ctx)
-            .await
-            .map_err(|f| anyhow::anyhow!("{}", f.error))?;
-        keys::remove_run_keys(target, run_id, outcome.written).await?;
+        let outcome = engine::run_and_clean_up(target, spec, ctx).await?;
         Ok(outcome.summary.latency.p50_us)
     };
-    let median = |v: Vec<f64>| crate::versus::Median::of(v).median;
+    let median = |v: Vec<f64>| crate::median::median(v).unwrap_or(f64::NAN);
     let mut rows = Vec::new();
     for &delay_us in delays {
         let route = proxies

@@ -6,7 +6,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use axum::extract::ws::Utf8Bytes;
 use shared::Span;
@@ -17,8 +17,8 @@ use shared::{
 };
 use tokio::sync::broadcast;
 
-use crate::engine::{self, DEFAULT_RESPONSE_TIMEOUT, RunContext, keys};
-use crate::latency::Proxies;
+use crate::engine::{DEFAULT_RESPONSE_TIMEOUT, RunContext, RunError, keys};
+use crate::net::Proxies;
 use crate::recorder::Progress;
 use crate::spans::Outbox;
 use crate::target::{RedisTarget, TargetError};
@@ -167,7 +167,7 @@ impl Hub {
         network: impl Into<Network>,
     ) -> Result<Self, TargetError> {
         let network = network.into();
-        let swept = keys::sweep_leftovers(&target, first_run_id()).await?;
+        let swept = keys::sweep_leftovers(&target, keys::first_run_id()).await?;
         if swept > 0 {
             tracing::warn!(
                 keys = swept,
@@ -180,7 +180,7 @@ impl Hub {
     }
 
     fn build(target: RedisTarget, redis_version: String, network: Network) -> Self {
-        let first = first_run_id();
+        let first = keys::first_run_id();
         Self {
             inner: Arc::new(Inner {
                 target,
@@ -342,12 +342,12 @@ impl Hub {
                         timeline,
                     });
                 }
-                Err((reason, partial)) => {
-                    tracing::warn!(run, %reason, "run failed");
+                Err(e) => {
+                    tracing::warn!(run, reason = %e, "run failed");
                     self.emit(ServerMsg::Failed {
                         run: Some(run),
-                        reason,
-                        partial,
+                        reason: e.to_string(),
+                        partial: e.partial().cloned(),
                     });
                     return;
                 }
@@ -355,45 +355,46 @@ impl Hub {
         }
     }
 
-    /// Runs one spec while a ticker reports its progress, then removes its keys.
+    /// Runs one spec while a ticker reports its progress; its keys are removed after it.
     async fn run_one(
         &self,
         run: u64,
         spec: RunSpec,
         cancel: &Arc<AtomicBool>,
-    ) -> Result<(RunSummary, Timeline), (String, Option<RunSummary>)> {
-        let route = match self
+    ) -> Result<(RunSummary, Timeline), RunError> {
+        let route = self
             .inner
             .proxies
             .route(&self.inner.target, spec.network)
             .await
-        {
-            Ok(route) => route,
-            Err(e) => {
-                return Err((
-                    format!("cannot dial in {}: {e}", spec.network.label()),
-                    None,
-                ));
-            }
-        };
+            .map_err(|source| RunError::Network {
+                network: spec.network.label(),
+                source,
+            })?;
         let progress = Arc::new(Progress::default());
         let outbox = Outbox::default();
-        // engine::run gives the run its own thread; this future only waits for its result.
+        // The engine gives the run its own thread; this future only waits for its result.
         let ctx = RunContext {
             response_timeout: self.inner.response_timeout,
             span_outbox: Some(outbox.clone()),
             ..RunContext::new(run, progress.clone(), cancel.clone())
         };
-        let engine = engine::run(&route.target, spec, ctx);
+        let engine = route.run(spec, ctx);
         let mut engine = std::pin::pin!(engine);
         let mut ticker = tokio::time::interval(Duration::from_micros(1_000_000 / PROGRESS_HZ));
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        // A frame only when the run moved: the future also reads Redis's counters around the
+        // run and removes its keys, while the engine reports nothing new.
+        let mut shown = None;
         let outcome = loop {
             tokio::select! {
                 joined = &mut engine => break joined,
                 _ = ticker.tick() => {
                     let (done, elapsed_us) = progress.read();
-                    self.emit(progress_msg(run, spec.count, done, elapsed_us));
+                    if shown != Some((done, elapsed_us)) {
+                        shown = Some((done, elapsed_us));
+                        self.emit(progress_msg(run, spec.count, done, elapsed_us));
+                    }
                     self.emit_spans(run, &outbox);
                 }
             }
@@ -402,28 +403,7 @@ impl Hub {
         self.emit(progress_msg(run, spec.count, done, elapsed_us));
         self.emit_spans(run, &outbox);
 
-        let (result, written) = match outcome {
-            Ok(mut o) => {
-                // Through the proxy: where each round trip went, from its wire tap.
-                o.summary.split = route.stamp(&spec, o.started, &mut o.timeline).await;
-                (Ok((o.summary, o.timeline)), o.written)
-            }
-            // After a crash `written` is 0, but the cleanup's SCAN sweep of the run's namespace
-            // still finds whatever it wrote.
-            Err(f) => (Err((f.error.to_string(), Some(f.partial))), f.written),
-        };
-        let cleanup = keys::remove_run_keys(&self.inner.target, run, written).await;
-        match (result, cleanup) {
-            (result, Ok(_)) => result,
-            (Ok((summary, _)), Err(e)) => Err((
-                format!("the run finished but its keys could not be removed: {e}"),
-                Some(summary),
-            )),
-            (Err((reason, partial)), Err(e)) => Err((
-                format!("{reason}; its keys could not be removed either: {e}"),
-                partial,
-            )),
-        }
+        outcome.map(|o| (o.summary, o.timeline))
     }
 }
 
@@ -438,14 +418,6 @@ impl Hub {
             });
         }
     }
-}
-
-/// Run ids start at the wall clock in ms, so key namespaces differ across restarts.
-pub fn first_run_id() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(1)
 }
 
 fn progress_msg(run: u64, total: u64, done: u64, elapsed_us: u64) -> ServerMsg {

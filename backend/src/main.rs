@@ -408,7 +408,7 @@ async fn versus(args: BenchArgs) -> anyhow::Result<()> {
     ));
     say(format_args!("|---:|---:|---:|---:|---:|---:|---:|"));
     let ci =
-        |m: &pipescope::versus::Median| format!("{:.2} [{:.2}–{:.2}]", m.median, m.low, m.high);
+        |m: &pipescope::median::Median| format!("{:.2} [{:.2}–{:.2}]", m.median, m.low, m.high);
     for r in &rows {
         say(format_args!(
             "| {} | {} | {:.0} | {:.0} | {} | {:.0} | {} |",
@@ -422,7 +422,7 @@ async fn versus(args: BenchArgs) -> anyhow::Result<()> {
         ));
     }
     let pct =
-        |m: &pipescope::versus::Median| format!("{:.1} % [{:.1}–{:.1}]", m.median, m.low, m.high);
+        |m: &pipescope::median::Median| format!("{:.1} % [{:.1}–{:.1}]", m.median, m.low, m.high);
     for o in &overheads {
         say(format_args!(
             "instrumentation overhead at batch {} (busy-polling, {} rounds of {} commands): {} of throughput ({:.0} ops/s measured vs {:.0} bare)",

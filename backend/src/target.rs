@@ -6,7 +6,10 @@ use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::engine::resp;
+use crate::resp;
+
+/// Commands `connect_raw` sends before the engine's own, at most (AUTH and SELECT).
+pub const MAX_HANDSHAKE_COMMANDS: usize = 2;
 
 /// How long to wait for a TCP connection to Redis before saying it is unreachable.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -156,7 +159,18 @@ impl RedisTarget {
                 cause,
             })?;
         let mut stream = stream;
+        for cmd in self.handshake_commands() {
+            self.handshake(&mut stream, &cmd).await?;
+        }
+        Ok(stream)
+    }
+
+    /// What `connect_raw` sends before the engine's first command, encoded, one command each:
+    /// AUTH if the URL has a password, SELECT if its db is not 0. The wire tap counts them as
+    /// commands, so their number is where a run's first command is on the wire.
+    pub fn handshake_commands(&self) -> Vec<Vec<u8>> {
         let settings = self.info.redis_settings();
+        let mut commands = Vec::with_capacity(MAX_HANDSHAKE_COMMANDS);
         if let Some(password) = settings.password() {
             let mut cmd = Vec::new();
             match settings.username() {
@@ -165,14 +179,14 @@ impl RedisTarget {
                 }
                 None => resp::encode_command(&mut cmd, &[b"AUTH", password.as_bytes()]),
             }
-            self.handshake(&mut stream, &cmd).await?;
+            commands.push(cmd);
         }
         if settings.db() != 0 {
             let mut cmd = Vec::new();
             resp::encode_command(&mut cmd, &[b"SELECT", settings.db().to_string().as_bytes()]);
-            self.handshake(&mut stream, &cmd).await?;
+            commands.push(cmd);
         }
-        Ok(stream)
+        commands
     }
 
     async fn handshake(&self, stream: &mut TcpStream, cmd: &[u8]) -> Result<(), TargetError> {
@@ -242,6 +256,19 @@ mod tests {
         let t = RedisTarget::parse("redis://alice:s3cret@localhost:6400").unwrap();
         assert_eq!(t.redacted(), "redis://alice:***@localhost:6400/0");
         assert!(!format!("{t:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn the_handshake_is_auth_then_select_as_the_url_asks() {
+        let count = |url| RedisTarget::parse(url).unwrap().handshake_commands().len();
+        assert_eq!(count("redis://127.0.0.1:6400"), 0);
+        assert_eq!(count("redis://127.0.0.1:6400/3"), 1);
+        assert_eq!(count("redis://:pw@127.0.0.1:6400/0"), 1);
+        let both = RedisTarget::parse("redis://alice:pw@127.0.0.1:6400/3").unwrap();
+        let both = both.handshake_commands();
+        assert_eq!(both.len(), MAX_HANDSHAKE_COMMANDS);
+        assert_eq!(both[0], b"*3\r\n$4\r\nAUTH\r\n$5\r\nalice\r\n$2\r\npw\r\n");
+        assert_eq!(both[1], b"*2\r\n$6\r\nSELECT\r\n$1\r\n3\r\n");
     }
 
     #[test]

@@ -32,6 +32,7 @@ use anyhow::Context;
 use shared::{Mode, RunSpec, Wait};
 
 use crate::engine::{self, RunContext, keys};
+pub use crate::median::Median;
 use crate::recorder::Progress;
 use crate::target::RedisTarget;
 
@@ -48,54 +49,6 @@ const BUSY_POLL: Wait = Wait::BusyPoll {
 };
 /// Commands in each side's untimed warm-up run.
 const WARM_UP: u64 = 10_000;
-
-/// A median with its 95 % confidence interval (distribution-free: order statistics).
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
-pub struct Median {
-    pub median: f64,
-    pub low: f64,
-    pub high: f64,
-}
-
-impl Median {
-    /// The median of `v` and the interval between the order statistics that cover it with
-    /// at least 95 % probability (all of `v` when there are too few for that: up to 5).
-    pub fn of(mut v: Vec<f64>) -> Median {
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        if n == 0 {
-            return Median {
-                median: f64::NAN,
-                low: f64::NAN,
-                high: f64::NAN,
-            };
-        }
-        let median = if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        };
-        // The largest j with P(Binomial(n, ½) < j) ≤ 2.5 %: then [x_j, x_(n+1-j)] (1-based)
-        // holds the true median with probability ≥ 95 %.
-        let mut pmf = 0.5f64.powi(n as i32);
-        let mut below = 0.0;
-        let mut j = 0;
-        for i in 0..n {
-            if below + pmf > 0.025 {
-                break;
-            }
-            below += pmf;
-            pmf *= (n - i) as f64 / (i + 1) as f64;
-            j = i + 1;
-        }
-        let j = j.max(1);
-        Median {
-            median,
-            low: v[j - 1],
-            high: v[n - j],
-        }
-    }
-}
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct VersusRow {
@@ -337,7 +290,7 @@ pub async fn compare(
     time_budget: Duration,
 ) -> anyhow::Result<(Vec<VersusRow>, Vec<Overhead>)> {
     let began = Instant::now();
-    let run_id = crate::hub::first_run_id();
+    let run_id = keys::first_run_id();
     let mut bench = Bench {
         target,
         port,
@@ -429,8 +382,6 @@ pub async fn compare(
 
 #[cfg(test)]
 mod tests {
-    use super::Median;
-
     #[test]
     fn their_sets_are_shaped_like_ours() {
         let run_id = 1_764_701_234_567;
@@ -439,30 +390,5 @@ mod tests {
         assert_eq!(s.key.replace("__rand_int__", "000000012345").len(), 30);
         assert_eq!(s.value, "v00000");
         assert!(s.key.starts_with(super::THEIR_PREFIX));
-    }
-
-    #[test]
-    fn median_of_odd_and_even() {
-        assert_eq!(Median::of(vec![3.0, 1.0, 2.0]).median, 2.0);
-        assert_eq!(Median::of(vec![4.0, 1.0, 2.0, 3.0]).median, 2.5);
-    }
-
-    #[test]
-    fn few_samples_give_their_whole_range() {
-        let m = Median::of(vec![5.0, 1.0, 3.0, 2.0, 4.0]);
-        assert_eq!((m.low, m.median, m.high), (1.0, 3.0, 5.0));
-    }
-
-    #[test]
-    fn the_interval_narrows_to_order_statistics_as_samples_grow() {
-        // n = 6: P(X ≤ 0) = 1/64 ≤ 2.5 % < P(X ≤ 1) = 7/64, so x_1 … x_6, and for n = 9:
-        // P(X ≤ 1) = 10/512 ≤ 2.5 %, so x_2 … x_8.
-        let six = Median::of((1..=6).map(f64::from).collect());
-        assert_eq!((six.low, six.high), (1.0, 6.0));
-        let nine = Median::of((1..=9).map(f64::from).collect());
-        assert_eq!((nine.low, nine.median, nine.high), (2.0, 5.0, 8.0));
-        // n = 51: the textbook ranks are 19 and 33.
-        let many = Median::of((1..=51).map(f64::from).collect());
-        assert_eq!((many.low, many.median, many.high), (19.0, 26.0, 33.0));
     }
 }

@@ -304,7 +304,7 @@ async fn leftovers_of_crashed_runs_are_swept_and_nothing_else_is_touched() {
     };
     let before: Vec<Vec<u8>> = futures_util::future::join_all(UNRELATED.map(dump)).await;
 
-    let removed = keys::sweep_leftovers(&target, pipescope::hub::first_run_id())
+    let removed = keys::sweep_leftovers(&target, pipescope::engine::keys::first_run_id())
         .await
         .unwrap();
     assert_eq!(removed, 2);

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use pipescope::engine::{self, RunContext, keys};
-use pipescope::latency::{DelayProxy, NetworkProfile};
+use pipescope::net::{DelayProxy, NetworkProfile};
 use pipescope::target::RedisTarget;
 use shared::{ClientMsg, Mode, Network, RunSpec, RunSummary, ServerMsg, Timeline};
 
@@ -302,7 +302,7 @@ async fn the_measured_round_trip_is_twice_the_delay_plus_loopback() {
     let n = 400;
     let mut run_id = 100;
     // As the hub and bench do it: a proxy per network, calibrated with the engine.
-    let proxies = pipescope::latency::Proxies::default();
+    let proxies = pipescope::net::Proxies::default();
     for delay_us in [250u32, 1_000] {
         let route = proxies
             .route(&target, Network::symmetric(delay_us))
@@ -381,8 +381,7 @@ async fn a_pipelined_batch_is_stamped_command_by_command_in_order() {
     assert!(tap.from_server.windows(2).all(|w| w[0] <= w[1]));
     let mut timeline = outcome.timeline;
     let split =
-        pipescope::latency::stamp_timeline(&mut timeline, spec.mode, n, outcome.started, &tap)
-            .unwrap();
+        pipescope::net::stamp_timeline(&mut timeline, spec.mode, n, outcome.started, &tap).unwrap();
     assert_eq!(split.samples, n);
     assert_causal(&timeline);
     assert!(split.out_us >= 2_000.0, "{split:?}");

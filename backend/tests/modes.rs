@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use pipescope::engine::{self, EngineError, RunContext, RunFailure, RunOutcome, keys};
-use pipescope::latency::{DelayProxy, NetworkProfile};
 use pipescope::local_redis::LocalRedis;
+use pipescope::net::{DelayProxy, NetworkProfile};
 use pipescope::recorder::Progress;
 use pipescope::target::RedisTarget;
 use shared::{Command, Flush, Mode, RunSpec, Span};

@@ -356,7 +356,7 @@ async fn with_a_network_the_round_trip_is_drawn_as_measured() {
     let (_redis, target) = support::redis();
     let server = support::Server::start_with_network(
         target.clone(),
-        pipescope::latency::NetworkProfile::symmetric(Duration::from_micros(300)),
+        pipescope::net::NetworkProfile::symmetric(Duration::from_micros(300)),
     )
     .await;
     let browser = Browser::open(&format!("{}?count=300&batch=50", server.http_url())).await;

@@ -412,7 +412,7 @@ async fn runs_cross_the_network_the_server_was_given() {
     let delay = Duration::from_millis(2);
     let server = support::Server::start_with_network(
         target.clone(),
-        pipescope::latency::NetworkProfile::symmetric(delay),
+        pipescope::net::NetworkProfile::symmetric(delay),
     )
     .await;
     let mut ws = connect(&server).await;

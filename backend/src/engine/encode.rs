@@ -196,8 +196,8 @@ fn bulk(out: &mut Vec<u8>, arg: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::super::keys::{namespace, write_key};
-    use super::super::resp::encode_command;
     use super::*;
+    use crate::resp::encode_command;
 
     /// The reference: the general encoder with the key cleanup removes.
     fn reference(args: &[&[u8]]) -> Vec<u8> {

@@ -1,6 +1,8 @@
 //! Where a run's keys live and how they are removed. Everything the engine writes is under
 //! `pipescope:<run-id>:`; nothing else in the database is ever touched.
 
+use std::time::{SystemTime, UNIX_EPOCH};
+
 use redis::AsyncCommands;
 
 use crate::target::{RedisTarget, TargetError};
@@ -9,6 +11,14 @@ use crate::target::{RedisTarget, TargetError};
 /// enough never to block Redis noticeably.
 const UNLINK_CHUNK: u64 = 1000;
 const UNLINKS_PER_PIPELINE: u64 = 16;
+
+/// Run ids start at the wall clock in ms, so key namespaces differ across restarts.
+pub fn first_run_id() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(1)
+}
 
 pub fn namespace(run_id: u64) -> String {
     format!("pipescope:{run_id}:")

@@ -10,11 +10,12 @@
 //! write buffer and replies are scanned in place in a reused read buffer.
 
 pub mod encode;
+mod finished;
 pub mod keys;
 mod mset;
 mod multiplexed;
 mod pipeline;
-pub mod resp;
+pub mod redis_time;
 mod seed;
 mod transaction;
 mod wire;
@@ -25,10 +26,13 @@ use std::time::{Duration, Instant};
 
 use shared::{Command, Mode, RunSpec, RunSummary, Timeline, Wait};
 
+pub use finished::{RunError, run_and_clean_up};
+
 use encode::Encoder;
 use wire::{Replies, Sent, Tally, Writer};
 
 use crate::recorder::Progress;
+use crate::resp;
 use crate::target::{RedisTarget, TargetError};
 
 /// A read or write that makes no progress for this long fails the run. It bounds inactivity,
@@ -116,7 +120,7 @@ pub struct RunFailure {
 }
 
 /// Runs `spec` once. The caller removes the keys afterwards with `keys::remove_run_keys`,
-/// whatever the outcome.
+/// whatever the outcome (`run_and_clean_up` does both).
 ///
 /// The run gets a thread and a single-threaded runtime of its own: replies are handled on the
 /// thread that sent the requests (no hand-over between worker threads on every round trip),

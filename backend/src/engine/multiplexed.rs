@@ -53,7 +53,7 @@ pub async fn run(
         let mut left = got;
         while left > 0 {
             let Some(oldest) = writes.front_mut() else {
-                return Err(super::resp::ProtocolError("more replies than requests").into());
+                return Err(crate::resp::ProtocolError("more replies than requests").into());
             };
             let take = oldest.1.min(left);
             tally.answered(tally.done, take, oldest.0, read_at);

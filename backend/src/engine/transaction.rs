@@ -13,9 +13,9 @@ use std::time::Instant;
 use shared::RunSpec;
 
 use super::encode::Encoder;
-use super::resp::{self, array_elements};
 use super::wire::{Replies, Tally, Writer};
 use super::{EngineError, RunContext};
+use crate::resp::{self, array_elements};
 
 pub async fn run(
     writer: &mut Writer<'_>,

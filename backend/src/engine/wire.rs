@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{ReadHalf, WriteHalf};
 
-use super::resp::{self, Reply, scan_reply};
 use super::{EngineError, RunContext};
 use crate::recorder::Recorder;
+use crate::resp::{self, Reply, scan_reply};
 use crate::spans::SpanStore;
 
 const READ_BUFFER: usize = 64 * 1024;

@@ -1,0 +1,91 @@
+//! A run as every caller needs it: Redis's own time read around it, the run, then its keys
+//! removed whatever happened, and a failure typed.
+
+use shared::{RunSpec, RunSummary};
+
+use super::{EngineError, RunContext, RunOutcome, keys, redis_time};
+use crate::target::{RedisTarget, TargetError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The run's network could not be dialled in (its proxy, or Redis behind it).
+    #[error("cannot dial in {network}: {source}")]
+    Network {
+        network: String,
+        source: TargetError,
+    },
+    /// The run stopped early; `partial` is what it measured until then.
+    #[error("{error}{}", cleanup_note(.cleanup))]
+    Stopped {
+        error: EngineError,
+        partial: Box<RunSummary>,
+        /// Its keys could not be removed either.
+        cleanup: Option<TargetError>,
+    },
+    #[error("the run finished but its keys could not be removed: {source}")]
+    Cleanup {
+        summary: Box<RunSummary>,
+        source: TargetError,
+    },
+}
+
+fn cleanup_note(cleanup: &Option<TargetError>) -> String {
+    cleanup
+        .as_ref()
+        .map(|e| format!("; its keys could not be removed either: {e}"))
+        .unwrap_or_default()
+}
+
+impl RunError {
+    /// What the run measured before it failed, if it ran at all.
+    pub fn partial(&self) -> Option<&RunSummary> {
+        match self {
+            RunError::Network { .. } => None,
+            RunError::Stopped { partial, .. } => Some(partial),
+            RunError::Cleanup { summary, .. } => Some(summary),
+        }
+    }
+}
+
+/// Runs `spec` once over `target` (maybe through a proxy), reads Redis's own time per call
+/// around it (`RunSummary::redis_usec_per_call`, on admin connections straight to Redis), then
+/// removes the run's keys, also after a failure or a cancel.
+pub async fn run_and_clean_up(
+    target: &RedisTarget,
+    spec: RunSpec,
+    ctx: RunContext,
+) -> Result<RunOutcome, RunError> {
+    let run_id = ctx.run_id;
+    let counted = redis_time::counted_command(&spec);
+    let before = redis_time::command_stats(target, &counted).await;
+    let outcome = super::run(target, spec, ctx).await;
+    let written = match &outcome {
+        Ok(o) => o.written,
+        Err(f) => f.written,
+    };
+    let result = match outcome {
+        Ok(mut o) => {
+            if let Some(before) = before {
+                let after = redis_time::command_stats(target, &counted).await;
+                o.summary.redis_usec_per_call = after.and_then(|a| before.usec_per_call_until(a));
+            }
+            Ok(o)
+        }
+        Err(f) => Err((f.error, f.partial)),
+    };
+    // After a crash `written` is 0, but the cleanup's SCAN sweep of the run's namespace still
+    // finds whatever it wrote.
+    let cleanup = keys::remove_run_keys(target, run_id, written).await.err();
+    match (result, cleanup) {
+        (Ok(o), None) => Ok(o),
+        (Ok(o), Some(source)) => Err(RunError::Cleanup {
+            summary: Box::new(o.summary),
+            source,
+        }),
+        (Err((error, partial)), cleanup) => Err(RunError::Stopped {
+            error,
+            partial: Box::new(partial),
+            cleanup,
+        }),
+    }
+}

@@ -1,0 +1,31 @@
+//! The network dialled in between the engine and Redis: a delay-line proxy, not a latency
+//! histogram. How the pieces fit:
+//!
+//! - `route`: a run asks `Proxies` for the route to Redis over its spec's network. Loopback
+//!   goes straight to Redis; anything else through a `DelayProxy` started for that network
+//!   (and kept for the runs after it).
+//! - `delay_line`: the proxy. Each connection is copied in both directions by a reader thread
+//!   that stamps a chunk's arrival and a writer thread that releases it on time, so any number
+//!   of chunks are in flight: a pipeline pays one delay per batch, a sequential run one per
+//!   command.
+//! - `schedule`: when a chunk leaves: arrival + transmission at the bandwidth cap + delay ±
+//!   jitter, less the compensation; never before it arrived, never out of order.
+//! - `calibration`: what forwarding through the proxy costs by itself (two extra loopback
+//!   hops, thread wake-ups), measured when the proxy starts; the proxy releases chunks that
+//!   much earlier (`Compensation`) so a round trip through it costs 2·D plus the direct one.
+//! - `wire_tap`: as the proxy forwards, it counts RESP commands and replies and stamps when
+//!   each reached Redis and left it. After a run (`Route::run`) those stamps, less the
+//!   connection's handshake (AUTH, SELECT), land on its spans and split a round trip into
+//!   engine → Redis, proxy → Redis → proxy, and Redis → engine, reported beside the
+//!   compensation each leg was released early by.
+
+mod calibration;
+mod delay_line;
+mod route;
+mod schedule;
+mod wire_tap;
+
+pub use calibration::{Compensation, calibration_delay, engine_forwarding_cost, forwarding_cost};
+pub use delay_line::{DelayProxy, MAX_DELAY, NetworkProfile, ProxyStats};
+pub use route::{Proxies, Route};
+pub use wire_tap::{TAP_STAMPS, TapLog, WireTap, stamp_timeline, wire_indices};

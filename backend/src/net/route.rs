@@ -1,0 +1,119 @@
+//! Where a run's engine connects: straight to Redis on loopback, else through a delay-line
+//! proxy for the run's network, kept for the runs after it.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use shared::{Network, RoundTripSplit, RunSpec, Timeline};
+
+use super::calibration::{Compensation, engine_forwarding_cost};
+use super::delay_line::DelayProxy;
+use super::wire_tap::stamp_timeline;
+use crate::engine::{self, RunContext, RunError, RunOutcome};
+use crate::target::{RedisTarget, TargetError};
+
+/// Delay-line proxies in front of one Redis, one per network in use: started when a run first
+/// asks for that network and reused by later runs with the same one (a run at a time uses
+/// one; the few most recent are kept, so switching between presets is quick).
+#[derive(Default)]
+pub struct Proxies {
+    kept: tokio::sync::Mutex<Vec<Arc<DelayProxy>>>,
+}
+
+/// Proxies kept for reuse.
+const KEPT_PROXIES: usize = 4;
+
+/// Where a run's engine connects: straight to Redis, or through a proxy.
+pub struct Route {
+    pub target: RedisTarget,
+    pub proxy: Option<Arc<DelayProxy>>,
+}
+
+impl Proxies {
+    /// The route for a run over `network` to `target`: direct for loopback, else through a
+    /// proxy with that profile (started, and calibrated with the engine, if there is none yet:
+    /// see `engine_forwarding_cost`).
+    pub async fn route(
+        &self,
+        target: &RedisTarget,
+        network: Network,
+    ) -> Result<Route, TargetError> {
+        if network.is_loopback() {
+            return Ok(Route {
+                target: target.clone(),
+                proxy: None,
+            });
+        }
+        let mut kept = self.kept.lock().await;
+        let proxy = match kept.iter().position(|p| p.network() == network) {
+            Some(at) => {
+                let p = kept.remove(at);
+                kept.push(p.clone());
+                p
+            }
+            None => {
+                let upstream = target.socket_addr().await?;
+                let unreachable = |cause| TargetError::Unreachable {
+                    addr: target.addr(),
+                    cause,
+                };
+                let cost = engine_forwarding_cost(target, upstream, &network).await?;
+                let compensation = Compensation::for_network(cost, &network);
+                let p = DelayProxy::start_compensated(upstream, network, compensation)
+                    .map_err(unreachable)?;
+                tracing::info!(
+                    network = %network.label(),
+                    compensation = ?p.compensation(),
+                    "started a delay-line proxy"
+                );
+                let p = Arc::new(p);
+                kept.push(p.clone());
+                if kept.len() > KEPT_PROXIES {
+                    kept.remove(0);
+                }
+                p
+            }
+        };
+        Ok(Route {
+            target: target.through(proxy.addr()),
+            proxy: Some(proxy),
+        })
+    }
+}
+
+impl Route {
+    /// Runs `spec` over this route as the hub and `bench` do: the run with Redis's own time
+    /// and its keys removed (`engine::run_and_clean_up`), then, through the proxy, its wire-tap
+    /// stamps in the timeline and the split.
+    pub async fn run(&self, spec: RunSpec, ctx: RunContext) -> Result<RunOutcome, RunError> {
+        let mut outcome = engine::run_and_clean_up(&self.target, spec, ctx).await?;
+        outcome.summary.split = self
+            .stamp(&spec, outcome.started, &mut outcome.timeline)
+            .await;
+        Ok(outcome)
+    }
+
+    /// After a finished run over this route: its wire-tap stamps in `timeline` (the
+    /// connection's handshake skipped), and the split with the proxy's compensation.
+    pub async fn stamp(
+        &self,
+        spec: &RunSpec,
+        started: Instant,
+        timeline: &mut Timeline,
+    ) -> Option<RoundTripSplit> {
+        let proxy = self.proxy.as_ref()?;
+        let tap = proxy.last_tap()?;
+        let log = tap
+            .settle(Duration::from_secs(1))
+            .await
+            .after_handshake(self.target.handshake_commands().len());
+        let split = stamp_timeline(timeline, spec.mode, spec.count, started, &log)?;
+        let early = proxy.compensation();
+        let us = |d: Duration| d.as_nanos() as f64 / 1000.0;
+        Some(RoundTripSplit {
+            early_out_us: us(early.out),
+            early_back_us: us(early.back),
+            ..split
+        })
+    }
+}
