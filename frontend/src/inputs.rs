@@ -27,14 +27,9 @@ impl ModeChoice {
         ModeChoice::Mset,
     ];
 
+    /// The mode's `kind` name (`Mode::KINDS`, listed in the same order).
     pub fn value(self) -> &'static str {
-        match self {
-            ModeChoice::Sequential => "sequential",
-            ModeChoice::Pipelined => "pipelined",
-            ModeChoice::Multiplexed => "multiplexed",
-            ModeChoice::Transaction => "transaction",
-            ModeChoice::Mset => "mset",
-        }
+        Mode::KINDS[self as usize]
     }
 
     /// What the select shows.
@@ -424,6 +419,20 @@ mod tests {
         let mut form = Form::default();
         f(&mut form);
         form
+    }
+
+    #[test]
+    fn each_choice_is_named_as_the_mode_it_builds() {
+        for choice in ModeChoice::ALL {
+            let built = form(|f| {
+                f.mode = choice;
+                f.batch = "10".into();
+            })
+            .mode()
+            .unwrap();
+            assert_eq!(choice.value(), built.kind(), "{choice:?}");
+            assert_eq!(ModeChoice::parse(built.kind()), Some(choice));
+        }
     }
 
     #[test]

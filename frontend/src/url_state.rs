@@ -46,14 +46,6 @@ pub struct UrlState {
     pub token: Option<String>,
 }
 
-const MODES: [&str; 5] = [
-    "sequential",
-    "pipelined",
-    "multiplexed",
-    "transaction",
-    "mset",
-];
-
 fn decode(s: &str) -> String {
     // Only what the fields can contain needs decoding: digits, letters, `+` and `%2C`-style escapes.
     let s = s.replace('+', " ");
@@ -100,7 +92,7 @@ impl UrlState {
             }
             match key {
                 "mode" if value == "compare" => out.plan = Some(value),
-                "mode" if MODES.contains(&value.as_str()) => out.mode = Some(value),
+                "mode" if shared::Mode::KINDS.contains(&value.as_str()) => out.mode = Some(value),
                 "cmd" if ["set", "get", "incr"].contains(&value.to_lowercase().as_str()) => {
                     out.command = Some(value.to_lowercase())
                 }

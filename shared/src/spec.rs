@@ -140,7 +140,17 @@ impl Mode {
         }
     }
 
-    /// A short name for tables and legends.
+    /// Every mode's `kind`, in the order the page lists them: the one list of mode names (the
+    /// page's select, its links and its tables use these).
+    pub const KINDS: [&'static str; 5] = [
+        "sequential",
+        "pipelined",
+        "multiplexed",
+        "transaction",
+        "mset",
+    ];
+
+    /// A short name for tables and legends (one of `KINDS`).
     pub fn kind(self) -> &'static str {
         match self {
             Mode::Sequential => "sequential",
@@ -501,6 +511,19 @@ mod tests {
 
     fn spec(count: u64, mode: Mode) -> RunSpec {
         RunSpec::set(count, mode)
+    }
+
+    #[test]
+    fn kinds_list_every_mode_once() {
+        let modes = [
+            Mode::Sequential,
+            Mode::pipelined(2),
+            Mode::Multiplexed { in_flight: 2 },
+            Mode::Transaction { batch: 2 },
+            Mode::Mset { batch: 2 },
+        ];
+        let kinds: Vec<&str> = modes.iter().map(|m| m.kind()).collect();
+        assert_eq!(kinds, Mode::KINDS);
     }
 
     #[test]

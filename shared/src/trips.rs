@@ -76,7 +76,11 @@ mod tests {
     fn transactions_and_msets_wait_once_per_batch() {
         let spans: Vec<Span> = (0..5).map(|i| span(i, 0.0, 1.0)).collect();
         for mode in [Mode::Transaction { batch: 2 }, Mode::Mset { batch: 2 }] {
-            assert_eq!(round_trips(mode, &spans), vec![0..2, 2..4, 4..5], "{mode:?}");
+            assert_eq!(
+                round_trips(mode, &spans),
+                vec![0..2, 2..4, 4..5],
+                "{mode:?}"
+            );
         }
     }
 }
