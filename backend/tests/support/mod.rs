@@ -160,10 +160,11 @@ pub async fn until_progress<T: std::fmt::Debug>(
     let deadline = Instant::now() + limit;
     while progress.read().0 < replies {
         if run.is_finished() {
-            panic!(
-                "the run ended before {replies} replies: {:?}",
-                run.await.unwrap()
-            );
+            let ended: String = format!("{:?}", run.await.unwrap())
+                .chars()
+                .take(300)
+                .collect();
+            panic!("the run ended before {replies} replies: {ended}…");
         }
         assert!(
             Instant::now() < deadline,
