@@ -5,7 +5,6 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -32,14 +31,13 @@ impl Backend {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let url = lines
-            .by_ref()
-            .map_while(Result::ok)
-            .find_map(|l| l.strip_prefix("open ").map(str::to_string))
-            .expect("pipescope prints the URL to open");
-        // Keep reading so the backend never blocks on a full pipe.
-        std::thread::spawn(move || lines.for_each(drop));
+        // Read to the end, so the backend never blocks on a full pipe.
+        let url = support::stdout_line(
+            child.stdout.take().unwrap(),
+            Duration::from_secs(60),
+            "pipescope prints the URL to open",
+            |l| l.strip_prefix("open ").map(str::to_string),
+        );
         let addr = url
             .trim_start_matches("http://")
             .trim_end_matches('/')

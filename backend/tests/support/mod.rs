@@ -129,6 +129,46 @@ impl Server {
 }
 pub mod browser;
 
+/// Reads a child's stdout on a thread of its own (to the end, so the child never blocks on a
+/// full pipe) and returns the first line `pick` accepts, within `limit`; fails with `what` and
+/// the lines seen when the deadline passes or the output ends first.
+pub fn stdout_line<T: Send + 'static>(
+    stdout: std::process::ChildStdout,
+    limit: Duration,
+    what: &str,
+    mut pick: impl FnMut(&str) -> Option<T> + Send + 'static,
+) -> T {
+    use std::io::BufRead;
+    use std::sync::mpsc::RecvTimeoutError;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut found = false;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if found {
+                continue;
+            }
+            let picked = pick(&line);
+            found = picked.is_some();
+            let _ = tx.send(picked.ok_or(line));
+        }
+    });
+    let deadline = Instant::now() + limit;
+    let mut seen = Vec::new();
+    loop {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(Ok(found)) => return found,
+            Ok(Err(line)) => seen.push(line),
+            Err(RecvTimeoutError::Timeout) => {
+                panic!("{what}: not within {limit:?}; stdout so far: {seen:?}")
+            }
+            Err(RecvTimeoutError::Disconnected) => panic!("{what}: stdout ended: {seen:?}"),
+        }
+    }
+}
+
 /// A check that cannot run here (a tool missing, ptrace denied): under `CI=true` the test
 /// fails, saying why; elsewhere it prints a visible skip and the caller returns.
 pub fn cannot_check(reason: &str) {
