@@ -5,6 +5,7 @@ mod support;
 use std::time::Duration;
 
 use fantoccini::Locator;
+use shared::ServerMsg;
 use support::browser::Browser;
 
 #[tokio::test]
@@ -53,6 +54,23 @@ async fn compare_in_the_page_shows_a_measured_speedup() {
     assert!(
         value > 1.0,
         "pipelined should beat sequential, the page says {value}"
+    );
+    // The figure is the two runs' throughputs as the server recorded them, divided (shown
+    // with two decimals).
+    let ServerMsg::Welcome { recent, .. } = server.hub.subscribe().welcome else {
+        unreachable!()
+    };
+    let [seq, pipe] = [&recent[0].summary, &recent[1].summary];
+    assert_eq!(
+        (seq.spec.mode, pipe.spec.mode.batch() > 1),
+        (shared::Mode::Sequential, true)
+    );
+    let recorded = pipe.speedup_over(seq);
+    assert!(
+        (value - recorded).abs() <= 0.005 + 1e-9,
+        "the page's {value}× against the recorded {recorded}× ({} / {} ops/s)",
+        pipe.ops_per_sec,
+        seq.ops_per_sec
     );
 
     let rows = c

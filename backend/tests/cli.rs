@@ -3,7 +3,6 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -66,11 +65,12 @@ fn serve() -> (Child, String, Vec<u32>) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let url = BufReader::new(child.stdout.take().unwrap())
-        .lines()
-        .map_while(Result::ok)
-        .find_map(|l| l.strip_prefix("open ").map(str::to_string))
-        .expect("pipescope prints the URL to open");
+    let url = support::stdout_line(
+        child.stdout.take().unwrap(),
+        Duration::from_secs(60),
+        "pipescope prints the URL to open",
+        |l| l.strip_prefix("open ").map(str::to_string),
+    );
     let redis = children_named(child.id(), "redis-server");
     assert_eq!(redis.len(), 1, "exactly one embedded redis-server");
     (child, url, redis)
@@ -345,16 +345,14 @@ fn serving_is_the_default_and_takes_its_options_without_the_subcommand() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let lines: Vec<String> = BufReader::new(child.stdout.take().unwrap())
-        .lines()
-        .map_while(Result::ok)
-        .take(3)
-        .collect();
-    assert!(
-        lines
-            .iter()
-            .any(|l| l.contains("default network: one-way delay 100 µs")),
-        "{lines:?}"
+    support::stdout_line(
+        child.stdout.take().unwrap(),
+        Duration::from_secs(60),
+        "pipescope names its default network",
+        |l| {
+            l.contains("default network: one-way delay 100 µs")
+                .then_some(())
+        },
     );
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     assert!(wait_exit(&mut child, Duration::from_secs(10)).success());

@@ -3,9 +3,9 @@
 
 mod support;
 
-use std::io::{Read, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
@@ -126,33 +126,41 @@ fn spec(count: u64, mode: Mode) -> RunSpec {
     RunSpec::set(count, mode)
 }
 
+/// The raw delay line holds every chunk at least D each way, so no round trip beats 2·D; the
+/// calibrated one (`DelayProxy::start`) releases each chunk early by its compensation, so no
+/// round trip beats 2·D less that (out + back).
 #[tokio::test]
 async fn every_round_trip_pays_at_least_twice_the_delay() {
     let (_redis, target) = support::redis();
     let delay = Duration::from_millis(2);
-    let proxy = DelayProxy::start(
-        target.socket_addr().await.unwrap(),
-        NetworkProfile::symmetric(delay),
-    )
-    .unwrap();
-    let routed = target.through(proxy.addr());
-    let s = run_through(&routed, 1, spec(50, Mode::Sequential)).await;
-    let min_rtt_us = 2.0 * delay.as_micros() as f64;
-    // The histogram keeps 3 significant digits, hence the 0.1 % allowance.
-    assert!(
-        s.latency.p50_us >= min_rtt_us * 0.999,
-        "p50 {} µs < 2·D",
-        s.latency.p50_us
-    );
-    assert!(
-        s.wall_us as f64 >= 50.0 * min_rtt_us,
-        "50 sequential round trips take at least 50 × 2·D"
-    );
-    println!(
-        "2·D = {min_rtt_us} µs; measured p50 {:.0} µs, mean {:.0} µs",
-        s.latency.p50_us, s.latency.mean_us
-    );
-    assert_eq!(support::command_calls(&target).await["set"], 50);
+    let upstream = target.socket_addr().await.unwrap();
+    let network = NetworkProfile::symmetric(delay);
+    let raw = DelayProxy::start_compensated(upstream, network, Default::default()).unwrap();
+    let calibrated = DelayProxy::start(upstream, network).unwrap();
+    for (run_id, proxy) in [(1, raw), (11, calibrated)] {
+        let routed = target.through(proxy.addr());
+        let s = run_through(&routed, run_id, spec(50, Mode::Sequential)).await;
+        let c = proxy.compensation();
+        let early_us = (c.out + c.back).as_nanos() as f64 / 1000.0;
+        let floor_us = 2.0 * delay.as_micros() as f64 - early_us;
+        println!(
+            "2·D = {} µs, compensation {early_us:.1} µs; measured p50 {:.0} µs, mean {:.0} µs",
+            2 * delay.as_micros(),
+            s.latency.p50_us,
+            s.latency.mean_us
+        );
+        // The histogram keeps 3 significant digits, hence the 0.1 % allowance.
+        assert!(
+            s.latency.p50_us >= floor_us * 0.999,
+            "p50 {} µs < 2·D less the compensation ({floor_us} µs)",
+            s.latency.p50_us
+        );
+        assert!(
+            s.wall_us as f64 >= 50.0 * floor_us,
+            "50 sequential round trips take at least 50 × (2·D less the compensation)"
+        );
+    }
+    assert_eq!(support::command_calls(&target).await["set"], 100);
 }
 
 #[tokio::test]
@@ -179,9 +187,10 @@ async fn a_pipelined_batch_pays_one_round_trip_not_one_per_command() {
         batch.wall_us,
         ten.wall_us
     );
+    let c = proxy.compensation();
     assert!(
-        batch.wall_us >= 10_000,
-        "but still pay one full round trip (2 × 5 ms)"
+        batch.wall_us as u128 >= 10_000 - (c.out + c.back).as_micros(),
+        "but still pay one full round trip (2 × 5 ms, less the compensation {c:?})"
     );
 }
 
@@ -193,16 +202,23 @@ fn dropping_the_proxy_closes_its_connections() {
     let mut buf = [0u8; 4];
     s.read_exact(&mut buf).unwrap();
     drop(proxy);
-    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    let done = AtomicBool::new(false);
+    // Closed means the end of the stream (or a reset), not merely silence: a read that times
+    // out found the connection still open.
+    let limit = Duration::from_secs(5);
+    s.set_read_timeout(Some(limit)).unwrap();
     match s.read(&mut buf) {
-        Ok(0) | Err(_) => done.store(true, Ordering::Relaxed),
-        Ok(_) => {}
+        Ok(0) => {}
+        Err(e)
+            if matches!(
+                e.kind(),
+                ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted
+            ) => {}
+        Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+            panic!("the connection is still open {limit:?} after the proxy was dropped")
+        }
+        Err(e) => panic!("reading the dropped proxy's connection: {e}"),
+        Ok(n) => panic!("{n} bytes arrived after the proxy was dropped"),
     }
-    assert!(
-        done.load(Ordering::Relaxed),
-        "the client sees the connection end"
-    );
 }
 
 #[tokio::test]
@@ -291,8 +307,9 @@ fn jitter_never_reorders_bytes() {
 }
 
 /// With one-way delay D, a sequential run's median round trip is never below 2·D less the
-/// proxy's compensation for its own cost, and it is 2·D plus the direct one (measured in the same test, medians of 3 × 400 round trips each),
-/// not a multiple of it: the proxy adds the delay once each way. How close it comes (the
+/// proxy's compensation for its own cost, and at 1 ms it is below what a delay applied twice
+/// would cost: the proxy adds the delay once each way. How close it comes to 2·D plus the
+/// direct round trip (measured in the same test, medians of 3 × 400 round trips each; the
 /// target is ±10 %) is printed here and measured by `bench --mode accuracy`; a test does not
 /// hold a shared machine to a percentage of wall-clock time (+15 % was seen once at 250 µs
 /// with the whole suite running beside it).
@@ -334,17 +351,23 @@ async fn the_measured_round_trip_is_twice_the_delay_plus_loopback() {
             proxy.compensation(),
             proxy.stats().lateness(),
         );
-        // A delay applied twice would be 4·D + loopback.
-        assert!(
-            got < 1.5 * expected,
-            "D = {delay_us} µs: p50 {got:.1} µs is far above 2·D + loopback = {expected:.1} µs"
-        );
         // Calibrated, the proxy releases each chunk early by (80 % of) its own forwarding cost
         // as measured when it started; when that cost is lower at the moment, a round trip
         // can come in under 2·D, but never under 2·D less that (the uncalibrated proxy's
         // 2·D floor is `every_round_trip_pays_at_least_twice_the_delay`).
         let c = proxy.compensation();
         let early_us = (c.out + c.back).as_nanos() as f64 / 1000.0;
+        // A delay applied twice holds a round trip at least 4·D less twice the compensation,
+        // by the same construction. At 1 ms that floor is ~1.5 ms above 2·D + loopback, which
+        // no load on the median of 1,200 round trips makes up; at 250 µs the gap is a few
+        // hundred µs, too close for a shared machine, so there the figure is only printed.
+        if delay_us >= 1_000 {
+            let doubled_floor_us = 4.0 * delay_us as f64 - 2.0 * early_us;
+            assert!(
+                got < doubled_floor_us,
+                "D = {delay_us} µs: p50 {got:.1} µs is what a delay applied twice costs (≥ {doubled_floor_us:.1} µs)"
+            );
+        }
         assert!(
             got >= (2.0 * delay_us as f64 - early_us) * 0.999,
             "below 2·D less the compensation ({early_us:.1} µs)"
@@ -384,7 +407,9 @@ async fn a_pipelined_batch_is_stamped_command_by_command_in_order() {
         pipescope::net::stamp_timeline(&mut timeline, spec.mode, n, outcome.started, &tap).unwrap();
     assert_eq!(split.samples, n);
     assert_causal(&timeline);
-    assert!(split.out_us >= 2_000.0, "{split:?}");
+    // The outbound leg holds each chunk at least D less the compensation taken off it.
+    let early_out_us = proxy.compensation().out.as_nanos() as f64 / 1000.0;
+    assert!(split.out_us >= 2_000.0 - early_out_us, "{split:?}");
 }
 
 /// issued ≤ at_server ≤ from_server ≤ replied for every stamped span, and the first ones are.
@@ -450,15 +475,20 @@ async fn a_start_with_a_network_finishes_with_server_stamps_and_a_split() {
     .await
     .unwrap();
     let mut finished = Vec::new();
-    while finished.len() < runs.len() {
-        match next(&mut ws).await {
-            ServerMsg::Finished {
-                summary, timeline, ..
-            } => finished.push((summary, timeline)),
-            ServerMsg::Failed { reason, .. } | ServerMsg::Rejected { reason } => panic!("{reason}"),
-            _ => {}
+    support::within(Duration::from_secs(120), "every run finishes", async {
+        while finished.len() < runs.len() {
+            match next(&mut ws).await {
+                ServerMsg::Finished {
+                    summary, timeline, ..
+                } => finished.push((summary, timeline)),
+                ServerMsg::Failed { reason, .. } | ServerMsg::Rejected { reason } => {
+                    panic!("{reason}")
+                }
+                _ => {}
+            }
         }
-    }
+    })
+    .await;
     for (summary, timeline) in &finished[..2] {
         let split = summary.split.expect("a split through the proxy");
         println!(
@@ -466,11 +496,21 @@ async fn a_start_with_a_network_finishes_with_server_stamps_and_a_split() {
             summary.spec.mode.label(),
             summary.latency.p50_us
         );
-        assert!(split.out_us >= d as f64, "out {split:?} < D");
+        // The hub's proxy is calibrated: each chunk is held at least D less the compensation
+        // for its direction, which the split reports.
+        assert!(
+            split.out_us >= d as f64 - split.early_out_us,
+            "out {split:?} < D less the compensation"
+        );
         assert!(split.back_us > 0.0 && split.server_us > 0.0, "{split:?}");
         assert_eq!(split.samples, summary.spec.count, "every request stamped");
         assert_causal(timeline);
-        assert!(summary.latency.p50_us >= 2.0 * d as f64 * 0.999);
+        let floor_us = 2.0 * d as f64 - (split.early_out_us + split.early_back_us);
+        assert!(
+            summary.latency.p50_us >= floor_us * 0.999,
+            "p50 {} µs < 2·D less the compensation ({floor_us} µs)",
+            summary.latency.p50_us
+        );
     }
     // The loopback run went direct: no proxy, no stamps.
     let (summary, timeline) = &finished[2];
@@ -537,23 +577,30 @@ async fn a_kept_proxy_lets_go_of_finished_connections() {
         Default::default(),
     )
     .unwrap();
-    for _ in 0..10 {
+    let ping = |proxy: &DelayProxy| {
         let mut s = TcpStream::connect(proxy.addr()).unwrap();
         s.write_all(b"*1\r\n$4\r\nPING\r\n").unwrap();
         let mut pong = [0u8; 7];
         s.read_exact(&mut pong).unwrap();
         assert_eq!(&pong, b"+PONG\r\n");
-        drop(s);
-        // Both directions end once the client has gone and Redis has closed its side.
+    };
+    for _ in 0..10 {
+        ping(&proxy);
+    }
+    // Both directions of a connection end once the client has gone and Redis has closed its
+    // side, and the proxy lets go of ended ones when it accepts the next: so connection after
+    // connection, it soon holds only the one in use (and one still ending), never all of them.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        ping(&proxy);
+        let held = proxy.connections_held();
+        if held <= 2 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{held} connections held after 10 s of connections"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
-    // The next connection is accepted (and the finished ones let go) once it is in use.
-    let mut last = TcpStream::connect(proxy.addr()).unwrap();
-    last.write_all(b"*1\r\n$4\r\nPING\r\n").unwrap();
-    last.read_exact(&mut [0u8; 7]).unwrap();
-    assert!(
-        proxy.connections_held() <= 2,
-        "{} connections held",
-        proxy.connections_held()
-    );
 }

@@ -78,47 +78,58 @@ async fn a_comparison_streams_both_runs_to_the_end() {
         let mut progress_frames = 0u64;
         let mut last_done = 0;
         let mut streamed_spans = 0u64;
-        let summary = loop {
-            match next(&mut ws).await {
-                ServerMsg::Progress {
-                    run: r,
-                    done,
-                    total,
-                    ..
-                } => {
-                    assert_eq!((r, total), (run, n));
-                    assert!(done >= last_done, "progress never goes back");
-                    last_done = done;
-                    progress_frames += 1;
-                }
-                ServerMsg::Spans { run: r, spans } => {
-                    assert_eq!(r, run);
-                    assert!(
-                        !spans.is_empty() && spans.len() <= shared::protocol::MAX_SPANS_PER_FRAME
-                    );
-                    for s in &spans {
-                        assert_eq!(s.i, streamed_spans, "spans stream in order, none missing");
-                        assert!(s.replied_us >= s.issued_us);
-                        streamed_spans += 1;
+        let summary = support::within(
+            Duration::from_secs(120),
+            "the run streams to Finished",
+            async {
+                loop {
+                    match next(&mut ws).await {
+                        ServerMsg::Progress {
+                            run: r,
+                            done,
+                            total,
+                            ..
+                        } => {
+                            assert_eq!((r, total), (run, n));
+                            assert!(done >= last_done, "progress never goes back");
+                            last_done = done;
+                            progress_frames += 1;
+                        }
+                        ServerMsg::Spans { run: r, spans } => {
+                            assert_eq!(r, run);
+                            assert!(
+                                !spans.is_empty()
+                                    && spans.len() <= shared::protocol::MAX_SPANS_PER_FRAME
+                            );
+                            for s in &spans {
+                                assert_eq!(
+                                    s.i, streamed_spans,
+                                    "spans stream in order, none missing"
+                                );
+                                assert!(s.replied_us >= s.issued_us);
+                                streamed_spans += 1;
+                            }
+                        }
+                        ServerMsg::Finished {
+                            run: r,
+                            summary,
+                            timeline,
+                        } => {
+                            assert_eq!(r, run);
+                            assert_eq!(
+                                timeline.first.len() as u64,
+                                streamed_spans,
+                                "Finished repeats the streamed spans"
+                            );
+                            assert!(!timeline.sampled.is_empty());
+                            break summary;
+                        }
+                        other => panic!("unexpected {other:?}"),
                     }
                 }
-                ServerMsg::Finished {
-                    run: r,
-                    summary,
-                    timeline,
-                } => {
-                    assert_eq!(r, run);
-                    assert_eq!(
-                        timeline.first.len() as u64,
-                        streamed_spans,
-                        "Finished repeats the streamed spans"
-                    );
-                    assert!(!timeline.sampled.is_empty());
-                    break summary;
-                }
-                other => panic!("unexpected {other:?}"),
-            }
-        };
+            },
+        )
+        .await;
         assert_eq!(
             last_done, n,
             "the last progress frame reports the whole run"
@@ -298,13 +309,16 @@ async fn bad_messages_are_rejected_and_the_server_keeps_serving() {
     )
     .await;
     assert!(matches!(next(&mut ws).await, ServerMsg::RunStarted { .. }));
-    loop {
-        match next(&mut ws).await {
-            ServerMsg::Finished { summary, .. } => break assert_eq!(summary.done, 50),
-            ServerMsg::Progress { .. } | ServerMsg::Spans { .. } => {}
-            other => panic!("unexpected {other:?}"),
+    support::within(Duration::from_secs(60), "the good start finishes", async {
+        loop {
+            match next(&mut ws).await {
+                ServerMsg::Finished { summary, .. } => break assert_eq!(summary.done, 50),
+                ServerMsg::Progress { .. } | ServerMsg::Spans { .. } => {}
+                other => panic!("unexpected {other:?}"),
+            }
         }
-    }
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -354,30 +368,37 @@ async fn a_second_start_while_running_is_rejected_as_busy_and_cancel_works() {
         },
     )
     .await;
-    let reason = loop {
-        match next(&mut viewer).await {
-            ServerMsg::Rejected { reason } => break reason,
-            ServerMsg::Progress { .. } | ServerMsg::Spans { .. } => {}
-            other => panic!("unexpected {other:?}"),
+    let reason = support::within(Duration::from_secs(60), "the busy rejection", async {
+        loop {
+            match next(&mut viewer).await {
+                ServerMsg::Rejected { reason } => break reason,
+                ServerMsg::Progress { .. } | ServerMsg::Spans { .. } => {}
+                other => panic!("unexpected {other:?}"),
+            }
         }
-    };
+    })
+    .await;
     assert!(reason.contains("already in progress"), "{reason}");
 
     send(&mut presenter, &ClientMsg::Cancel).await;
-    let (reason, partial) = loop {
-        match next(&mut presenter).await {
-            ServerMsg::Failed {
-                run: Some(r),
-                reason,
-                partial,
-            } => {
-                assert_eq!(r, run);
-                break (reason, partial.unwrap());
+    let (reason, partial) =
+        support::within(Duration::from_secs(120), "the cancelled run fails", async {
+            loop {
+                match next(&mut presenter).await {
+                    ServerMsg::Failed {
+                        run: Some(r),
+                        reason,
+                        partial,
+                    } => {
+                        assert_eq!(r, run);
+                        break (reason, partial.unwrap());
+                    }
+                    ServerMsg::Progress { .. } | ServerMsg::Spans { .. } => {}
+                    other => panic!("unexpected {other:?}"),
+                }
             }
-            ServerMsg::Progress { .. } | ServerMsg::Spans { .. } => {}
-            other => panic!("unexpected {other:?}"),
-        }
-    };
+        })
+        .await;
     assert_eq!(reason, "cancelled");
     assert!(partial.done < 5_000_000);
     assert!(
@@ -426,16 +447,27 @@ async fn runs_cross_the_network_the_server_was_given() {
         },
     )
     .await;
-    let summary = loop {
-        match next(&mut ws).await {
-            ServerMsg::Finished { summary, .. } => break summary,
-            ServerMsg::Failed { reason, .. } => panic!("{reason}"),
-            _ => {}
-        }
-    };
+    let summary = support::within(
+        Duration::from_secs(120),
+        "the run through the network finishes",
+        async {
+            loop {
+                match next(&mut ws).await {
+                    ServerMsg::Finished { summary, .. } => break summary,
+                    ServerMsg::Failed { reason, .. } => panic!("{reason}"),
+                    _ => {}
+                }
+            }
+        },
+    )
+    .await;
+    // The hub's proxy is calibrated: each chunk is held at least D less the compensation for
+    // its direction (the split reports both), so no round trip beats 2·D less their sum.
+    let split = summary.split.expect("a split through the proxy");
+    let floor_us = 2.0 * delay.as_micros() as f64 - (split.early_out_us + split.early_back_us);
     assert!(
-        summary.latency.p50_us >= 2.0 * delay.as_micros() as f64 * 0.999,
-        "{:?}",
+        summary.latency.p50_us >= floor_us * 0.999,
+        "p50 below 2·D less the compensation ({floor_us} µs): {:?}, {split:?}",
         summary.latency
     );
     // Cleanup still reaches Redis directly.
@@ -532,23 +564,32 @@ async fn starts_are_rate_limited() {
     for _ in 0..pipescope::hub::STARTS_PER_WINDOW + 1 {
         send(&mut ws, &one).await;
         // Each start either runs to the end or is refused.
-        loop {
-            match next(&mut ws).await {
-                ServerMsg::Finished { .. } => {
-                    accepted += 1;
-                    break;
+        support::within(
+            Duration::from_secs(60),
+            "a start runs or is refused",
+            async {
+                loop {
+                    match next(&mut ws).await {
+                        ServerMsg::Finished { .. } => {
+                            accepted += 1;
+                            break;
+                        }
+                        ServerMsg::Rejected { reason } if reason.contains("too many starts") => {
+                            limited = true;
+                            break;
+                        }
+                        ServerMsg::Rejected { reason }
+                            if reason.contains("already in progress") =>
+                        {
+                            // The previous run's plan had not quite ended: try again.
+                            send(&mut ws, &one).await;
+                        }
+                        _ => {}
+                    }
                 }
-                ServerMsg::Rejected { reason } if reason.contains("too many starts") => {
-                    limited = true;
-                    break;
-                }
-                ServerMsg::Rejected { reason } if reason.contains("already in progress") => {
-                    // The previous run's plan had not quite ended: try again.
-                    send(&mut ws, &one).await;
-                }
-                _ => {}
-            }
-        }
+            },
+        )
+        .await;
     }
     assert!(limited, "the start after {accepted} was refused");
     assert_eq!(accepted, pipescope::hub::STARTS_PER_WINDOW);
@@ -562,26 +603,36 @@ async fn redis_dying_mid_run_fails_the_run_and_the_next_run_works_once_it_is_bac
     let mut ws = connect(&server).await;
     let long = RunSpec::set(5_000_000, Mode::Sequential);
     send(&mut ws, &ClientMsg::Start { runs: vec![long] }).await;
-    loop {
-        if let ServerMsg::Progress { done, .. } = next(&mut ws).await
-            && done > 100
-        {
-            break;
-        }
-    }
-    redis.stop();
-    let reason = loop {
-        match next(&mut ws).await {
-            ServerMsg::Failed {
-                reason, partial, ..
-            } => {
-                assert!(partial.unwrap().done > 100);
-                break reason;
+    support::within(Duration::from_secs(120), "100 replies", async {
+        loop {
+            if let ServerMsg::Progress { done, .. } = next(&mut ws).await
+                && done > 100
+            {
+                break;
             }
-            ServerMsg::Progress { .. } | ServerMsg::Spans { .. } => {}
-            other => panic!("unexpected {other:?}"),
         }
-    };
+    })
+    .await;
+    redis.stop();
+    let reason = support::within(
+        Duration::from_secs(120),
+        "the run fails once Redis is stopped",
+        async {
+            loop {
+                match next(&mut ws).await {
+                    ServerMsg::Failed {
+                        reason, partial, ..
+                    } => {
+                        assert!(partial.unwrap().done > 100);
+                        break reason;
+                    }
+                    ServerMsg::Progress { .. } | ServerMsg::Spans { .. } => {}
+                    other => panic!("unexpected {other:?}"),
+                }
+            }
+        },
+    )
+    .await;
     assert!(
         reason.contains("closed the connection") || reason.contains("connection"),
         "{reason}"
@@ -591,12 +642,19 @@ async fn redis_dying_mid_run_fails_the_run_and_the_next_run_works_once_it_is_bac
     let _back = pipescope::local_redis::LocalRedis::start_on(port).unwrap();
     let short = RunSpec::set(100, Mode::pipelined(10));
     send(&mut ws, &ClientMsg::Start { runs: vec![short] }).await;
-    loop {
-        match next(&mut ws).await {
-            ServerMsg::Finished { summary, .. } => break assert_eq!(summary.done, 100),
-            ServerMsg::Failed { reason, .. } => panic!("{reason}"),
-            ServerMsg::Rejected { reason } => panic!("{reason}"),
-            _ => {}
-        }
-    }
+    support::within(
+        Duration::from_secs(120),
+        "the run after Redis came back finishes",
+        async {
+            loop {
+                match next(&mut ws).await {
+                    ServerMsg::Finished { summary, .. } => break assert_eq!(summary.done, 100),
+                    ServerMsg::Failed { reason, .. } => panic!("{reason}"),
+                    ServerMsg::Rejected { reason } => panic!("{reason}"),
+                    _ => {}
+                }
+            }
+        },
+    )
+    .await;
 }

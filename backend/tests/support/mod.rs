@@ -4,9 +4,11 @@
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
+use std::time::{Duration, Instant};
 
 use pipescope::hub::Hub;
 use pipescope::local_redis::LocalRedis;
+use pipescope::recorder::Progress;
 use pipescope::target::RedisTarget;
 use tokio::sync::oneshot;
 
@@ -127,9 +129,95 @@ impl Server {
 }
 pub mod browser;
 
+/// Reads a child's stdout on a thread of its own (to the end, so the child never blocks on a
+/// full pipe) and returns the first line `pick` accepts, within `limit`; fails with `what` and
+/// the lines seen when the deadline passes or the output ends first.
+pub fn stdout_line<T: Send + 'static>(
+    stdout: std::process::ChildStdout,
+    limit: Duration,
+    what: &str,
+    mut pick: impl FnMut(&str) -> Option<T> + Send + 'static,
+) -> T {
+    use std::io::BufRead;
+    use std::sync::mpsc::RecvTimeoutError;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut found = false;
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if found {
+                continue;
+            }
+            let picked = pick(&line);
+            found = picked.is_some();
+            let _ = tx.send(picked.ok_or(line));
+        }
+    });
+    let deadline = Instant::now() + limit;
+    let mut seen = Vec::new();
+    loop {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(Ok(found)) => return found,
+            Ok(Err(line)) => seen.push(line),
+            Err(RecvTimeoutError::Timeout) => {
+                panic!("{what}: not within {limit:?}; stdout so far: {seen:?}")
+            }
+            Err(RecvTimeoutError::Disconnected) => panic!("{what}: stdout ended: {seen:?}"),
+        }
+    }
+}
+
+/// A check that cannot run here (a tool missing, ptrace denied): under `CI=true` the test
+/// fails, saying why; elsewhere it prints a visible skip and the caller returns.
+pub fn cannot_check(reason: &str) {
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("CI=true and this check cannot run: {reason}");
+    }
+    eprintln!("SKIPPED: {reason}");
+}
+
+/// `fut`, which must finish within `limit`; fails with `what` otherwise.
+pub async fn within<T>(
+    limit: Duration,
+    what: &str,
+    fut: impl std::future::Future<Output = T>,
+) -> T {
+    tokio::time::timeout(limit, fut)
+        .await
+        .unwrap_or_else(|_| panic!("{what}: not within {limit:?}"))
+}
+
+/// Waits until `progress` counts `replies` replies, at most `limit`; fails if `run` ended
+/// first (with how it ended) or the deadline passes (with how far it got).
+pub async fn until_progress<T: std::fmt::Debug>(
+    progress: &Progress,
+    replies: u64,
+    limit: Duration,
+    run: &mut tokio::task::JoinHandle<T>,
+) {
+    let deadline = Instant::now() + limit;
+    while progress.read().0 < replies {
+        if run.is_finished() {
+            let ended: String = format!("{:?}", run.await.unwrap())
+                .chars()
+                .take(300)
+                .collect();
+            panic!("the run ended before {replies} replies: {ended}…");
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} of {replies} replies within {limit:?}",
+            progress.read().0
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
 /// Runs this test binary's ignored test `child` under `strace -f -qq` with `strace_args`
-/// (e.g. `-e trace=…`) and `env`, and returns its stdout and the trace. `None`, with a note,
-/// where strace is not installed or may not trace here (the caller skips).
+/// (e.g. `-e trace=…`) and `env`, and returns its stdout and the trace. `None` where strace
+/// is not installed or may not trace here (see `cannot_check`: a failure under `CI=true`).
 pub fn under_strace(
     strace_args: &[&str],
     child: &str,
@@ -140,7 +228,7 @@ pub fn under_strace(
         .output()
         .is_err()
     {
-        eprintln!("strace is not installed: skipped");
+        cannot_check("strace is not installed (apt-get install strace)");
         return None;
     }
     let trace = std::env::temp_dir().join(format!("pipescope-{child}-{}.txt", std::process::id()));
@@ -156,7 +244,9 @@ pub fn under_strace(
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     if !out.status.success() && stderr.contains("ptrace") {
-        eprintln!("strace may not trace here: skipped ({stderr})");
+        cannot_check(&format!(
+            "strace may not trace here (ptrace denied): {stderr}"
+        ));
         return None;
     }
     assert!(out.status.success(), "{stderr}");
