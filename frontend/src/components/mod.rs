@@ -37,6 +37,6 @@ pub use run_counters::RunCounters;
 pub use speedup::SpeedupHeadline;
 pub use sweep_chart::SweepChart;
 pub use teaching_view::TeachingView;
-pub use timeline::Timeline;
+pub use timeline::{DrawnNote, Timeline};
 pub use tour::TourPage;
 pub use view_toggles::ViewToggles;
