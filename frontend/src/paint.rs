@@ -209,10 +209,10 @@ fn panel(
             _ => f.palette.pipe,
         },
     };
-    p.heading();
+    let heading_end = p.heading();
     p.lanes();
     if let Some(trips) = trips {
-        p.trip_bands(trips);
+        p.trip_bands(trips, heading_end);
     }
     let mut count = p.arrows(&t.spans, 1.0);
     let sampled = t.sampled_beyond();
@@ -230,8 +230,9 @@ impl Panel<'_> {
         self.axis.end_us.min(self.f.position_us)
     }
 
-    /// Separator, title (mode and network) and what of the run is drawn.
-    fn heading(&self) {
+    /// Separator, title (mode and network) and what of the run is drawn. Returns where its
+    /// text ends (x).
+    fn heading(&self) -> f64 {
         let (ctx, f, t, s) = (self.ctx, self.f, self.t, self.f.scale);
         ctx.set_stroke_style_str(f.palette.grid);
         ctx.set_line_width(1.0);
@@ -252,11 +253,14 @@ impl Panel<'_> {
         }
         let _ = ctx.fill_text(&title, 10.0 * s, self.top + 17.0 * s);
         let title_w = ctx.measure_text(&title).map_or(200.0, |m| m.width());
+        let mut end = 10.0 * s + title_w;
         if let Some(note) = trace::drawn_note(t) {
             ctx.set_fill_style_str(f.palette.muted);
             ctx.set_font(&f.font(12.0, "400"));
-            let _ = ctx.fill_text(&note, 10.0 * s + title_w + 14.0 * s, self.top + 17.0 * s);
+            let _ = ctx.fill_text(&note, end + 14.0 * s, self.top + 17.0 * s);
+            end += 14.0 * s + ctx.measure_text(&note).map_or(300.0, |m| m.width());
         }
+        end
     }
 
     /// The Client and Redis lanes with their names.
@@ -278,8 +282,8 @@ impl Panel<'_> {
     }
 
     /// A shaded band per round trip the mode paid, from its first write to its last reply
-    /// (none when every request is its own round trip).
-    fn trip_bands(&self, trips: &[Trip]) {
+    /// (none when every request is its own round trip). Labels start after `heading_end`.
+    fn trip_bands(&self, trips: &[Trip], heading_end: f64) {
         let (ctx, f, axis, s) = (self.ctx, self.f, self.axis, self.f.scale);
         if trips.len() >= self.t.spans.len() {
             return;
@@ -287,8 +291,8 @@ impl Panel<'_> {
         let (start, end, pos) = (axis.start_us, self.visible_end(), f.position_us);
         let first = trips.partition_point(|b| b.last_reply_us < start);
         let last = trips.partition_point(|b| b.issued_us <= end);
-        // Labels only where they fit, never over the previous one.
-        let mut label_end = f64::NEG_INFINITY;
+        // Labels only where they fit, never over the heading or the previous label.
+        let mut label_end = heading_end + 8.0 * s;
         for (n, b) in trips.iter().enumerate().take(last).skip(first) {
             let x0 = axis.x(b.issued_us).max(axis.left_px);
             let x1 = axis.x(b.last_reply_us.min(pos)).min(axis.right_px);
@@ -299,15 +303,16 @@ impl Panel<'_> {
                 (x1 - x0).max(1.0),
                 self.y_redis - self.y_client + 16.0 * s,
             );
-            if x1 - x0 > 60.0 * s && x0 > label_end {
+            let lx = (x0 + 4.0 * s).max(label_end);
+            if x1 - lx > 56.0 * s {
                 ctx.set_fill_style_str(f.palette.muted);
                 ctx.set_font(&f.font(11.0, "600"));
                 ctx.set_text_align("left");
                 let label = trip_label(self.t.mode, n + 1, b.end - b.start);
                 let w = ctx.measure_text(&label).map_or(140.0, |m| m.width());
-                if w + 8.0 * s < x1 - x0 {
-                    let _ = ctx.fill_text(&label, x0 + 4.0 * s, self.y_client - 12.0 * s);
-                    label_end = x0 + w + 12.0 * s;
+                if w + 4.0 * s < x1 - lx {
+                    let _ = ctx.fill_text(&label, lx, self.y_client - 12.0 * s);
+                    label_end = lx + w + 8.0 * s;
                 }
             }
         }
