@@ -2,7 +2,8 @@
 //! the real backend and a real redis-server: for every mode, playback taken to the end of a small
 //! run shows exactly `RunSummary::round_trips` (read from the results table, which renders the
 //! run's summary as the server sent it). Also screenshots of a flush-each-command and a
-//! multiplexed run's timeline through a 250 µs network.
+//! multiplexed run's timeline through a 250 µs network, and a long run drawn as its first
+//! requests and then its strided sample, saying so.
 
 mod support;
 
@@ -133,6 +134,28 @@ async fn to_the_end(c: &Client) -> Value {
     .await
 }
 
+/// The window shows the whole run (the zoom's widest window equals the extent, up to rounding).
+fn whole_run_in_window(s: &Value) -> bool {
+    let p = &s["playback"];
+    match (p["window_us"].as_f64(), p["extent_us"].as_f64()) {
+        (Some(w), Some(e)) => w >= e * (1.0 - 1e-9),
+        _ => false,
+    }
+}
+
+/// `20000` → `"20,000"`, as the page writes counts.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
 #[tokio::test]
 async fn round_trips_paid_at_the_end_are_the_run_summarys_in_every_mode() {
     let (_redis, target) = support::redis();
@@ -201,13 +224,7 @@ async fn flush_each_command_and_multiplexed_timelines_through_a_network() {
             c,
             "the whole run in the window",
             Duration::from_secs(10),
-            |s| {
-                let p = &s["playback"];
-                match (p["window_us"].as_f64(), p["extent_us"].as_f64()) {
-                    (Some(w), Some(e)) => w >= e * (1.0 - 1e-9),
-                    _ => false,
-                }
-            },
+            whole_run_in_window,
         )
         .await;
         c.execute(
@@ -219,5 +236,74 @@ async fn flush_each_command_and_multiplexed_timelines_through_a_network() {
         let shot = browser.screenshot(name).await;
         println!("{label}: {paid} round trips; screenshot {}", shot.display());
     }
+    let _ = browser.client.clone().close().await;
+}
+
+#[tokio::test]
+async fn a_long_run_draws_its_sample_beyond_the_first_requests_and_says_so() {
+    const LONG: u64 = 20_000;
+    let (_redis, target) = support::redis();
+    let server = support::Server::start(target.clone()).await;
+    let browser = Browser::open(&server.http_url()).await;
+    let c = &browser.client;
+    open(
+        c,
+        &format!(
+            "{}?count={LONG}&mode=pipelined&batch=100",
+            server.http_url()
+        ),
+    )
+    .await;
+    support::browser::wait_enabled(c, "#run", Duration::from_secs(30)).await;
+    c.find(css("#run")).await.unwrap().click().await.unwrap();
+    c.wait()
+        .at_most(Duration::from_secs(120))
+        .for_element(css(
+            "#results tr.result-row[data-label='pipelined (batch 100)']",
+        ))
+        .await
+        .expect("the long run finishes");
+    c.find(css("#zoom-fit"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    c.execute(
+        "const el = document.getElementById('scrub'); el.value = el.max; \
+         el.dispatchEvent(new Event('input', { bubbles: true }));",
+        vec![],
+    )
+    .await
+    .unwrap();
+    let s = until(c, "the sample drawn", Duration::from_secs(30), |s| {
+        s["runs"][0]["sampled"].as_u64().unwrap_or(0) > 0
+            && s["playback"]["live"] == false
+            && whole_run_in_window(s)
+    })
+    .await;
+    let run = &s["runs"][0];
+    let (first, sampled, drawn) = (
+        run["spans"].as_u64().unwrap(),
+        run["sampled"].as_u64().unwrap(),
+        run["arrows_drawn"].as_u64().unwrap(),
+    );
+    assert!(first < LONG, "only the first requests in full: {run}");
+    // Every request and reply of the first ones and of the sample beyond them is on screen.
+    assert_eq!(drawn, 2 * (first + sampled), "{run}");
+    let note = text(c, "#drawn-note").await;
+    println!("{note}; {first} in full, {sampled} sampled, {drawn} arrows");
+    assert_eq!(first, pipescope::spans::FULL_SPANS);
+    let expected = format!(
+        "first {} of {} requests drawn, then every ",
+        thousands(first),
+        thousands(LONG)
+    );
+    assert!(
+        note.contains(&expected) && note.contains("(sampled, lighter)"),
+        "the heading says what is drawn: {note:?}"
+    );
+    let shot = browser.screenshot("timeline-sampled").await;
+    println!("screenshot {}", shot.display());
     let _ = browser.client.clone().close().await;
 }

@@ -69,8 +69,9 @@ const GUTTER: f64 = 118.0;
 const RIGHT: f64 = 22.0;
 const RULER: f64 = 30.0;
 const FOOTER: f64 = 22.0;
-/// How much lighter the sampled part of a long run is drawn.
-const SAMPLED_ALPHA: f64 = 0.35;
+/// How much of its colour the sampled part of a long run keeps (the rest is background). A
+/// colour, not an alpha: thousands of overlapping translucent lines add up to full strength.
+const SAMPLED_STRENGTH: f64 = 0.3;
 
 impl Frame<'_> {
     fn font(&self, px: f64, weight: &str) -> String {
@@ -214,10 +215,15 @@ fn panel(
     if let Some(trips) = trips {
         p.trip_bands(trips, heading_end);
     }
-    let mut count = p.arrows(&t.spans, 1.0);
+    let mut count = p.arrows(&t.spans, p.colours);
     let sampled = t.sampled_beyond();
     if !sampled.is_empty() {
-        count += p.arrows(sampled, SAMPLED_ALPHA);
+        let bg = f.palette.background;
+        let faded = (
+            fade(p.colours.0, bg, SAMPLED_STRENGTH),
+            fade(p.colours.1, bg, SAMPLED_STRENGTH),
+        );
+        count += p.arrows(sampled, (&faded.0, &faded.1));
         p.sampled_mark(sampled[0].issued_us);
     }
     p.unstamped_note();
@@ -319,8 +325,8 @@ impl Panel<'_> {
     }
 
     /// Arrows for `spans` (in order of `i`) whose round trip overlaps the window and had begun by
-    /// the playhead, at `alpha`. Returns how many were drawn.
-    fn arrows(&self, spans: &[Span], alpha: f64) -> usize {
+    /// the playhead, in `colours` (request, reply). Returns how many were drawn.
+    fn arrows(&self, spans: &[Span], colours: (&str, &str)) -> usize {
         let (start, end) = (self.axis.start_us, self.visible_end());
         let lo = spans.partition_point(|sp| sp.replied_us < start);
         let hi = spans.partition_point(|sp| sp.issued_us <= end);
@@ -331,16 +337,17 @@ impl Panel<'_> {
         let style = ArrowStyle::for_spans(self.axis, spans, self.f.scale);
         self.ctx.set_line_width(style.width);
         self.ctx
-            .set_global_alpha(alpha * if style.dense { 0.75 } else { 1.0 });
-        let count = self.requests(spans, &style) + self.replies(spans, &style);
+            .set_global_alpha(if style.dense { 0.75 } else { 1.0 });
+        let count =
+            self.requests(spans, &style, colours.0) + self.replies(spans, &style, colours.1);
         self.ctx.set_global_alpha(1.0);
         count
     }
 
     /// Requests: client → Redis, as far as the playhead.
-    fn requests(&self, spans: &[Span], style: &ArrowStyle) -> usize {
+    fn requests(&self, spans: &[Span], style: &ArrowStyle, colour: &str) -> usize {
         let (ctx, axis, pos) = (self.ctx, self.axis, self.f.position_us);
-        ctx.set_stroke_style_str(self.colours.0);
+        ctx.set_stroke_style_str(colour);
         ctx.begin_path();
         for sp in spans {
             let at = at_server_us(sp);
@@ -366,10 +373,10 @@ impl Panel<'_> {
 
     /// Replies: Redis → client, once the reply left Redis (measured, or by our estimate), with
     /// the measured time inside Redis along its lane.
-    fn replies(&self, spans: &[Span], style: &ArrowStyle) -> usize {
+    fn replies(&self, spans: &[Span], style: &ArrowStyle, colour: &str) -> usize {
         let (ctx, axis, pos) = (self.ctx, self.axis, self.f.position_us);
         let (y_client, y_redis) = (self.y_client, self.y_redis);
-        ctx.set_stroke_style_str(self.colours.1);
+        ctx.set_stroke_style_str(colour);
         ctx.begin_path();
         let mut count = 0;
         for sp in spans {
@@ -528,6 +535,21 @@ impl ArrowStyle {
     }
 }
 
+/// `colour` kept at `strength` (0..=1) over `background`, both `#rrggbb`: `#rrggbb` again.
+/// Anything else comes back unchanged.
+pub fn fade(colour: &str, background: &str, strength: f64) -> String {
+    let rgb = |c: &str| -> Option<[f64; 3]> {
+        let hex = c.strip_prefix('#').filter(|h| h.len() == 6)?;
+        let ch = |k: usize| u8::from_str_radix(&hex[k..k + 2], 16).ok().map(f64::from);
+        Some([ch(0)?, ch(2)?, ch(4)?])
+    };
+    let (Some(c), Some(b)) = (rgb(colour), rgb(background)) else {
+        return colour.to_string();
+    };
+    let mix = |k: usize| (b[k] + (c[k] - b[k]) * strength.clamp(0.0, 1.0)).round() as u8;
+    format!("#{:02x}{:02x}{:02x}", mix(0), mix(1), mix(2))
+}
+
 fn lerp(a: f64, b: f64, u: f64) -> f64 {
     a + (b - a) * u.clamp(0.0, 1.0)
 }
@@ -556,6 +578,14 @@ fn js_dash(scale: f64) -> js_sys::Array {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_faded_colour_lies_between_the_colour_and_the_background() {
+        assert_eq!(fade("#1d4ed8", "#ffffff", 1.0), "#1d4ed8");
+        assert_eq!(fade("#1d4ed8", "#ffffff", 0.0), "#ffffff");
+        assert_eq!(fade("#000000", "#ffffff", 0.3), "#b3b3b3");
+        assert_eq!(fade("rgba(0,0,0,1)", "#ffffff", 0.3), "rgba(0,0,0,1)");
+    }
 
     #[test]
     fn a_multiplexed_band_is_a_read_that_brought_replies() {
