@@ -2,7 +2,7 @@
 //! the real backend and a real redis-server: for every mode, playback taken to the end of a small
 //! run shows exactly `RunSummary::round_trips` (read from the results table, which renders the
 //! run's summary as the server sent it). Also screenshots of a flush-each-command and a
-//! multiplexed run's timeline through a 250 µs network, and a long run drawn as its first
+//! multiplexed run's timeline through a 250 µs network (and a MULTI/EXEC one's), and a long run drawn as its first
 //! requests and then its strided sample, saying so.
 
 mod support;
@@ -207,6 +207,11 @@ async fn flush_each_command_and_multiplexed_timelines_through_a_network() {
             "multiplexed (50 in flight)",
             "timeline-multiplexed",
         ),
+        (
+            "mode=transaction&batch=50&delay=250",
+            "MULTI/EXEC (batch 50)",
+            "timeline-transaction",
+        ),
     ] {
         let row = run(c, &server.http_url(), query, label).await;
         let summary = leading_count(&text(c, &format!("{row} td.round-trips")).await);
@@ -234,7 +239,12 @@ async fn flush_each_command_and_multiplexed_timelines_through_a_network() {
         .await
         .unwrap();
         let shot = browser.screenshot(name).await;
-        println!("{label}: {paid} round trips; screenshot {}", shot.display());
+        // Requests the wire tap did not stamp are drawn at the midpoint, and the lane says so.
+        let unstamped = &state(c).await["runs"][0]["unstamped"];
+        println!(
+            "{label}: {paid} round trips, {unstamped} requests without the tap's stamps; screenshot {}",
+            shot.display()
+        );
     }
     let _ = browser.client.clone().close().await;
 }
