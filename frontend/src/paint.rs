@@ -4,11 +4,14 @@
 //!
 //! Built to stay at 60 fps with tens of thousands of arrows: spans outside the window are
 //! skipped by binary search, and all arrows of one colour go into one path with one `stroke`.
+//! A long run's first requests are drawn in full, the rest from its strided sample, lighter.
 
 use web_sys::CanvasRenderingContext2d as Ctx;
 
 use crate::timeaxis::{self, Axis};
-use crate::trace::{Batch, Trace, at_server_us, from_server_us};
+use shared::{Mode, Span};
+
+use crate::trace::{self, Trace, Trip, at_server_us, from_server_us};
 
 /// Colours of one theme.
 pub struct Palette {
@@ -55,7 +58,8 @@ pub struct Frame<'a> {
     pub scale: f64,
     pub palette: &'a Palette,
     pub traces: &'a [Trace],
-    pub batches: &'a [Vec<Batch>],
+    /// Per trace, its round trips as the mode paid them (`None`: mode unknown, no bands).
+    pub trips: &'a [Option<Vec<Trip>>],
     pub start_us: f64,
     pub window_us: f64,
     pub position_us: f64,
@@ -65,35 +69,62 @@ const GUTTER: f64 = 118.0;
 const RIGHT: f64 = 22.0;
 const RULER: f64 = 30.0;
 const FOOTER: f64 = 22.0;
+/// How much of its colour the sampled part of a long run keeps (the rest is background). A
+/// colour, not an alpha: thousands of overlapping translucent lines add up to full strength.
+const SAMPLED_STRENGTH: f64 = 0.3;
+
+impl Frame<'_> {
+    fn font(&self, px: f64, weight: &str) -> String {
+        format!("{weight} {:.0}px system-ui, sans-serif", px * self.scale)
+    }
+}
 
 /// Draws a frame; returns the arrows (requests + replies) drawn per trace.
 pub fn draw(ctx: &Ctx, f: &Frame) -> Vec<usize> {
-    let p = f.palette;
     let s = f.scale;
-    ctx.set_fill_style_str(p.background);
+    ctx.set_fill_style_str(f.palette.background);
     ctx.fill_rect(0.0, 0.0, f.width, f.height);
-    let gutter = GUTTER * s;
     let axis = Axis::new(
         f.start_us,
         f.start_us + f.window_us,
-        gutter,
+        GUTTER * s,
         f.width - RIGHT * s,
     );
-    let font = |px: f64, weight: &str| format!("{weight} {:.0}px system-ui, sans-serif", px * s);
-
     if f.traces.is_empty() {
-        ctx.set_fill_style_str(p.muted);
-        ctx.set_font(&font(16.0, "600"));
-        ctx.set_text_align("center");
-        let _ = ctx.fill_text(
-            "Run or Compare: every request and reply will be drawn here at its measured time.",
-            f.width / 2.0,
-            f.height / 2.0,
-        );
+        empty(ctx, f);
         return Vec::new();
     }
+    ruler(ctx, f, &axis);
+    let panel_h = (f.height - (RULER + FOOTER) * s) / f.traces.len() as f64;
+    let drawn = f
+        .traces
+        .iter()
+        .enumerate()
+        .map(|(k, t)| {
+            let trips = f.trips.get(k).and_then(Option::as_deref);
+            let top = RULER * s + k as f64 * panel_h;
+            panel(ctx, f, &axis, t, trips, top, panel_h)
+        })
+        .collect();
+    playhead(ctx, f, &axis);
+    footer(ctx, f);
+    drawn
+}
 
-    // Ruler: nice ticks in real units, with grid lines through the panels.
+fn empty(ctx: &Ctx, f: &Frame) {
+    ctx.set_fill_style_str(f.palette.muted);
+    ctx.set_font(&f.font(16.0, "600"));
+    ctx.set_text_align("center");
+    let _ = ctx.fill_text(
+        "Run or Compare: every request and reply will be drawn here at its measured time.",
+        f.width / 2.0,
+        f.height / 2.0,
+    );
+}
+
+/// Nice ticks in real units, with grid lines through the panels.
+fn ruler(ctx: &Ctx, f: &Frame, axis: &Axis) {
+    let (p, s) = (f.palette, f.scale);
     let max_ticks = ((axis.right_px - axis.left_px) / (90.0 * s)).max(2.0) as usize;
     let (step, ticks) = timeaxis::ticks(axis.start_us, axis.end_us, max_ticks);
     ctx.set_stroke_style_str(p.grid);
@@ -106,35 +137,34 @@ pub fn draw(ctx: &Ctx, f: &Frame) -> Vec<usize> {
     }
     ctx.stroke();
     ctx.set_fill_style_str(p.muted);
-    ctx.set_font(&font(12.0, "600"));
+    ctx.set_font(&f.font(12.0, "600"));
     ctx.set_text_align("center");
     for t in &ticks {
         let _ = ctx.fill_text(&timeaxis::tick_label(*t, step), axis.x(*t), 19.0 * s);
     }
     ctx.set_text_align("left");
     let _ = ctx.fill_text("run time →", 10.0 * s, 19.0 * s);
+}
 
-    let panel_h = (f.height - (RULER + FOOTER) * s) / f.traces.len() as f64;
-    let mut drawn = Vec::with_capacity(f.traces.len());
-    for (k, t) in f.traces.iter().enumerate() {
-        let top = RULER * s + k as f64 * panel_h;
-        let batches = f.batches.get(k).map_or(&[][..], Vec::as_slice);
-        drawn.push(panel(ctx, f, &axis, t, batches, top, panel_h));
+fn playhead(ctx: &Ctx, f: &Frame, axis: &Axis) {
+    let s = f.scale;
+    if f.position_us < axis.start_us || f.position_us > axis.end_us {
+        return;
     }
+    let x = axis.x(f.position_us);
+    ctx.set_stroke_style_str(f.palette.playhead);
+    ctx.set_line_width(2.0 * s);
+    ctx.begin_path();
+    ctx.move_to(x, RULER * s - 6.0);
+    ctx.line_to(x, f.height - FOOTER * s);
+    ctx.stroke();
+}
 
-    // The playhead.
-    if f.position_us >= axis.start_us && f.position_us <= axis.end_us {
-        let x = axis.x(f.position_us);
-        ctx.set_stroke_style_str(p.playhead);
-        ctx.set_line_width(2.0 * s);
-        ctx.begin_path();
-        ctx.move_to(x, RULER * s - 6.0);
-        ctx.line_to(x, f.height - FOOTER * s);
-        ctx.stroke();
-    }
-
-    ctx.set_fill_style_str(p.muted);
-    ctx.set_font(&font(12.0, "400"));
+/// How the arrival at Redis was obtained, for the runs on screen.
+fn footer(ctx: &Ctx, f: &Frame) {
+    let s = f.scale;
+    ctx.set_fill_style_str(f.palette.muted);
+    ctx.set_font(&f.font(12.0, "400"));
     ctx.set_text_align("left");
     let note = if f.traces.iter().any(Trace::measured_at_server) {
         "Arrival at Redis and the reply leaving it: measured by the latency proxy's wire tap (runs without it: the midpoint, an estimate)."
@@ -142,7 +172,19 @@ pub fn draw(ctx: &Ctx, f: &Frame) -> Vec<usize> {
         "Arrival at Redis is drawn at the midpoint (issued + replied) / 2: an estimate (the wire tap measures it when a network is dialled in)."
     };
     let _ = ctx.fill_text(note, 10.0 * s, f.height - 7.0 * s);
-    drawn
+}
+
+/// One run's panel: where its lanes are and what it is drawn with.
+struct Panel<'a> {
+    ctx: &'a Ctx,
+    f: &'a Frame<'a>,
+    axis: &'a Axis,
+    t: &'a Trace,
+    top: f64,
+    y_client: f64,
+    y_redis: f64,
+    /// (request, reply).
+    colours: (&'static str, &'static str),
 }
 
 fn panel(
@@ -150,211 +192,380 @@ fn panel(
     f: &Frame,
     axis: &Axis,
     t: &Trace,
-    batches: &[Batch],
+    trips: Option<&[Trip]>,
     top: f64,
     height: f64,
 ) -> usize {
-    let p = f.palette;
     let s = f.scale;
-    let (req_colour, reply_colour) = match t.kind() {
-        "sequential" => p.seq,
-        _ => p.pipe,
+    let p = Panel {
+        ctx,
+        f,
+        axis,
+        t,
+        top,
+        y_client: top + 34.0 * s,
+        y_redis: top + height - 16.0 * s,
+        colours: match t.kind() {
+            "sequential" => f.palette.seq,
+            _ => f.palette.pipe,
+        },
     };
-    let y_client = top + 34.0 * s;
-    let y_redis = top + height - 16.0 * s;
-    let pos = f.position_us;
-    let font = |px: f64, weight: &str| format!("{weight} {:.0}px system-ui, sans-serif", px * s);
-
-    // Separator, title and lane labels.
-    ctx.set_stroke_style_str(p.grid);
-    ctx.set_line_width(1.0);
-    ctx.begin_path();
-    ctx.move_to(0.0, top.round() + 0.5);
-    ctx.line_to(f.width, top.round() + 0.5);
-    ctx.stroke();
-    ctx.set_text_align("left");
-    ctx.set_fill_style_str(req_colour);
-    ctx.set_font(&font(15.0, "800"));
-    let mut title = match t.mode {
-        Some(shared::Mode::Sequential) => "sequential · one at a time".to_string(),
-        Some(mode) => mode.label(),
-        None => format!("run #{}", t.run),
-    };
-    if let Some(network) = t.network {
-        title += &format!(" · {}", network.label());
+    let heading_end = p.heading();
+    p.lanes();
+    if let Some(trips) = trips {
+        p.trip_bands(trips, heading_end);
     }
-    let _ = ctx.fill_text(&title, 10.0 * s, top + 17.0 * s);
-    if (t.spans.len() as u64) < t.count {
-        ctx.set_fill_style_str(p.muted);
-        ctx.set_font(&font(12.0, "400"));
-        let title_w = ctx.measure_text(&title).map_or(200.0, |m| m.width());
-        let _ = ctx.fill_text(
-            &format!(
-                "first {} of {} requests drawn",
-                crate::format::count(t.spans.len() as u64),
-                crate::format::count(t.count)
-            ),
-            10.0 * s + title_w * 15.0 / 12.0 + 14.0 * s,
-            top + 17.0 * s,
+    let mut count = p.arrows(&t.spans, p.colours);
+    let sampled = t.sampled_beyond();
+    if !sampled.is_empty() {
+        let bg = f.palette.background;
+        let faded = (
+            fade(p.colours.0, bg, SAMPLED_STRENGTH),
+            fade(p.colours.1, bg, SAMPLED_STRENGTH),
         );
+        count += p.arrows(sampled, (&faded.0, &faded.1));
+        p.sampled_mark(sampled[0].issued_us);
     }
-    ctx.set_fill_style_str(p.ink);
-    ctx.set_font(&font(13.0, "700"));
-    ctx.set_text_align("right");
-    let _ = ctx.fill_text("Client", GUTTER * s - 10.0 * s, y_client + 4.0 * s);
-    let _ = ctx.fill_text("Redis", GUTTER * s - 10.0 * s, y_redis + 4.0 * s);
-    ctx.set_stroke_style_str(p.lane);
-    ctx.set_line_width(2.0 * s);
-    ctx.begin_path();
-    ctx.move_to(axis.left_px, y_client);
-    ctx.line_to(axis.right_px, y_client);
-    ctx.move_to(axis.left_px, y_redis);
-    ctx.line_to(axis.right_px, y_redis);
-    ctx.stroke();
+    p.unstamped_note();
+    p.finished_mark();
+    count
+}
 
-    let (start, end) = (axis.start_us, axis.end_us.min(pos));
-    // Batches of a pipeline: a shaded band from the write to the last reply, one per round trip.
-    if batches.len() < t.spans.len() {
-        let first = batches.partition_point(|b| b.last_reply_us < start);
-        let last = batches.partition_point(|b| b.issued_us <= end);
-        // Labels only where they fit, never over the previous one.
-        let mut label_end = f64::NEG_INFINITY;
-        for (n, b) in batches.iter().enumerate().take(last).skip(first) {
+impl Panel<'_> {
+    fn visible_end(&self) -> f64 {
+        self.axis.end_us.min(self.f.position_us)
+    }
+
+    /// Separator, title (mode and network) and what of the run is drawn. Returns where its
+    /// text ends (x).
+    fn heading(&self) -> f64 {
+        let (ctx, f, t, s) = (self.ctx, self.f, self.t, self.f.scale);
+        ctx.set_stroke_style_str(f.palette.grid);
+        ctx.set_line_width(1.0);
+        ctx.begin_path();
+        ctx.move_to(0.0, self.top.round() + 0.5);
+        ctx.line_to(f.width, self.top.round() + 0.5);
+        ctx.stroke();
+        ctx.set_text_align("left");
+        ctx.set_fill_style_str(self.colours.0);
+        ctx.set_font(&f.font(15.0, "800"));
+        let mut title = match t.mode {
+            Some(Mode::Sequential) => "sequential · one at a time".to_string(),
+            Some(mode) => mode.label(),
+            None => format!("run #{}", t.run),
+        };
+        if let Some(network) = t.network {
+            title += &format!(" · {}", network.label());
+        }
+        let _ = ctx.fill_text(&title, 10.0 * s, self.top + 17.0 * s);
+        let title_w = ctx.measure_text(&title).map_or(200.0, |m| m.width());
+        let mut end = 10.0 * s + title_w;
+        if let Some(note) = trace::drawn_note(t) {
+            ctx.set_fill_style_str(f.palette.muted);
+            ctx.set_font(&f.font(12.0, "400"));
+            let _ = ctx.fill_text(&note, end + 14.0 * s, self.top + 17.0 * s);
+            end += 14.0 * s + ctx.measure_text(&note).map_or(300.0, |m| m.width());
+        }
+        end
+    }
+
+    /// The Client and Redis lanes with their names.
+    fn lanes(&self) {
+        let (ctx, f, s) = (self.ctx, self.f, self.f.scale);
+        ctx.set_fill_style_str(f.palette.ink);
+        ctx.set_font(&f.font(13.0, "700"));
+        ctx.set_text_align("right");
+        let _ = ctx.fill_text("Client", GUTTER * s - 10.0 * s, self.y_client + 4.0 * s);
+        let _ = ctx.fill_text("Redis", GUTTER * s - 10.0 * s, self.y_redis + 4.0 * s);
+        ctx.set_stroke_style_str(f.palette.lane);
+        ctx.set_line_width(2.0 * s);
+        ctx.begin_path();
+        for y in [self.y_client, self.y_redis] {
+            ctx.move_to(self.axis.left_px, y);
+            ctx.line_to(self.axis.right_px, y);
+        }
+        ctx.stroke();
+    }
+
+    /// A shaded band per round trip the mode paid, from its first write to its last reply
+    /// (none when every request is its own round trip). Labels start after `heading_end`.
+    fn trip_bands(&self, trips: &[Trip], heading_end: f64) {
+        let (ctx, f, axis, s) = (self.ctx, self.f, self.axis, self.f.scale);
+        if trips.len() >= self.t.spans.len() {
+            return;
+        }
+        let (start, end, pos) = (axis.start_us, self.visible_end(), f.position_us);
+        let first = trips.partition_point(|b| b.last_reply_us < start);
+        let last = trips.partition_point(|b| b.issued_us <= end);
+        // Labels only where they fit, never over the heading or the previous label.
+        let mut label_end = heading_end + 8.0 * s;
+        for (n, b) in trips.iter().enumerate().take(last).skip(first) {
             let x0 = axis.x(b.issued_us).max(axis.left_px);
             let x1 = axis.x(b.last_reply_us.min(pos)).min(axis.right_px);
-            ctx.set_fill_style_str(p.band[n % 2]);
+            ctx.set_fill_style_str(f.palette.band[n % 2]);
             ctx.fill_rect(
                 x0,
-                y_client - 8.0 * s,
+                self.y_client - 8.0 * s,
                 (x1 - x0).max(1.0),
-                y_redis - y_client + 16.0 * s,
+                self.y_redis - self.y_client + 16.0 * s,
             );
-            if x1 - x0 > 60.0 * s && x0 > label_end {
-                ctx.set_fill_style_str(p.muted);
-                ctx.set_font(&font(11.0, "600"));
+            let lx = (x0 + 4.0 * s).max(label_end);
+            if x1 - lx > 56.0 * s {
+                ctx.set_fill_style_str(f.palette.muted);
+                ctx.set_font(&f.font(11.0, "600"));
                 ctx.set_text_align("left");
-                let label = format!("round trip {} · {} cmds", n + 1, b.end - b.start);
+                let label = trip_label(self.t.mode, n + 1, b.end - b.start);
                 let w = ctx.measure_text(&label).map_or(140.0, |m| m.width());
-                if w + 8.0 * s < x1 - x0 {
-                    let _ = ctx.fill_text(&label, x0 + 4.0 * s, y_client - 12.0 * s);
-                    label_end = x0 + w + 12.0 * s;
+                if w + 4.0 * s < x1 - lx {
+                    let _ = ctx.fill_text(&label, lx, self.y_client - 12.0 * s);
+                    label_end = lx + w + 8.0 * s;
                 }
             }
         }
     }
 
-    // Arrows: every span whose round trip overlaps the window and had begun by the playhead.
-    let lo = t.spans.partition_point(|sp| sp.replied_us < start);
-    let hi = t.spans.partition_point(|sp| sp.issued_us <= end);
-    let shown = hi.saturating_sub(lo);
-    let span_px = if shown > 1 {
-        (axis.x(t.spans[hi - 1].issued_us) - axis.x(t.spans[lo].issued_us)) / shown as f64
-    } else {
-        f64::INFINITY
-    };
-    // Dense pictures: thinner lines and no heads (they would only smear).
-    let dense = shown > 1500;
-    let heads = span_px > 10.0 * s || shown <= 40;
-    let width = if dense { 1.0 } else { 1.6 * s };
-    let lerp = |a: f64, b: f64, u: f64| a + (b - a) * u.clamp(0.0, 1.0);
-    let head = |x0: f64, y0: f64, x1: f64, y1: f64| {
-        let (dx, dy) = (x1 - x0, y1 - y0);
-        let len = (dx * dx + dy * dy).sqrt().max(1e-6);
-        let (ux, uy) = (dx / len, dy / len);
-        let size = 7.0 * s;
-        for side in [-1.0, 1.0] {
-            ctx.move_to(x1, y1);
-            ctx.line_to(
-                x1 - size * ux + side * size * 0.45 * uy,
-                y1 - size * uy - side * size * 0.45 * ux,
+    /// Arrows for `spans` (in order of `i`) whose round trip overlaps the window and had begun by
+    /// the playhead, in `colours` (request, reply). Returns how many were drawn.
+    fn arrows(&self, spans: &[Span], colours: (&str, &str)) -> usize {
+        let (start, end) = (self.axis.start_us, self.visible_end());
+        let lo = spans.partition_point(|sp| sp.replied_us < start);
+        let hi = spans.partition_point(|sp| sp.issued_us <= end);
+        if hi <= lo {
+            return 0;
+        }
+        let spans = &spans[lo..hi];
+        let style = ArrowStyle::for_spans(self.axis, spans, self.f.scale);
+        self.ctx.set_line_width(style.width);
+        self.ctx
+            .set_global_alpha(if style.dense { 0.75 } else { 1.0 });
+        let count =
+            self.requests(spans, &style, colours.0) + self.replies(spans, &style, colours.1);
+        self.ctx.set_global_alpha(1.0);
+        count
+    }
+
+    /// Requests: client → Redis, as far as the playhead.
+    fn requests(&self, spans: &[Span], style: &ArrowStyle, colour: &str) -> usize {
+        let (ctx, axis, pos) = (self.ctx, self.axis, self.f.position_us);
+        ctx.set_stroke_style_str(colour);
+        ctx.begin_path();
+        for sp in spans {
+            let at = at_server_us(sp);
+            let x0 = axis.x(sp.issued_us);
+            let u = if at > sp.issued_us {
+                (pos - sp.issued_us) / (at - sp.issued_us)
+            } else {
+                1.0
+            };
+            let (x1, y1) = (
+                lerp(x0, axis.x(at), u),
+                lerp(self.y_client, self.y_redis, u),
             );
+            ctx.move_to(x0, self.y_client);
+            ctx.line_to(x1, y1);
+            if style.heads && u >= 1.0 {
+                head(ctx, (x0, self.y_client), (x1, y1), style.head_size);
+            }
         }
-    };
-
-    let mut count = 0;
-    ctx.set_line_width(width);
-    ctx.set_global_alpha(if dense { 0.75 } else { 1.0 });
-    // Requests: client → Redis.
-    ctx.set_stroke_style_str(req_colour);
-    ctx.begin_path();
-    for sp in &t.spans[lo..hi] {
-        let at = at_server_us(sp);
-        let x0 = axis.x(sp.issued_us);
-        let u = if at > sp.issued_us {
-            (pos - sp.issued_us) / (at - sp.issued_us)
-        } else {
-            1.0
-        };
-        let (x1, y1) = (lerp(x0, axis.x(at), u), lerp(y_client, y_redis, u));
-        ctx.move_to(x0, y_client);
-        ctx.line_to(x1, y1);
-        if heads && u >= 1.0 {
-            head(x0, y_client, x1, y1);
-        }
-        count += 1;
+        ctx.stroke();
+        spans.len()
     }
-    ctx.stroke();
-    // Replies: Redis → client, once the reply left Redis (measured, or by our estimate).
-    ctx.set_stroke_style_str(reply_colour);
-    ctx.begin_path();
-    for sp in &t.spans[lo..hi] {
-        let (at, from) = (at_server_us(sp), from_server_us(sp));
-        // Measured time inside Redis: along its lane, from arrival to the reply leaving.
-        if from > at && pos > at {
-            ctx.move_to(axis.x(at), y_redis);
-            ctx.line_to(axis.x(from.min(pos)), y_redis);
-        }
-        if pos <= from {
-            continue;
-        }
-        let x0 = axis.x(from);
-        let u = if sp.replied_us > from {
-            (pos - from) / (sp.replied_us - from)
-        } else {
-            1.0
-        };
-        let (x1, y1) = (
-            lerp(x0, axis.x(sp.replied_us), u),
-            lerp(y_redis, y_client, u),
-        );
-        ctx.move_to(x0, y_redis);
-        ctx.line_to(x1, y1);
-        if heads && u >= 1.0 {
-            head(x0, y_redis, x1, y1);
-        }
-        count += 1;
-    }
-    ctx.stroke();
-    ctx.set_global_alpha(1.0);
 
-    // Where the run finished, once playback gets there.
-    if let Some(summary) = &t.summary {
-        let done = summary.wall_us as f64;
-        if (t.spans.len() as u64) >= t.count && done <= pos && done >= start && done <= axis.end_us
-        {
-            let x = axis.x(done);
-            ctx.set_stroke_style_str(req_colour);
-            ctx.set_line_width(2.0 * s);
-            let _ = ctx.set_line_dash(&js_dash(s));
+    /// Replies: Redis → client, once the reply left Redis (measured, or by our estimate), with
+    /// the measured time inside Redis along its lane.
+    fn replies(&self, spans: &[Span], style: &ArrowStyle, colour: &str) -> usize {
+        let (ctx, axis, pos) = (self.ctx, self.axis, self.f.position_us);
+        let (y_client, y_redis) = (self.y_client, self.y_redis);
+        ctx.set_stroke_style_str(colour);
+        ctx.begin_path();
+        let mut count = 0;
+        for sp in spans {
+            let (at, from) = (at_server_us(sp), from_server_us(sp));
+            if from > at && pos > at {
+                ctx.move_to(axis.x(at), y_redis);
+                ctx.line_to(axis.x(from.min(pos)), y_redis);
+            }
+            if pos <= from {
+                continue;
+            }
+            let x0 = axis.x(from);
+            let u = if sp.replied_us > from {
+                (pos - from) / (sp.replied_us - from)
+            } else {
+                1.0
+            };
+            let (x1, y1) = (
+                lerp(x0, axis.x(sp.replied_us), u),
+                lerp(y_redis, y_client, u),
+            );
+            ctx.move_to(x0, y_redis);
+            ctx.line_to(x1, y1);
+            if style.heads && u >= 1.0 {
+                head(ctx, (x0, y_redis), (x1, y1), style.head_size);
+            }
+            count += 1;
+        }
+        ctx.stroke();
+        count
+    }
+
+    /// Where the full requests end and the sample begins: a dotted line and what is drawn after it.
+    fn sampled_mark(&self, from_us: f64) {
+        let (ctx, f, axis, s) = (self.ctx, self.f, self.axis, self.f.scale);
+        if from_us > axis.end_us {
+            return;
+        }
+        let x = axis.x(from_us).max(axis.left_px);
+        if from_us >= axis.start_us {
+            ctx.set_stroke_style_str(f.palette.muted);
+            ctx.set_line_width(1.0 * s);
+            let _ = ctx.set_line_dash(&js_dash(s * 0.5));
             ctx.begin_path();
-            ctx.move_to(x, y_client - 14.0 * s);
-            ctx.line_to(x, y_redis + 8.0 * s);
+            ctx.move_to(x, self.y_client - 14.0 * s);
+            ctx.line_to(x, self.y_redis + 8.0 * s);
             ctx.stroke();
             let _ = ctx.set_line_dash(&js_sys::Array::new());
-            ctx.set_fill_style_str(req_colour);
-            ctx.set_font(&font(13.0, "800"));
-            let label = format!("finished · {}", timeaxis::duration(done));
-            let w = ctx.measure_text(&label).map_or(120.0, |m| m.width());
-            let right = x + 6.0 * s + w <= axis.right_px;
-            ctx.set_text_align(if right { "left" } else { "right" });
-            let _ = ctx.fill_text(
-                &label,
-                if right { x + 6.0 * s } else { x - 6.0 * s },
-                (y_client + y_redis) / 2.0,
-            );
+        }
+        let label = format!(
+            "sampled from here: every {} request (lighter)",
+            trace::ordinal(self.t.stride)
+        );
+        self.note(&label, x + 6.0 * s, self.y_client + 16.0 * s);
+    }
+
+    /// Says on the Redis lane when some drawn requests were not stamped by the wire tap.
+    fn unstamped_note(&self) {
+        let n = self.t.unstamped();
+        if n == 0 {
+            return;
+        }
+        let total = self.t.spans.len() + self.t.sampled_beyond().len();
+        let label = format!(
+            "{} of {} drawn requests not stamped by the wire tap: their arrival at Redis is drawn at the midpoint (an estimate)",
+            crate::format::count(n as u64),
+            crate::format::count(total as u64),
+        );
+        let s = self.f.scale;
+        self.note(&label, self.axis.left_px + 6.0 * s, self.y_redis - 8.0 * s);
+    }
+
+    /// Small muted text on a backing, readable over arrows.
+    fn note(&self, text: &str, x: f64, y: f64) {
+        let (ctx, f, s) = (self.ctx, self.f, self.f.scale);
+        ctx.set_font(&f.font(11.0, "600"));
+        ctx.set_text_align("left");
+        let w = ctx.measure_text(text).map_or(300.0, |m| m.width());
+        let x = x
+            .min(self.axis.right_px - w - 4.0 * s)
+            .max(self.axis.left_px);
+        ctx.set_global_alpha(0.85);
+        ctx.set_fill_style_str(f.palette.background);
+        ctx.fill_rect(x - 3.0 * s, y - 11.0 * s, w + 6.0 * s, 15.0 * s);
+        ctx.set_global_alpha(1.0);
+        ctx.set_fill_style_str(f.palette.muted);
+        let _ = ctx.fill_text(text, x, y);
+    }
+
+    /// Where the run finished, once playback gets there.
+    fn finished_mark(&self) {
+        let (ctx, f, axis, t, s) = (self.ctx, self.f, self.axis, self.t, self.f.scale);
+        let Some(summary) = &t.summary else { return };
+        let done = summary.wall_us as f64;
+        let whole = (t.spans.len() as u64) >= t.count || !t.sampled_beyond().is_empty();
+        if !whole || done > f.position_us || done < axis.start_us || done > axis.end_us {
+            return;
+        }
+        let x = axis.x(done);
+        let (y_client, y_redis) = (self.y_client, self.y_redis);
+        ctx.set_stroke_style_str(self.colours.0);
+        ctx.set_line_width(2.0 * s);
+        let _ = ctx.set_line_dash(&js_dash(s));
+        ctx.begin_path();
+        ctx.move_to(x, y_client - 14.0 * s);
+        ctx.line_to(x, y_redis + 8.0 * s);
+        ctx.stroke();
+        let _ = ctx.set_line_dash(&js_sys::Array::new());
+        ctx.set_fill_style_str(self.colours.0);
+        ctx.set_font(&f.font(13.0, "800"));
+        let label = format!("finished · {}", timeaxis::duration(done));
+        let w = ctx.measure_text(&label).map_or(120.0, |m| m.width());
+        let right = x + 6.0 * s + w <= axis.right_px;
+        ctx.set_text_align(if right { "left" } else { "right" });
+        let _ = ctx.fill_text(
+            &label,
+            if right { x + 6.0 * s } else { x - 6.0 * s },
+            (y_client + y_redis) / 2.0,
+        );
+    }
+}
+
+/// A band's label: what one round trip of this mode is, and how many requests it answered.
+pub fn trip_label(mode: Option<Mode>, n: usize, requests: usize) -> String {
+    match mode {
+        Some(Mode::Multiplexed { .. }) => format!("read {n} · {requests} replies"),
+        Some(Mode::Mset { .. }) => format!("round trip {n} · {requests} keys"),
+        _ => format!("round trip {n} · {requests} cmds"),
+    }
+}
+
+/// Line width and heads for a set of arrows: dense pictures get thinner lines and no heads
+/// (they would only smear).
+struct ArrowStyle {
+    dense: bool,
+    heads: bool,
+    width: f64,
+    head_size: f64,
+}
+
+impl ArrowStyle {
+    fn for_spans(axis: &Axis, spans: &[Span], s: f64) -> Self {
+        let shown = spans.len();
+        let span_px = if shown > 1 {
+            (axis.x(spans[shown - 1].issued_us) - axis.x(spans[0].issued_us)) / shown as f64
+        } else {
+            f64::INFINITY
+        };
+        let dense = shown > 1500;
+        ArrowStyle {
+            dense,
+            heads: span_px > 10.0 * s || shown <= 40,
+            width: if dense { 1.0 } else { 1.6 * s },
+            head_size: 7.0 * s,
         }
     }
-    count
+}
+
+/// `colour` kept at `strength` (0..=1) over `background`, both `#rrggbb`: `#rrggbb` again.
+/// Anything else comes back unchanged.
+pub fn fade(colour: &str, background: &str, strength: f64) -> String {
+    let rgb = |c: &str| -> Option<[f64; 3]> {
+        let hex = c.strip_prefix('#').filter(|h| h.len() == 6)?;
+        let ch = |k: usize| u8::from_str_radix(&hex[k..k + 2], 16).ok().map(f64::from);
+        Some([ch(0)?, ch(2)?, ch(4)?])
+    };
+    let (Some(c), Some(b)) = (rgb(colour), rgb(background)) else {
+        return colour.to_string();
+    };
+    let mix = |k: usize| (b[k] + (c[k] - b[k]) * strength.clamp(0.0, 1.0)).round() as u8;
+    format!("#{:02x}{:02x}{:02x}", mix(0), mix(1), mix(2))
+}
+
+fn lerp(a: f64, b: f64, u: f64) -> f64 {
+    a + (b - a) * u.clamp(0.0, 1.0)
+}
+
+/// An arrow head at `to`, pointing away from `from` (added to the current path).
+fn head(ctx: &Ctx, from: (f64, f64), to: (f64, f64), size: f64) {
+    let (dx, dy) = (to.0 - from.0, to.1 - from.1);
+    let len = (dx * dx + dy * dy).sqrt().max(1e-6);
+    let (ux, uy) = (dx / len, dy / len);
+    for side in [-1.0, 1.0] {
+        ctx.move_to(to.0, to.1);
+        ctx.line_to(
+            to.0 - size * ux + side * size * 0.45 * uy,
+            to.1 - size * uy - side * size * 0.45 * ux,
+        );
+    }
 }
 
 fn js_dash(scale: f64) -> js_sys::Array {
@@ -362,4 +573,27 @@ fn js_dash(scale: f64) -> js_sys::Array {
     a.push(&(6.0 * scale).into());
     a.push(&(4.0 * scale).into());
     a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_faded_colour_lies_between_the_colour_and_the_background() {
+        assert_eq!(fade("#1d4ed8", "#ffffff", 1.0), "#1d4ed8");
+        assert_eq!(fade("#1d4ed8", "#ffffff", 0.0), "#ffffff");
+        assert_eq!(fade("#000000", "#ffffff", 0.3), "#b3b3b3");
+        assert_eq!(fade("rgba(0,0,0,1)", "#ffffff", 0.3), "rgba(0,0,0,1)");
+    }
+
+    #[test]
+    fn a_multiplexed_band_is_a_read_that_brought_replies() {
+        let mux = Mode::Multiplexed { in_flight: 8 };
+        assert_eq!(trip_label(Some(mux), 3, 5), "read 3 · 5 replies");
+        assert_eq!(
+            trip_label(Some(Mode::pipelined(10)), 1, 10),
+            "round trip 1 · 10 cmds"
+        );
+    }
 }

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 
 use crate::connection::Connection;
 use crate::timeaxis::{self, SPEED_DEFAULT, SPEED_MAX, ZOOM_MAX};
-use crate::trace::{self, Batch, Trace};
+use crate::trace::{self, Trace, Trip};
 
 #[derive(Clone, Copy)]
 pub struct Playback {
@@ -21,7 +21,8 @@ pub struct Playback {
     pub live: RwSignal<bool>,
 
     pub traces: Memo<Vec<Trace>>,
-    pub batches: Memo<Vec<Vec<Batch>>>,
+    /// Per trace, its round trips as the mode paid them (`None` while the mode is unknown).
+    pub trips: Memo<Vec<Option<Vec<Trip>>>>,
     /// The last reply of any drawn run: where playback ends.
     pub extent_us: Memo<f64>,
     pub events: Memo<Vec<f64>>,
@@ -33,13 +34,16 @@ pub struct Playback {
 impl Playback {
     pub fn new(conn: Connection) -> Self {
         let traces = Memo::new(move |_| conn.session.with(|s| s.traces()));
-        let batches = Memo::new(move |_| {
-            traces.with(|t| t.iter().map(|t| trace::batches(&t.spans)).collect())
-        });
+        let trips = Memo::new(move |_| traces.with(|t| t.iter().map(trace::round_trips).collect()));
         let extent_us =
             Memo::new(move |_| traces.with(|t| t.iter().map(Trace::extent_us).fold(0.0, f64::max)));
         let events = Memo::new(move |_| {
-            traces.with(|t| trace::events(t.iter().map(|t| t.spans.as_slice())))
+            traces.with(|t| {
+                trace::events(
+                    t.iter()
+                        .flat_map(|t| [t.spans.as_slice(), t.sampled_beyond()]),
+                )
+            })
         });
         let zoom_step = RwSignal::new(None::<u32>);
         let window_us = Memo::new(move |_| {
@@ -89,7 +93,7 @@ impl Playback {
             zoom_step,
             live,
             traces,
-            batches,
+            trips,
             extent_us,
             events,
             window_us,

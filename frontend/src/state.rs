@@ -24,6 +24,10 @@ pub struct RunView {
     /// The run's first requests, every one, in order of `i` (live from `Spans`, then replaced
     /// by the `Finished` timeline).
     pub spans: Vec<Span>,
+    /// Every `stride`-th request of the whole run, from the `Finished` timeline (drawn beyond
+    /// `spans`, marked as a sample).
+    pub sampled: Vec<Span>,
+    pub stride: u64,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -49,6 +53,8 @@ impl RunView {
             ops_per_sec: 0.0,
             outcome: Outcome::Running,
             spans: Vec::new(),
+            sampled: Vec::new(),
+            stride: 1,
         }
     }
 
@@ -74,10 +80,13 @@ impl RunView {
     }
 
     /// The final timeline is complete where the live frames may have gaps.
+    /// Its sample covers the rest of the run.
     fn take_timeline(&mut self, timeline: Timeline) {
         if timeline.first.len() >= self.spans.len() {
             self.spans = timeline.first;
         }
+        self.sampled = timeline.sampled;
+        self.stride = timeline.stride;
     }
 
     pub fn trace(&self) -> Trace {
@@ -86,6 +95,8 @@ impl RunView {
             mode: self.spec.map(|s| s.mode),
             network: self.spec.map(|s| s.network),
             spans: self.spans.clone(),
+            sampled: self.sampled.clone(),
+            stride: self.stride,
             count: self.total,
             summary: match &self.outcome {
                 Outcome::Finished(s) => Some(s.clone()),
@@ -354,6 +365,8 @@ impl Session {
                     mode: Some(r.summary.spec.mode),
                     network: Some(r.summary.spec.network),
                     spans: r.timeline.first.clone(),
+                    sampled: r.timeline.sampled.clone(),
+                    stride: r.timeline.stride,
                     count: r.summary.spec.count,
                     summary: Some(r.summary.clone()),
                 })
@@ -649,12 +662,15 @@ mod tests {
             summary: summary(PIPE, 4_000),
             timeline: shared::Timeline {
                 first: full.clone(),
-                sampled: vec![],
-                stride: 1,
+                sampled: vec![span(0, 0.0, 5.0), span(8, 20.0, 25.0)],
+                stride: 8,
             },
         });
         let t = &s.traces()[0];
         assert_eq!(t.spans, full);
+        // The sample is kept to be drawn beyond the first requests.
+        assert_eq!((t.sampled.len(), t.stride), (2, 8));
+        assert_eq!(t.sampled_beyond(), [span(8, 20.0, 25.0)]);
         assert_eq!(t.kind(), "pipelined");
         assert!(t.summary.is_some());
     }

@@ -1,9 +1,10 @@
-//! A run's request timings as the teaching view uses them: batches (requests issued together),
+//! A run's request timings as the teaching view uses them: round trips (as the mode paid them),
 //! what had happened by a playback position, and the moments a step can land on. Pure.
 
 use shared::{Mode, Network, RunSummary, Span};
 
-/// One run's timeline as drawn: its requests in order of `i` (the first few thousand, every one).
+/// One run's timeline as drawn: its first requests in order of `i` (every one), then, for a
+/// long run, a strided sample of the rest.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Trace {
     pub run: u64,
@@ -11,6 +12,9 @@ pub struct Trace {
     /// The network the run crossed, once known.
     pub network: Option<Network>,
     pub spans: Vec<Span>,
+    /// Every `stride`-th request of the whole run, once it finished (empty before).
+    pub sampled: Vec<Span>,
+    pub stride: u64,
     /// The run's total count (more than `spans.len()` for long runs).
     pub count: u64,
     /// Set once the run finished.
@@ -27,15 +31,40 @@ impl Trace {
         self.spans.iter().any(|s| s.at_server_us.is_some())
     }
 
-    /// The latest moment drawn: the last reply among the spans.
+    /// Drawn requests the wire tap did not stamp, in a run it otherwise measured: their arrival
+    /// at Redis is drawn at the midpoint. 0 when the tap stamped all of them or none.
+    pub fn unstamped(&self) -> usize {
+        if !self.measured_at_server() {
+            return 0;
+        }
+        self.spans
+            .iter()
+            .chain(self.sampled_beyond())
+            .filter(|s| s.at_server_us.is_none())
+            .count()
+    }
+
+    /// The sampled requests after the first ones (the part of the run drawn only by sample).
+    pub fn sampled_beyond(&self) -> &[Span] {
+        let next = self.spans.last().map_or(0, |s| s.i + 1);
+        let k = self.sampled.partition_point(|s| s.i < next);
+        &self.sampled[k..]
+    }
+
+    /// The latest moment drawn: the last reply among the spans and the sample beyond them.
     pub fn extent_us(&self) -> f64 {
-        self.spans.iter().map(|s| s.replied_us).fold(0.0, f64::max)
+        self.spans
+            .iter()
+            .chain(self.sampled_beyond())
+            .map(|s| s.replied_us)
+            .fold(0.0, f64::max)
     }
 }
 
-/// Requests written together and answered by one round trip.
+/// Requests answered by one wait for replies: one round trip as the mode paid it.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Batch {
+pub struct Trip {
+    /// The first of its requests written.
     pub issued_us: f64,
     pub last_reply_us: f64,
     /// Index range into the spans.
@@ -43,25 +72,67 @@ pub struct Batch {
     pub end: usize,
 }
 
-/// Consecutive spans with the same issue time form a batch (a pipelined write); a sequential
-/// run has one batch per request.
-pub fn batches(spans: &[Span]) -> Vec<Batch> {
-    let mut out: Vec<Batch> = Vec::new();
-    for (k, s) in spans.iter().enumerate() {
-        match out.last_mut() {
-            Some(b) if b.issued_us == s.issued_us => {
-                b.end = k + 1;
-                b.last_reply_us = b.last_reply_us.max(s.replied_us);
+/// The run's drawn requests grouped into the round trips its mode paid
+/// (`shared::trips::round_trips`: per batch however it was written; for a multiplexed run, per
+/// read that brought replies). `None` while the mode is unknown: the grouping is the mode's,
+/// and issue times alone cannot tell a flushed command from a round trip.
+pub fn round_trips(t: &Trace) -> Option<Vec<Trip>> {
+    let mode = t.mode?;
+    let trips = shared::trips::round_trips(mode, &t.spans)
+        .into_iter()
+        .map(|r| {
+            let spans = &t.spans[r.clone()];
+            Trip {
+                issued_us: spans
+                    .iter()
+                    .map(|s| s.issued_us)
+                    .fold(f64::INFINITY, f64::min),
+                last_reply_us: spans.iter().map(|s| s.replied_us).fold(0.0, f64::max),
+                start: r.start,
+                end: r.end,
             }
-            _ => out.push(Batch {
-                issued_us: s.issued_us,
-                last_reply_us: s.replied_us,
-                start: k,
-                end: k + 1,
-            }),
-        }
+        })
+        .collect();
+    Some(trips)
+}
+
+/// What one round trip is called for a mode: a multiplexed run has no batches, its round
+/// trips are the reads that brought replies.
+pub fn trip_noun(mode: Option<Mode>) -> &'static str {
+    match mode {
+        Some(Mode::Multiplexed { .. }) => "read",
+        _ => "round trip",
     }
-    out
+}
+
+/// What of a run is drawn, when it is not every request: "first 5,000 of 100,000 requests
+/// drawn, then every 32nd (sampled, lighter)". `None` when every request is drawn.
+pub fn drawn_note(t: &Trace) -> Option<String> {
+    let drawn = t.spans.len() as u64;
+    if drawn >= t.count {
+        return None;
+    }
+    let mut note = format!(
+        "first {} of {} requests drawn",
+        crate::format::count(drawn),
+        crate::format::count(t.count)
+    );
+    if !t.sampled_beyond().is_empty() {
+        note += &format!(", then every {} (sampled, lighter)", ordinal(t.stride));
+    }
+    Some(note)
+}
+
+/// 2 → "2nd", 11 → "11th", 32 → "32nd".
+pub fn ordinal(n: u64) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
 }
 
 /// What a run had done by a playback position.
@@ -69,17 +140,17 @@ pub fn batches(spans: &[Span]) -> Vec<Batch> {
 pub struct Counters {
     pub sent: usize,
     pub received: usize,
-    /// Round trips completed: batches whose every reply had arrived.
-    pub round_trips: usize,
+    /// Round trips completed (every reply of the trip read); `None` while the mode is unknown.
+    pub round_trips: Option<usize>,
 }
 
 /// Counts by `position_us`. Issue and reply times grow with `i` (the engine writes and reads in
 /// order), so these are binary searches.
-pub fn counters(spans: &[Span], batches: &[Batch], position_us: f64) -> Counters {
+pub fn counters(spans: &[Span], trips: Option<&[Trip]>, position_us: f64) -> Counters {
     Counters {
         sent: spans.partition_point(|s| s.issued_us <= position_us),
         received: spans.partition_point(|s| s.replied_us <= position_us),
-        round_trips: batches.partition_point(|b| b.last_reply_us <= position_us),
+        round_trips: trips.map(|t| t.partition_point(|b| b.last_reply_us <= position_us)),
     }
 }
 
@@ -148,54 +219,123 @@ mod tests {
         ]
     }
 
+    fn trace(mode: Option<Mode>, spans: Vec<Span>) -> Trace {
+        Trace {
+            run: 1,
+            mode,
+            network: None,
+            count: spans.len() as u64,
+            spans,
+            sampled: vec![],
+            stride: 1,
+            summary: None,
+        }
+    }
+
+    /// (start, end) of each trip.
+    fn ranges(mode: Mode, spans: Vec<Span>) -> Vec<(usize, usize)> {
+        round_trips(&trace(Some(mode), spans))
+            .unwrap()
+            .iter()
+            .map(|t| (t.start, t.end))
+            .collect()
+    }
+
+    /// `n` requests in batches of `batch`, each written `every` commands at a time, each batch's
+    /// replies read at its end.
+    fn written(n: u64, batch: u64, every: u64) -> Vec<Span> {
+        (0..n)
+            .map(|i| {
+                let (b, k) = (i / batch, i % batch);
+                let issued = b as f64 * 100.0 + (k / every) as f64;
+                span(i, issued, b as f64 * 100.0 + 50.0 + k as f64 * 0.1)
+            })
+            .collect()
+    }
+
     #[test]
-    fn batches_group_by_issue_time() {
-        let b = batches(&pipelined());
-        assert_eq!(b.len(), 2);
-        assert_eq!((b[0].start, b[0].end, b[0].last_reply_us), (0, 3, 12.0));
-        assert_eq!((b[1].start, b[1].end, b[1].issued_us), (3, 6, 12.5));
-        let seq = [span(0, 0.0, 5.0), span(1, 5.0, 9.0)];
-        assert_eq!(batches(&seq).len(), 2);
-        assert!(batches(&[]).is_empty());
+    fn sequential_pays_a_round_trip_per_request() {
+        let seq = (0..4).map(|i| span(i, i as f64 * 10.0, i as f64 * 10.0 + 5.0));
+        assert_eq!(
+            ranges(Mode::Sequential, seq.collect()),
+            [(0, 1), (1, 2), (2, 3), (3, 4)]
+        );
+    }
+
+    #[test]
+    fn a_pipeline_pays_one_round_trip_per_batch_however_it_was_written() {
+        use shared::Flush;
+        let expected = [(0, 4), (4, 8), (8, 10)];
+        for (flush, every) in [
+            (Flush::Batch, 4),
+            (Flush::EachCommand, 1),
+            (Flush::Buffered { commands: 2 }, 2),
+        ] {
+            let mode = Mode::Pipelined { batch: 4, flush };
+            assert_eq!(ranges(mode, written(10, 4, every)), expected, "{flush:?}");
+        }
+        // Grouping by issue time would have counted every flushed write as a round trip.
+        let each = Mode::Pipelined {
+            batch: 4,
+            flush: Flush::EachCommand,
+        };
+        let trips = round_trips(&trace(Some(each), written(10, 4, 1))).unwrap();
+        assert_eq!(trips.len(), 3);
+        assert_eq!(
+            (trips[1].issued_us, trips[1].last_reply_us),
+            (100.0, 150.3),
+            "a trip runs from its first write to its last reply"
+        );
+    }
+
+    #[test]
+    fn transactions_and_msets_pay_one_round_trip_per_batch() {
+        for mode in [Mode::Transaction { batch: 3 }, Mode::Mset { batch: 3 }] {
+            assert_eq!(
+                ranges(mode, written(7, 3, 3)),
+                [(0, 3), (3, 6), (6, 7)],
+                "{mode:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_multiplexed_run_pays_one_round_trip_per_read_that_brought_replies() {
+        // Four written together; their replies read as 1, then 2, then 1.
+        let spans = vec![
+            span(0, 0.0, 5.0),
+            span(1, 0.0, 7.0),
+            span(2, 0.0, 7.0),
+            span(3, 0.0, 9.0),
+        ];
+        let mode = Mode::Multiplexed { in_flight: 4 };
+        assert_eq!(ranges(mode, spans), [(0, 1), (1, 3), (3, 4)]);
+        assert_eq!(trip_noun(Some(mode)), "read");
+        assert_eq!(trip_noun(Some(Mode::Sequential)), "round trip");
+    }
+
+    #[test]
+    fn without_the_mode_no_round_trips_are_counted() {
+        let t = trace(None, written(8, 4, 4));
+        assert_eq!(round_trips(&t), None);
+        assert_eq!(counters(&t.spans, None, 1e9).round_trips, None);
     }
 
     #[test]
     fn counters_tick_with_the_position() {
         let s = pipelined();
-        let b = batches(&s);
-        assert_eq!(counters(&s, &b, -1.0), Counters::default());
-        assert_eq!(
-            counters(&s, &b, 0.0),
-            Counters {
-                sent: 3,
-                received: 0,
-                round_trips: 0
-            }
-        );
-        assert_eq!(
-            counters(&s, &b, 11.0),
-            Counters {
-                sent: 3,
-                received: 2,
-                round_trips: 0
-            }
-        );
-        assert_eq!(
-            counters(&s, &b, 12.5),
-            Counters {
-                sent: 6,
-                received: 3,
-                round_trips: 1
-            }
-        );
-        assert_eq!(
-            counters(&s, &b, 100.0),
-            Counters {
-                sent: 6,
-                received: 6,
-                round_trips: 2
-            }
-        );
+        let t = round_trips(&trace(Some(Mode::pipelined(3)), s.clone())).unwrap();
+        let at = |pos| counters(&s, Some(&t), pos);
+        let c = |sent, received, trips| Counters {
+            sent,
+            received,
+            round_trips: Some(trips),
+        };
+        assert_eq!(at(-1.0), c(0, 0, 0));
+        assert_eq!(at(0.0), c(3, 0, 0));
+        assert_eq!(at(11.0), c(3, 2, 0));
+        assert_eq!(at(12.5), c(6, 3, 1));
+        assert_eq!(at(100.0), c(6, 6, 2));
     }
 
     #[test]
@@ -230,14 +370,66 @@ mod tests {
             ..span(0, 10.0, 30.0)
         };
         assert_eq!((at_server_us(&odd), from_server_us(&odd)), (10.0, 30.0));
+        let mut t = trace(None, vec![tapped, span(1, 30.0, 50.0)]);
+        assert!(t.measured_at_server());
+        assert_eq!(
+            t.unstamped(),
+            1,
+            "the second request is drawn at its midpoint"
+        );
+        t.spans.truncate(1);
+        assert_eq!(t.unstamped(), 0);
+        assert_eq!(
+            trace(None, vec![span(0, 0.0, 1.0)]).unstamped(),
+            0,
+            "no tap at all"
+        );
+    }
+
+    #[test]
+    fn the_sample_beyond_the_first_requests_extends_the_picture() {
+        let first: Vec<Span> = (0..4)
+            .map(|i| Span::new(i, i as f64, i as f64 + 1.0))
+            .collect();
+        let sampled: Vec<Span> = (0..5)
+            .map(|k| Span::new(k * 2, k as f64 * 2.0, k as f64 * 2.0 + 1.0))
+            .collect();
         let t = Trace {
             run: 1,
-            mode: None,
+            mode: Some(Mode::Sequential),
             network: None,
-            spans: vec![tapped],
-            count: 1,
+            spans: first,
+            sampled,
+            stride: 2,
+            count: 10,
             summary: None,
         };
-        assert!(t.measured_at_server());
+        let beyond: Vec<u64> = t.sampled_beyond().iter().map(|s| s.i).collect();
+        assert_eq!(beyond, [4, 6, 8]);
+        assert_eq!(t.extent_us(), 9.0);
+        assert_eq!(
+            drawn_note(&t).as_deref(),
+            Some("first 4 of 10 requests drawn, then every 2nd (sampled, lighter)")
+        );
+        let whole = Trace {
+            count: 4,
+            ..t.clone()
+        };
+        assert_eq!(drawn_note(&whole), None);
+        let running = Trace {
+            sampled: vec![],
+            ..t
+        };
+        assert_eq!(
+            drawn_note(&running).as_deref(),
+            Some("first 4 of 10 requests drawn")
+        );
+        assert_eq!(
+            [1, 2, 3, 4, 11, 12, 13, 21, 32, 64, 1024].map(ordinal),
+            [
+                "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "32nd", "64th",
+                "1024th"
+            ]
+        );
     }
 }

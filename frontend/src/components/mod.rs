@@ -44,7 +44,7 @@ pub use run_counters::RunCounters;
 pub use speedup::SpeedupHeadline;
 pub use sweep_chart::SweepChart;
 pub use teaching_view::TeachingView;
-pub use timeline::Timeline;
+pub use timeline::{DrawnNote, Timeline};
 pub use tour::TourPage;
 pub use view_toggles::ViewToggles;
 pub use workload_fields::WorkloadFields;

@@ -1,9 +1,27 @@
 use leptos::prelude::*;
+use shared::Mode;
 
 use crate::connection::Connection;
 use crate::export;
 use crate::format;
 use crate::state::{ResultRow, mode_kind};
+
+/// What the engine counted as a round trip, per mode.
+const ROUND_TRIPS_TITLE: &str = "Waits for replies the engine paid: one per batch, however it was written (flushed per command or buffered); multiplexed: the reads that brought replies";
+
+/// A run's round trips; a multiplexed run's are the reads that brought replies, and say so.
+fn round_trips_cell(mode: Mode, n: u64) -> impl IntoView {
+    let reads = matches!(mode, Mode::Multiplexed { .. });
+    view! {
+        <td
+            class="round-trips"
+            title=if reads { "reads that brought replies: this mode's round trips" } else { "waits for replies, one per batch" }
+        >
+            {format::count(n)}
+            {reads.then(|| view! { <span class="unit">" reads"</span> })}
+        </td>
+    }
+}
 
 /// The finished runs of the latest plan: time, throughput, latency percentiles, round trips
 /// writes, commands on the wire and speed-up over the first sequential run; each run labelled
@@ -64,7 +82,7 @@ pub fn Results(conn: Connection) -> impl IntoView {
                 <td>{format::latency(l.p50_us)}</td>
                 <td>{format::latency(l.p99_us)}</td>
                 <td>{format::latency(l.max_us)}</td>
-                <td>{format::count(s.round_trips)}</td>
+                {round_trips_cell(s.spec.mode, s.round_trips)}
                 <td class="writes">{format::known_count(s.writes)}</td>
                 <td class="wire-commands">{format::known_count(s.wire_commands)}</td>
                 <td class="strong">{speedup}</td>
@@ -88,7 +106,7 @@ pub fn Results(conn: Connection) -> impl IntoView {
                                     <th scope="col">"p50"</th>
                                     <th scope="col">"p99"</th>
                                     <th scope="col">"max"</th>
-                                    <th scope="col">"Round trips"</th>
+                                    <th scope="col" title=ROUND_TRIPS_TITLE>"Round trips"</th>
                                     <th scope="col" title="Send syscalls the engine made">"Writes"</th>
                                     <th scope="col" title="Commands Redis saw, MULTI and EXEC included">"Wire cmds"</th>
                                     <th scope="col">"Speed-up"</th>

@@ -1,6 +1,6 @@
 use leptos::prelude::*;
 
-use crate::components::{PlaybackControls, RunCounters, Timeline};
+use crate::components::{DrawnNote, PlaybackControls, RunCounters, Timeline};
 use crate::connection::Connection;
 use crate::look::Look;
 use crate::playback::Playback;
@@ -14,7 +14,8 @@ pub fn TeachingView(conn: Connection, playback: Playback, look: Look) -> impl In
     view! {
         <section class="card teaching" aria-label="Timeline">
             <div class="teaching-head">
-                <h2>"Every request, every reply — at measured times"</h2>
+                <h2>"Requests and replies at measured times"</h2>
+                <DrawnNote playback=playback />
                 <Show when=move || following.get()>
                     <span id="following" class="following" role="status">
                         "following a run started elsewhere"

@@ -108,7 +108,7 @@ pub fn Timeline(playback: Playback, look: Look) -> impl IntoView {
                 let t0 = now_ms();
                 let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
                 let drawn = playback.traces.with_untracked(|traces| {
-                    playback.batches.with_untracked(|batches| {
+                    playback.trips.with_untracked(|trips| {
                         paint::draw(
                             &ctx,
                             &Frame {
@@ -121,7 +121,7 @@ pub fn Timeline(playback: Playback, look: Look) -> impl IntoView {
                                     &paint::LIGHT
                                 },
                                 traces,
-                                batches,
+                                trips,
                                 start_us: start,
                                 window_us,
                                 position_us,
@@ -167,7 +167,9 @@ fn set(obj: &js_sys::Object, key: &str, value: impl Into<JsValue>) {
     let _ = js_sys::Reflect::set(obj, &key.into(), &value.into());
 }
 
-/// `window.__pipescope = { runs: [{ run, mode, spans, arrows_drawn }], playback: {…}, frame: {…} }`.
+/// `window.__pipescope = { runs: [{ run, mode, spans, sampled, unstamped, arrows_drawn }],
+/// playback: {…}, frame: {…} }` (`sampled`: sampled requests drawn beyond the first `spans`;
+/// `unstamped`: drawn requests the wire tap did not stamp).
 fn publish(playback: Playback, drawn: &[usize], stats: StoredValue<FrameStats>) {
     let root = js_sys::Object::new();
     let runs = js_sys::Array::new();
@@ -177,6 +179,8 @@ fn publish(playback: Playback, drawn: &[usize], stats: StoredValue<FrameStats>) 
             set(&r, "run", t.run as f64);
             set(&r, "mode", t.kind());
             set(&r, "spans", t.spans.len() as f64);
+            set(&r, "sampled", t.sampled_beyond().len() as f64);
+            set(&r, "unstamped", t.unstamped() as f64);
             set(&r, "count", t.count as f64);
             set(
                 &r,
@@ -213,4 +217,30 @@ fn publish(playback: Playback, drawn: &[usize], stats: StoredValue<FrameStats>) 
     });
     set(&root, "frame", f);
     set(&window(), "__pipescope", root);
+}
+
+/// What the timeline draws of each run, for its heading: every request, or the first ones and a
+/// sample of the rest.
+#[component]
+pub fn DrawnNote(playback: Playback) -> impl IntoView {
+    let note = Memo::new(move |_| {
+        playback.traces.with(|traces| {
+            let notes: Vec<String> = traces
+                .iter()
+                .filter_map(|t| {
+                    let what = crate::trace::drawn_note(t)?;
+                    Some(match t.mode {
+                        Some(mode) => format!("{}: {what}", mode.label()),
+                        None => what,
+                    })
+                })
+                .collect();
+            match (traces.is_empty(), notes.is_empty()) {
+                (true, _) => String::new(),
+                (false, true) => "every request drawn".to_string(),
+                (false, false) => notes.join(" · "),
+            }
+        })
+    });
+    view! { <span id="drawn-note" class="drawn-note">{move || note.get()}</span> }
 }
