@@ -233,7 +233,7 @@ async fn through_a_network_the_legs_stand_beside_the_dialled_delay_and_the_compe
     for key in ["out", "back"] {
         let text = &parts[key].1;
         assert!(
-            text.contains("dialled delay 250 µs") && text.contains("compensation"),
+            text.contains("ialled delay 250 µs") && text.contains("compensation"),
             "{key} stands beside the dialled delay and the compensation: {text}"
         );
     }

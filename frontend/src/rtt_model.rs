@@ -303,7 +303,11 @@ fn leg(key: &'static str, name: &str, measured: f64, dialled: u32, early: f64) -
         what: format!(
             "dialled delay {} less the proxy's compensation {} = {} held, {} {} that: loopback hops and wake-ups{}",
             duration(dialled as f64),
-            duration(early),
+            if early == 0.0 {
+                "0 µs".to_string()
+            } else {
+                duration(early)
+            },
             duration(held),
             duration(beyond.abs()),
             if beyond >= 0.0 { "beyond" } else { "short of" },

@@ -1,8 +1,11 @@
 use leptos::prelude::*;
+use shared::{Mode, RunSummary, Wait};
 
+use crate::connection::Connection;
 use crate::format;
 use crate::playback::Playback;
 use crate::rtt_model::{RttModel, Trip, WaitComparison};
+use crate::state::ResultRow;
 use crate::timeaxis::duration;
 use crate::trace::Trace;
 
@@ -13,12 +16,18 @@ const MIN_PART: f64 = 70.0;
 /// other way (slept against busy-polled) over the same network, for the hosts' comparison.
 #[derive(Clone, PartialEq)]
 struct Runs {
-    seq: (u64, shared::RunSummary),
-    pipe: shared::RunSummary,
-    other_wait: Option<(u64, shared::RunSummary)>,
+    seq: (u64, RunSummary),
+    pipe: RunSummary,
+    other_wait: Option<(u64, RunSummary)>,
 }
 
-fn latest_runs(traces: &[Trace]) -> Option<Runs> {
+fn busy(s: &RunSummary) -> bool {
+    matches!(s.spec.wait, Wait::BusyPoll { .. })
+}
+
+/// From the drawn plan's runs; the other wait from any finished row of the results table
+/// (earlier plans included: the comparison is two Compare clicks, one with busy-poll).
+fn latest_runs(traces: &[Trace], rows: &[ResultRow]) -> Option<Runs> {
     let finished = |kind: &'static str| {
         traces
             .iter()
@@ -28,9 +37,12 @@ fn latest_runs(traces: &[Trace]) -> Option<Runs> {
     };
     let seq = finished("sequential").next()?;
     let pipe = finished("pipelined").next()?.1;
-    let busy = |s: &shared::RunSummary| matches!(s.spec.wait, shared::Wait::BusyPoll { .. });
-    let other_wait = finished("sequential")
-        .find(|(_, s)| busy(s) != busy(&seq.1) && s.spec.network == seq.1.spec.network);
+    let other_wait = rows
+        .iter()
+        .rev()
+        .filter(|r| !r.partial && r.summary.spec.mode == Mode::Sequential)
+        .find(|r| busy(&r.summary) != busy(&seq.1) && r.summary.spec.network == seq.1.spec.network)
+        .map(|r| (r.key.parse().unwrap_or(0), r.summary.clone()));
     Some(Runs {
         seq,
         pipe,
@@ -42,8 +54,12 @@ fn latest_runs(traces: &[Trace]) -> Option<Runs> {
 /// arithmetic beside the measurements. Drawn from the latest finished sequential and pipelined
 /// runs.
 #[component]
-pub fn RttDiagram(playback: Playback) -> impl IntoView {
-    let runs = Memo::new(move |_| playback.traces.with(|t| latest_runs(t)));
+pub fn RttDiagram(conn: Connection, playback: Playback) -> impl IntoView {
+    let runs = Memo::new(move |_| {
+        playback
+            .traces
+            .with(|t| conn.results.with(|rows| latest_runs(t, rows)))
+    });
     move || {
         match runs.get() {
         None => view! {
