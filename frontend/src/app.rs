@@ -53,7 +53,7 @@ pub fn Page(conn: Connection, #[prop(optional)] url: UrlState) -> impl IntoView 
             <RunProgress conn=conn />
             <TeachingView conn=conn playback=playback look=look />
             <div class="explain-grid">
-                <RttDiagram conn=conn playback=playback />
+                <RttDiagram playback=playback />
                 <Charts conn=conn />
             </div>
             <SweepChart conn=conn />

@@ -1,11 +1,9 @@
 use leptos::prelude::*;
-use shared::{Mode, RunSummary, Wait};
+use shared::{RunSummary, Wait};
 
-use crate::connection::Connection;
 use crate::format;
 use crate::playback::Playback;
 use crate::rtt_model::{RttModel, Trip, WaitComparison};
-use crate::state::ResultRow;
 use crate::timeaxis::duration;
 use crate::trace::Trace;
 
@@ -25,9 +23,10 @@ fn busy(s: &RunSummary) -> bool {
     matches!(s.spec.wait, Wait::BusyPoll { .. })
 }
 
-/// From the drawn plan's runs; the other wait from any finished row of the results table
-/// (earlier plans included: the comparison is two Compare clicks, one with busy-poll).
-fn latest_runs(traces: &[Trace], rows: &[ResultRow]) -> Option<Runs> {
+/// From the drawn plan's runs; the other wait from `earlier`, the sequential runs this page has
+/// seen finish (the comparison is two Compare clicks, one with busy-poll, and the drawn traces
+/// hold only the current plan's runs).
+fn latest_runs(traces: &[Trace], earlier: &[(u64, RunSummary)]) -> Option<Runs> {
     let finished = |kind: &'static str| {
         traces
             .iter()
@@ -37,12 +36,11 @@ fn latest_runs(traces: &[Trace], rows: &[ResultRow]) -> Option<Runs> {
     };
     let seq = finished("sequential").next()?;
     let pipe = finished("pipelined").next()?.1;
-    let other_wait = rows
+    let other_wait = earlier
         .iter()
         .rev()
-        .filter(|r| !r.partial && r.summary.spec.mode == Mode::Sequential)
-        .find(|r| busy(&r.summary) != busy(&seq.1) && r.summary.spec.network == seq.1.spec.network)
-        .map(|r| (r.key.parse().unwrap_or(0), r.summary.clone()));
+        .find(|(_, s)| busy(s) != busy(&seq.1) && s.spec.network == seq.1.spec.network)
+        .cloned();
     Some(Runs {
         seq,
         pipe,
@@ -50,15 +48,33 @@ fn latest_runs(traces: &[Trace], rows: &[ResultRow]) -> Option<Runs> {
     })
 }
 
+/// Remembers every finished sequential run the page draws (summaries only: a few hundred bytes
+/// each).
+fn remember_sequential(playback: Playback) -> RwSignal<Vec<(u64, RunSummary)>> {
+    let seen = RwSignal::new(Vec::<(u64, RunSummary)>::new());
+    Effect::new(move |_| {
+        playback.traces.with(|traces| {
+            for t in traces.iter().filter(|t| t.kind() == "sequential") {
+                let Some(s) = &t.summary else { continue };
+                if !seen.with_untracked(|v| v.iter().any(|(run, _)| *run == t.run)) {
+                    seen.update(|v| v.push((t.run, s.clone())));
+                }
+            }
+        })
+    });
+    seen
+}
+
 /// One round trip taken apart, each part labelled with its source, and the whole runs'
 /// arithmetic beside the measurements. Drawn from the latest finished sequential and pipelined
 /// runs.
 #[component]
-pub fn RttDiagram(conn: Connection, playback: Playback) -> impl IntoView {
+pub fn RttDiagram(playback: Playback) -> impl IntoView {
+    let seen = remember_sequential(playback);
     let runs = Memo::new(move |_| {
         playback
             .traces
-            .with(|t| conn.results.with(|rows| latest_runs(t, rows)))
+            .with(|t| seen.with(|earlier| latest_runs(t, earlier)))
     });
     move || {
         match runs.get() {

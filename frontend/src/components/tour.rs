@@ -426,7 +426,7 @@ pub fn TourPage(conn: Connection, url: UrlState, page: usize) -> impl IntoView {
                         <TeachingView conn=conn playback=playback look=look />
                     </div>
                     <div class="stage-part" class:focus=focused("rtt")>
-                        <RttDiagram conn=conn playback=playback />
+                        <RttDiagram playback=playback />
                     </div>
                     <div class="stage-part" class:focus=focused("results")>
                         <Results conn=conn />
