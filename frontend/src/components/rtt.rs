@@ -243,16 +243,27 @@ pub fn trip_svg(id: &'static str, trip: &Trip) -> impl IntoView + use<> {
             <text x=(leave + end) / 2.0 + 18.0 y=(y_client + y_redis) / 2.0 class="arrow-label">"← +OK"</text>
             <line x1=x0 x2=end y1="24" y2="24" class="bracket"></line>
             <text x=(x0 + end) / 2.0 y="18" text-anchor="middle" class="rtt-label">
-                {format!(
-                    "RTT = {} (mean of {} requests, measured by the engine; median {})",
-                    duration(trip.rtt_us),
-                    format::count(trip.n),
-                    duration(trip.p50_us),
-                )}
+                {rtt_label(trip)}
             </text>
             {segments}
         </svg>
     }
+}
+
+/// The RTT over the bar: the engine's mean, with the median beside it.
+fn rtt_label(trip: &Trip) -> String {
+    if trip.n == 1 {
+        return format!(
+            "RTT = {} (one request, measured by the engine)",
+            duration(trip.rtt_us)
+        );
+    }
+    format!(
+        "RTT = {} (mean of {} requests, measured by the engine; median {})",
+        duration(trip.rtt_us),
+        format::count(trip.n),
+        duration(trip.p50_us),
+    )
 }
 
 /// Every part with its value, its source in words and what the time is.
