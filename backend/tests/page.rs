@@ -189,12 +189,15 @@ async fn a_sweep_draws_one_point_per_batch_and_the_markdown_has_each_runs_ops() 
 
     wait_enabled(c, "#sweep").await;
     click(c, "#sweep").await;
-    let chart = c
-        .wait()
+    // The chart is drawn after each complete round; wait for the last (every batch run 3×).
+    c.wait()
         .at_most(Duration::from_secs(120))
-        .for_element(css("#sweep-chart[data-points='5']"))
+        .for_element(css(
+            "#sweep-chart[data-points='5'] circle.sweep-point[data-batch='16'][data-runs='3']",
+        ))
         .await
-        .expect("a sweep chart of batch 1, 2, 4, 8, 16");
+        .expect("a sweep chart of batch 1, 2, 4, 8, 16, each run three times");
+    let chart = c.find(css("#sweep-chart")).await.unwrap();
     let points = chart.find_all(css("circle.sweep-point")).await.unwrap();
     let mut batches = Vec::new();
     for p in &points {
