@@ -300,23 +300,34 @@ fn leg(key: &'static str, name: &str, measured: f64, dialled: u32, early: f64) -
         us: measured,
         tint: Tint::Trip,
         source: Source::Measured("the wire tap (median)"),
-        what: format!(
-            "dialled delay {} less the proxy's compensation {} = {} held, {} {} that: loopback hops and wake-ups{}",
-            duration(dialled as f64),
-            if early == 0.0 {
+        what: {
+            let compensation = if early == 0.0 {
                 "0 µs".to_string()
             } else {
                 duration(early)
-            },
-            duration(held),
-            duration(beyond.abs()),
-            if beyond >= 0.0 { "beyond" } else { "short of" },
-            if measured < dialled as f64 {
+            };
+            let rest = if beyond >= 0.0 {
+                format!(
+                    "{} beyond that: loopback hops and wake-ups",
+                    duration(beyond)
+                )
+            } else {
+                format!(
+                    "yet the leg took {} less: the proxy released it earlier than the compensation it reports",
+                    duration(-beyond)
+                )
+            };
+            let below = if measured < dialled as f64 && early > 0.0 && beyond >= 0.0 {
                 "; this leg reads below the dialled delay because of the compensation"
             } else {
                 ""
-            }
-        ),
+            };
+            format!(
+                "dialled delay {} less the proxy's compensation {compensation} = {} held, {rest}{below}",
+                duration(dialled as f64),
+                duration(held),
+            )
+        },
     }
 }
 
@@ -640,6 +651,18 @@ mod tests {
         );
         let out = trip.part("out").unwrap();
         assert!(!out.what.contains("below"), "{}", out.what);
+        // A leg shorter than even the compensation explains says so.
+        seq.split = seq.split.map(|s| RoundTripSplit {
+            back_us: 146.0,
+            early_back_us: 0.0,
+            ..s
+        });
+        let short = Trip::of(1, &seq);
+        let back = &short.part("back").unwrap().what;
+        assert!(
+            back.contains("0 µs = 250 µs held, yet the leg took 104 µs less"),
+            "{back}"
+        );
         // The tap's middle leg is not Redis's time: Redis's own is beside it.
         let tap = trip.part("tap").unwrap();
         assert_eq!(tap.name, "proxy → Redis → proxy");
