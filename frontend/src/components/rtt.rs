@@ -121,7 +121,7 @@ fn wait_note(c: WaitComparison) -> impl IntoView {
         <p class="note wait-comparison" data-sleep-host-us=c.sleep_host_us.to_string() data-busy-host-us=c.busy_host_us.to_string()>
             {if c.busy_host_us < c.sleep_host_us {
                 format!(
-                    "Busy-polling for replies, the hosts' part was {}; sleeping, {} (both derived the same way, over the same network): {} less, the client no longer being woken up.",
+                    "Busy-polling for replies, the hosts' part was {}; sleeping, {} (both derived the same way, over the same network): {} less with the client never asleep, so never woken.",
                     duration(c.busy_host_us),
                     duration(c.sleep_host_us),
                     duration(c.sleep_host_us - c.busy_host_us),
