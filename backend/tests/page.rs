@@ -189,12 +189,15 @@ async fn a_sweep_draws_one_point_per_batch_and_the_markdown_has_each_runs_ops() 
 
     wait_enabled(c, "#sweep").await;
     click(c, "#sweep").await;
-    let chart = c
-        .wait()
+    // The chart is drawn after each complete round; wait for the last (every batch run 3×).
+    c.wait()
         .at_most(Duration::from_secs(120))
-        .for_element(css("#sweep-chart[data-points='5']"))
+        .for_element(css(
+            "#sweep-chart[data-points='5'] circle.sweep-point[data-batch='16'][data-runs='3']",
+        ))
         .await
-        .expect("a sweep chart of batch 1, 2, 4, 8, 16");
+        .expect("a sweep chart of batch 1, 2, 4, 8, 16, each run three times");
+    let chart = c.find(css("#sweep-chart")).await.unwrap();
     let points = chart.find_all(css("circle.sweep-point")).await.unwrap();
     let mut batches = Vec::new();
     for p in &points {
@@ -209,15 +212,19 @@ async fn a_sweep_draws_one_point_per_batch_and_the_markdown_has_each_runs_ops() 
         chart.find_all(css("rect.cost-point")).await.unwrap().len(),
         5
     );
+    // Each batch size is run three times (the page shows the median and the spread).
+    let runs = 5 * 3;
+    let spreads = chart.find_all(css("line.spread")).await.unwrap().len();
+    assert_eq!(spreads, 5, "a min–max bar per batch size");
     assert_eq!(
         support::command_calls(&target).await["set"],
-        5 * 2000,
+        runs * 2000,
         "every sweep run reached Redis"
     );
 
     // The exported Markdown carries each run's ops/s exactly as its summary says.
     let rows = c.find_all(css("#results tr.result-row")).await.unwrap();
-    assert_eq!(rows.len(), 5);
+    assert_eq!(rows.len(), runs as usize);
     let markdown = c
         .find(css("#export-markdown"))
         .await
@@ -226,7 +233,7 @@ async fn a_sweep_draws_one_point_per_batch_and_the_markdown_has_each_runs_ops() 
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(markdown.lines().count(), 2 + 5, "{markdown}");
+    assert_eq!(markdown.lines().count(), 2 + runs as usize, "{markdown}");
     for row in &rows {
         let ops: f64 = row
             .attr("data-ops")
@@ -236,15 +243,12 @@ async fn a_sweep_draws_one_point_per_batch_and_the_markdown_has_each_runs_ops() 
             .parse()
             .unwrap();
         let label = row.attr("data-label").await.unwrap().unwrap();
+        // The same batch size appears in three rows: one of them carries this run's ops/s.
         let line = markdown
             .lines()
-            .find(|l| l.contains(&format!("SET · {label} |")))
-            .unwrap_or_else(|| panic!("a Markdown row for {label}: {markdown}"));
-        assert!(
-            line.contains(&format!("| {} |", rate(ops))),
-            "{label}: ops/s {} in {line}",
-            rate(ops)
-        );
+            .filter(|l| l.contains(&format!("SET · {label} |")))
+            .find(|l| l.contains(&format!("| {} |", rate(ops))))
+            .unwrap_or_else(|| panic!("a Markdown row for {label} at {}: {markdown}", rate(ops)));
         assert!(line.contains("| loopback |"), "{line}");
     }
     for id in [

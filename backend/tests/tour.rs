@@ -1,17 +1,32 @@
 //! The guided tour (`/tour`) in headless Chromium against the real backend and a real
 //! redis-server: walked with the keyboard from the first step to the handout, every step a real
-//! run (Redis counts the SETs), every number in the prose equal to the run's summary. And
-//! `/tour/3` serves the page and opens step 3.
+//! run (Redis counts the SETs), every number in the prose checked against what the backend sent
+//! (the `Finished` messages, caught by a websocket of the test's own) and every claim about the
+//! sweep's knee checked against those numbers. And `/tour/3` serves the page and opens step 3.
 
 mod support;
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use fantoccini::actions::{InputSource, KeyAction, KeyActions};
 use fantoccini::{Client, Locator};
+use futures_util::StreamExt;
 use serde_json::Value;
+use shared::ServerMsg;
 use support::browser::Browser;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_tungstenite::tungstenite::Message;
+
+/// The tour's sweep: batches 1 … 10,000, the series three times (`frontend/src/tour.rs`).
+const SWEEP_ROLES: [&str; 15] = [
+    "b1", "b10", "b100", "b1000", "b10000", "b1_2", "b10_2", "b100_2", "b1000_2", "b10000_2",
+    "b1_3", "b10_3", "b100_3", "b1000_3", "b10000_3",
+];
+/// The knee's rule, as the page states it: a step pays when it multiplies throughput by at
+/// least 1.5× per doubling of the batch.
+const KNEE_GAIN: f64 = 1.5;
 
 /// Runs per step (roles), as in `frontend/src/tour.rs`.
 const STEPS: [(&str, &[&str], Option<u64>); 7] = [
@@ -30,7 +45,7 @@ const STEPS: [(&str, &[&str], Option<u64>); 7] = [
     ),
     (
         "How big a batch? The sweep and its knee",
-        &["b1", "b10", "b100", "b1000", "b10000"],
+        &SWEEP_ROLES,
         None,
     ),
     (
@@ -126,6 +141,69 @@ fn grouped(n: u64) -> String {
     out
 }
 
+/// Every run's summary as the backend sent it in `Finished`, seen by a websocket of the test's
+/// own (every connection is told about every run), by run id.
+#[derive(Clone, Default)]
+struct Finished(Arc<Mutex<HashMap<u64, Value>>>);
+
+impl Finished {
+    async fn watch(server: &support::Server) -> Finished {
+        let (mut ws, _) = tokio_tungstenite::connect_async(server.ws_url())
+            .await
+            .unwrap();
+        let seen = Finished::default();
+        let into = seen.clone();
+        tokio::spawn(async move {
+            while let Some(Ok(frame)) = ws.next().await {
+                let Message::Text(t) = frame else { continue };
+                if let Ok(ServerMsg::Finished { run, summary, .. }) =
+                    ServerMsg::from_json(t.as_str())
+                {
+                    let v = serde_json::to_value(summary).unwrap();
+                    into.0.lock().unwrap().insert(run, v);
+                }
+            }
+        });
+        seen
+    }
+
+    /// The summary of `run`, waiting (up to 10 s) for its message.
+    async fn get(&self, run: u64) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(v) = self.0.lock().unwrap().get(&run) {
+                return v.clone();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no Finished message for run {run}"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+/// A step's runs as the backend reported them: role → summary, via the page's run ids (in the
+/// order of the step's roles). Also checks the page holds the same summaries.
+async fn reported(state: &Value, step: usize, finished: &Finished) -> HashMap<String, Value> {
+    let ids = state["ids"][step.to_string()].as_array().unwrap();
+    let roles = STEPS[step - 1].1;
+    assert_eq!(ids.len(), roles.len(), "step {step}: {state}");
+    let mut out = HashMap::new();
+    for (id, role) in ids.iter().zip(roles) {
+        let s = finished.get(id.as_u64().unwrap()).await;
+        // Compared as summaries: the page's JSON writes 0.0 as 0.
+        let summary = |v: &Value| serde_json::from_value::<shared::RunSummary>(v.clone()).unwrap();
+        assert_eq!(
+            summary(&state["steps"][step.to_string()][*role]),
+            summary(&s),
+            "step {step} {role}: the page's summary is the backend's"
+        );
+        out.insert(role.to_string(), s);
+    }
+    out
+}
+
 fn batch_of(s: &Value) -> f64 {
     let mode = &s["spec"]["mode"];
     mode["batch"]
@@ -134,48 +212,120 @@ fn batch_of(s: &Value) -> f64 {
         .unwrap_or(1.0)
 }
 
-/// The runs the sweep's `best` and `knee` name, recomputed here from the summaries.
-fn best_and_knee(runs: &serde_json::Map<String, Value>) -> (Value, Value) {
-    let ops = |s: &Value| s["ops_per_sec"].as_f64().unwrap();
-    let best = runs
-        .values()
-        .max_by(|a, b| ops(a).total_cmp(&ops(b)))
-        .unwrap()
-        .clone();
-    let knee = runs
-        .values()
-        .filter(|s| ops(s) >= 0.8 * ops(&best))
-        .min_by(|a, b| batch_of(a).total_cmp(&batch_of(b)))
-        .unwrap()
-        .clone();
-    (best, knee)
+fn ops(s: &Value) -> f64 {
+    s["ops_per_sec"].as_f64().unwrap()
 }
 
-fn run_named(state: &Value, step: usize, name: &str) -> Value {
-    let steps = &state["steps"];
-    if let Some((s, role)) = name.strip_prefix('s').and_then(|r| r.split_once('.'))
-        && let Ok(n) = s.parse::<usize>()
-    {
-        return steps[n.to_string()][role].clone();
-    }
-    let runs = steps[step.to_string()].as_object().unwrap();
+/// The runs of `role` and its repeats (`b1`, `b1_2`, `b1_3`).
+fn runs_of<'a>(runs: &'a HashMap<String, Value>, role: &str) -> Vec<&'a Value> {
+    let mut v: Vec<&Value> = runs
+        .iter()
+        .filter(|(r, _)| {
+            *r == role
+                || r.strip_prefix(role)
+                    .is_some_and(|rest| rest.starts_with('_'))
+        })
+        .map(|(_, s)| s)
+        .collect();
+    v.sort_by(|a, b| ops(a).total_cmp(&ops(b)));
+    v
+}
+
+/// The median run by throughput (lower middle), as the page says it shows.
+fn median<'a>(runs: &[&'a Value]) -> &'a Value {
+    runs[(runs.len() - 1) / 2]
+}
+
+/// Median runs per batch size, ascending.
+fn by_batch(runs: &HashMap<String, Value>) -> Vec<(f64, Value)> {
+    let mut batches: Vec<f64> = runs.values().map(batch_of).collect();
+    batches.sort_by(f64::total_cmp);
+    batches.dedup();
+    batches
+        .into_iter()
+        .map(|b| {
+            let mut at: Vec<&Value> = runs.values().filter(|s| batch_of(s) == b).collect();
+            at.sort_by(|a, b| ops(a).total_cmp(&ops(b)));
+            (b, median(&at).clone())
+        })
+        .collect()
+}
+
+/// Per doubling of the batch, how much the step from `a` to `b` multiplied throughput.
+fn gain(a: &(f64, Value), b: &(f64, Value)) -> f64 {
+    (ops(&b.1) / ops(&a.1)).powf(1.0 / (b.0 / a.0).log2())
+}
+
+/// The run a sweep name (`knee`, `best`, `beyond`) stands for, checked against the claim the
+/// prose makes of it: the knee was reached by a step that paid and no later step paid; the
+/// best has the highest median; beyond is the last batch when every step paid.
+fn sweep_run(runs: &HashMap<String, Value>, name: &str, batch_shown: f64) -> Value {
+    let points = by_batch(runs);
+    let k = points
+        .iter()
+        .position(|p| p.0 == batch_shown)
+        .unwrap_or_else(|| panic!("{name} names batch {batch_shown}, which did not run"));
+    let paid = |i: usize| gain(&points[i - 1], &points[i]) >= KNEE_GAIN;
     match name {
-        "best" => best_and_knee(runs).0,
-        "knee" => best_and_knee(runs).1,
-        role => runs[role].clone(),
+        "knee" => {
+            assert!(k == 0 || paid(k), "the step into the knee paid");
+            assert!(
+                (k + 1..points.len()).all(|i| !paid(i)),
+                "no step past the knee paid: {:?}",
+                points.iter().map(|p| (p.0, ops(&p.1))).collect::<Vec<_>>()
+            );
+        }
+        "best" => assert!(points.iter().all(|p| ops(&p.1) <= ops(&points[k].1))),
+        "beyond" => assert!(k == points.len() - 1 && (1..points.len()).all(paid)),
+        _ => unreachable!(),
     }
+    points[k].1.clone()
 }
 
-/// What a placeholder must show, computed from the summaries the page received.
-fn expected(state: &Value, step: usize, key: &str) -> f64 {
+/// What a placeholder must show, from the backend's summaries. `shown` is every number of the
+/// step's prose by key (the knee's batch tells which run `knee.ops` must be).
+fn expected(
+    runs: &HashMap<String, Value>,
+    earlier: &HashMap<usize, HashMap<String, Value>>,
+    shown: &HashMap<String, f64>,
+    key: &str,
+) -> f64 {
+    let run = |name: &str| -> Value {
+        if let Some((s, role)) = name.strip_prefix('s').and_then(|r| r.split_once('.'))
+            && let Ok(n) = s.parse::<usize>()
+        {
+            return earlier[&n][role].clone();
+        }
+        match name {
+            "knee" | "best" | "beyond" => sweep_run(runs, name, shown[&format!("{name}.batch")]),
+            role => median(&runs_of(runs, role)).clone(),
+        }
+    };
     if let Some(rest) = key.strip_prefix("speedup:") {
         let (a, b) = rest.split_once(':').unwrap();
-        let ops = |n| run_named(state, step, n)["ops_per_sec"].as_f64().unwrap();
-        return ops(b) / ops(a);
+        return ops(&run(b)) / ops(&run(a));
     }
-    let (run, field) = key.rsplit_once('.').unwrap();
-    let s = run_named(state, step, run);
-    assert!(!s.is_null(), "{key}: no run {run} in {state}");
+    let (name, field) = key.rsplit_once('.').unwrap();
+    match field {
+        "runs" => return runs_of(runs, name).len() as f64,
+        "ops_min" => return ops(runs_of(runs, name)[0]),
+        "ops_max" => return ops(runs_of(runs, name).last().unwrap()),
+        "rt_major" | "rt_minor" => {
+            // Batch 1's time per round trip × the knee's round trips ÷ the knee's wall time.
+            let first = &by_batch(runs)[0].1;
+            let knee = run("knee");
+            let per_rt =
+                first["wall_us"].as_f64().unwrap() / first["round_trips"].as_f64().unwrap();
+            let share = (per_rt * knee["round_trips"].as_f64().unwrap()
+                / knee["wall_us"].as_f64().unwrap())
+            .min(1.0);
+            assert_eq!(share >= 0.5, field == "rt_major", "{key}: {share}");
+            return share;
+        }
+        _ => {}
+    }
+    let s = run(name);
+    assert!(!s.is_null(), "{key}: no run {name}");
     let f = |k: &str| s[k].as_f64().unwrap();
     match field {
         "count" => f("done"),
@@ -183,19 +333,28 @@ fn expected(state: &Value, step: usize, key: &str) -> f64 {
         "writes" => f("writes"),
         "wall" => f("wall_us"),
         "ops" => f("ops_per_sec"),
-        "rtt" => s["latency"]["p50_us"].as_f64().unwrap(),
+        "rtt" => s["latency"]["mean_us"].as_f64().unwrap(),
         "per_rt" => f("wall_us") / f("round_trips").max(1.0),
         "batch" => batch_of(&s),
         "delay" => s["spec"]["network"]["delay_out_us"].as_f64().unwrap(),
         "out" => s["split"]["out_us"].as_f64().unwrap(),
         "server" => s["split"]["server_us"].as_f64().unwrap(),
         "back" => s["split"]["back_us"].as_f64().unwrap(),
+        "early_out" => s["split"]["early_out_us"].as_f64().unwrap(),
+        "early_back" => s["split"]["early_back_us"].as_f64().unwrap(),
+        "redis" => f("redis_usec_per_call"),
         other => panic!("unknown field {other} in {key}"),
     }
 }
 
-/// Every number in the step's result text, checked against the summaries. Returns how many.
-async fn check_numbers(c: &Client, state: &Value, step: usize) -> usize {
+/// Every number in the step's result text, checked against the backend's summaries. Returns
+/// the numbers by key.
+async fn check_numbers(
+    c: &Client,
+    runs: &HashMap<String, Value>,
+    earlier: &HashMap<usize, HashMap<String, Value>>,
+    step: usize,
+) -> HashMap<String, f64> {
     let nums = c
         .execute(
             "return [...document.querySelectorAll('#tour-result .tour-num')].map(e => \
@@ -204,27 +363,118 @@ async fn check_numbers(c: &Client, state: &Value, step: usize) -> usize {
         )
         .await
         .unwrap();
-    let nums = nums.as_array().unwrap();
-    for n in nums {
-        let (key, value, text) = (
-            n[0].as_str().unwrap(),
-            n[1].as_str().unwrap().parse::<f64>().unwrap(),
-            n[2].as_str().unwrap(),
-        );
-        let want = expected(state, step, key);
+    let nums: Vec<(String, f64, String)> = nums
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| {
+            (
+                n[0].as_str().unwrap().to_string(),
+                n[1].as_str().unwrap().parse::<f64>().unwrap(),
+                n[2].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let shown: HashMap<String, f64> = nums.iter().map(|(k, v, _)| (k.clone(), *v)).collect();
+    for (key, value, text) in &nums {
+        let want = expected(runs, earlier, &shown, key);
         assert!(
             (value - want).abs() <= 1e-9 * want.abs().max(1.0),
-            "step {step}: {key} shows {value} ({text}), the summary says {want}"
+            "step {step}: {key} shows {value} ({text}), the backend says {want}"
         );
         assert!(!text.trim().is_empty(), "{key} has no text");
-        if ["count", "round_trips", "writes", "batch"]
+        if ["count", "round_trips", "writes", "batch", "runs"]
             .iter()
             .any(|f| key.ends_with(&format!(".{f}")))
         {
-            assert_eq!(text, grouped(want as u64), "step {step}: {key}");
+            assert_eq!(*text, grouped(want as u64), "step {step}: {key}");
         }
     }
-    nums.len()
+    shown
+}
+
+/// SETs Redis has executed so far (INFO commandstats).
+async fn sets(target: &pipescope::target::RedisTarget) -> u64 {
+    support::command_calls(target)
+        .await
+        .get("set")
+        .copied()
+        .unwrap_or(0)
+}
+
+/// Step 1's figure: the engine's mean RTT, and every part the wire tap measured, each labelled
+/// with its source in the bar and the legend.
+async fn one_trip_figure(c: &Client, one: &Value) {
+    let svg = c.find(Locator::Css("#one-trip")).await.unwrap();
+    let attr = |name: &'static str| {
+        let svg = svg.clone();
+        async move {
+            svg.attr(name)
+                .await
+                .unwrap()
+                .unwrap_or_else(|| panic!("#one-trip has no {name}"))
+                .parse::<f64>()
+                .unwrap()
+        }
+    };
+    assert_eq!(
+        attr("data-rtt-us").await,
+        one["latency"]["mean_us"].as_f64().unwrap()
+    );
+    assert_eq!(
+        svg.attr("data-measured").await.unwrap().as_deref(),
+        Some("true"),
+        "with a network dialled in, the wire tap measured the legs"
+    );
+    assert_eq!(
+        attr("data-t3-us").await,
+        one["split"]["server_us"].as_f64().unwrap()
+    );
+    let legend = legend_sources(c, "#one-trip-legend").await;
+    for key in ["out", "tap", "back"] {
+        let (source, text) = &legend[key];
+        assert_eq!(source, "measured", "{key}");
+        assert!(text.contains("measured by the wire tap"), "{key}: {text}");
+    }
+    let (source, text) = &legend["t1"];
+    assert_eq!(source, "assumed");
+    assert!(
+        text.contains("assumed: ") && text.contains("10 Gbit/s"),
+        "{text}"
+    );
+}
+
+/// A parts legend's items: part → (data-source, text). Every item's text names its source.
+async fn legend_sources(c: &Client, legend: &str) -> HashMap<String, (String, String)> {
+    let items = c
+        .execute(
+            &format!(
+                "return [...document.querySelectorAll('{legend} li[data-part]')].map(e => \
+                 [e.dataset.part, e.dataset.source, e.textContent])"
+            ),
+            vec![],
+        )
+        .await
+        .unwrap();
+    let mut out = HashMap::new();
+    for item in items.as_array().unwrap() {
+        let (part, source, text) = (
+            item[0].as_str().unwrap().to_string(),
+            item[1].as_str().unwrap().to_string(),
+            item[2].as_str().unwrap().to_string(),
+        );
+        assert!(
+            ["measured", "derived", "assumed"].contains(&source.as_str()),
+            "{part}: {source}"
+        );
+        assert!(
+            text.contains(&format!("— {source}")),
+            "{legend} {part} must name its source ({source}): {text}"
+        );
+        out.insert(part, (source, text));
+    }
+    assert!(!out.is_empty(), "{legend} lists no parts");
+    out
 }
 
 #[tokio::test]
@@ -237,6 +487,8 @@ async fn the_whole_tour_walks_with_the_keyboard_on_real_runs() {
     ))
     .await;
     let c = &browser.client;
+    let finished = Finished::watch(&server).await;
+    let mut earlier: HashMap<usize, HashMap<String, Value>> = HashMap::new();
 
     for (k, (title, roles, fixed)) in STEPS.iter().enumerate() {
         let step = k + 1;
@@ -263,26 +515,18 @@ async fn the_whole_tour_walks_with_the_keyboard_on_real_runs() {
             .unwrap()
             .len();
         assert_eq!(before, 0, "step {step} shows numbers before its run");
-        let sets_before = support::command_calls(&target)
-            .await
-            .get("set")
-            .copied()
-            .unwrap_or(0);
+        let sets_before = sets(&target).await;
         // The Run button takes a moment to enable after a page change.
         support::browser::wait_enabled(c, "#tour-run", Duration::from_secs(10)).await;
 
         press(c, if step % 2 == 0 { ' ' } else { ENTER }).await;
-        let state = until(c, &format!("step {step}'s run"), 60, |s| {
+        let state = until(c, &format!("step {step}'s run"), 120, |s| {
             s["step"] == step && s["state"] == "done"
         })
         .await;
 
         // A real run: every role has a summary with every command done, and Redis saw them.
-        let runs = state["steps"][step.to_string()]
-            .as_object()
-            .unwrap()
-            .clone();
-        assert_eq!(runs.len(), roles.len(), "step {step}: {runs:?}");
+        let runs = reported(&state, step, &finished).await;
         let count = fixed.unwrap_or(COUNT);
         for role in *roles {
             let s = &runs[*role];
@@ -290,15 +534,12 @@ async fn the_whole_tour_walks_with_the_keyboard_on_real_runs() {
             assert!(s["wall_us"].as_u64().unwrap() > 0);
             assert_eq!(s["spec"]["network"]["delay_out_us"], DELAY_US);
         }
-        let sets_after = support::command_calls(&target)
-            .await
-            .get("set")
-            .copied()
-            .unwrap_or(0);
+        let done: u64 = runs.values().map(|s| s["done"].as_u64().unwrap()).sum();
+        let sets_after = sets(&target).await;
         // At least: a network's delay line is calibrated with SETs of its own when first used.
         assert!(
-            sets_after - sets_before >= count * roles.len() as u64,
-            "step {step}: Redis counted {} SETs, fewer than the runs made",
+            sets_after - sets_before >= done,
+            "step {step}: Redis counted {} SETs, fewer than the {done} the runs reported",
             sets_after - sets_before
         );
         let rows = c
@@ -308,45 +549,32 @@ async fn the_whole_tour_walks_with_the_keyboard_on_real_runs() {
             .len();
         assert_eq!(rows, roles.len(), "step {step}: the runs table");
 
-        // The prose's numbers are the summaries'.
-        let checked = check_numbers(c, &state, step).await;
-        assert!(checked >= 2, "step {step} shows only {checked} numbers");
+        // The prose's numbers are the backend's.
+        let shown = check_numbers(c, &runs, &earlier, step).await;
+        assert!(
+            shown.len() >= 2,
+            "step {step} shows only {} numbers",
+            shown.len()
+        );
         if step == 1 {
-            let svg = c.find(Locator::Css("#one-trip")).await.unwrap();
-            let rtt: f64 = svg
-                .attr("data-rtt-us")
-                .await
-                .unwrap()
-                .unwrap()
-                .parse()
-                .unwrap();
-            assert_eq!(rtt, runs["one"]["latency"]["p50_us"].as_f64().unwrap());
-            // With a network dialled in, the wire tap measured the parts.
-            assert_eq!(
-                svg.attr("data-source").await.unwrap().as_deref(),
-                Some("measured")
-            );
-            let t3: f64 = svg
-                .attr("data-t3-us")
-                .await
-                .unwrap()
-                .unwrap()
-                .parse()
-                .unwrap();
-            assert_eq!(t3, runs["one"]["split"]["server_us"].as_f64().unwrap());
-            let keys = c
-                .execute(
-                    "return [...document.querySelectorAll('#tour-result .tour-num')].map(e => e.dataset.key)",
-                    vec![],
-                )
-                .await
-                .unwrap();
-            assert!(
-                keys.as_array().unwrap().iter().any(|k| k == "one.server"),
-                "the wire tap's numbers are in the text: {keys}"
-            );
+            one_trip_figure(c, &runs["one"]).await;
             top(c).await;
             browser.screenshot("tour-step-1").await;
+        }
+        if step == 6 {
+            // The sweep: a median and a spread per batch, and a knee (or the word that it lies
+            // beyond), each checked against the runs in `expected`.
+            assert_eq!(shown["b1.runs"], 3.0);
+            assert!(
+                shown.contains_key("knee.batch") || shown.contains_key("beyond.batch"),
+                "{shown:?}"
+            );
+            if shown.contains_key("knee.batch") {
+                assert!(
+                    shown.contains_key("knee.rt_major") || shown.contains_key("knee.rt_minor"),
+                    "the knee's claim comes with the round trips' share: {shown:?}"
+                );
+            }
         }
         if step == 5 {
             // Step 4 was measured, so the comparison with it is there too.
@@ -363,6 +591,7 @@ async fn the_whole_tour_walks_with_the_keyboard_on_real_runs() {
             top(c).await;
             browser.screenshot("tour-step-4").await;
         }
+        earlier.insert(step, runs);
         press(c, RIGHT).await;
     }
 
@@ -555,26 +784,39 @@ async fn a_long_step_shows_progress_and_cancels_with_escape() {
     server.shutdown().await.unwrap();
 }
 
-/// Step 4 at the tour's own network (0.5 ms each way) with 2,000 SETs: a screenshot at a scale a
-/// room would see (`cargo test --test tour -- --ignored`; about ten seconds).
+/// Step 4 at the tour's own network (0.5 ms each way, no `?delay=`) with a small count: the
+/// prose's figures against the backend's summaries and Redis's count of SETs, and a screenshot
+/// at a scale a room would see.
 #[tokio::test]
-#[ignore]
 async fn step_4_at_the_tours_own_delay() {
+    const N: u64 = 200;
     let (_redis, target) = support::redis();
-    let server = support::Server::start(target).await;
-    let browser = Browser::open(&format!("{}tour/4?count=2000", server.http_url())).await;
+    let server = support::Server::start(target.clone()).await;
+    let finished = Finished::watch(&server).await;
+    let browser = Browser::open(&format!("{}tour/4?count={N}", server.http_url())).await;
     let c = &browser.client;
     until(c, "step 4", 10, |s| s["step"] == 4 && s["state"] == "idle").await;
+    let sets_before = sets(&target).await;
     support::browser::wait_enabled(c, "#tour-run", Duration::from_secs(10)).await;
     press(c, ENTER).await;
     let state = until(c, "step 4's run", 120, |s| s["state"] == "done").await;
-    assert_eq!(
-        state["steps"]["4"]["seq"]["spec"]["network"]["delay_out_us"],
-        500
+    let runs = reported(&state, 4, &finished).await;
+    for role in ["seq", "pipe"] {
+        assert_eq!(runs[role]["spec"]["network"]["delay_out_us"], 500, "{role}");
+        assert_eq!(runs[role]["done"], N, "{role}");
+    }
+    assert!(
+        sets(&target).await - sets_before >= 2 * N,
+        "Redis executed every SET the prose counts"
     );
-    assert!(check_numbers(c, &state, 4).await >= 5);
+    // Sequential: one round trip per SET; pipelined in batches of 1,000: one.
+    assert_eq!(runs["seq"]["round_trips"], N);
+    assert_eq!(runs["pipe"]["round_trips"], 1);
+    let shown = check_numbers(c, &runs, &HashMap::new(), 4).await;
+    assert!(shown.len() >= 5, "{shown:?}");
+    assert_eq!(shown["seq.round_trips"], N as f64);
     top(c).await;
-    let shot = browser.screenshot("tour-step-4-2000").await;
+    let shot = browser.screenshot("tour-step-4-small").await;
     eprintln!("screenshot: {}", shot.display());
     drop(browser);
     server.shutdown().await.unwrap();

@@ -551,7 +551,7 @@ mod tests {
         .runs(Plan::Sweep, &L)
         .unwrap();
         let batches: Vec<u32> = r.iter().map(|s| s.mode.batch()).collect();
-        assert_eq!(batches, [1, 2, 4, 8, 16]);
+        assert_eq!(batches, [1, 2, 4, 8, 16].repeat(crate::sweep::REPEATS));
         assert!(r.iter().all(|s| s.network == Network::symmetric(100)));
         assert!(
             form(|f| f.sweep_max = "1000000".into())

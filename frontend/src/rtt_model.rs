@@ -1,10 +1,12 @@
-//! One round trip broken into its parts, and the whole run's arithmetic, from two finished runs
-//! (sequential and pipelined). Pure.
+//! One round trip broken into its parts (`Trip`), and the whole runs' arithmetic (`RttModel`)
+//! from a sequential and a pipelined run. Pure.
 //!
-//! Until the wire tap measures server-side times, only the RTT is measured: the parts are
-//! estimates, and each says how it was made (`RttModel` documents every field's source).
+//! Every part carries its `Source`: measured (by the engine, the wire tap or Redis), derived
+//! (from which figures) or assumed (which value). The labels print it; they never say more.
 
-use shared::{RoundTripSplit, RunSummary};
+use shared::{RoundTripSplit, RunSummary, Wait};
+
+use crate::timeaxis::duration;
 
 /// The bandwidth assumed for loopback when estimating transmission time: 10 Gbit/s.
 pub const ASSUMED_BYTES_PER_SEC: f64 = 1.25e9;
@@ -50,69 +52,435 @@ pub fn mean_request_bytes(run: u64, n: u64) -> f64 {
     total as f64 / n as f64
 }
 
+/// How a figure was obtained. Every part the page draws carries one, and its label says it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Source {
+    /// Measured, by what (`"the engine"`, `"the wire tap"`, `"Redis (INFO commandstats)"`).
+    Measured(&'static str),
+    /// Computed from other figures: the formula, in words.
+    Derived(String),
+    /// Not measured: a value taken as given (what, and why it is plausible).
+    Assumed(String),
+}
+
+impl Source {
+    /// `measured`, `derived` or `assumed`: the word the page's labels and `data-source` use.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Source::Measured(_) => "measured",
+            Source::Derived(_) => "derived",
+            Source::Assumed(_) => "assumed",
+        }
+    }
+
+    /// The source in words, starting with its kind: "measured by the wire tap".
+    pub fn describe(&self) -> String {
+        match self {
+            Source::Measured(by) => format!("measured by {by}"),
+            Source::Derived(from) => format!("derived: {from}"),
+            Source::Assumed(what) => format!("assumed: {what}"),
+        }
+    }
+}
+
+/// The colour family a part is drawn in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tint {
+    /// Transmission (t1).
+    Wire,
+    /// Propagation or a leg through the delay line (t2).
+    Trip,
+    /// Redis, as Redis or the tap sees it (t3).
+    Redis,
+    /// The hosts' own time: system calls, the kernel's network stack, waking a sleeper.
+    Host,
+}
+
+impl Tint {
+    pub fn class(self) -> &'static str {
+        match self {
+            Tint::Wire => "t1",
+            Tint::Trip => "t2",
+            Tint::Redis => "t3",
+            Tint::Host => "host",
+        }
+    }
+}
+
+/// One named part of a round trip, µs, and how it was obtained.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Part {
+    /// Stable name for the page and its tests: `t1`, `host`, `redis`, `out`, `tap`, `back`, `t2`.
+    pub key: &'static str,
+    pub name: String,
+    pub us: f64,
+    pub tint: Tint,
+    pub source: Source,
+    /// What the time is, in a sentence (no numbers the part does not carry).
+    pub what: String,
+}
+
+/// A stretch of the drawn bar: a part (index into `Trip::parts`) or a share of one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Segment {
+    pub part: usize,
+    pub us: f64,
+    /// Drawn as half of its part (each way).
+    pub half: bool,
+}
+
+/// One round trip of a sequential run taken apart: the measured RTT (the engine's mean), the
+/// parts in the legend's order, and the bar's segments in time order.
+///
+/// The seed's model is RTT = t1 transmission + 2 × t2 propagation + t3 at Redis. It is extended
+/// with the time the hosts spend (system calls, the kernel's network stack, waking a sleeping
+/// client and Redis) because on loopback there is no wire and that is most of a round trip:
+/// forcing it into "propagation" would teach a wire that is not there.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trip {
+    /// Measured by the engine: the run's mean latency (what N × RTT must use to add up).
+    pub rtt_us: f64,
+    pub p50_us: f64,
+    /// Requests the RTT is the mean of.
+    pub n: u64,
+    pub parts: Vec<Part>,
+    pub segments: Vec<Segment>,
+    /// The wire tap cut the round trip at the proxy (`RunSummary::split`).
+    pub tapped: bool,
+    /// Busy-polled rather than slept waiting for replies.
+    pub busy_poll: bool,
+}
+
+/// Redis's own time per call, when Redis reported it.
+fn redis_part(s: &RunSummary) -> Option<Part> {
+    let us = s
+        .redis_usec_per_call
+        .filter(|u| u.is_finite() && *u >= 0.0)?;
+    Some(Part {
+        key: "redis",
+        name: "Redis's own time".into(),
+        us,
+        tint: Tint::Redis,
+        source: Source::Measured("Redis (INFO commandstats usec_per_call)"),
+        what: "executing the command inside Redis, as Redis times it".into(),
+    })
+}
+
+fn t1_part(run: u64, n: u64) -> Part {
+    let request = mean_request_bytes(run, n);
+    let bytes = request + REPLY_BYTES as f64;
+    Part {
+        key: "t1",
+        name: "t1 transmission".into(),
+        us: transmission_us(bytes),
+        tint: Tint::Wire,
+        source: Source::Assumed(format!(
+            "{request:.0} B request + {REPLY_BYTES} B reply (their RESP encoding) at {ASSUMED_BANDWIDTH_LABEL}, a bandwidth taken, not measured"
+        )),
+        what: "putting the bytes on the wire, both ways".into(),
+    }
+}
+
+impl Trip {
+    /// The parts of `s`'s round trip (`run` names its keys, whose length the bytes depend on).
+    pub fn of(run: u64, s: &RunSummary) -> Trip {
+        let rtt_us = s.latency.mean_us;
+        let t1 = t1_part(run, s.done.max(1));
+        let redis = redis_part(s);
+        let (parts, segments, tapped) = match s.split.filter(|sp| sp.samples > 0) {
+            Some(sp) => {
+                let (parts, segments) = tapped_parts(s, sp, t1, redis);
+                (parts, segments, true)
+            }
+            None => {
+                let (parts, segments) = untapped_parts(s, rtt_us, t1, redis);
+                (parts, segments, false)
+            }
+        };
+        Trip {
+            rtt_us,
+            p50_us: s.latency.p50_us,
+            n: s.done,
+            parts,
+            segments,
+            tapped,
+            busy_poll: matches!(s.spec.wait, Wait::BusyPoll { .. }),
+        }
+    }
+
+    pub fn part(&self, key: &str) -> Option<&Part> {
+        self.parts.iter().find(|p| p.key == key)
+    }
+}
+
+/// Without the wire tap: the RTT less what is known (t1 assumed, the dialled delay, Redis's own
+/// time when Redis said) is the hosts' time, drawn half each way.
+fn untapped_parts(
+    s: &RunSummary,
+    rtt_us: f64,
+    t1: Part,
+    redis: Option<Part>,
+) -> (Vec<Part>, Vec<Segment>) {
+    let net = s.spec.network;
+    let dialled = net.round_trip_us() as f64;
+    let redis_us = redis.as_ref().map_or(0.0, |r| r.us);
+    let host_us = (rtt_us - t1.us - dialled - redis_us).max(0.0);
+    let mut formula = String::from("mean RTT − t1");
+    if dialled > 0.0 {
+        formula += " − the dialled delay";
+    }
+    let what = if redis.is_some() {
+        formula += " − Redis's own time";
+        "system calls, the kernel's network stack and waking the client (when it sleeps) and Redis (on loopback there is no wire: this is not propagation)"
+    } else {
+        "system calls, the kernel's network stack, waking the client and Redis, and Redis's own work (Redis did not report its time)"
+    };
+    let host = Part {
+        key: "host",
+        name: if redis.is_some() {
+            "host: kernel + wake-ups".into()
+        } else {
+            "host + Redis: kernel, wake-ups, work".into()
+        },
+        us: host_us,
+        tint: Tint::Host,
+        source: Source::Derived(formula),
+        what: what.into(),
+    };
+    let mut parts = vec![t1, host];
+    let mut mid = Vec::new();
+    if dialled > 0.0 {
+        parts.push(Part {
+            key: "t2",
+            name: "t2 propagation".into(),
+            us: net.delay_out_us as f64,
+            tint: Tint::Trip,
+            source: Source::Assumed(
+                "the latency proxy's dialled delay, out (the wire tap did not measure this run)"
+                    .into(),
+            ),
+            what: "the dialled-in network, one way".into(),
+        });
+    }
+    if let Some(r) = redis {
+        parts.push(r);
+        mid.push(parts.len() - 1);
+    }
+    let half = |part: usize, us: f64| Segment {
+        part,
+        us: us / 2.0,
+        half: true,
+    };
+    let whole = |part: usize, us: f64| Segment {
+        part,
+        us,
+        half: false,
+    };
+    let mut segments = vec![half(0, parts[0].us), half(1, host_us)];
+    if dialled > 0.0 {
+        segments.push(whole(2, net.delay_out_us as f64));
+    }
+    segments.extend(mid.iter().map(|&k| whole(k, parts[k].us)));
+    if dialled > 0.0 {
+        segments.push(whole(2, net.delay_back_us as f64));
+    }
+    segments.push(half(1, host_us));
+    segments.push(half(0, parts[0].us));
+    (parts, segments)
+}
+
+/// A leg through the delay line: what the tap measured, beside the dialled delay and the
+/// proxy's compensation (it releases each chunk that much early).
+fn leg(key: &'static str, name: &str, measured: f64, dialled: u32, early: f64) -> Part {
+    let held = dialled as f64 - early;
+    let beyond = measured - held;
+    Part {
+        key,
+        name: name.into(),
+        us: measured,
+        tint: Tint::Trip,
+        source: Source::Measured("the wire tap (median)"),
+        what: {
+            let compensation = if early == 0.0 {
+                "0 µs".to_string()
+            } else {
+                duration(early)
+            };
+            let rest = if beyond >= 0.0 {
+                format!(
+                    "{} beyond that: loopback hops and wake-ups",
+                    duration(beyond)
+                )
+            } else {
+                format!(
+                    "yet the leg took {} less: the proxy released it earlier than the compensation it reports",
+                    duration(-beyond)
+                )
+            };
+            let below = if measured < dialled as f64 && early > 0.0 && beyond >= 0.0 {
+                "; this leg reads below the dialled delay because of the compensation"
+            } else {
+                ""
+            };
+            format!(
+                "dialled delay {} less the proxy's compensation {compensation} = {} held, {rest}{below}",
+                duration(dialled as f64),
+                duration(held),
+            )
+        },
+    }
+}
+
+/// With the wire tap: out, proxy → Redis → proxy and back, as measured, with Redis's own time
+/// inside the middle one when Redis reported it.
+fn tapped_parts(
+    s: &RunSummary,
+    sp: RoundTripSplit,
+    t1: Part,
+    redis: Option<Part>,
+) -> (Vec<Part>, Vec<Segment>) {
+    let net = s.spec.network;
+    let around = redis.as_ref().map(|r| (sp.server_us - r.us).max(0.0));
+    let tap = Part {
+        key: "tap",
+        name: "proxy → Redis → proxy".into(),
+        us: sp.server_us,
+        tint: Tint::Redis,
+        source: Source::Measured("the wire tap (median)"),
+        what: match around {
+            Some(a) => format!(
+                "two loopback hops and two wake-ups ({} derived: this less Redis's own time) around Redis's work",
+                duration(a)
+            ),
+            None => "two loopback hops and two wake-ups around Redis's work (Redis did not report its own time)".into(),
+        },
+    };
+    let mut parts = vec![
+        leg("out", "out", sp.out_us, net.delay_out_us, sp.early_out_us),
+        tap,
+        leg(
+            "back",
+            "back",
+            sp.back_us,
+            net.delay_back_us,
+            sp.early_back_us,
+        ),
+        Part {
+            what: "inside out and back, too small to draw".into(),
+            ..t1
+        },
+    ];
+    parts.extend(redis);
+    let segments = (0..3)
+        .map(|k| Segment {
+            part: k,
+            us: parts[k].us,
+            half: false,
+        })
+        .collect();
+    (parts, segments)
+}
+
+/// The hosts' share of a loopback round trip, sleeping against busy-polling: the same command
+/// and network, the waits differing. Shows how much of "host" is waking the client.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WaitComparison {
+    pub sleep_host_us: f64,
+    pub busy_host_us: f64,
+    pub sleep_run: u64,
+    pub busy_run: u64,
+}
+
+impl WaitComparison {
+    /// `None` unless one run slept and the other busy-polled over the same untapped network.
+    pub fn of(sleep: (u64, &RunSummary), busy: (u64, &RunSummary)) -> Option<WaitComparison> {
+        let (a, b) = (Trip::of(sleep.0, sleep.1), Trip::of(busy.0, busy.1));
+        let same = sleep.1.spec.network == busy.1.spec.network
+            && sleep.1.spec.command == busy.1.spec.command;
+        if a.busy_poll || !b.busy_poll || !same || a.tapped || b.tapped {
+            return None;
+        }
+        Some(WaitComparison {
+            sleep_host_us: a.part("host")?.us,
+            busy_host_us: b.part("host")?.us,
+            sleep_run: sleep.0,
+            busy_run: busy.0,
+        })
+    }
+}
+
+/// The whole runs' arithmetic, from a sequential and a pipelined run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RttModel {
     /// Commands in the sequential run.
     pub n: u64,
-    pub batch: u32,
-    /// ⌈N / batch⌉.
-    pub pipe_round_trips: u64,
-    /// Measured: the sequential run's p50 latency.
+    /// Measured by the engine: the sequential run's mean latency.
     pub rtt_us: f64,
-    /// Estimated: the pipelined run's wall time per command.
-    pub per_cmd_us: f64,
-    pub request_bytes: f64,
-    pub reply_bytes: f64,
-    /// Estimated: (request + reply bytes) / the assumed loopback bandwidth.
-    pub t1_us: f64,
-    /// Estimated: what is left of the RTT, halved (one way).
-    pub t2_us: f64,
-    /// Estimated: the per-command cost of the pipelined run (queuing + processing at Redis).
-    pub t3_us: f64,
-    /// Measured by the latency proxy's wire tap (the sequential run's medians): out (t1 + t2),
-    /// at Redis (t3) and back. When present the diagram draws these instead of the estimates.
-    pub split: Option<RoundTripSplit>,
-    /// N × RTT.
+    /// Measured by the engine: its median, for contrast (N × p50 is what a median predicts).
+    pub p50_us: f64,
+    /// Measured by the engine: the slowest 1 % of round trips' share of their summed time.
+    pub tail_share: f64,
+    /// N × mean RTT.
     pub predicted_seq_us: f64,
     pub measured_seq_us: f64,
-    /// ⌈N / batch⌉ × RTT + N × per-command cost.
+    /// Commands in the pipelined run.
+    pub pipe_n: u64,
+    pub batch: u32,
+    /// Measured by the engine: the waits the pipelined run paid.
+    pub pipe_round_trips: u64,
+    /// Derived: round trips × the sequential mean RTT.
+    pub pipe_rtt_time_us: f64,
+    /// Fitted: (pipelined wall − round trips × RTT) ÷ N, never below 0. Not measured on its
+    /// own: it is what makes the pipelined row add up.
+    pub fitted_cost_us: f64,
+    /// Derived: the round trips' share of the pipelined wall time.
+    pub pipe_rtt_share: f64,
+    /// Round trips × RTT + N × fitted cost: the measured time whenever the fit is not clamped.
     pub predicted_pipe_us: f64,
     pub measured_pipe_us: f64,
 }
 
 impl RttModel {
-    pub fn new(seq_run: u64, seq: &RunSummary, pipe: &RunSummary) -> RttModel {
+    pub fn new(seq: &RunSummary, pipe: &RunSummary) -> RttModel {
         let n = seq.done;
-        let batch = pipe.spec.mode.batch();
+        let rtt_us = seq.latency.mean_us;
         let pipe_n = pipe.done.max(1);
-        let rtt_us = seq.latency.p50_us;
-        let per_cmd_us = pipe.wall_us as f64 / pipe_n as f64;
-        let request_bytes = mean_request_bytes(seq_run, n);
-        let reply_bytes = REPLY_BYTES as f64;
-        let t1_us = transmission_us(request_bytes + reply_bytes);
-        let t3_us = per_cmd_us;
-        let t2_us = ((rtt_us - t1_us - t3_us) / 2.0).max(0.0);
-        let pipe_round_trips = pipe.done.div_ceil(batch.max(1) as u64);
+        let pipe_rtt_time_us = pipe.round_trips as f64 * rtt_us;
+        let wall = pipe.wall_us as f64;
+        let fitted_cost_us = ((wall - pipe_rtt_time_us) / pipe_n as f64).max(0.0);
         RttModel {
             n,
-            batch,
-            pipe_round_trips,
             rtt_us,
-            per_cmd_us,
-            request_bytes,
-            reply_bytes,
-            t1_us,
-            t2_us,
-            t3_us,
-            split: seq.split.filter(|s| s.samples > 0),
+            p50_us: seq.latency.p50_us,
+            tail_share: seq.latency.slowest_1pct_share,
             predicted_seq_us: n as f64 * rtt_us,
             measured_seq_us: seq.wall_us as f64,
-            predicted_pipe_us: pipe_round_trips as f64 * rtt_us + pipe.done as f64 * per_cmd_us,
-            measured_pipe_us: pipe.wall_us as f64,
+            pipe_n: pipe.done,
+            batch: pipe.spec.mode.batch(),
+            pipe_round_trips: pipe.round_trips,
+            pipe_rtt_time_us,
+            fitted_cost_us,
+            pipe_rtt_share: if wall > 0.0 {
+                pipe_rtt_time_us / wall
+            } else {
+                0.0
+            },
+            predicted_pipe_us: pipe_rtt_time_us + pipe.done as f64 * fitted_cost_us,
+            measured_pipe_us: wall,
         }
     }
-}
 
+    /// What N × p50 would have predicted: the median's shortfall is the tail.
+    pub fn p50_prediction_us(&self) -> f64 {
+        self.n as f64 * self.p50_us
+    }
+
+    /// True when the round trips at the sequential RTT alone exceed the pipelined wall time
+    /// (so the fitted cost was clamped to 0 and the row cannot add up).
+    pub fn fit_clamped(&self) -> bool {
+        self.pipe_rtt_time_us > self.measured_pipe_us
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,7 +507,7 @@ mod tests {
         }
     }
 
-    fn summary(mode: Mode, wall_us: u64, p50_us: f64) -> RunSummary {
+    fn summary(mode: Mode, wall_us: u64, mean_us: f64) -> RunSummary {
         RunSummary {
             spec: RunSpec::set(1000, mode),
             done: 1000,
@@ -149,7 +517,9 @@ mod tests {
             writes: mode.round_trips(1000),
             wire_commands: 1000,
             latency: Latency {
-                p50_us,
+                mean_us,
+                p50_us: mean_us * 0.6,
+                slowest_1pct_share: 0.38,
                 ..Latency::default()
             },
             split: None,
@@ -158,50 +528,184 @@ mod tests {
     }
 
     #[test]
-    fn the_arithmetic_uses_the_measured_rtt() {
+    fn sequential_uses_the_mean_round_trip_and_names_the_tail() {
         let seq = summary(Mode::Sequential, 52_000, 50.0);
         let pipe = summary(Mode::pipelined(300), 2_000, 900.0);
-        let m = RttModel::new(1, &seq, &pipe);
+        let m = RttModel::new(&seq, &pipe);
         assert_eq!(m.rtt_us, 50.0);
+        // N × mean is the summed latency: the p50 would fall short by the tail.
         assert_eq!(m.predicted_seq_us, 50_000.0);
+        assert_eq!(m.p50_prediction_us(), 30_000.0);
+        assert_eq!(m.tail_share, 0.38);
         assert_eq!(m.measured_seq_us, 52_000.0);
-        assert_eq!(m.pipe_round_trips, 4);
-        assert_eq!(m.per_cmd_us, 2.0);
-        assert_eq!(m.t3_us, 2.0);
-        assert_eq!(m.predicted_pipe_us, 4.0 * 50.0 + 1000.0 * 2.0);
-        assert!(m.t1_us > 0.0 && m.t1_us < 1.0);
-        assert!((2.0 * m.t2_us + m.t1_us + m.t3_us - 50.0).abs() < 1e-9);
     }
 
     #[test]
-    fn a_measured_split_is_kept() {
-        let mut seq = summary(Mode::Sequential, 52_000, 50.0);
+    fn the_pipelined_cost_is_fitted_so_the_round_trips_count_once() {
+        let seq = summary(Mode::Sequential, 52_000, 50.0);
         let pipe = summary(Mode::pipelined(300), 2_000, 900.0);
-        assert_eq!(RttModel::new(1, &seq, &pipe).split, None);
-        let split = RoundTripSplit {
-            out_us: 20.0,
-            server_us: 5.0,
-            back_us: 22.0,
-            samples: 1000,
-            ..Default::default()
-        };
-        seq.split = Some(split);
-        assert_eq!(RttModel::new(1, &seq, &pipe).split, Some(split));
-        seq.split = Some(RoundTripSplit {
-            samples: 0,
-            ..split
-        });
+        let m = RttModel::new(&seq, &pipe);
+        assert_eq!(m.pipe_round_trips, 4, "the engine's count of waits");
+        assert_eq!(m.pipe_rtt_time_us, 200.0);
+        // (2,000 − 4 × 50) ÷ 1,000: the round trips are not in the per-command cost.
+        assert!((m.fitted_cost_us - 1.8).abs() < 1e-12);
+        // So the model adds up to the measurement, round trips counted once.
+        assert!((m.predicted_pipe_us - m.measured_pipe_us).abs() < 1e-9);
+        assert!((m.pipe_rtt_share - 0.1).abs() < 1e-12);
+        assert!(!m.fit_clamped());
+        // Round trips alone longer than the run: the fit is clamped and says so.
+        let slow = summary(Mode::Sequential, 52_000, 1_000.0);
+        let m = RttModel::new(&slow, &pipe);
+        assert_eq!(m.fitted_cost_us, 0.0);
+        assert!(m.fit_clamped());
+    }
+
+    #[test]
+    fn loopback_has_no_propagation_only_the_hosts_time() {
+        let mut seq = summary(Mode::Sequential, 52_000, 50.0);
+        let trip = Trip::of(1, &seq);
+        assert!(!trip.tapped);
+        assert_eq!(trip.part("t2"), None, "no wire on loopback");
+        let t1 = trip.part("t1").unwrap();
+        assert_eq!(t1.source.kind(), "assumed");
+        assert!(t1.source.describe().contains(ASSUMED_BANDWIDTH_LABEL));
+        let host = trip.part("host").unwrap();
+        assert_eq!(host.source.kind(), "derived");
+        assert!(
+            host.name.contains("Redis"),
+            "Redis's work is in it: {host:?}"
+        );
+        assert!((host.us + t1.us - 50.0).abs() < 1e-9);
+        // Redis's own time, measured by Redis, comes out of the hosts' share.
+        seq.redis_usec_per_call = Some(1.5);
+        let trip = Trip::of(1, &seq);
+        let redis = trip.part("redis").unwrap();
         assert_eq!(
-            RttModel::new(1, &seq, &pipe).split,
-            None,
-            "no samples, no split"
+            redis.source,
+            Source::Measured("Redis (INFO commandstats usec_per_call)")
+        );
+        let host = trip.part("host").unwrap();
+        assert_eq!(host.name, "host: kernel + wake-ups");
+        assert_eq!(
+            host.source.describe(),
+            "derived: mean RTT − t1 − Redis's own time"
+        );
+        assert!((host.us + trip.part("t1").unwrap().us + 1.5 - 50.0).abs() < 1e-9);
+        // The bar is the round trip, in time order: t1 and host split each way, Redis between.
+        let drawn: f64 = trip.segments.iter().map(|s| s.us).sum();
+        assert!((drawn - 50.0).abs() < 1e-9);
+        let keys: Vec<&str> = trip
+            .segments
+            .iter()
+            .map(|s| trip.parts[s.part].key)
+            .collect();
+        assert_eq!(keys, ["t1", "host", "redis", "host", "t1"]);
+    }
+
+    #[test]
+    fn the_hosts_time_never_goes_negative() {
+        let mut seq = summary(Mode::Sequential, 5_000, 1.0);
+        seq.redis_usec_per_call = Some(4.0);
+        assert_eq!(Trip::of(1, &seq).part("host").unwrap().us, 0.0);
+    }
+
+    #[test]
+    fn tapped_legs_show_the_dialled_delay_and_the_compensation() {
+        let mut seq = summary(Mode::Sequential, 600_000, 560.0);
+        seq.spec.network = shared::Network::symmetric(250);
+        seq.split = Some(RoundTripSplit {
+            out_us: 262.0,
+            server_us: 52.0,
+            back_us: 240.0,
+            samples: 1000,
+            early_out_us: 20.0,
+            early_back_us: 20.0,
+        });
+        seq.redis_usec_per_call = Some(1.2);
+        let trip = Trip::of(1, &seq);
+        assert!(trip.tapped);
+        for key in ["out", "tap", "back"] {
+            assert_eq!(
+                trip.part(key).unwrap().source,
+                Source::Measured("the wire tap (median)"),
+                "{key}"
+            );
+        }
+        let back = trip.part("back").unwrap();
+        assert_eq!(back.us, 240.0);
+        // Below the dialled 250 µs, and the label says why rather than hiding it.
+        assert!(
+            back.what.contains("250 µs") && back.what.contains("20 µs"),
+            "{}",
+            back.what
+        );
+        assert!(
+            back.what.contains("below the dialled delay"),
+            "{}",
+            back.what
+        );
+        assert!(
+            back.what.contains("10 µs beyond"),
+            "240 − (250 − 20): {}",
+            back.what
+        );
+        let out = trip.part("out").unwrap();
+        assert!(!out.what.contains("below"), "{}", out.what);
+        // A leg shorter than even the compensation explains says so.
+        seq.split = seq.split.map(|s| RoundTripSplit {
+            back_us: 146.0,
+            early_back_us: 0.0,
+            ..s
+        });
+        let short = Trip::of(1, &seq);
+        let back = &short.part("back").unwrap().what;
+        assert!(
+            back.contains("0 µs = 250 µs held, yet the leg took 104 µs less"),
+            "{back}"
+        );
+        // The tap's middle leg is not Redis's time: Redis's own is beside it.
+        let tap = trip.part("tap").unwrap();
+        assert_eq!(tap.name, "proxy → Redis → proxy");
+        assert!(
+            tap.what.contains("51 µs"),
+            "52 − 1.2 around the work: {}",
+            tap.what
+        );
+        assert_eq!(trip.part("redis").unwrap().us, 1.2);
+        assert_eq!(trip.part("t1").unwrap().source.kind(), "assumed");
+        let keys: Vec<&str> = trip
+            .segments
+            .iter()
+            .map(|s| trip.parts[s.part].key)
+            .collect();
+        assert_eq!(keys, ["out", "tap", "back"]);
+        // Without samples the tap measured nothing: back to the derived split.
+        seq.split = seq.split.map(|s| RoundTripSplit { samples: 0, ..s });
+        let trip = Trip::of(1, &seq);
+        assert!(!trip.tapped);
+        assert_eq!(trip.part("t2").unwrap().source.kind(), "assumed");
+        assert_eq!(
+            trip.part("host").unwrap().source.describe(),
+            "derived: mean RTT − t1 − the dialled delay − Redis's own time"
         );
     }
 
     #[test]
-    fn propagation_never_goes_negative() {
-        let seq = summary(Mode::Sequential, 5_000, 1.0);
-        let pipe = summary(Mode::pipelined(10), 9_000, 1.0);
-        assert_eq!(RttModel::new(1, &seq, &pipe).t2_us, 0.0);
+    fn busy_polling_is_compared_on_the_hosts_time() {
+        let mut sleep = summary(Mode::Sequential, 70_000, 70.0);
+        sleep.redis_usec_per_call = Some(1.0);
+        let mut busy = sleep.clone();
+        busy.latency.mean_us = 20.0;
+        busy.spec.wait = Wait::BusyPoll { us: 2000 };
+        let c = WaitComparison::of((1, &sleep), (2, &busy)).unwrap();
+        assert!(c.busy_host_us < c.sleep_host_us);
+        assert!((c.sleep_host_us - c.busy_host_us - 50.0).abs() < 1e-9);
+        assert_eq!(WaitComparison::of((2, &busy), (1, &sleep)), None);
+        busy.spec.network = shared::Network::symmetric(100);
+        assert_eq!(
+            WaitComparison::of((1, &sleep), (2, &busy)),
+            None,
+            "another network"
+        );
     }
 }

@@ -1,18 +1,23 @@
 //! The batch-size sweep: which runs to ask for, which finished results form one, and where its
-//! knee is. Pure.
+//! knee is. The page's sweep and the tour's step use the same definition (`knee`). Pure.
 
 use shared::{Flush, Limits, Mode, RunSummary};
 
 /// A doubling of the batch "pays" when it multiplies throughput by at least this much. The knee
 /// is the last batch size reached by a doubling that paid: beyond it no doubling paid any more,
-/// so bigger batches buy little (the per-command cost, not the round trip, dominates). Taking
-/// the last paying doubling, not the first one that did not, keeps one noisy step early in a
-/// sweep from calling the knee too soon.
+/// so bigger batches buy little. Taking the last paying doubling, not the first one that did
+/// not, keeps one noisy step early in a sweep from calling the knee too soon. Batches further
+/// apart than a doubling (the tour's 1, 10, 100…) are judged per doubling: a tenfold step pays
+/// when it multiplies throughput by at least `KNEE_GAIN` to the power log2(10).
 pub const KNEE_GAIN: f64 = 1.5;
 
-/// Batch sizes 1, 2, 4, … up to `max` (inclusive when `max` is a power of two), one run each.
-/// Refused, in words, when `max` is below 2, above the batch limit, or needs more runs than a
-/// start may have.
+/// How many times a sweep runs each batch size, so each point has a spread (median, min, max).
+pub const REPEATS: usize = 3;
+
+/// Batch sizes 1, 2, 4, … up to `max` (inclusive when `max` is a power of two), the whole
+/// series `REPEATS` times over (rounds, not each batch back to back, so a slow moment of the
+/// machine lands on several batch sizes rather than on all of one). Refused, in words, when
+/// `max` is below 2, above the batch limit, or needs more runs than a start may have.
 pub fn plan(max: u32, limits: &Limits) -> Result<Vec<u32>, String> {
     if max < 2 {
         return Err("A sweep needs a largest batch of at least 2.".into());
@@ -26,34 +31,68 @@ pub fn plan(max: u32, limits: &Limits) -> Result<Vec<u32>, String> {
     let batches: Vec<u32> = std::iter::successors(Some(1u32), |b| b.checked_mul(2))
         .take_while(|b| *b <= max)
         .collect();
-    if batches.len() > limits.max_runs {
+    let runs = batches.len() * REPEATS;
+    if runs > limits.max_runs {
+        let sizes = (limits.max_runs / REPEATS).max(1);
         return Err(format!(
-            "A sweep up to batch {max} needs {} runs, more than the {} one start may have; choose a largest batch of at most {}.",
+            "A sweep up to batch {max} needs {runs} runs ({} batch sizes, each {REPEATS} times), more than the {} one start may have; choose a largest batch of at most {}.",
             batches.len(),
             limits.max_runs,
-            1u64 << (limits.max_runs - 1)
+            1u64 << (sizes - 1)
         ));
     }
-    Ok(batches)
+    Ok(batches.repeat(REPEATS))
 }
 
-/// One finished run of a sweep.
+/// One batch size of a sweep: its median run, and the spread of its runs' throughput.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Point {
     pub batch: u32,
+    /// Runs at this batch size.
+    pub runs: usize,
+    /// The median run's throughput (with an even number of runs, the lower middle one: always
+    /// a run that happened).
     pub ops_per_sec: f64,
-    /// Wall time ÷ commands, µs: what one command cost on average.
+    pub ops_min: f64,
+    pub ops_max: f64,
+    /// The median run's wall time ÷ commands, µs: what one command cost on average.
     pub cost_us: f64,
+    /// The median run's wall time ÷ its round trips, µs.
+    pub per_rt_us: f64,
+    /// The median run's round trips ÷ commands.
+    pub rt_per_cmd: f64,
 }
 
-/// The results as a sweep, if they are one: at least two complete runs, all pipelined with one
-/// write per batch, at batch 1, 2, 4, … in that order.
-pub fn points(runs: &[RunSummary]) -> Option<Vec<Point>> {
-    if runs.len() < 2 {
-        return None;
+/// The median run of `runs` by throughput (the lower middle one of an even number), `None` if
+/// there are none.
+pub fn median(mut runs: Vec<&RunSummary>) -> Option<&RunSummary> {
+    runs.sort_by(|a, b| a.ops_per_sec.total_cmp(&b.ops_per_sec));
+    runs.get(runs.len().checked_sub(1)? / 2).copied()
+}
+
+/// A batch size's median run, with the spread of its runs' throughput.
+fn point(batch: u32, runs: Vec<&RunSummary>) -> Point {
+    let ops = |f: fn(f64, f64) -> f64| runs.iter().map(|s| s.ops_per_sec).reduce(f).unwrap_or(0.0);
+    let (ops_min, ops_max) = (ops(f64::min), ops(f64::max));
+    let count = runs.len();
+    let m = median(runs).expect("a batch size has runs");
+    Point {
+        batch,
+        runs: count,
+        ops_per_sec: m.ops_per_sec,
+        ops_min,
+        ops_max,
+        cost_us: m.wall_us as f64 / m.done as f64,
+        per_rt_us: m.wall_us as f64 / m.round_trips.max(1) as f64,
+        rt_per_cmd: m.round_trips as f64 / m.done as f64,
     }
-    let mut out = Vec::with_capacity(runs.len());
-    for (k, s) in runs.iter().enumerate() {
+}
+
+/// Complete pipelined runs with one write per batch, grouped by batch size (ascending): at
+/// least two sizes. `None` if any run is something else.
+pub fn group(runs: &[RunSummary]) -> Option<Vec<Point>> {
+    let mut batches = Vec::new();
+    for s in runs {
         let Mode::Pipelined {
             batch,
             flush: Flush::Batch,
@@ -61,27 +100,49 @@ pub fn points(runs: &[RunSummary]) -> Option<Vec<Point>> {
         else {
             return None;
         };
-        if k >= 32 || batch != 1 << k || s.done == 0 {
+        if s.done == 0 {
             return None;
         }
-        out.push(Point {
-            batch,
-            ops_per_sec: s.ops_per_sec,
-            cost_us: s.wall_us as f64 / s.done as f64,
-        });
+        batches.push(batch);
     }
-    Some(out)
+    batches.sort_unstable();
+    batches.dedup();
+    if batches.len() < 2 {
+        return None;
+    }
+    Some(
+        batches
+            .into_iter()
+            .map(|b| {
+                point(
+                    b,
+                    runs.iter().filter(|s| s.spec.mode.batch() == b).collect(),
+                )
+            })
+            .collect(),
+    )
 }
 
-/// Throughput gained per doubling of the batch from `a` to `b`.
+/// The results as the page's sweep, if they are one: batch sizes 1, 2, 4, … (at least two),
+/// each run the same number of times.
+pub fn points(runs: &[RunSummary]) -> Option<Vec<Point>> {
+    let points = group(runs)?;
+    let doubling = points
+        .iter()
+        .enumerate()
+        .all(|(k, p)| k < 32 && p.batch == 1 << k && p.runs == points[0].runs);
+    doubling.then_some(points)
+}
+
+/// Throughput gained per doubling of the batch from `a` to `b` (medians).
 fn gain(a: &Point, b: &Point) -> f64 {
     let doublings = (b.batch as f64 / a.batch as f64).log2().max(1e-9);
     (b.ops_per_sec / a.ops_per_sec).powf(1.0 / doublings)
 }
 
-/// Index of the knee (see `KNEE_GAIN`): the last point reached by a doubling that multiplied
-/// ops/s by at least `KNEE_GAIN`, when no later doubling did (the first point if none ever
-/// did). `None` while the last doubling still paid: the knee lies beyond the sweep.
+/// Index of the knee (see `KNEE_GAIN`): the last point reached by a step that multiplied the
+/// median ops/s by at least `KNEE_GAIN` per doubling, when no later step did (the first point
+/// if none ever did). `None` while the last step still paid: the knee lies beyond the sweep.
 pub fn knee(points: &[Point]) -> Option<usize> {
     let paid: Vec<bool> = points
         .windows(2)
@@ -93,24 +154,43 @@ pub fn knee(points: &[Point]) -> Option<usize> {
     }
 }
 
+/// The round trips' share (0..=1) of point `k`'s time, derived: the smallest batch's time per
+/// round trip × this batch's round trips per command ÷ its cost per command. An upper bound:
+/// the smallest batch's round trip includes its own commands' work.
+pub fn round_trip_share(points: &[Point], k: usize) -> f64 {
+    let (first, p) = (points[0], points[k]);
+    if p.cost_us <= 0.0 {
+        return 0.0;
+    }
+    (first.per_rt_us * p.rt_per_cmd / p.cost_us).min(1.0)
+}
+
+/// The point with the highest median throughput.
+pub fn best(points: &[Point]) -> Option<usize> {
+    (0..points.len()).max_by(|&a, &b| points[a].ops_per_sec.total_cmp(&points[b].ops_per_sec))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use shared::report::ops_per_sec;
     use shared::{Latency, RunSpec};
 
     const L: Limits = Limits::DEFAULT;
 
     #[test]
-    fn the_plan_doubles_up_to_the_max() {
-        assert_eq!(plan(16, &L).unwrap(), [1, 2, 4, 8, 16]);
-        assert_eq!(plan(20, &L).unwrap(), [1, 2, 4, 8, 16]);
-        assert_eq!(plan(2, &L).unwrap(), [1, 2]);
-        assert_eq!(plan(32_768, &L).unwrap().len(), 16);
+    fn the_plan_repeats_the_doubling_series() {
+        let five = [1, 2, 4, 8, 16];
+        assert_eq!(plan(16, &L).unwrap(), five.repeat(REPEATS));
+        assert_eq!(plan(20, &L).unwrap(), five.repeat(REPEATS));
+        assert_eq!(plan(2, &L).unwrap(), [1, 2].repeat(REPEATS));
+        assert_eq!(plan(32_768, &L).unwrap().len(), 16 * REPEATS);
         assert!(plan(1, &L).unwrap_err().contains("at least 2"));
-        assert!(plan(65_536, &L).unwrap_err().contains("17 runs"));
+        assert!(plan(65_536, &L).unwrap_err().contains("51 runs"));
         assert!(plan(200_000, &L).unwrap_err().contains("at most 100000"));
-        let few = Limits { max_runs: 3, ..L };
+        let few = Limits { max_runs: 9, ..L };
         assert!(plan(8, &few).unwrap_err().contains("at most 4"));
+        assert_eq!(plan(4, &few).unwrap().len(), 9);
     }
 
     fn run(mode: Mode, wall_us: u64) -> RunSummary {
@@ -149,12 +229,49 @@ mod tests {
         let mut gap = sweep(&[4, 2, 1]);
         gap.remove(1);
         assert!(points(&gap).is_none());
+        assert!(
+            group(&gap).is_some(),
+            "the tour's decades group all the same"
+        );
         let mut each = sweep(&[4, 2]);
         each[1].spec.mode = Mode::Pipelined {
             batch: 2,
             flush: Flush::EachCommand,
         };
         assert!(points(&each).is_none());
+        let mut uneven = sweep(&[4, 2]);
+        uneven.push(run(Mode::pipelined(1), 4));
+        assert!(points(&uneven).is_none(), "batch 1 twice, batch 2 once");
+    }
+
+    #[test]
+    fn each_point_is_the_median_run_with_its_spread() {
+        // Rounds as the plan orders them: 1, 2, 1, 2, 1, 2.
+        let walls = [64_000, 30_000, 60_000, 32_000, 70_000, 34_000];
+        let runs: Vec<RunSummary> = walls
+            .iter()
+            .enumerate()
+            .map(|(k, w)| run(Mode::pipelined(1 << (k % 2)), *w))
+            .collect();
+        let p = points(&runs).unwrap();
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[0].runs, 3);
+        assert_eq!(p[0].ops_per_sec, ops_per_sec(1000, 64_000));
+        assert_eq!(p[0].ops_min, ops_per_sec(1000, 70_000));
+        assert_eq!(p[0].ops_max, ops_per_sec(1000, 60_000));
+        assert_eq!(p[0].cost_us, 64.0, "the median run's own cost");
+        assert_eq!(p[1].ops_per_sec, ops_per_sec(1000, 32_000));
+        assert!(p[1].ops_min <= p[1].ops_per_sec && p[1].ops_per_sec <= p[1].ops_max);
+    }
+
+    #[test]
+    fn the_round_trip_share_is_derived_from_the_smallest_batch() {
+        // Batch 1: 64 µs a round trip. Batch 8: 125 round trips in 10 ms, 10 µs a command,
+        // of which 64 ÷ 8 = 8 µs is round trip: 80 %.
+        let p = points(&sweep(&[64_000, 32_000, 16_000, 10_000])).unwrap();
+        assert_eq!(round_trip_share(&p, 0), 1.0);
+        assert!((round_trip_share(&p, 3) - 0.8).abs() < 1e-12);
+        assert_eq!(best(&p), Some(3));
     }
 
     #[test]

@@ -9,11 +9,18 @@
 //! - `[seq|sequential]`: the word `sequential` coloured like the diagram's sequential arrows (the
 //!   class `hl-seq`; see `tour.css`, which reuses the page's colours).
 //! - `{seq.round_trips}`: a number from the summary of the run with role `seq`. Fields: `count`
-//!   (commands done), `round_trips`, `writes`, `wall`, `ops`, `rtt` (p50 latency), `per_rt`
+//!   (commands done), `round_trips`, `writes`, `wall`, `ops`, `rtt` (mean latency), `per_rt`
 //!   (wall time ÷ round trips), `batch` (batch or in-flight requests), `delay` (one-way, as
-//!   dialled in) and the wire tap's `out`, `server` and `back` (absent without a network).
-//!   `{s4.seq.wall}` reads step 4's run instead. `knee` and `best` are the batch-sweep's runs:
-//!   the best throughput, and the smallest batch within `KNEE_SHARE` of it.
+//!   dialled in), the wire tap's `out`, `server` and `back` and the proxy's compensation
+//!   `early_out`/`early_back` (absent without a network), and `redis` (Redis's own time per
+//!   call, absent when Redis did not say). `{s4.seq.wall}` reads step 4's run instead.
+//! - A role run more than once (`b1`, `b1_2`, `b1_3`) reads as its median run by throughput;
+//!   `runs`, `ops_min` and `ops_max` give how many runs and their spread.
+//! - `knee`, `best` and `beyond` are the batch sweep's median runs (`sweep::knee`, the page's
+//!   sweep's definition): the knee, the best throughput, and the largest batch when the knee lies
+//!   beyond the sweep. `knee.rt_major` / `knee.rt_minor`: the round trips' share of the knee's
+//!   time, resolving only when it is at least / under half, so the sentence says what the
+//!   number says.
 //! - `{speedup:seq:pipe}`: how many times the throughput of `pipe` beats `seq`'s.
 //! - `{seq.round_trips|round trip}`: the number followed by the noun, plural unless it is 1.
 //!
@@ -23,9 +30,7 @@
 use shared::{Flush, Mode, Network, RunSpec, RunSummary};
 
 use crate::format;
-
-/// The knee of the batch sweep: the smallest batch whose throughput reaches this share of the best.
-pub const KNEE_SHARE: f64 = 0.8;
+use crate::sweep;
 
 /// The dialled-in one-way delay of the tour's network (the blog's experiment: 0.5 ms).
 pub const TOUR_DELAY_US: u32 = 500;
@@ -122,10 +127,37 @@ const fn pipelined_each(batch: u32) -> Mode {
     }
 }
 
+const fn sweep_run(role: &'static str, batch: u32) -> RunDef {
+    RunDef {
+        role,
+        mode: Mode::pipelined(batch),
+    }
+}
+
+/// The tour's sweep: batches 1 to 10,000 by decades, the series run `sweep::REPEATS` times in
+/// rounds (a repeat's role carries `_2`, `_3`), so each batch has a median and a spread.
+const SWEEP_RUNS: &[RunDef] = &[
+    sweep_run("b1", 1),
+    sweep_run("b10", 10),
+    sweep_run("b100", 100),
+    sweep_run("b1000", 1000),
+    sweep_run("b10000", 10_000),
+    sweep_run("b1_2", 1),
+    sweep_run("b10_2", 10),
+    sweep_run("b100_2", 100),
+    sweep_run("b1000_2", 1000),
+    sweep_run("b10000_2", 10_000),
+    sweep_run("b1_3", 1),
+    sweep_run("b10_3", 10),
+    sweep_run("b100_3", 100),
+    sweep_run("b1000_3", 1000),
+    sweep_run("b10000_3", 10_000),
+];
+
 pub const STEPS: &[Step] = &[
     Step {
         title: "One SET, one round trip",
-        intro: "The client sends one [seq|SET] to Redis and waits. The request crosses the network, Redis does its work, the [seq-reply|+OK] crosses back. That wait is a round trip, and it has three parts: [t1|t1] transmission (putting the bytes on the wire), [t2|t2] propagation (the trip itself, here a dialled-in delay each way) and [t3|t3] queuing and processing inside Redis.",
+        intro: "The client sends one [seq|SET] to Redis and waits. The request crosses the network, Redis does its work, the [seq-reply|+OK] crosses back. That wait is a round trip, and it has three parts: [t1|t1] transmission (putting the bytes on the wire), [t2|t2] propagation (the trip itself, here a dialled-in delay each way) and [t3|t3] queuing and processing inside Redis. A real machine adds a fourth: the hosts' own time (system calls, the kernel's network stack, waking the client and Redis up).",
         look_at: "The round trip below: which part is the biggest?",
         runs: &[RunDef {
             role: "one",
@@ -134,9 +166,11 @@ pub const STEPS: &[Step] = &[
         count: StepCount::Fixed(1),
         delay_us: TOUR_DELAY_US,
         result: &[
-            "Measured: one [seq|SET], one round trip of {one.rtt}.",
-            "The wire tap cut it at Redis: {one.out} on the way out, {one.server} inside Redis ([t3|t3]), {one.back} on the way back.",
-            "[t2|Propagation] was dialled in at {one.delay} each way (the delay line adds a little time of its own); [t1|transmission] of a few dozen bytes is negligible.",
+            "Measured by the engine: one [seq|SET], one round trip of {one.rtt}.",
+            "Measured by the wire tap at the proxy: {one.out} on the way out, {one.server} from the proxy to Redis and back (two loopback hops and two wake-ups around Redis's work), {one.back} on the way back.",
+            "Measured by Redis itself (INFO commandstats): {one.redis} of work for the SET ([t3|t3] proper).",
+            "[t2|Propagation] was dialled in at {one.delay} each way; the proxy releases each chunk early by what its own forwarding costs ({one.early_out} out, {one.early_back} back), so a leg can read below the dialled delay.",
+            "[t1|Transmission] was not measured: a few dozen bytes at an assumed 10 Gbit/s take well under a microsecond.",
         ],
         focus: Focus::OneTrip,
     },
@@ -227,33 +261,16 @@ pub const STEPS: &[Step] = &[
         title: "How big a batch? The sweep and its knee",
         intro: "The same SETs [pipe|pipelined] in batches of 1, 10, 100, 1,000 and 10,000. Throughput should climb steeply while round trips dominate, then flatten once Redis and the wire are the limit: the knee.",
         look_at: "The throughput chart: where does it stop climbing?",
-        runs: &[
-            RunDef {
-                role: "b1",
-                mode: Mode::pipelined(1),
-            },
-            RunDef {
-                role: "b10",
-                mode: Mode::pipelined(10),
-            },
-            RunDef {
-                role: "b100",
-                mode: Mode::pipelined(100),
-            },
-            RunDef {
-                role: "b1000",
-                mode: Mode::pipelined(1000),
-            },
-            RunDef {
-                role: "b10000",
-                mode: Mode::pipelined(10_000),
-            },
-        ],
+        runs: SWEEP_RUNS,
         count: StepCount::Default(10_000),
         delay_us: TOUR_DELAY_US,
         result: &[
-            "Batch {b1.batch}: {b1.ops} ops/s. Batch {b10.batch}: {b10.ops}. Batch {b100.batch}: {b100.ops}. Batch {b1000.batch}: {b1000.ops}. Batch {b10000.batch}: {b10000.ops}.",
-            "The knee is at batch {knee.batch}: {knee.ops} ops/s, within 80 % of the best ({best.ops} ops/s at batch {best.batch}). Bigger batches buy little more and hold more replies in memory.",
+            "Each batch size ran {b1.runs|time}; each figure is its median run, the runs' spread in brackets.",
+            "Batch {b1.batch}: {b1.ops} ops/s ({b1.ops_min}–{b1.ops_max}). Batch {b10.batch}: {b10.ops} ({b10.ops_min}–{b10.ops_max}). Batch {b100.batch}: {b100.ops} ({b100.ops_min}–{b100.ops_max}). Batch {b1000.batch}: {b1000.ops} ({b1000.ops_min}–{b1000.ops_max}). Batch {b10000.batch}: {b10000.ops} ({b10000.ops_min}–{b10000.ops_max}).",
+            "The knee is at batch {knee.batch} ({knee.ops} ops/s): the last step that multiplied throughput by at least 1.5× per doubling of the batch led there, and none did beyond it.",
+            "There round trips still take about {knee.rt_major} of the time (derived from batch 1's time per round trip): bigger batches still cut them, but each doubling now buys less than 1.5×, and holds more replies in memory.",
+            "There round trips take only about {knee.rt_minor} of the time (derived from batch 1's time per round trip): the work per command is now the larger part.",
+            "Every step up to batch {beyond.batch} still paid at least 1.5× per doubling: the knee lies beyond this sweep.",
         ],
         focus: Focus::Charts,
     },
@@ -336,6 +353,15 @@ impl StepResult {
     pub fn get(&self, role: &str) -> Option<&RunSummary> {
         self.runs.iter().find(|(r, _)| r == role).map(|(_, s)| s)
     }
+
+    /// The runs of `role` and of its repeats (`b1`, `b1_2`, `b1_3`).
+    pub fn runs_of(&self, role: &str) -> Vec<&RunSummary> {
+        self.runs
+            .iter()
+            .filter(|(r, _)| same_role(r, role))
+            .map(|(_, s)| s)
+            .collect()
+    }
 }
 
 /// A rendered piece of prose.
@@ -379,29 +405,64 @@ impl Context<'_> {
         match name {
             "best" => best(self.current).cloned(),
             "knee" => knee(self.current).cloned(),
-            role => self.current.get(role).cloned(),
+            "beyond" => beyond(self.current).cloned(),
+            role => sweep::median(self.current.runs_of(role)).cloned(),
         }
     }
 }
 
-/// The run with the highest throughput.
-pub fn best(result: &StepResult) -> Option<&RunSummary> {
-    result
-        .runs
-        .iter()
-        .map(|(_, s)| s)
-        .max_by(|a, b| a.ops_per_sec.total_cmp(&b.ops_per_sec))
+/// True when `run_role` is `role` or one of its repeats (`b1_2` for `b1`).
+fn same_role(run_role: &str, role: &str) -> bool {
+    run_role == role
+        || run_role
+            .strip_prefix(role)
+            .and_then(|r| r.strip_prefix('_'))
+            .is_some_and(|n| n.parse::<u32>().is_ok())
 }
 
-/// The smallest batch whose throughput reaches `KNEE_SHARE` of the best.
+/// The step's runs as a sweep (`sweep::group`): its median run at `pick`'s point.
+fn sweep_run_at(
+    result: &StepResult,
+    pick: impl Fn(&[sweep::Point]) -> Option<usize>,
+) -> Option<&RunSummary> {
+    let runs: Vec<RunSummary> = result.runs.iter().map(|(_, s)| s.clone()).collect();
+    let points = sweep::group(&runs)?;
+    let batch = points[pick(&points)?].batch;
+    sweep::median(
+        result
+            .runs
+            .iter()
+            .map(|(_, s)| s)
+            .filter(|s| s.spec.mode.batch() == batch)
+            .collect(),
+    )
+}
+
+/// The median run at the batch with the best median throughput.
+pub fn best(result: &StepResult) -> Option<&RunSummary> {
+    sweep_run_at(result, sweep::best)
+}
+
+/// The median run at the knee (`sweep::knee`: the page's sweep's definition).
 pub fn knee(result: &StepResult) -> Option<&RunSummary> {
-    let top = best(result)?.ops_per_sec;
-    result
-        .runs
-        .iter()
-        .map(|(_, s)| s)
-        .filter(|s| s.ops_per_sec >= KNEE_SHARE * top)
-        .min_by_key(|s| s.spec.mode.batch())
+    sweep_run_at(result, sweep::knee)
+}
+
+/// The median run at the largest batch, when every step still paid (no knee in the sweep).
+pub fn beyond(result: &StepResult) -> Option<&RunSummary> {
+    sweep_run_at(result, |p| sweep::knee(p).is_none().then(|| p.len() - 1))
+}
+
+/// The round trips' share of the knee's time (`sweep::round_trip_share`).
+pub fn knee_round_trip_share(result: &StepResult) -> Option<f64> {
+    let runs: Vec<RunSummary> = result.runs.iter().map(|(_, s)| s.clone()).collect();
+    let points = sweep::group(&runs)?;
+    Some(sweep::round_trip_share(&points, sweep::knee(&points)?))
+}
+
+/// A share as shown: `0.667` → `67 %`.
+fn percent(share: f64) -> (f64, String) {
+    (share, format!("{:.0} %", share * 100.0))
 }
 
 /// One field of a summary: raw value and as shown.
@@ -414,7 +475,11 @@ pub fn field(s: &RunSummary, name: &str) -> Option<(f64, String)> {
         "batch" => n(s.spec.mode.batch() as u64),
         "wall" => Some((s.wall_us as f64, format::wall(s.wall_us))),
         "ops" => Some((s.ops_per_sec, format::rate(s.ops_per_sec))),
-        "rtt" => Some((s.latency.p50_us, format::latency(s.latency.p50_us))),
+        "rtt" => Some((s.latency.mean_us, format::latency(s.latency.mean_us))),
+        "redis" => {
+            let v = s.redis_usec_per_call?;
+            Some((v, crate::timeaxis::duration(v)))
+        }
         "per_rt" => {
             let v = s.wall_us as f64 / s.round_trips.max(1) as f64;
             Some((v, format::latency(v)))
@@ -424,11 +489,13 @@ pub fn field(s: &RunSummary, name: &str) -> Option<(f64, String)> {
             Some((v, format::latency(v)))
         }
         // The wire tap's medians, when a network was dialled in.
-        "out" | "server" | "back" => {
+        "out" | "server" | "back" | "early_out" | "early_back" => {
             let split = s.split.filter(|t| t.samples > 0)?;
             let v = match name {
                 "out" => split.out_us,
                 "server" => split.server_us,
+                "early_out" => split.early_out_us,
+                "early_back" => split.early_back_us,
                 _ => split.back_us,
             };
             Some((v, format::latency(v)))
@@ -446,7 +513,26 @@ fn placeholder(key: &str, ctx: &Context) -> Option<(f64, String)> {
         return x.is_finite().then(|| (x, format::factor(x)));
     }
     let (run, name) = key.rsplit_once('.')?;
-    field(&ctx.run(run)?, name)
+    match (run, name) {
+        ("knee", "rt_major" | "rt_minor") => {
+            let share = knee_round_trip_share(ctx.current)?;
+            ((share >= 0.5) == (name == "rt_major")).then(|| percent(share))
+        }
+        (role, "runs" | "ops_min" | "ops_max") => {
+            let runs = ctx.current.runs_of(role);
+            if runs.is_empty() {
+                return None;
+            }
+            let ops = runs.iter().map(|s| s.ops_per_sec);
+            let v = match name {
+                "runs" => return Some((runs.len() as f64, format::count(runs.len() as u64))),
+                "ops_min" => ops.reduce(f64::min)?,
+                _ => ops.reduce(f64::max)?,
+            };
+            Some((v, format::rate(v)))
+        }
+        _ => field(&ctx.run(run)?, name),
+    }
 }
 
 /// Parses a template into pieces; `ctx: None` (nothing measured yet) leaves no placeholder
@@ -569,6 +655,44 @@ pub fn handout_markdown(results: &[StepResult]) -> String {
             STEPS[r.step].title,
             crate::export::markdown(&runs)
         );
+        if let (Some(FocusTrip { run, summary }), Focus::OneTrip) =
+            (FocusTrip::of(r), STEPS[r.step].focus)
+        {
+            out += &trip_markdown(run, summary);
+        }
+    }
+    out
+}
+
+/// The run a one-trip step takes apart.
+struct FocusTrip<'a> {
+    run: u64,
+    summary: &'a RunSummary,
+}
+
+impl FocusTrip<'_> {
+    fn of(r: &StepResult) -> Option<FocusTrip<'_>> {
+        Some(FocusTrip {
+            run: r.ids.first().copied().unwrap_or(0),
+            summary: &r.runs.first()?.1,
+        })
+    }
+}
+
+/// A round trip's parts as a list, each with its source (as the figure labels them).
+pub fn trip_markdown(run: u64, s: &RunSummary) -> String {
+    let trip = crate::rtt_model::Trip::of(run, s);
+    let mut out = format!(
+        "\nThe round trip, taken apart:\n\n- RTT {} (mean, measured by the engine)\n",
+        format::latency(trip.rtt_us)
+    );
+    for p in &trip.parts {
+        out += &format!(
+            "- {} {} ({})\n",
+            p.name,
+            crate::timeaxis::duration(p.us),
+            p.source.describe()
+        );
     }
     out
 }
@@ -588,7 +712,8 @@ mod tests {
             writes: mode.writes(count).unwrap_or(count),
             wire_commands: count,
             latency: Latency {
-                p50_us: 1_040.0,
+                mean_us: 1_040.0,
+                p50_us: 1_000.0,
                 ..Latency::default()
             },
             split: Some(shared::RoundTripSplit {
@@ -647,25 +772,68 @@ mod tests {
     }
 
     #[test]
-    fn without_the_wire_tap_its_sentence_is_left_out() {
+    fn step_1_says_who_measured_each_figure() {
         let mut one = summary(Mode::Sequential, 1, 1_040);
         let tapped = StepResult {
             step: 0,
             runs: vec![("one".into(), one.clone())],
             ids: vec![1],
         };
-        let s = result_sentences(&tapped, &[]);
-        assert_eq!(s.len(), 3);
+        let s: Vec<String> = result_sentences(&tapped, &[])
+            .iter()
+            .map(|p| plain(p))
+            .collect();
+        assert_eq!(s.len(), 4, "Redis did not report its time: {s:?}");
         assert_eq!(
-            plain(&s[1]),
-            "The wire tap cut it at Redis: 510 µs on the way out, 20 µs inside Redis (t3), 510 µs on the way back."
+            s[0],
+            "Measured by the engine: one SET, one round trip of 1.04 ms."
+        );
+        assert_eq!(
+            s[1],
+            "Measured by the wire tap at the proxy: 510 µs on the way out, 20 µs from the proxy to Redis and back (two loopback hops and two wake-ups around Redis's work), 510 µs on the way back."
+        );
+        assert!(s[2].contains("releases each chunk early"), "{}", s[2]);
+        assert!(
+            s[3].contains("not measured") && s[3].contains("assumed"),
+            "{}",
+            s[3]
+        );
+        one.redis_usec_per_call = Some(1.2);
+        let with_redis = StepResult {
+            runs: vec![("one".into(), one.clone())],
+            ..tapped.clone()
+        };
+        let s = result_sentences(&with_redis, &[]);
+        assert_eq!(
+            plain(&s[2]),
+            "Measured by Redis itself (INFO commandstats): 1.2 µs of work for the SET (t3 proper)."
         );
         one.split = None;
         let untapped = StepResult {
             runs: vec![("one".into(), one)],
             ..tapped
         };
-        assert_eq!(result_sentences(&untapped, &[]).len(), 2);
+        assert_eq!(result_sentences(&untapped, &[]).len(), 3, "no tap, no legs");
+    }
+
+    #[test]
+    fn the_handout_lists_the_trips_parts_with_their_sources() {
+        let one = StepResult {
+            step: 0,
+            runs: vec![("one".into(), summary(Mode::Sequential, 1, 1_040))],
+            ids: vec![1],
+        };
+        let md = handout_markdown(&[one]);
+        assert!(
+            md.contains("- RTT 1.04 ms (mean, measured by the engine)"),
+            "{md}"
+        );
+        assert!(
+            md.contains("- out 510 µs (measured by the wire tap (median))"),
+            "{md}"
+        );
+        assert!(md.contains("- t1 transmission"), "{md}");
+        assert!(md.contains("(assumed: "), "{md}");
     }
 
     #[test]
@@ -763,7 +931,11 @@ mod tests {
                 .runs
                 .iter()
                 .zip(&specs)
-                .map(|(r, s)| (r.role.to_string(), summary(s.mode, s.count, 1_000_000)))
+                .map(|(r, s)| {
+                    let mut run = summary(s.mode, s.count, 1_000_000);
+                    run.redis_usec_per_call = Some(1.0);
+                    (r.role.to_string(), run)
+                })
                 .collect();
             all.push(StepResult {
                 step: k,
@@ -772,10 +944,13 @@ mod tests {
             });
         }
         for r in &all {
+            // The sweep's alternatives: the share is either a major or a minor part, and a
+            // knee inside the sweep leaves the "beyond" sentence out.
+            let alternatives = if r.step == 5 { 2 } else { 0 };
             let sentences = result_sentences(r, &all);
             assert_eq!(
                 sentences.len(),
-                STEPS[r.step].result.len(),
+                STEPS[r.step].result.len() - alternatives,
                 "step {}",
                 r.step + 1
             );
@@ -816,26 +991,121 @@ mod tests {
         assert_eq!(result_sentences(&r, &with4).len(), 3);
     }
 
-    #[test]
-    fn the_knee_is_the_smallest_batch_near_the_best() {
-        let runs = [
-            (1, 20_000_000),
-            (10, 2_100_000),
-            (100, 300_000),
-            (1000, 200_000),
-            (10_000, 190_000),
-        ]
-        .into_iter()
-        .map(|(b, wall)| (format!("b{b}"), summary(Mode::pipelined(b), 10_000, wall)))
-        .collect();
-        let r = StepResult {
+    /// Step 6's runs, in the plan's order, from wall times per round (batch 1 … 10,000).
+    fn sweep_step(rounds: &[[u64; 5]]) -> StepResult {
+        let batches = [1, 10, 100, 1000, 10_000];
+        let runs = STEPS[5]
+            .runs
+            .iter()
+            .enumerate()
+            .map(|(k, def)| {
+                let (round, b) = (k / 5, k % 5);
+                assert_eq!(def.mode.batch(), batches[b], "rounds of 1 … 10,000");
+                let wall = rounds[round % rounds.len()][b];
+                (def.role.to_string(), summary(def.mode, 10_000, wall))
+            })
+            .collect();
+        StepResult {
             step: 5,
             runs,
             ids: vec![],
-        };
-        assert_eq!(best(&r).unwrap().spec.mode.batch(), 10_000);
-        // 190 ms best; 200 ms is 95 % of it, 300 ms only 63 %.
-        assert_eq!(knee(&r).unwrap().spec.mode.batch(), 1000);
+        }
+    }
+
+    #[test]
+    fn the_tours_knee_is_the_sweeps_knee_on_medians() {
+        // Per decade, a doubling pays 1.5× when the decade pays 1.5^3.32 ≈ 3.8×.
+        let r = sweep_step(&[
+            [20_000_000, 2_100_000, 300_000, 200_000, 190_000],
+            [21_000_000, 2_000_000, 320_000, 210_000, 185_000],
+            [19_000_000, 2_300_000, 310_000, 205_000, 200_000],
+        ]);
+        assert_eq!(STEPS[5].runs.len(), 5 * sweep::REPEATS);
+        // 2.1 s → 310 ms is 6.8× a decade: paid; 310 → 205 ms is 1.5×: not.
+        assert_eq!(knee(&r).unwrap().spec.mode.batch(), 100);
+        assert_eq!(knee(&r).unwrap().wall_us, 310_000, "the median run");
+        assert_eq!(best(&r).unwrap().wall_us, 190_000);
+        assert_eq!(beyond(&r), None);
+        let runs: Vec<RunSummary> = r.runs.iter().map(|(_, s)| s.clone()).collect();
+        let points = sweep::group(&runs).unwrap();
+        assert_eq!(sweep::knee(&points), Some(2), "one definition");
+        // Batch 1: 2,000 µs a round trip; batch 100: 100 round trips in 310 ms → 65 %.
+        let share = knee_round_trip_share(&r).unwrap();
+        assert!((share - 100.0 * 2_000.0 / 310_000.0).abs() < 1e-12);
+        let all = [r.clone()];
+        let s: Vec<String> = result_sentences(&r, &all)
+            .iter()
+            .map(|p| plain(p))
+            .collect();
+        assert_eq!(
+            s[0],
+            "Each batch size ran 3 times; each figure is its median run, the runs' spread in brackets."
+        );
+        assert!(
+            s[1].starts_with("Batch 1: 500 ops/s (476–526). Batch 10: 4,762"),
+            "{}",
+            s[1]
+        );
+        assert!(
+            s[2].starts_with("The knee is at batch 100 (32,258 ops/s)"),
+            "{}",
+            s[2]
+        );
+        assert!(
+            s[3].starts_with("There round trips still take about 65 % of the time"),
+            "{}",
+            s[3]
+        );
+        assert_eq!(s.len(), 4, "no minor-share or beyond sentence: {s:?}");
+        assert!(STEPS[5].result[2].contains(&format!("{}×", sweep::KNEE_GAIN)));
+    }
+
+    #[test]
+    fn a_sweep_still_climbing_says_the_knee_lies_beyond() {
+        let r = sweep_step(&[[10_000_000, 1_000_000, 100_000, 10_000, 1_000]]);
+        assert_eq!(knee(&r), None);
+        assert_eq!(beyond(&r).unwrap().spec.mode.batch(), 10_000);
+        let all = [r.clone()];
+        let s: Vec<String> = result_sentences(&r, &all)
+            .iter()
+            .map(|p| plain(p))
+            .collect();
+        assert_eq!(s.len(), 3, "{s:?}");
+        assert!(
+            s[2].starts_with("Every step up to batch 10,000 still paid"),
+            "{}",
+            s[2]
+        );
+    }
+
+    #[test]
+    fn a_minor_share_is_called_minor() {
+        // Batch 1: 2,000 µs a round trip; batch 100's 100 round trips are 200 ms of 1 s: 20 %.
+        let r = sweep_step(&[[20_000_000, 2_000_000, 1_000_000, 1_000_000, 1_000_000]]);
+        assert_eq!(knee(&r).unwrap().spec.mode.batch(), 10);
+        let all = [r.clone()];
+        let s: Vec<String> = result_sentences(&r, &all)
+            .iter()
+            .map(|p| plain(p))
+            .collect();
+        assert!(
+            s[3].starts_with("There round trips still take about 100 %"),
+            "{s:?}"
+        );
+        let r = sweep_step(&[[20_000_000, 10_000_000, 10_000_000, 10_000_000, 10_000_000]]);
+        assert_eq!(knee(&r).unwrap().spec.mode.batch(), 1, "no step paid");
+        let r = sweep_step(&[[2_000_000, 500_000, 480_000, 470_000, 460_000]]);
+        let share = knee_round_trip_share(&r).unwrap();
+        assert!(share < 0.5, "{share}");
+        let all = [r.clone()];
+        let s: Vec<String> = result_sentences(&r, &all)
+            .iter()
+            .map(|p| plain(p))
+            .collect();
+        assert!(
+            s[3].starts_with("There round trips take only about"),
+            "{s:?}"
+        );
     }
 
     #[test]

@@ -27,7 +27,7 @@ impl Limits {
     pub const DEFAULT: Limits = Limits {
         max_count: 10_000_000,
         max_batch: 100_000,
-        max_runs: 16,
+        max_runs: 48,
         max_value_bytes: 1024 * 1024,
         max_total_bytes: 512 * 1024 * 1024,
         max_delay_us: 1_000_000,

@@ -11,10 +11,10 @@ const RIGHT: f64 = W - 78.0;
 const TOP: f64 = 22.0;
 const BOTTOM: f64 = H - 46.0;
 
-/// The batch sweep: ops/s (left axis) and per-command cost, wall ÷ commands (right axis),
-/// against the batch size, all on log scales (hand-written SVG like `Charts`). Marks the knee,
-/// where doubling the batch stops multiplying throughput by at least `KNEE_GAIN`. Shown when
-/// the finished runs form a sweep (`sweep::points`); derived from the results, never stored.
+/// The batch sweep: ops/s (left axis, each batch's median run with its runs' min–max) and
+/// per-command cost, wall ÷ commands (right axis), against the batch size, all on log scales
+/// (hand-written SVG like `Charts`). Marks the knee (`sweep::knee`, the tour's definition too).
+/// Shown when the finished runs form a sweep (`sweep::points`); derived, never stored.
 #[component]
 pub fn SweepChart(conn: Connection) -> impl IntoView {
     let points = Memo::new(move |_| {
@@ -78,7 +78,7 @@ fn chart(points: &[Point]) -> impl IntoView + use<> {
     let n = points.len();
     let max_log2 = (points[n - 1].batch as f64).log2().max(1.0);
     let x = move |batch: u32| LEFT + (batch as f64).log2() / max_log2 * (RIGHT - LEFT);
-    let (ops_lo, ops_hi) = decades(points.iter().map(|p| p.ops_per_sec));
+    let (ops_lo, ops_hi) = decades(points.iter().flat_map(|p| [p.ops_min, p.ops_max]));
     let (cost_lo, cost_hi) = decades(points.iter().map(|p| p.cost_us));
     let y = move |v: f64, lo: f64, hi: f64| {
         let l = v.max(10f64.powf(lo)).log10();
@@ -133,6 +133,16 @@ fn chart(points: &[Point]) -> impl IntoView + use<> {
         .iter()
         .map(|p| {
             view! {
+                <line
+                    class="spread"
+                    x1=x(p.batch)
+                    x2=x(p.batch)
+                    y1=y_ops(p.ops_min)
+                    y2=y_ops(p.ops_max)
+                    data-batch=p.batch.to_string()
+                    data-min=p.ops_min.to_string()
+                    data-max=p.ops_max.to_string()
+                ></line>
                 <circle
                     class="sweep-point"
                     cx=x(p.batch)
@@ -140,8 +150,16 @@ fn chart(points: &[Point]) -> impl IntoView + use<> {
                     r="5"
                     data-batch=p.batch.to_string()
                     data-ops=p.ops_per_sec.to_string()
+                    data-runs=p.runs.to_string()
                 >
-                    <title>{format!("batch {}: {} ops/s", p.batch, format::rate(p.ops_per_sec))}</title>
+                    <title>{format!(
+                        "batch {}: {} ops/s (median of {} runs; {}–{})",
+                        p.batch,
+                        format::rate(p.ops_per_sec),
+                        p.runs,
+                        format::rate(p.ops_min),
+                        format::rate(p.ops_max),
+                    )}</title>
                 </circle>
                 <rect
                     class="cost-point"
@@ -152,7 +170,7 @@ fn chart(points: &[Point]) -> impl IntoView + use<> {
                     data-batch=p.batch.to_string()
                     data-cost-us=p.cost_us.to_string()
                 >
-                    <title>{format!("batch {}: {} per command", p.batch, format::latency(p.cost_us))}</title>
+                    <title>{format!("batch {}: {} per command (median run)", p.batch, format::latency(p.cost_us))}</title>
                 </rect>
             }
         })
@@ -195,25 +213,40 @@ fn chart(points: &[Point]) -> impl IntoView + use<> {
     }
 }
 
-fn explain(points: &[Point]) -> impl IntoView + use<> {
-    let text = match sweep::knee(points) {
-        Some(k) => format!(
-            "Knee at batch {}: the last doubling that still multiplied throughput by at least {KNEE_GAIN}× led there; none did beyond it. Round trips are no longer the main cost; the work per command is ({} a command at batch {}).",
-            points[k].batch,
-            format::latency(points[k].cost_us),
-            points[k].batch
-        ),
-        None => format!(
-            "The last doubling still multiplied throughput by at least {KNEE_GAIN}×: round trips still dominate; sweep to a larger batch to find the knee."
-        ),
+/// What the knee means here, with the round trips' share the numbers give (never a claim
+/// they do not make).
+fn knee_text(points: &[Point]) -> String {
+    let Some(k) = sweep::knee(points) else {
+        return format!(
+            "The last doubling still multiplied the median throughput by at least {KNEE_GAIN}×: round trips still dominate; sweep to a larger batch to find the knee."
+        );
     };
+    let share = sweep::round_trip_share(points, k);
+    let verdict = if share >= 0.5 {
+        "round trips are still the larger part, but each doubling now buys less than"
+    } else {
+        "the work per command is now the larger part, and each doubling buys less than"
+    };
+    format!(
+        "Knee at batch {}: the last doubling that multiplied the median throughput by at least {KNEE_GAIN}× led there; none did beyond it. There round trips take about {:.0} % of the time (derived: batch {}'s time per round trip × batch {}'s round trips ÷ its wall time) and {} a command: {verdict} {KNEE_GAIN}×.",
+        points[k].batch,
+        share * 100.0,
+        points[0].batch,
+        points[k].batch,
+        format::latency(points[k].cost_us),
+    )
+}
+
+fn explain(points: &[Point]) -> impl IntoView + use<> {
+    let k = sweep::knee(points);
+    let share = k.map(|k| sweep::round_trip_share(points, k).to_string());
     view! {
-        <p class="note sweep-note">
-            <span class="key ops">"● ops/s"</span>
+        <p class="note sweep-note" data-knee-rt-share=share>
+            <span class="key ops">"● ops/s: median run, bar min–max"</span>
             " "
             <span class="key cost">"■ cost per command (wall ÷ commands)"</span>
-            " · "
-            {text}
+            {format!(" · each batch run {} times · ", points[0].runs)}
+            {knee_text(points)}
         </p>
     }
 }
