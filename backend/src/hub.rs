@@ -153,10 +153,6 @@ impl State {
 }
 
 impl Hub {
-    pub fn new(target: RedisTarget, redis_version: String) -> Self {
-        Self::build(target, redis_version, Network::LOOPBACK)
-    }
-
     /// A hub whose default network (what `Welcome` offers the page) is `network`; each run
     /// still crosses the network its own spec names. The default's delay-line proxy is started
     /// (and calibrated) now, so a bad setup shows at start-up and the first run does not wait
@@ -164,9 +160,8 @@ impl Hub {
     pub async fn with_network(
         target: RedisTarget,
         redis_version: String,
-        network: impl Into<Network>,
+        network: Network,
     ) -> Result<Self, TargetError> {
-        let network = network.into();
         let swept = keys::sweep_leftovers(&target, keys::first_run_id()).await?;
         if swept > 0 {
             tracing::warn!(

@@ -50,6 +50,7 @@ impl LocalRedis {
     }
 
     /// Starts redis-server on a given port (e.g. again, where one just died).
+    #[cfg(feature = "test-util")]
     pub fn start_on(port: u16) -> Result<Self, LocalRedisError> {
         Self::spawn(port, &[])
     }

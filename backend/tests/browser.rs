@@ -108,7 +108,10 @@ async fn invalid_input_is_refused_in_the_page() {
 async fn only_the_presenters_link_can_start_a_run() {
     let (_redis, target) = support::redis();
     let version = target.server_version().await.unwrap();
-    let hub = pipescope::hub::Hub::new(target.clone(), version).require_token("Tok3n".into());
+    let hub = pipescope::hub::Hub::with_network(target.clone(), version, shared::Network::LOOPBACK)
+        .await
+        .unwrap()
+        .require_token("Tok3n".into());
     let server = support::Server::serve(hub).await;
 
     let viewer = Browser::open(&server.http_url()).await;

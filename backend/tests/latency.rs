@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use pipescope::engine::{self, RunContext, keys};
-use pipescope::net::{DelayProxy, NetworkProfile};
+use pipescope::net::DelayProxy;
 use pipescope::target::RedisTarget;
 use shared::{ClientMsg, Mode, Network, RunSpec, RunSummary, ServerMsg, Timeline};
 
@@ -83,7 +83,7 @@ fn bytes_out_equal_bytes_in_both_ways() {
             },
         ),
     ] {
-        let proxy = DelayProxy::start(echo_server(), profile).unwrap();
+        let proxy = DelayProxy::raw(echo_server(), profile).unwrap();
         let payload = random_bytes(1_000_000, seed);
         let got = echo_through(&proxy, &payload);
         assert!(
@@ -130,9 +130,9 @@ fn spec(count: u64, mode: Mode) -> RunSpec {
 async fn every_round_trip_pays_at_least_twice_the_delay() {
     let (_redis, target) = support::redis();
     let delay = Duration::from_millis(2);
-    let proxy = DelayProxy::start(
+    let proxy = DelayProxy::raw(
         target.socket_addr().await.unwrap(),
-        NetworkProfile::symmetric(delay),
+        Network::symmetric(delay.as_micros() as u32),
     )
     .unwrap();
     let routed = target.through(proxy.addr());
@@ -158,9 +158,9 @@ async fn every_round_trip_pays_at_least_twice_the_delay() {
 #[tokio::test]
 async fn a_pipelined_batch_pays_one_round_trip_not_one_per_command() {
     let (_redis, target) = support::redis();
-    let proxy = DelayProxy::start(
+    let proxy = DelayProxy::raw(
         target.socket_addr().await.unwrap(),
-        NetworkProfile::symmetric(Duration::from_millis(5)),
+        Network::symmetric(5_000),
     )
     .unwrap();
     let routed = target.through(proxy.addr());
@@ -187,7 +187,7 @@ async fn a_pipelined_batch_pays_one_round_trip_not_one_per_command() {
 
 #[test]
 fn dropping_the_proxy_closes_its_connections() {
-    let proxy = DelayProxy::start(echo_server(), NetworkProfile::default()).unwrap();
+    let proxy = DelayProxy::raw(echo_server(), Network::LOOPBACK).unwrap();
     let mut s = TcpStream::connect(proxy.addr()).unwrap();
     s.write_all(b"ping").unwrap();
     let mut buf = [0u8; 4];
@@ -208,7 +208,7 @@ fn dropping_the_proxy_closes_its_connections() {
 #[tokio::test]
 async fn the_wire_tap_stamps_every_command_in_order() {
     let (_redis, target) = support::redis();
-    let proxy = DelayProxy::start(
+    let proxy = DelayProxy::raw(
         target.socket_addr().await.unwrap(),
         Network::symmetric(1_000),
     )
@@ -250,7 +250,7 @@ async fn the_wire_tap_stamps_every_command_in_order() {
 
 #[test]
 fn jitter_never_reorders_bytes() {
-    let proxy = DelayProxy::start(
+    let proxy = DelayProxy::raw(
         echo_server(),
         Network {
             jitter_us: 400,
@@ -360,7 +360,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 #[tokio::test]
 async fn a_pipelined_batch_is_stamped_command_by_command_in_order() {
     let (_redis, target) = support::redis();
-    let proxy = DelayProxy::start(
+    let proxy = DelayProxy::raw(
         target.socket_addr().await.unwrap(),
         Network::symmetric(2_000),
     )
@@ -513,11 +513,7 @@ async fn a_start_with_a_network_finishes_with_server_stamps_and_a_split() {
 #[tokio::test]
 async fn the_welcome_offers_the_servers_default_network() {
     let (_redis, target) = support::redis();
-    let server = support::Server::start_with_network(
-        target,
-        NetworkProfile::symmetric(Duration::from_micros(250)),
-    )
-    .await;
+    let server = support::Server::start_with_network(target, Network::symmetric(250)).await;
     let welcome = server.hub.subscribe().welcome;
     let ServerMsg::Welcome { network, .. } = welcome else {
         unreachable!()

@@ -87,10 +87,7 @@ impl Server {
     }
 
     /// The same, with a network dialled in between the engine and Redis.
-    pub async fn start_with_network(
-        target: RedisTarget,
-        network: pipescope::net::NetworkProfile,
-    ) -> Server {
+    pub async fn start_with_network(target: RedisTarget, network: shared::Network) -> Server {
         let version = target.server_version().await.unwrap();
         Self::serve(Hub::with_network(target, version, network).await.unwrap()).await
     }
