@@ -2,19 +2,17 @@
 //! set` (fresh keys and values as long as ours, like our SETs) on the same Redis, in one run.
 //!
 //! Our engine runs twice per round: waiting for replies the way redis-benchmark and client
-//! libraries do (sleeping in the kernel), and busy-polling for them (see `shared::Wait`). On this
-//! kind of machine (a VM) the client's wake-up is most of a loopback round trip, so the first
-//! is the like-for-like comparison and the second shows what the engine can do when that cost
-//! is taken away.
+//! libraries do (sleeping in the kernel), and busy-polling for them (see `shared::Wait`). The
+//! first is the like-for-like comparison; the second shows what the engine can do without the
+//! client's wake-up, which can be most of a loopback round trip (the README's measurements).
 //!
 //! What makes the numbers comparable:
 //! - every timed run starts from an empty database (`FLUSHALL SYNC` on our own server, outside
 //!   the timing): Redis's hash table then grows through the same resizes for every run, where
 //!   a run that followed a deletion otherwise depended on how far Redis had shrunk it again;
-//! - rounds rotate who goes first, so the machine's mood of the moment (which on a shared host
-//!   moves throughput by tens of percent from one tenth of a second to the next) weighs on all
-//!   alike, and the ratio is the median of the rounds' own ratios, with a 95 % confidence
-//!   interval for that median;
+//! - rounds rotate who goes first, so the machine's mood of the moment (on a shared host,
+//!   throughput moves from one moment to the next) weighs on all alike, and the ratio is the
+//!   median of the rounds' own ratios, with a 95 % confidence interval for that median;
 //! - rounds go on while the time budget lasts (short runs, like K = 1000's, get many).
 //!
 //! Also what measuring costs: the engine with its instrumentation on and off, interleaved the
@@ -42,8 +40,8 @@ pub const MAX_ROUNDS: usize = 101;
 pub const DEFAULT_TIME_BUDGET: Duration = Duration::from_secs(420);
 /// Commands per run when measuring the instrumentation at batch 1.
 const OVERHEAD_COUNT_AT_1: u64 = 20_000;
-/// How the busy-polling engine waits: it polls for longer than Redis takes to answer a batch
-/// of 1,000 here, so it never sleeps in this comparison.
+/// How the busy-polling engine waits: long enough for Redis to answer a batch of 1,000 (the
+/// largest K) on loopback, so that it does not sleep in this comparison.
 const BUSY_POLL: Wait = Wait::BusyPoll {
     us: Wait::DEFAULT_BUSY_POLL_US,
 };
@@ -125,9 +123,8 @@ struct Shape {
 }
 
 impl Shape {
-    /// Keys and values as long as ours on average (Redis's own cost per SET grows with them:
-    /// with its default 16-byte keys it did a third more SETs a second at K = 1000 than with
-    /// our 30-byte ones), a fresh key each (`-r` over a keyspace so large that almost none
+    /// Keys and values as long as ours on average (Redis's own cost per SET grows with them,
+    /// so redis-benchmark's shorter default keys would flatter it), a fresh key each (`-r` over a keyspace so large that almost none
     /// repeat; its default `-r N` overwrites a third of them, which costs Redis less than
     /// creating keys, as ours all do).
     fn like_ours(run_id: u64, count: u64) -> Shape {

@@ -25,7 +25,7 @@ use super::wire_tap::{RespFramer, WireTap};
 const SPIN: Duration = Duration::from_micros(120);
 const CHUNK: usize = 64 * 1024;
 
-/// A running delay-line proxy on 127.0.0.1:<free port> in front of `upstream`.
+/// A running delay-line proxy on a free loopback port in front of `upstream`.
 pub struct DelayProxy {
     addr: SocketAddr,
     network: Network,
