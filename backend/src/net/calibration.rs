@@ -1,5 +1,6 @@
-//! What forwarding through the proxy costs by itself, measured, and the compensation that
-//! cancels it: the proxy releases each chunk that much earlier than arrival + delay.
+//! What forwarding through the proxy costs by itself, measured with the engine. A route's
+//! proxy then releases each chunk that much earlier than arrival + delay (`Compensation`, in
+//! `schedule`), which cancels it.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -9,13 +10,6 @@ use shared::{Mode, Network};
 use super::delay_line::DelayProxy;
 use crate::median::median;
 use crate::target::{RedisTarget, TargetError};
-
-/// The proxy's own cost taken off each direction's delay.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Compensation {
-    pub out: Duration,
-    pub back: Duration,
-}
 
 /// The one-way delay used to measure the proxy's own cost is the network's own (the cost
 /// grows with it on a busy machine: threads idle longer wake slower), within these bounds:
@@ -28,20 +22,6 @@ const CALIBRATION_DELAY: std::ops::RangeInclusive<Duration> =
 fn calibration_delay(network: &Network) -> Duration {
     let mean = Duration::from_micros(network.round_trip_us() / 2);
     mean.clamp(*CALIBRATION_DELAY.start(), *CALIBRATION_DELAY.end())
-}
-
-impl Compensation {
-    /// Takes a round trip's forwarding cost off the return leg, as far as its delay allows,
-    /// and only the rest off the outbound one. So a request never reaches Redis sooner than the
-    /// outbound delay after it reached the proxy (the tap's engine → Redis leg is ≥ D), and
-    /// the round trip as a whole comes out at 2·D plus the direct one.
-    pub fn for_network(cost: Duration, network: &Network) -> Compensation {
-        let back = cost.min(Duration::from_micros(network.delay_back_us as u64));
-        Compensation {
-            out: cost - back,
-            back,
-        }
-    }
 }
 
 /// The calibration's cost is capped: a stall during it must not make the proxy release
@@ -119,25 +99,4 @@ pub async fn forwarding_cost(
         "calibrated the latency proxy with the engine"
     );
     Ok(cost)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_return_leg_absorbs_the_compensation_first() {
-        let cost = Duration::from_micros(40);
-        let c = Compensation::for_network(cost, &Network::symmetric(250));
-        assert_eq!((c.out, c.back), (Duration::ZERO, cost));
-        let short_back = Network {
-            delay_back_us: 10,
-            ..Network::symmetric(250)
-        };
-        let c = Compensation::for_network(cost, &short_back);
-        assert_eq!(
-            (c.out, c.back),
-            (Duration::from_micros(30), Duration::from_micros(10))
-        );
-    }
 }

@@ -15,8 +15,7 @@ use std::time::{Duration, Instant};
 
 use shared::Network;
 
-use super::calibration::Compensation;
-use super::schedule::{Link, Links, Schedule};
+use super::schedule::{Compensation, Link, Links, Schedule};
 use super::stats::{Direction, ProxyStats};
 use super::wire_tap::{RespFramer, WireTap};
 

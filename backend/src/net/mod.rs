@@ -29,9 +29,9 @@ mod schedule;
 mod stats;
 mod wire_tap;
 
-pub use calibration::Compensation;
 pub use delay_line::DelayProxy;
 pub use route::{Proxies, Route};
+pub use schedule::Compensation;
 #[cfg(feature = "test-util")]
 pub use stats::ProxyStats;
 pub use wire_tap::{TapLog, WireTap, stamp_timeline};

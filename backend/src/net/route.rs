@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 
 use shared::{Network, RoundTripSplit, RunSpec, Timeline};
 
-use super::calibration::{Compensation, forwarding_cost};
+use super::calibration::forwarding_cost;
 use super::delay_line::DelayProxy;
+use super::schedule::Compensation;
 use super::wire_tap::stamp_timeline;
 use crate::engine::{self, RunContext, RunError, RunOutcome};
 use crate::target::{RedisTarget, TargetError};
