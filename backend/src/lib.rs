@@ -21,7 +21,8 @@
 //! - `server`: the HTTP side: the routes (`/ws`, `/tour`, `/healthz`, the page) and shutdown.
 //! - `assets`: the page, Trunk's `dist/` (embedded in release builds).
 //! - `ws`: one page's websocket: the hub's events out, starts and cancels in.
-//! - `hub`: one run at a time, its events broadcast to every page, a late page caught up.
+//! - `hub`: one run at a time, its events broadcast to every page, a late page caught up
+//!   (`hub::plan` runs the specs, `hub::state` remembers what a late page needs).
 //! - `engine`: runs a `RunSpec` over one raw connection and measures every request, a module
 //!   per mode family; `engine::run_and_clean_up` is the one way to run a spec (Redis's own
 //!   time read around it, its keys removed after it), `engine::keys` the key namespace.
