@@ -476,12 +476,7 @@ async fn a_page_from_another_origin_is_refused() {
 #[tokio::test]
 async fn with_a_token_viewers_watch_and_only_the_presenter_starts() {
     let (_redis, target) = support::redis();
-    let version = target.server_version().await.unwrap();
-    let hub = pipescope::hub::Hub::with_network(target.clone(), version, shared::Network::LOOPBACK)
-        .await
-        .unwrap()
-        .require_token("s3cr3t-token".into());
-    let server = support::Server::serve(hub).await;
+    let server = support::Server::start_with_token(target.clone(), "s3cr3t-token").await;
     let start = ClientMsg::Start {
         runs: vec![RunSpec::set(10, Mode::Sequential)],
     };

@@ -14,6 +14,8 @@ use crate::recorder::Progress;
 use crate::spans::Outbox;
 
 impl Hub {
+    /// Runs `runs` in order, each announced, streamed and finished (or failed) to every page;
+    /// the plan stops at the first failure.
     pub(super) async fn run_plan(&self, runs: Vec<RunSpec>, cancel: &Arc<AtomicBool>) {
         let of = runs.len();
         for (index, spec) in runs.into_iter().enumerate() {

@@ -92,6 +92,16 @@ impl Server {
         Self::serve(Hub::with_network(target, version, network).await.unwrap()).await
     }
 
+    /// The same, with `token` required to start or cancel runs (as when listening beyond
+    /// loopback).
+    pub async fn start_with_token(target: RedisTarget, token: &str) -> Server {
+        let version = target.server_version().await.unwrap();
+        let hub = Hub::with_network(target, version, shared::Network::LOOPBACK)
+            .await
+            .unwrap();
+        Self::serve(hub.require_token(token.into())).await
+    }
+
     /// The real backend around a hub the test made.
     pub async fn serve(hub: Hub) -> Server {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
