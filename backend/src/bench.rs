@@ -120,28 +120,7 @@ pub async fn run(
         run_id += 1;
         let route = proxies.route(target, spec.network).await?;
         let progress = Arc::new(Progress::default());
-        let bar = if show_bar {
-            ProgressBar::new(spec.count)
-        } else {
-            ProgressBar::hidden()
-        };
-        bar.set_style(
-            ProgressStyle::with_template(
-                "{prefix:>24} [{bar:40}] {human_pos}/{human_len} {per_sec} eta {eta}",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
-        );
-        bar.set_prefix(spec.mode.label());
-        let ticker = {
-            let (bar, progress) = (bar.clone(), progress.clone());
-            tokio::spawn(async move {
-                loop {
-                    bar.set_position(progress.read().0);
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-            })
-        };
+        let (bar, ticker) = progress_bar(&spec, &progress, show_bar);
         let ctx = RunContext {
             record_spans,
             instrument: !no_instrument,
@@ -164,6 +143,38 @@ pub async fn run(
         summaries.push(summary);
     }
     Ok(summaries)
+}
+
+/// A progress bar for `spec`'s run (hidden when `show` is false, e.g. not on a terminal), and
+/// the task that moves it from `progress` ten times a second until aborted.
+fn progress_bar(
+    spec: &RunSpec,
+    progress: &Arc<Progress>,
+    show: bool,
+) -> (ProgressBar, tokio::task::JoinHandle<()>) {
+    let bar = if show {
+        ProgressBar::new(spec.count)
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{prefix:>24} [{bar:40}] {human_pos}/{human_len} {per_sec} eta {eta}",
+        )
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    bar.set_prefix(spec.mode.label());
+    let ticker = {
+        let (bar, progress) = (bar.clone(), progress.clone());
+        tokio::spawn(async move {
+            loop {
+                bar.set_position(progress.read().0);
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        })
+    };
+    (bar, ticker)
 }
 
 const COLUMNS: [&str; 12] = [

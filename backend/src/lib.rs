@@ -1,13 +1,43 @@
-//! pipescope's backend: the workload engine, the run hub, the websocket and the page.
+//! pipescope's backend: runs real Redis workloads, measures every request, and streams each
+//! run to every page watching (the `pipescope` binary serves it, or runs it headless).
 //!
-//! - `target`: the Redis a run talks to (URL, the engine's raw connection, admin connections);
-//! - `resp`: just enough RESP, shared by the engine, the connection handshake and the wire tap;
-//! - `engine`: runs a `RunSpec` over one raw connection and measures every request;
-//!   `recorder` and `spans` keep what it measures;
-//! - `net`: the delay-line proxy between the engine and Redis, and its wire tap;
-//! - `hub`, `ws`, `server`, `assets`: one run at a time, streamed to every page;
-//! - `bench`, `versus`: the same engine headless (`pipescope bench`);
-//! - `median`, `local_redis`: small shared pieces.
+//! # Layout
+//!
+//! How a run flows:
+//!
+//! ```text
+//! page ──Start──▶ ws ──▶ hub ──spec──▶ net (route) ──▶ engine ══ one raw connection ══▶ Redis
+//! page ◀── ws ◀── hub event stream ◀── progress, spans, summary ◀── engine
+//! ```
+//!
+//! A page's `Start` arrives on its websocket (`ws`); the `hub` validates it and runs its specs
+//! one at a time. For each, `net` gives the route to Redis (straight, or through a delay-line
+//! proxy for the spec's network) and the `engine` runs the spec over one raw connection,
+//! keeping what it measures in `recorder` and `spans`. The hub turns the run's start,
+//! progress, streamed spans and summary into one event stream, serialised once for every
+//! page; each page's `ws` task sends it on. `bench` drives the same engine and routes from
+//! the command line instead of the hub.
+//!
+//! - `server`: the HTTP side: the routes (`/ws`, `/tour`, `/healthz`, the page) and shutdown.
+//! - `assets`: the page, Trunk's `dist/` (embedded in release builds).
+//! - `ws`: one page's websocket: the hub's events out, starts and cancels in.
+//! - `hub`: one run at a time, its events broadcast to every page, a late page caught up
+//!   (`hub::plan` runs the specs, `hub::state` remembers what a late page needs).
+//! - `engine`: runs a `RunSpec` over one raw connection and measures every request, a module
+//!   per mode family; `engine::run_and_clean_up` is the one way to run a spec (Redis's own
+//!   time read around it, its keys removed after it), `engine::keys` the key namespace.
+//! - `recorder`, `spans`: what the engine measures: the latency histogram and live progress;
+//!   per-request timings within a fixed budget.
+//! - `net`: the network dialled in between the engine and Redis: the delay-line proxy, its
+//!   calibration and wire tap, and the route a run takes.
+//! - `target`: the Redis a run talks to (URL, the engine's raw connection, admin connections).
+//! - `resp`: just enough RESP, shared by the engine, the connection handshake and the wire tap.
+//! - `bench`, `versus`: `pipescope bench`: the engine headless, and beside redis-benchmark.
+//! - `median`: the one median, and a median with its 95 % interval.
+//! - `local_redis`: the embedded redis-server used when no Redis URL is given.
+//!
+//! What the page and the server both speak (specs, the protocol, validation, reports) is in
+//! the `shared` crate.
 
 pub mod assets;
 pub mod bench;

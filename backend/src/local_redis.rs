@@ -50,6 +50,7 @@ impl LocalRedis {
     }
 
     /// Starts redis-server on a given port (e.g. again, where one just died).
+    #[cfg(feature = "test-util")]
     pub fn start_on(port: u16) -> Result<Self, LocalRedisError> {
         Self::spawn(port, &[])
     }
@@ -82,11 +83,20 @@ impl LocalRedis {
             .windows(2)
             .find(|w| w[0] == "--requirepass")
             .map(|w| w[1]);
+        redis.wait_ready(password)?;
+        redis.drain_output();
+        Ok(redis)
+    }
+
+    /// Waits until the server answers PING (with `password`, if it needs one), or fails if it
+    /// exits or stays silent for `READY_TIMEOUT`.
+    fn wait_ready(&mut self, password: Option<&str>) -> Result<(), LocalRedisError> {
+        let port = self.port;
         let deadline = Instant::now() + READY_TIMEOUT;
         loop {
-            if let Ok(Some(status)) = redis.child.try_wait() {
+            if let Ok(Some(status)) = self.child.try_wait() {
                 let mut detail = format!("exited with {status}");
-                if let Some(mut out) = redis.child.stdout.take() {
+                if let Some(mut out) = self.child.stdout.take() {
                     let mut text = String::new();
                     let _ = out.read_to_string(&mut text);
                     detail.push_str(": ");
@@ -95,29 +105,7 @@ impl LocalRedis {
                 return Err(LocalRedisError::NotReady { port, detail });
             }
             if ping(port, password) {
-                // Drain its output in the background so a chatty server never blocks on a pipe.
-                for pipe in [
-                    redis
-                        .child
-                        .stdout
-                        .take()
-                        .map(|s| Box::new(s) as Box<dyn Read + Send>),
-                    redis
-                        .child
-                        .stderr
-                        .take()
-                        .map(|s| Box::new(s) as Box<dyn Read + Send>),
-                ]
-                .into_iter()
-                .flatten()
-                {
-                    std::thread::spawn(move || {
-                        for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-                            tracing::debug!(target: "redis-server", "{line}");
-                        }
-                    });
-                }
-                return Ok(redis);
+                return Ok(());
             }
             if Instant::now() > deadline {
                 return Err(LocalRedisError::NotReady {
@@ -126,6 +114,27 @@ impl LocalRedis {
                 });
             }
             std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Drains the server's output in the background so a chatty server never blocks on a pipe.
+    fn drain_output(&mut self) {
+        let stdout = self
+            .child
+            .stdout
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>);
+        let stderr = self
+            .child
+            .stderr
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>);
+        for pipe in [stdout, stderr].into_iter().flatten() {
+            std::thread::spawn(move || {
+                for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                    tracing::debug!(target: "redis-server", "{line}");
+                }
+            });
         }
     }
 

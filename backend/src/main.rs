@@ -215,15 +215,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 async fn serve(args: ServeArgs, target: RedisTarget, redis_version: String) -> anyhow::Result<()> {
-    let addr = SocketAddr::new(args.listen, args.port);
-    let listener = match TcpListener::bind(addr).await {
-        Ok(l) => l,
-        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && args.port == 8080 => {
-            tracing::warn!("port 8080 is taken; using a free port instead");
-            TcpListener::bind(SocketAddr::new(args.listen, 0)).await?
-        }
-        Err(e) => return Err(e).with_context(|| format!("cannot listen on {addr}")),
-    };
+    let listener = listen(args.listen, args.port).await?;
     let local = listener.local_addr()?;
     let shown = if local.ip().is_unspecified() {
         SocketAddr::new([127, 0, 0, 1].into(), local.port())
@@ -242,17 +234,7 @@ async fn serve(args: ServeArgs, target: RedisTarget, redis_version: String) -> a
         redis_version,
         target.redacted()
     ));
-    // On loopback only this machine can connect; beyond it, a room can: then control needs
-    // the token and everyone else watches.
-    let token = match (args.listen.is_loopback(), args.token) {
-        (_, Some(t)) => Some(t),
-        (false, None) => Some(
-            (0..24)
-                .map(|_| fastrand::alphanumeric())
-                .collect::<String>(),
-        ),
-        (true, None) => None,
-    };
+    let token = presenter_token(args.listen, args.token);
     let hub = match &token {
         Some(t) => hub.require_token(t.clone()),
         None => hub,
@@ -274,12 +256,48 @@ async fn serve(args: ServeArgs, target: RedisTarget, redis_version: String) -> a
     Ok(())
 }
 
+/// Binds `listen:port`; if that is the default port and it is taken, a free port instead.
+async fn listen(listen: IpAddr, port: u16) -> anyhow::Result<TcpListener> {
+    let addr = SocketAddr::new(listen, port);
+    match TcpListener::bind(addr).await {
+        Ok(l) => Ok(l),
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && port == 8080 => {
+            tracing::warn!("port 8080 is taken; using a free port instead");
+            Ok(TcpListener::bind(SocketAddr::new(listen, 0)).await?)
+        }
+        Err(e) => Err(e).with_context(|| format!("cannot listen on {addr}")),
+    }
+}
+
+/// The token that controls runs: the one given, else a fresh one when listening beyond
+/// loopback, else none. On loopback only this machine can connect; beyond it, a room can:
+/// then control needs the token and everyone else watches.
+fn presenter_token(listen: IpAddr, given: Option<String>) -> Option<String> {
+    match (listen.is_loopback(), given) {
+        (_, Some(t)) => Some(t),
+        (false, None) => Some(
+            (0..24)
+                .map(|_| fastrand::alphanumeric())
+                .collect::<String>(),
+        ),
+        (true, None) => None,
+    }
+}
+
 /// A line on stdout for the person who started us. Unlike println!, a closed stdout (e.g. the
 /// reader went away) is not a reason to crash while shutting down cleanly.
 fn say(line: std::fmt::Arguments) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{line}").and_then(|_| out.flush());
+}
+
+/// One JSON object a line.
+fn say_json_lines<T: serde::Serialize>(items: &[T]) -> anyhow::Result<()> {
+    for item in items {
+        say(format_args!("{}", serde_json::to_string(item)?));
+    }
+    Ok(())
 }
 
 async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
@@ -347,10 +365,7 @@ async fn accuracy(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
     let count = args.count.min(1_000);
     let rows = pipescope::bench::accuracy(&target, &delays, count, args.rounds).await?;
     if args.json || args.format == Format::Json {
-        for row in &rows {
-            say(format_args!("{}", serde_json::to_string(row)?));
-        }
-        return Ok(());
+        return say_json_lines(&rows);
     }
     say(format_args!(
         "sequential runs of {count} SETs, direct and through the delay line alternating; medians of the runs' p50 round trips"
@@ -390,51 +405,50 @@ async fn versus(args: BenchArgs) -> anyhow::Result<()> {
     )
     .await?;
     if args.json || args.format == Format::Json {
-        for row in &rows {
-            say(format_args!("{}", serde_json::to_string(row)?));
-        }
-        for overhead in &overheads {
-            say(format_args!("{}", serde_json::to_string(overhead)?));
-        }
-        return Ok(());
+        say_json_lines(&rows)?;
+        return say_json_lines(&overheads);
     }
+    print_versus(args.count, &rows, &overheads);
+    Ok(())
+}
+
+/// The comparison as a Markdown table, then the instrumentation's cost.
+fn print_versus(
+    count: u64,
+    rows: &[pipescope::versus::VersusRow],
+    overheads: &[pipescope::versus::Overhead],
+) {
     say(format_args!(
-        "{} SETs per run, one connection, an empty database before every run; medians of \
+        "{count} SETs per run, one connection, an empty database before every run; medians of \
          rounds that rotate who goes first, 95 % confidence intervals in brackets",
-        args.count,
     ));
     say(format_args!(
         "| K | rounds | redis-benchmark ops/s | pipescope ops/s, sleeping for replies | ours / theirs | pipescope ops/s, busy-polling | ours / theirs |"
     ));
     say(format_args!("|---:|---:|---:|---:|---:|---:|---:|"));
-    let ci =
-        |m: &pipescope::median::Median| format!("{:.2} [{:.2}–{:.2}]", m.median, m.low, m.high);
-    for r in &rows {
+    for r in rows {
         say(format_args!(
             "| {} | {} | {:.0} | {:.0} | {} | {:.0} | {} |",
             r.k,
             r.rounds,
             r.theirs_ops_per_sec,
             r.sleeping_ops_per_sec,
-            ci(&r.sleeping_ratio),
+            r.sleeping_ratio.with_interval(2, ""),
             r.busy_poll_ops_per_sec,
-            ci(&r.busy_poll_ratio),
+            r.busy_poll_ratio.with_interval(2, ""),
         ));
     }
-    let pct =
-        |m: &pipescope::median::Median| format!("{:.1} % [{:.1}–{:.1}]", m.median, m.low, m.high);
-    for o in &overheads {
+    for o in overheads {
         say(format_args!(
             "instrumentation overhead at batch {} (busy-polling, {} rounds of {} commands): {} of throughput ({:.0} ops/s measured vs {:.0} bare)",
             o.batch,
             o.rounds,
             o.count,
-            pct(&o.overhead_percent),
+            o.overhead_percent.with_interval(1, " %"),
             o.instrumented_ops_per_sec,
             o.bare_ops_per_sec,
         ));
     }
-    Ok(())
 }
 
 /// Ctrl-C or SIGTERM. The handlers are installed now, not when the future is first polled,

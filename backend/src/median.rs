@@ -80,6 +80,16 @@ impl Median {
             high: v[n - j],
         }
     }
+
+    /// As printed: the median with `decimals` places and `unit` after it, then the interval in
+    /// brackets (`0.93 [0.78–1.00]`, `1.5 % [-3.1–3.0]`).
+    pub fn with_interval(&self, decimals: usize, unit: &str) -> String {
+        let d = decimals;
+        format!(
+            "{:.d$}{unit} [{:.d$}–{:.d$}]",
+            self.median, self.low, self.high
+        )
+    }
 }
 
 #[cfg(test)]
@@ -97,6 +107,17 @@ mod tests {
             Some(Duration::from_nanos(2_500))
         );
         assert_eq!(Median::of(vec![4.0, 1.0, 2.0, 3.0]).median, 2.5);
+    }
+
+    #[test]
+    fn printed_with_its_interval() {
+        let m = Median {
+            median: 0.934,
+            low: 0.776,
+            high: 1.0,
+        };
+        assert_eq!(m.with_interval(2, ""), "0.93 [0.78–1.00]");
+        assert_eq!(m.with_interval(1, " %"), "0.9 % [0.8–1.0]");
     }
 
     #[test]

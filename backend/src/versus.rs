@@ -2,19 +2,17 @@
 //! set` (fresh keys and values as long as ours, like our SETs) on the same Redis, in one run.
 //!
 //! Our engine runs twice per round: waiting for replies the way redis-benchmark and client
-//! libraries do (sleeping in the kernel), and busy-polling for them (see `shared::Wait`). On this
-//! kind of machine (a VM) the client's wake-up is most of a loopback round trip, so the first
-//! is the like-for-like comparison and the second shows what the engine can do when that cost
-//! is taken away.
+//! libraries do (sleeping in the kernel), and busy-polling for them (see `shared::Wait`). The
+//! first is the like-for-like comparison; the second shows what the engine can do without the
+//! client's wake-up, which can be most of a loopback round trip (the README's measurements).
 //!
 //! What makes the numbers comparable:
 //! - every timed run starts from an empty database (`FLUSHALL SYNC` on our own server, outside
 //!   the timing): Redis's hash table then grows through the same resizes for every run, where
 //!   a run that followed a deletion otherwise depended on how far Redis had shrunk it again;
-//! - rounds rotate who goes first, so the machine's mood of the moment (which on a shared host
-//!   moves throughput by tens of percent from one tenth of a second to the next) weighs on all
-//!   alike, and the ratio is the median of the rounds' own ratios, with a 95 % confidence
-//!   interval for that median;
+//! - rounds rotate who goes first, so the machine's mood of the moment (on a shared host,
+//!   throughput moves from one moment to the next) weighs on all alike, and the ratio is the
+//!   median of the rounds' own ratios, with a 95 % confidence interval for that median;
 //! - rounds go on while the time budget lasts (short runs, like K = 1000's, get many).
 //!
 //! Also what measuring costs: the engine with its instrumentation on and off, interleaved the
@@ -42,8 +40,8 @@ pub const MAX_ROUNDS: usize = 101;
 pub const DEFAULT_TIME_BUDGET: Duration = Duration::from_secs(420);
 /// Commands per run when measuring the instrumentation at batch 1.
 const OVERHEAD_COUNT_AT_1: u64 = 20_000;
-/// How the busy-polling engine waits: it polls for longer than Redis takes to answer a batch
-/// of 1,000 here, so it never sleeps in this comparison.
+/// How the busy-polling engine waits: long enough for Redis to answer a batch of 1,000 (the
+/// largest K) on loopback, so that it does not sleep in this comparison.
 const BUSY_POLL: Wait = Wait::BusyPoll {
     us: Wait::DEFAULT_BUSY_POLL_US,
 };
@@ -125,9 +123,8 @@ struct Shape {
 }
 
 impl Shape {
-    /// Keys and values as long as ours on average (Redis's own cost per SET grows with them:
-    /// with its default 16-byte keys it did a third more SETs a second at K = 1000 than with
-    /// our 30-byte ones), a fresh key each (`-r` over a keyspace so large that almost none
+    /// Keys and values as long as ours on average (Redis's own cost per SET grows with them,
+    /// so redis-benchmark's shorter default keys would flatter it), a fresh key each (`-r` over a keyspace so large that almost none
     /// repeat; its default `-r N` overwrites a third of them, which costs Redis less than
     /// creating keys, as ours all do).
     fn like_ours(run_id: u64, count: u64) -> Shape {
@@ -299,74 +296,13 @@ pub async fn compare(
         run_id,
         min_rounds: min_rounds.clamp(1, MAX_ROUNDS),
     };
-    // Each comparison may run until its share of the budget is used up, counted from the
-    // start, so time one leaves unused goes to those after it. The quick ones (large K, whose
-    // runs take a tenth of a second) go first and reach `MAX_ROUNDS` early; K = 1, whose runs
-    // take seconds, goes late and gets what they left. Comparisons with redis-benchmark (three
-    // runs a round) get twice the share of the overheads (two), and K = 1 (rounds of about
-    // 20 s here) three times.
-    let largest = ks.iter().copied().max().unwrap_or(1000);
-    let mut order: Vec<Section> = vec![Section::Overhead(largest)];
-    let mut by_depth = ks.to_vec();
-    by_depth.sort_unstable_by(|a, b| b.cmp(a));
-    order.extend(by_depth.into_iter().map(Section::Versus));
-    order.push(Section::Overhead(1));
-    let weight = |s: &Section| match s {
-        Section::Versus(1) => 3,
-        Section::Versus(_) => 2,
-        Section::Overhead(_) => 1,
-    };
-    let total: u32 = order.iter().map(weight).sum();
-    let deadlines: Vec<Instant> = order
-        .iter()
-        .scan(0, |used, s| {
-            *used += weight(s);
-            Some(began + time_budget * *used / total)
-        })
-        .collect();
-    let deadline = |i: usize| deadlines[i];
-
     let mut rows = Vec::new();
     let mut overheads = Vec::new();
-    for (i, &section) in order.iter().enumerate() {
+    for (section, deadline) in schedule(ks, began, time_budget) {
         match section {
-            Section::Versus(k) => {
-                let who = [Contender::Theirs, SLEEPING, BUSY_POLLING];
-                let s = bench.rounds(&who, k, count, deadline(i)).await?;
-                let (theirs, sleeping, busy) = (&s[0], &s[1], &s[2]);
-                let ratio = |a: &Sample, b: &Sample| a.ops_per_sec / b.ops_per_sec;
-                rows.push(VersusRow {
-                    k,
-                    rounds: theirs.len(),
-                    theirs_ops_per_sec: median_of(theirs, |s| s.ops_per_sec),
-                    sleeping_ops_per_sec: median_of(sleeping, |s| s.ops_per_sec),
-                    sleeping_ratio: per_round(sleeping, theirs, ratio),
-                    busy_poll_ops_per_sec: median_of(busy, |s| s.ops_per_sec),
-                    busy_poll_ratio: per_round(busy, theirs, ratio),
-                });
-            }
+            Section::Versus(k) => rows.push(bench.versus(k, count, deadline).await?),
             Section::Overhead(batch) => {
-                // Ours against ours: no need for redis-benchmark's N. At batch 1 shorter runs
-                // give more rounds, and rounds are what a difference of a percent needs.
-                let count = if batch == 1 {
-                    count.min(OVERHEAD_COUNT_AT_1)
-                } else {
-                    count
-                };
-                let s = bench
-                    .rounds(&[BUSY_POLLING, BARE], batch, count, deadline(i))
-                    .await?;
-                let (on, off) = (&s[0], &s[1]);
-                overheads.push(Overhead {
-                    batch,
-                    count,
-                    rounds: on.len(),
-                    instrumented_ops_per_sec: median_of(on, |s| s.ops_per_sec),
-                    bare_ops_per_sec: median_of(off, |s| s.ops_per_sec),
-                    overhead_percent: per_round(on, off, |a, b| {
-                        (b.ops_per_sec - a.ops_per_sec) / b.ops_per_sec * 100.0
-                    }),
-                });
+                overheads.push(bench.overhead(batch, count, deadline).await?)
             }
         }
     }
@@ -380,8 +316,117 @@ pub async fn compare(
     Ok((rows, overheads))
 }
 
+/// The comparisons in the order they run, each with the moment after which it starts no new
+/// round.
+///
+/// Each comparison may run until its share of the budget is used up, counted from the start,
+/// so time one leaves unused goes to those after it. The quick ones (large K, whose runs take
+/// a tenth of a second) go first and reach `MAX_ROUNDS` early; K = 1, whose runs take
+/// seconds, goes late and gets what they left. Comparisons with redis-benchmark (three runs a
+/// round) get twice the share of the overheads (two), and K = 1 (the longest rounds) three
+/// times.
+fn schedule(ks: &[u32], began: Instant, time_budget: Duration) -> Vec<(Section, Instant)> {
+    let largest = ks.iter().copied().max().unwrap_or(1000);
+    let mut order: Vec<Section> = vec![Section::Overhead(largest)];
+    let mut by_depth = ks.to_vec();
+    by_depth.sort_unstable_by(|a, b| b.cmp(a));
+    order.extend(by_depth.into_iter().map(Section::Versus));
+    order.push(Section::Overhead(1));
+    let weight = |s: &Section| match s {
+        Section::Versus(1) => 3,
+        Section::Versus(_) => 2,
+        Section::Overhead(_) => 1,
+    };
+    let total: u32 = order.iter().map(weight).sum();
+    let mut used = 0;
+    order
+        .into_iter()
+        .map(|s| {
+            used += weight(&s);
+            (s, began + time_budget * used / total)
+        })
+        .collect()
+}
+
+impl Bench<'_> {
+    /// Theirs, ours sleeping and ours busy-polling at depth `k`.
+    async fn versus(&mut self, k: u32, count: u64, deadline: Instant) -> anyhow::Result<VersusRow> {
+        let who = [Contender::Theirs, SLEEPING, BUSY_POLLING];
+        let s = self.rounds(&who, k, count, deadline).await?;
+        let (theirs, sleeping, busy) = (&s[0], &s[1], &s[2]);
+        let ratio = |a: &Sample, b: &Sample| a.ops_per_sec / b.ops_per_sec;
+        Ok(VersusRow {
+            k,
+            rounds: theirs.len(),
+            theirs_ops_per_sec: median_of(theirs, |s| s.ops_per_sec),
+            sleeping_ops_per_sec: median_of(sleeping, |s| s.ops_per_sec),
+            sleeping_ratio: per_round(sleeping, theirs, ratio),
+            busy_poll_ops_per_sec: median_of(busy, |s| s.ops_per_sec),
+            busy_poll_ratio: per_round(busy, theirs, ratio),
+        })
+    }
+
+    /// Ours busy-polling with and without instrumentation at `batch`.
+    async fn overhead(
+        &mut self,
+        batch: u32,
+        count: u64,
+        deadline: Instant,
+    ) -> anyhow::Result<Overhead> {
+        // Ours against ours: no need for redis-benchmark's N. At batch 1 shorter runs give
+        // more rounds, and rounds are what a difference of a percent needs.
+        let count = if batch == 1 {
+            count.min(OVERHEAD_COUNT_AT_1)
+        } else {
+            count
+        };
+        let s = self
+            .rounds(&[BUSY_POLLING, BARE], batch, count, deadline)
+            .await?;
+        let (on, off) = (&s[0], &s[1]);
+        Ok(Overhead {
+            batch,
+            count,
+            rounds: on.len(),
+            instrumented_ops_per_sec: median_of(on, |s| s.ops_per_sec),
+            bare_ops_per_sec: median_of(off, |s| s.ops_per_sec),
+            overhead_percent: per_round(on, off, |a, b| {
+                (b.ops_per_sec - a.ops_per_sec) / b.ops_per_sec * 100.0
+            }),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::{Section, schedule};
+
+    #[test]
+    fn the_budget_is_shared_by_weight_quick_comparisons_first() {
+        let began = Instant::now();
+        let plan = schedule(&[1, 16, 1000], began, Duration::from_secs(100));
+        let order: Vec<String> = plan.iter().map(|(s, _)| format!("{s:?}")).collect();
+        assert_eq!(
+            order,
+            [
+                "Overhead(1000)",
+                "Versus(1000)",
+                "Versus(16)",
+                "Versus(1)",
+                "Overhead(1)"
+            ]
+        );
+        // Weights 1, 2, 2, 3, 1 of 9: each deadline is the share used so far.
+        let ms: Vec<u64> = plan
+            .iter()
+            .map(|(_, d)| (*d - began).as_millis() as u64)
+            .collect();
+        assert_eq!(ms, [11_111, 33_333, 55_555, 88_888, 100_000]);
+        assert!(matches!(plan[0].0, Section::Overhead(1000)));
+    }
+
     #[test]
     fn their_sets_are_shaped_like_ours() {
         let run_id = 1_764_701_234_567;

@@ -2,14 +2,14 @@
 //! task receives (starts and cancels); when either ends the other is stopped. Generic over
 //! Sink/Stream so it can be driven without a network.
 
-use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, close_code};
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade, close_code};
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::IntoResponse;
 use axum::response::Response;
 use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use shared::{ClientMsg, ServerMsg};
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{broadcast, mpsc, watch};
 
 use std::time::Duration;
 
@@ -58,7 +58,7 @@ pub async fn handler(
 }
 
 /// Serves one page. `control`: whether it may start and cancel runs, or only watch.
-pub async fn serve<W, R, E>(mut sink: W, mut stream: R, hub: Hub, control: bool)
+pub async fn serve<W, R, E>(mut sink: W, stream: R, hub: Hub, control: bool)
 where
     W: Sink<Message> + Unpin + Send + 'static,
     R: Stream<Item = Result<Message, E>> + Unpin + Send + 'static,
@@ -77,59 +77,76 @@ where
     let mut closing = hub.closing();
 
     let mut send_task = tokio::spawn(async move {
-        for msg in std::iter::once(welcome).chain(catch_up) {
-            if send_within(&mut sink, text(&msg)).await.is_err() {
-                return;
-            }
-        }
-        loop {
-            let frame = tokio::select! {
-                reply = replies.recv() => match reply { Some(m) => text(&m), None => return },
-                event = events.recv() => match event {
-                    Ok(frame) => Message::Text(frame),
-                    // Too slow to keep up: skip ahead; the next Progress/Finished resyncs it.
-                    Err(broadcast::error::RecvError::Lagged(n)) => {
-                        tracing::debug!(skipped = n, "viewer lagged");
-                        continue;
-                    }
-                    Err(broadcast::error::RecvError::Closed) => return,
-                },
-                _ = closing.changed() => {
-                    let frame = CloseFrame { code: close_code::AWAY, reason: "pipescope is shutting down".into() };
-                    let _ = sink.send(Message::Close(Some(frame))).await;
-                    return;
-                }
-            };
-            if let Err(stalled) = send_within(&mut sink, frame).await {
-                if stalled {
-                    tracing::info!("dropped a viewer that stopped reading");
-                }
-                return;
-            }
-        }
+        let first = std::iter::once(welcome).chain(catch_up);
+        send(&mut sink, first, &mut events, &mut replies, &mut closing).await;
     });
-
-    let mut recv_task = tokio::spawn(async move {
-        while let Some(Ok(frame)) = stream.next().await {
-            let reply = match frame {
-                Message::Text(t) => handle_text(&hub, t.as_str(), control),
-                Message::Binary(_) => {
-                    Some(rejected("binary frames are not accepted; send JSON text"))
-                }
-                Message::Close(_) => break,
-                Message::Ping(_) | Message::Pong(_) => None,
-            };
-            if let Some(reply) = reply
-                && reply_tx.send(reply).await.is_err()
-            {
-                break;
-            }
-        }
-    });
+    let mut recv_task = tokio::spawn(receive(stream, hub, control, reply_tx));
 
     tokio::select! {
         _ = &mut send_task => recv_task.abort(),
         _ = &mut recv_task => send_task.abort(),
+    }
+}
+
+/// The sending half: `first` (the welcome and the catch-up), then every hub event and this
+/// page's own replies, until the page goes, stalls, or the server closes.
+async fn send<W: Sink<Message> + Unpin>(
+    sink: &mut W,
+    first: impl Iterator<Item = ServerMsg>,
+    events: &mut broadcast::Receiver<Utf8Bytes>,
+    replies: &mut mpsc::Receiver<ServerMsg>,
+    closing: &mut watch::Receiver<bool>,
+) {
+    for msg in first {
+        if send_within(sink, text(&msg)).await.is_err() {
+            return;
+        }
+    }
+    loop {
+        let frame = tokio::select! {
+            reply = replies.recv() => match reply { Some(m) => text(&m), None => return },
+            event = events.recv() => match event {
+                Ok(frame) => Message::Text(frame),
+                // Too slow to keep up: skip ahead; the next Progress/Finished resyncs it.
+                Err(broadcast::error::RecvError::Lagged(n)) => {
+                    tracing::debug!(skipped = n, "viewer lagged");
+                    continue;
+                }
+                Err(broadcast::error::RecvError::Closed) => return,
+            },
+            _ = closing.changed() => {
+                let frame = CloseFrame { code: close_code::AWAY, reason: "pipescope is shutting down".into() };
+                let _ = sink.send(Message::Close(Some(frame))).await;
+                return;
+            }
+        };
+        if let Err(stalled) = send_within(sink, frame).await {
+            if stalled {
+                tracing::info!("dropped a viewer that stopped reading");
+            }
+            return;
+        }
+    }
+}
+
+/// The receiving half: acts on the page's starts and cancels, and queues any reply meant for
+/// it alone, until the page closes or goes.
+async fn receive<R, E>(mut stream: R, hub: Hub, control: bool, replies: mpsc::Sender<ServerMsg>)
+where
+    R: Stream<Item = Result<Message, E>> + Unpin,
+{
+    while let Some(Ok(frame)) = stream.next().await {
+        let reply = match frame {
+            Message::Text(t) => handle_text(&hub, t.as_str(), control),
+            Message::Binary(_) => Some(rejected("binary frames are not accepted; send JSON text")),
+            Message::Close(_) => break,
+            Message::Ping(_) | Message::Pong(_) => None,
+        };
+        if let Some(reply) = reply
+            && replies.send(reply).await.is_err()
+        {
+            break;
+        }
     }
 }
 

@@ -125,9 +125,7 @@ async fn invalid_input_is_refused_in_the_page() {
 #[tokio::test]
 async fn only_the_presenters_link_can_start_a_run() {
     let (_redis, target) = support::redis();
-    let version = target.server_version().await.unwrap();
-    let hub = pipescope::hub::Hub::new(target.clone(), version).require_token("Tok3n".into());
-    let server = support::Server::serve(hub).await;
+    let server = support::Server::start_with_token(target.clone(), "Tok3n").await;
 
     let viewer = Browser::open(&server.http_url()).await;
     // The page knows (from Welcome) that it may only watch: it says so, and its buttons are off.

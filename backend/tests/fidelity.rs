@@ -195,11 +195,7 @@ async fn every_first_request_of_a_transaction_run_is_stamped_with_a_password_and
 async fn the_hub_reports_the_split_with_its_compensation_and_redis_own_time() {
     let (_redis, target) = redis_with_password();
     let network = Network::symmetric(D);
-    let server = support::Server::start_with_network(
-        target.clone(),
-        pipescope::net::NetworkProfile(network),
-    )
-    .await;
+    let server = support::Server::start_with_network(target.clone(), network).await;
     let mut events = server.hub.subscribe().events;
     server
         .hub

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use pipescope::engine::{self, EngineError, RunContext, RunFailure, RunOutcome, keys};
 use pipescope::local_redis::LocalRedis;
-use pipescope::net::{DelayProxy, NetworkProfile};
+use pipescope::net::DelayProxy;
 use pipescope::recorder::Progress;
 use pipescope::target::RedisTarget;
 use shared::{Command, Flush, Mode, RunSpec, Span};
@@ -305,9 +305,9 @@ async fn write_counts_match_what_the_proxy_reads() {
     ];
     for (k, (command, mode, count)) in cases.into_iter().enumerate() {
         let run_id = 600 + k as u64;
-        let proxy = DelayProxy::start(
+        let proxy = DelayProxy::raw(
             target.socket_addr().await.unwrap(),
-            NetworkProfile::default(),
+            shared::Network::LOOPBACK,
         )
         .unwrap();
         let routed = target.through(proxy.addr());

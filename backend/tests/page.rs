@@ -358,11 +358,8 @@ async fn busy_polling_is_a_box_in_the_link_and_a_label_on_its_runs() {
 #[tokio::test]
 async fn with_a_network_the_round_trip_is_drawn_as_measured() {
     let (_redis, target) = support::redis();
-    let server = support::Server::start_with_network(
-        target.clone(),
-        pipescope::net::NetworkProfile::symmetric(Duration::from_micros(300)),
-    )
-    .await;
+    let server =
+        support::Server::start_with_network(target.clone(), shared::Network::symmetric(300)).await;
     let browser = Browser::open(&format!("{}?count=300&batch=50", server.http_url())).await;
     let c = &browser.client;
     wait_enabled(c, "#compare").await;

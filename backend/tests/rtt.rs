@@ -218,7 +218,7 @@ async fn through_a_network_the_legs_stand_beside_the_dialled_delay_and_the_compe
     let (_redis, target) = support::redis();
     let server = support::Server::start_with_network(
         target.clone(),
-        pipescope::net::NetworkProfile::symmetric(Duration::from_micros(250)),
+        shared::Network::symmetric(250),
     )
     .await;
     let browser = Browser::open(&format!("{}?count=400&batch=50", server.http_url())).await;

@@ -433,7 +433,7 @@ async fn runs_cross_the_network_the_server_was_given() {
     let delay = Duration::from_millis(2);
     let server = support::Server::start_with_network(
         target.clone(),
-        pipescope::net::NetworkProfile::symmetric(delay),
+        shared::Network::symmetric(delay.as_micros() as u32),
     )
     .await;
     let mut ws = connect(&server).await;
@@ -508,10 +508,7 @@ async fn a_page_from_another_origin_is_refused() {
 #[tokio::test]
 async fn with_a_token_viewers_watch_and_only_the_presenter_starts() {
     let (_redis, target) = support::redis();
-    let version = target.server_version().await.unwrap();
-    let hub =
-        pipescope::hub::Hub::new(target.clone(), version).require_token("s3cr3t-token".into());
-    let server = support::Server::serve(hub).await;
+    let server = support::Server::start_with_token(target.clone(), "s3cr3t-token").await;
     let start = ClientMsg::Start {
         runs: vec![RunSpec::set(10, Mode::Sequential)],
     };

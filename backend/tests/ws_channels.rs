@@ -9,8 +9,9 @@ use std::time::Duration;
 use axum::extract::ws::Message;
 use futures_util::Stream;
 use pipescope::hub::Hub;
+use pipescope::target::RedisTarget;
 use pipescope::ws;
-use shared::{ClientMsg, Mode, RunSpec, ServerMsg};
+use shared::{ClientMsg, Mode, Network, RunSpec, ServerMsg};
 use tokio::sync::mpsc;
 
 /// How long any one message may take to arrive.
@@ -82,10 +83,17 @@ fn receiver_stream<T: Send + 'static>(
     }))
 }
 
+/// A hub as the server builds one, on loopback.
+async fn loopback_hub(target: &RedisTarget) -> Hub {
+    Hub::with_network(target.clone(), "7".into(), Network::LOOPBACK)
+        .await
+        .unwrap()
+}
+
 #[tokio::test]
 async fn a_presenter_runs_and_every_page_hears_it() {
     let (_redis, target) = support::redis();
-    let hub = Hub::new(target.clone(), "7".into());
+    let hub = loopback_hub(&target).await;
     let mut presenter = Page::open(hub.clone(), true);
     let mut viewer = Page::open(hub.clone(), false);
     for (page, control) in [(&mut presenter, true), (&mut viewer, false)] {
@@ -122,7 +130,7 @@ async fn a_presenter_runs_and_every_page_hears_it() {
 #[tokio::test]
 async fn a_viewer_is_refused_and_nothing_runs() {
     let (_redis, target) = support::redis();
-    let hub = Hub::new(target.clone(), "7".into());
+    let hub = loopback_hub(&target).await;
     let mut viewer = Page::open(hub.clone(), false);
     assert!(matches!(viewer.next().await, ServerMsg::Welcome { .. }));
     viewer
@@ -141,7 +149,7 @@ async fn a_viewer_is_refused_and_nothing_runs() {
 #[tokio::test]
 async fn a_page_that_goes_away_ends_its_service() {
     let (_redis, target) = support::redis();
-    let hub = Hub::new(target, "7".into());
+    let hub = loopback_hub(&target).await;
     let mut page = Page::open(hub, true);
     assert!(matches!(page.next().await, ServerMsg::Welcome { .. }));
     let Page {

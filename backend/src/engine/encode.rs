@@ -48,8 +48,8 @@ impl Encoder {
     }
 
     /// Appends the run's commands for requests `first..first + n`. Consecutive indices count
-    /// up in ASCII instead of being formatted one by one (formatting was the biggest user-space
-    /// cost of encoding a batch in a profile).
+    /// up in ASCII instead of being formatted one by one (formatting each would be most of the
+    /// user-space cost of encoding a batch).
     #[inline]
     pub fn encode_range(&self, out: &mut Vec<u8>, first: u64, n: u64) {
         let mut index = Counter::new(first);

@@ -1,6 +1,6 @@
 //! The workload engine: runs a `RunSpec` against a real Redis over one raw connection and
-//! measures every request. One module per mode family, sharing the connection halves and the
-//! tally (`wire`) and the command encoder (`encode`):
+//! measures every request. One module per mode family, each handed a `wire::Job` (the
+//! connection halves, the tally and its batch boundaries, the command encoder from `encode`):
 //! - `pipeline`: sequential (a batch of one) and pipelined, with the three flush policies;
 //! - `multiplexed`: a sliding window of in-flight requests, auto-pipelined;
 //! - `transaction`: MULTI/EXEC per batch;
@@ -29,7 +29,7 @@ use shared::{Command, Mode, RunSpec, RunSummary, Timeline, Wait};
 pub use finished::{RunError, run_and_clean_up};
 
 use encode::Encoder;
-use wire::{Replies, Sent, Tally, Writer};
+use wire::{Job, Replies, Sent, Tally, Writer};
 
 use crate::recorder::Progress;
 use crate::resp;
@@ -226,14 +226,19 @@ async fn measure(
     let (r, w) = stream.split();
     let mut writer = Writer::new(w, ctx.response_timeout, sent);
     let mut replies = Replies::new(r, ctx.response_timeout, busy_poll(spec.wait));
-    let (w, r) = (&mut writer, &mut replies);
+    let job = Job {
+        writer: &mut writer,
+        replies: &mut replies,
+        enc: &enc,
+        spec,
+        ctx,
+        tally,
+    };
     match spec.mode {
-        Mode::Sequential | Mode::Pipelined { .. } => {
-            pipeline::run(w, r, &enc, spec, ctx, tally).await
-        }
-        Mode::Multiplexed { .. } => multiplexed::run(w, r, &enc, spec, ctx, tally).await,
-        Mode::Transaction { .. } => transaction::run(w, r, &enc, spec, ctx, tally).await,
-        Mode::Mset { .. } => mset::run(w, r, &enc, spec, ctx, tally).await,
+        Mode::Sequential | Mode::Pipelined { .. } => pipeline::run(job).await,
+        Mode::Multiplexed { .. } => multiplexed::run(job).await,
+        Mode::Transaction { .. } => transaction::run(job).await,
+        Mode::Mset { .. } => mset::run(job).await,
     }
 }
 

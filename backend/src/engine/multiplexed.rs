@@ -11,44 +11,35 @@ use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use shared::RunSpec;
-
+use super::EngineError;
 use super::encode::Encoder;
-use super::wire::{Replies, Tally, Writer};
-use super::{EngineError, RunContext};
+use super::wire::{Job, Writer, write_buffer};
 
-pub async fn run(
-    writer: &mut Writer<'_>,
-    replies: &mut Replies<'_>,
-    enc: &Encoder,
-    spec: RunSpec,
-    ctx: &RunContext,
-    tally: &mut Tally,
-) -> Result<(), EngineError> {
-    let window = spec.mode.batch() as u64;
-    let mut out = Vec::with_capacity(window.min(100_000) as usize * 64);
+pub async fn run(job: Job<'_, '_>) -> Result<(), EngineError> {
+    let window = job.spec.mode.batch() as u64;
+    let mut out = write_buffer(window);
     // Outstanding writes, oldest first: when each was written and how many of its commands
     // are still unanswered. At most `window` of them (each holds at least one command).
     let mut writes: VecDeque<(Instant, u64)> = VecDeque::with_capacity(window as usize);
     let mut next = 0u64;
 
     // The callers' first requests, all at once.
-    let k = window.min(spec.count);
-    issue(writer, enc, &mut out, &mut writes, next, k).await?;
+    let k = window.min(job.spec.count);
+    issue(job.writer, job.enc, &mut out, &mut writes, next, k).await?;
     next += k;
 
     // Where the run ends: the count, or on cancel the commands already issued.
-    let mut end = spec.count;
-    while tally.done < end {
-        let read_at = replies.fill(tally.done).await?;
+    let mut end = job.spec.count;
+    while job.tally.done < end {
+        let read_at = job.replies.fill(job.tally.done).await?;
         let mut got = 0u64;
-        while replies.next_ok(tally.done + got)? {
+        while job.replies.next_ok(job.tally.done + got)? {
             got += 1;
         }
         if got == 0 {
             continue; // part of a reply: keep reading
         }
-        tally.round_trips += 1;
+        job.tally.round_trips += 1;
         // Each reply is stamped with its own write's issue time.
         let mut left = got;
         while left > 0 {
@@ -56,28 +47,28 @@ pub async fn run(
                 return Err(crate::resp::ProtocolError("more replies than requests").into());
             };
             let take = oldest.1.min(left);
-            tally.answered(tally.done, take, oldest.0, read_at);
+            job.tally.answered(job.tally.done, take, oldest.0, read_at);
             oldest.1 -= take;
             left -= take;
             if oldest.1 == 0 {
                 writes.pop_front();
             }
         }
-        tally.publish(ctx);
+        job.tally.publish(job.ctx);
         // Checked once per read, i.e. every few replies. On cancel no new command goes out,
         // but the outstanding ones are still answered (within one round trip): a command left
         // unread in Redis's socket buffer could otherwise create its key after the caller's
         // cleanup has run.
-        if end == spec.count && ctx.cancel.load(Ordering::Relaxed) {
+        if end == job.spec.count && job.ctx.cancel.load(Ordering::Relaxed) {
             end = next;
         }
         let k = got.min(end - next);
         if k > 0 {
-            issue(writer, enc, &mut out, &mut writes, next, k).await?;
+            issue(job.writer, job.enc, &mut out, &mut writes, next, k).await?;
             next += k;
         }
     }
-    if end < spec.count {
+    if end < job.spec.count {
         return Err(EngineError::Cancelled);
     }
     Ok(())

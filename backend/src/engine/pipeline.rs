@@ -9,26 +9,17 @@
 //! from filling up.
 
 use std::cell::RefCell;
-use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use shared::{Flush, Mode, RunSpec};
+use shared::{Flush, Mode};
 
-use super::encode::Encoder;
-use super::wire::{Replies, Tally, Writer};
+use super::wire::{Job, Replies, Tally, write_buffer};
 use super::{EngineError, RunContext};
 
-pub async fn run(
-    writer: &mut Writer<'_>,
-    replies: &mut Replies<'_>,
-    enc: &Encoder,
-    spec: RunSpec,
-    ctx: &RunContext,
-    tally: &mut Tally,
-) -> Result<(), EngineError> {
-    let batch = spec.mode.batch() as u64;
+pub async fn run(job: Job<'_, '_>) -> Result<(), EngineError> {
+    let batch = job.spec.mode.batch() as u64;
     // Commands per write.
-    let per = match spec.mode {
+    let per = match job.spec.mode {
         Mode::Pipelined {
             flush: Flush::EachCommand,
             ..
@@ -39,10 +30,10 @@ pub async fn run(
         } => (commands.max(1) as u64).min(batch),
         _ => batch,
     };
-    let mut out = Vec::with_capacity(per.min(100_000) as usize * 64);
+    let mut out = write_buffer(per);
     // With one write per batch, the next batch is encoded while Redis works on this one, so
-    // encoding costs no round-trip time (the wait is ~1 µs per command at Redis, the encoding
-    // ~0.07 µs). `ahead` holds it; `out` holds the batch being written.
+    // encoding costs no round-trip time (Redis takes longer per command than encoding it).
+    // `ahead` holds it; `out` holds the batch being written.
     let whole = per >= batch;
     let mut ahead: Vec<u8> = Vec::with_capacity(if whole { out.capacity() } else { 0 });
     let mut encoded_ahead = false;
@@ -50,14 +41,9 @@ pub async fn run(
     // the writer, read by the reader (a reply never comes before its command was written).
     let issued = RefCell::new(Vec::with_capacity(batch.div_ceil(per) as usize));
 
-    while tally.done < spec.count {
-        if ctx.cancel.load(Ordering::Relaxed) {
-            return Err(EngineError::Cancelled);
-        }
-        let first = tally.done;
-        let n = batch.min(spec.count - first);
+    while let Some((first, n)) = job.tally.next_batch(batch, job.spec.count, job.ctx)? {
         issued.borrow_mut().clear();
-        tally.round_trips += 1;
+        job.tally.round_trips += 1;
         let ready = std::mem::take(&mut encoded_ahead);
         let write = async {
             let mut at = first;
@@ -65,21 +51,22 @@ pub async fn run(
                 let m = per.min(first + n - at);
                 if !(whole && ready) {
                     out.clear();
-                    enc.encode_range(&mut out, at, m);
+                    job.enc.encode_range(&mut out, at, m);
                 }
                 issued.borrow_mut().push(Instant::now());
-                writer.write(&out, m, at + m).await?;
+                job.writer.write(&out, m, at + m).await?;
                 at += m;
             }
             let next = first + n;
-            if whole && next < spec.count {
+            if whole && next < job.spec.count {
                 ahead.clear();
-                enc.encode_range(&mut ahead, next, batch.min(spec.count - next));
+                job.enc
+                    .encode_range(&mut ahead, next, batch.min(job.spec.count - next));
                 return Ok::<_, EngineError>(true);
             }
             Ok(false)
         };
-        let read = read_batch(replies, first, n, per, &issued, ctx, tally);
+        let read = read_batch(job.replies, first, n, per, &issued, job.ctx, job.tally);
         let (next_ready, ()) = tokio::try_join!(write, read)?;
         if next_ready {
             std::mem::swap(&mut out, &mut ahead);

@@ -7,40 +7,24 @@
 //! INCR of a non-number) is an error element of EXEC's array. Both fail the run, naming the
 //! request and Redis's own words.
 
-use std::sync::atomic::Ordering;
 use std::time::Instant;
 
-use shared::RunSpec;
-
-use super::encode::Encoder;
-use super::wire::{Replies, Tally, Writer};
+use super::wire::{Job, Replies, Tally, write_buffer};
 use super::{EngineError, RunContext};
 use crate::resp::{self, array_elements};
 
-pub async fn run(
-    writer: &mut Writer<'_>,
-    replies: &mut Replies<'_>,
-    enc: &Encoder,
-    spec: RunSpec,
-    ctx: &RunContext,
-    tally: &mut Tally,
-) -> Result<(), EngineError> {
-    let batch = spec.mode.batch() as u64;
-    let mut out = Vec::with_capacity(batch.min(100_000) as usize * 64 + 64);
-    while tally.done < spec.count {
-        if ctx.cancel.load(Ordering::Relaxed) {
-            return Err(EngineError::Cancelled);
-        }
-        let first = tally.done;
-        let n = batch.min(spec.count - first);
+pub async fn run(job: Job<'_, '_>) -> Result<(), EngineError> {
+    let batch = job.spec.mode.batch() as u64;
+    let mut out = write_buffer(batch);
+    while let Some((first, n)) = job.tally.next_batch(batch, job.spec.count, job.ctx)? {
         out.clear();
         out.extend_from_slice(b"*1\r\n$5\r\nMULTI\r\n");
-        enc.encode_range(&mut out, first, n);
+        job.enc.encode_range(&mut out, first, n);
         out.extend_from_slice(b"*1\r\n$4\r\nEXEC\r\n");
-        tally.round_trips += 1;
+        job.tally.round_trips += 1;
         let issued = Instant::now();
-        let write = writer.write(&out, n + 2, first + n);
-        let read = read_transaction(replies, first, n, issued, ctx, tally);
+        let write = job.writer.write(&out, n + 2, first + n);
+        let read = read_transaction(job.replies, first, n, issued, job.ctx, job.tally);
         tokio::try_join!(write, read)?;
     }
     Ok(())

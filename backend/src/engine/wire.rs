@@ -1,18 +1,40 @@
 //! What every mode shares: the measured connection's two halves (a writer that counts its
-//! write syscalls, a reader that scans replies in place) and the tally of answered requests.
+//! write syscalls, a reader that scans replies in place), the tally of answered requests, and
+//! the `Job` that hands all of it to a mode.
 
 use std::cell::Cell;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
+
+use shared::RunSpec;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{ReadHalf, WriteHalf};
 
+use super::encode::Encoder;
 use super::{EngineError, RunContext};
 use crate::recorder::Recorder;
 use crate::resp::{self, Reply, scan_reply};
 use crate::spans::SpanStore;
 
 const READ_BUFFER: usize = 64 * 1024;
+
+/// What a mode's run works with: the measured connection's halves, the encoder, the spec,
+/// the caller's context, and the tally it fills.
+pub struct Job<'j, 'c> {
+    pub writer: &'j mut Writer<'c>,
+    pub replies: &'j mut Replies<'c>,
+    pub enc: &'j Encoder,
+    pub spec: RunSpec,
+    pub ctx: &'j RunContext,
+    pub tally: &'j mut Tally,
+}
+
+/// A reusable write buffer sized for `commands` commands of a typical size (at most 100,000
+/// of them: beyond that it grows as needed), with room for a MULTI and an EXEC.
+pub fn write_buffer(commands: u64) -> Vec<u8> {
+    Vec::with_capacity(commands.min(100_000) as usize * 64 + 64)
+}
 
 /// What went out on the measured connection. Cells: a mode's writer and reader run as two
 /// futures of one task (joined), and both may note what they did.
@@ -229,6 +251,24 @@ impl Tally {
                 spans.record(first, n, us(issued), us(replied));
             }
         }
+    }
+
+    /// The next batch, `(first, n)`: up to `batch` requests after those answered, or `None`
+    /// once all `count` are. A raised cancel flag fails the run here, at a batch boundary.
+    #[inline]
+    pub fn next_batch(
+        &self,
+        batch: u64,
+        count: u64,
+        ctx: &RunContext,
+    ) -> Result<Option<(u64, u64)>, EngineError> {
+        if self.done >= count {
+            return Ok(None);
+        }
+        if ctx.cancel.load(Ordering::Relaxed) {
+            return Err(EngineError::Cancelled);
+        }
+        Ok(Some((self.done, batch.min(count - self.done))))
     }
 
     /// Publishes progress (after a read's replies are tallied, not per reply).

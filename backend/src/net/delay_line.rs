@@ -2,8 +2,8 @@
 //! through two directions, each a reader thread that stamps arrivals and a writer thread that
 //! releases each chunk on time (see `schedule` for when).
 //!
-//! Why threads, not tokio tasks: tokio's timer ticks in 1 ms, which turned a 250 µs delay into
-//! ~3 ms. The writer sleeps until just before a chunk's release time and spins the last stretch.
+//! Why threads, not tokio tasks: tokio's timer ticks in 1 ms, too coarse for sub-millisecond
+//! delays. The writer sleeps until just before a chunk's release time and spins the last stretch.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -15,99 +15,46 @@ use std::time::{Duration, Instant};
 
 use shared::Network;
 
-use super::calibration::{Compensation, MAX_COMPENSATION, calibration_delay, forwarding_cost};
-use super::schedule::{Link, Links, Schedule};
+use super::schedule::{Compensation, Link, Links, Schedule};
+use super::stats::{Direction, ProxyStats};
 use super::wire_tap::{RespFramer, WireTap};
 
-/// Longest delay a presenter can dial in, each way.
-pub const MAX_DELAY: Duration = Duration::from_secs(1);
 /// The writer spins (instead of sleeping) for at most this long before a release: Linux
 /// sleeps overshoot by tens of µs, which would swamp sub-millisecond delays.
 const SPIN: Duration = Duration::from_micros(120);
 const CHUNK: usize = 64 * 1024;
 
-/// `shared::Network` (the one description of a network: run specs, the page, the CLI) built
-/// from `Duration`s, for callers that think in them. It converts into `Network`; the proxy
-/// takes anything that does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct NetworkProfile(pub Network);
-
-impl NetworkProfile {
-    pub fn symmetric(delay: Duration) -> Self {
-        NetworkProfile(Network::symmetric(micros_u32(delay)))
-    }
-}
-
-impl From<NetworkProfile> for Network {
-    fn from(p: NetworkProfile) -> Network {
-        p.0
-    }
-}
-
-pub(super) fn micros_u32(d: Duration) -> u32 {
-    d.as_micros().min(u32::MAX as u128) as u32
-}
-
-/// Bytes and chunks (reads, hence writes) that crossed the proxy, per direction.
-#[derive(Debug, Default)]
-pub struct ProxyStats {
-    pub bytes_out: AtomicU64,
-    pub bytes_back: AtomicU64,
-    pub chunks_out: AtomicU64,
-    pub chunks_back: AtomicU64,
-    /// How late chunks leave after their release time (the writer woke late): a running
-    /// median, ns.
-    pub late_ns_out: AtomicU64,
-    pub late_ns_back: AtomicU64,
-}
-
-impl ProxyStats {
-    /// Median lateness of a chunk's release, out and back (running estimate).
-    pub fn lateness(&self) -> (Duration, Duration) {
-        let get = |ns: &AtomicU64| Duration::from_nanos(ns.load(Ordering::Relaxed));
-        (get(&self.late_ns_out), get(&self.late_ns_back))
-    }
-}
-
-/// A running delay-line proxy on 127.0.0.1:<free port> in front of `upstream`.
+/// A running delay-line proxy on a free loopback port in front of `upstream`.
 pub struct DelayProxy {
     addr: SocketAddr,
     network: Network,
     /// How much earlier than arrival + delay each chunk leaves, to cancel what forwarding
-    /// through the proxy costs by itself (see `forwarding_cost`).
+    /// through the proxy costs by itself (see `calibration`).
     compensation: Compensation,
     stopping: Arc<AtomicBool>,
     sockets: Arc<Mutex<Vec<Connection>>>,
     accept: Option<JoinHandle<()>>,
+    /// What crossed it (counted only for the integration tests).
+    #[cfg(feature = "test-util")]
     stats: Arc<ProxyStats>,
     /// The wire tap of the most recent connection (one run at a time uses the proxy).
     last_tap: Arc<Mutex<Option<Arc<WireTap>>>>,
 }
 
 impl DelayProxy {
-    /// Starts a proxy that delays by what `network` says, measured end to end: it first
-    /// measures its own forwarding cost (`forwarding_cost`) and releases chunks that much
-    /// earlier, so a round trip through it costs 2·D on top of the direct one, not 2·D plus
-    /// the extra hop.
-    pub fn start(upstream: SocketAddr, network: impl Into<Network>) -> std::io::Result<DelayProxy> {
-        let network = network.into();
-        let compensation = if network.round_trip_us() == 0 {
-            Compensation::default()
-        } else {
-            let cost = forwarding_cost(calibration_delay(&network))?.min(MAX_COMPENSATION);
-            Compensation::for_network(cost, &network)
-        };
-        Self::start_compensated(upstream, network, compensation)
+    /// The raw delay line: each chunk leaves at arrival + what `network` says, with nothing
+    /// taken off for the proxy's own cost (calibration measures that cost through one).
+    pub fn raw(upstream: SocketAddr, network: Network) -> std::io::Result<DelayProxy> {
+        Self::start_compensated(upstream, network, Compensation::default())
     }
 
     /// A proxy that takes `compensation` off each direction's delay (never releasing a chunk
     /// before it arrived). `Compensation::default()` is the raw delay line.
     pub fn start_compensated(
         upstream: SocketAddr,
-        network: impl Into<Network>,
+        network: Network,
         compensation: Compensation,
     ) -> std::io::Result<DelayProxy> {
-        let network = network.into();
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let addr = listener.local_addr()?;
         let stopping = Arc::new(AtomicBool::new(false));
@@ -153,6 +100,7 @@ impl DelayProxy {
             stopping,
             sockets,
             accept: Some(accept),
+            #[cfg(feature = "test-util")]
             stats,
             last_tap,
         })
@@ -170,12 +118,15 @@ impl DelayProxy {
         self.compensation
     }
 
+    /// What crossed this proxy (counted only with feature `test-util`).
+    #[cfg(feature = "test-util")]
     pub fn stats(&self) -> &ProxyStats {
         &self.stats
     }
 
     /// Proxied connections whose sockets are held (those still running, and any that ended
     /// since the last one was accepted).
+    #[cfg(feature = "test-util")]
     pub fn connections_held(&self) -> usize {
         self.sockets.lock().expect("proxy sockets").len()
     }
@@ -249,14 +200,8 @@ fn spawn_directions(
         move |_, _| {
             tap_read.in_flight.fetch_add(1, Ordering::AcqRel);
         },
-        move |at, late, bytes| {
-            stats_out
-                .bytes_out
-                .fetch_add(bytes.len() as u64, Ordering::Relaxed);
-            stats_out.chunks_out.fetch_add(1, Ordering::Relaxed);
-            stats_out
-                .late_ns_out
-                .store(late.as_nanos() as u64, Ordering::Relaxed);
+        move |release, at, bytes| {
+            stats_out.written(Direction::Out, release, at, bytes.len());
             // Commands whose last byte has just been handed to Redis.
             tap_out.delivered(at, commands.feed(bytes));
             tap_out.in_flight.fetch_sub(1, Ordering::AcqRel);
@@ -270,21 +215,14 @@ fn spawn_directions(
         links.back,
         live,
         move |at, bytes| tap.replied(at, replies.feed(bytes)),
-        move |_, late, bytes| {
-            stats
-                .bytes_back
-                .fetch_add(bytes.len() as u64, Ordering::Relaxed);
-            stats.chunks_back.fetch_add(1, Ordering::Relaxed);
-            stats
-                .late_ns_back
-                .store(late.as_nanos() as u64, Ordering::Relaxed);
-        },
+        move |release, at, bytes| stats.written(Direction::Back, release, at, bytes.len()),
     )?;
     Ok(())
 }
+
 /// Copies `from` → `to` through the delay line: a reader thread stamps and schedules, a
 /// writer thread releases on time. `on_read` sees each chunk as it arrives, `on_written` as
-/// it leaves (with the time and the writer's median lateness), e.g. for the wire tap.
+/// it leaves (with when it was due and when it left), e.g. for the wire tap.
 fn pipe(
     name: &str,
     mut from: TcpStream,
@@ -292,7 +230,7 @@ fn pipe(
     link: Link,
     live: Arc<AtomicU64>,
     mut on_read: impl FnMut(Instant, &[u8]) + Send + 'static,
-    mut on_written: impl FnMut(Instant, Duration, &[u8]) + Send + 'static,
+    mut on_written: impl FnMut(Instant, Instant, &[u8]) + Send + 'static,
 ) -> std::io::Result<()> {
     let (tx, rx) = mpsc::channel::<(Instant, Vec<u8>)>();
     std::thread::Builder::new()
@@ -321,7 +259,6 @@ fn pipe(
         .name(format!("{name}-write"))
         .spawn(move || {
             precise_sleeps();
-            let mut late = MedianEstimate::default();
             for (release, bytes) in rx {
                 wait_until(release);
                 // Stamped as the bytes are handed over: on loopback that is when they reach
@@ -331,34 +268,12 @@ fn pipe(
                 if to.write_all(&bytes).is_err() {
                     break;
                 }
-                let l = at.saturating_duration_since(release);
-                late.add(l);
-                on_written(at, late.value(), &bytes);
+                on_written(release, at, &bytes);
             }
             let _ = to.shutdown(Shutdown::Write);
             live.fetch_sub(1, Ordering::AcqRel);
         })?;
     Ok(())
-}
-
-/// A running median (frugal streaming: a step towards each sample), 1 µs steps.
-#[derive(Default)]
-struct MedianEstimate(Duration);
-
-impl MedianEstimate {
-    const STEP: Duration = Duration::from_micros(1);
-
-    fn add(&mut self, sample: Duration) {
-        if sample > self.0 {
-            self.0 += Self::STEP;
-        } else if sample < self.0 {
-            self.0 = self.0.saturating_sub(Self::STEP);
-        }
-    }
-
-    fn value(&self) -> Duration {
-        self.0
-    }
 }
 
 /// Asks Linux to wake this thread's sleeps on time: by default a thread's timers may fire up

@@ -11,21 +11,27 @@
 //! - `schedule`: when a chunk leaves: arrival + transmission at the bandwidth cap + delay ±
 //!   jitter, less the compensation; never before it arrived, never out of order.
 //! - `calibration`: what forwarding through the proxy costs by itself (two extra loopback
-//!   hops, thread wake-ups), measured when the proxy starts; the proxy releases chunks that
-//!   much earlier (`Compensation`) so a round trip through it costs 2·D plus the direct one.
+//!   hops, thread wake-ups), measured with the engine through a raw proxy before a route's
+//!   proxy starts; that proxy releases chunks that much earlier (`Compensation`) so a round
+//!   trip through it costs 2·D plus the direct one.
 //! - `wire_tap`: as the proxy forwards, it counts RESP commands and replies and stamps when
 //!   each reached Redis and left it. After a run (`Route::run`) those stamps, less the
 //!   connection's handshake (AUTH, SELECT), land on its spans and split a round trip into
 //!   engine → Redis, proxy → Redis → proxy, and Redis → engine, reported beside the
 //!   compensation each leg was released early by.
+//! - `stats`: bytes, chunks and release lateness per direction, counted only for the
+//!   integration tests (feature `test-util`).
 
 mod calibration;
 mod delay_line;
 mod route;
 mod schedule;
+mod stats;
 mod wire_tap;
 
-pub use calibration::{Compensation, calibration_delay, engine_forwarding_cost, forwarding_cost};
-pub use delay_line::{DelayProxy, MAX_DELAY, NetworkProfile, ProxyStats};
+pub use delay_line::DelayProxy;
 pub use route::{Proxies, Route};
-pub use wire_tap::{TAP_STAMPS, TapLog, WireTap, stamp_timeline, wire_indices};
+pub use schedule::Compensation;
+#[cfg(feature = "test-util")]
+pub use stats::ProxyStats;
+pub use wire_tap::{TapLog, WireTap, stamp_timeline};

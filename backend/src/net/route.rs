@@ -6,8 +6,9 @@ use std::time::{Duration, Instant};
 
 use shared::{Network, RoundTripSplit, RunSpec, Timeline};
 
-use super::calibration::{Compensation, engine_forwarding_cost};
+use super::calibration::forwarding_cost;
 use super::delay_line::DelayProxy;
+use super::schedule::Compensation;
 use super::wire_tap::stamp_timeline;
 use crate::engine::{self, RunContext, RunError, RunOutcome};
 use crate::target::{RedisTarget, TargetError};
@@ -32,7 +33,7 @@ pub struct Route {
 impl Proxies {
     /// The route for a run over `network` to `target`: direct for loopback, else through a
     /// proxy with that profile (started, and calibrated with the engine, if there is none yet:
-    /// see `engine_forwarding_cost`).
+    /// see `forwarding_cost`).
     pub async fn route(
         &self,
         target: &RedisTarget,
@@ -57,7 +58,7 @@ impl Proxies {
                     addr: target.addr(),
                     cause,
                 };
-                let cost = engine_forwarding_cost(target, upstream, &network).await?;
+                let cost = forwarding_cost(target, upstream, &network).await?;
                 let compensation = Compensation::for_network(cost, &network);
                 let p = DelayProxy::start_compensated(upstream, network, compensation)
                     .map_err(unreachable)?;

@@ -1,12 +1,32 @@
 //! When a chunk leaves the delay line: its arrival, its transmission time at the bandwidth
 //! cap (queued behind earlier chunks), the delay with jitter, less the proxy's compensation;
 //! never before it arrived, never before the chunk ahead of it (bytes are never reordered).
+//! `Compensation` is how much earlier each direction releases (see `calibration`).
 
 use std::time::{Duration, Instant};
 
 use shared::Network;
 
-use super::calibration::Compensation;
+/// The proxy's own cost taken off each direction's delay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Compensation {
+    pub out: Duration,
+    pub back: Duration,
+}
+
+impl Compensation {
+    /// Takes a round trip's forwarding cost off the return leg, as far as its delay allows,
+    /// and only the rest off the outbound one. So a request never reaches Redis sooner than the
+    /// outbound delay after it reached the proxy (the tap's engine → Redis leg is ≥ D), and
+    /// the round trip as a whole comes out at 2·D plus the direct one.
+    pub fn for_network(cost: Duration, network: &Network) -> Compensation {
+        let back = cost.min(Duration::from_micros(network.delay_back_us as u64));
+        Compensation {
+            out: cost - back,
+            back,
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Links {
@@ -89,6 +109,22 @@ impl Schedule {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_return_leg_absorbs_the_compensation_first() {
+        let cost = Duration::from_micros(40);
+        let c = Compensation::for_network(cost, &Network::symmetric(250));
+        assert_eq!((c.out, c.back), (Duration::ZERO, cost));
+        let short_back = Network {
+            delay_back_us: 10,
+            ..Network::symmetric(250)
+        };
+        let c = Compensation::for_network(cost, &short_back);
+        assert_eq!(
+            (c.out, c.back),
+            (Duration::from_micros(30), Duration::from_micros(10))
+        );
+    }
 
     fn link(delay_us: u64, jitter_us: u64, bandwidth: Option<u64>) -> Link {
         Link {

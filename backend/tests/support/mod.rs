@@ -89,12 +89,19 @@ impl Server {
     }
 
     /// The same, with a network dialled in between the engine and Redis.
-    pub async fn start_with_network(
-        target: RedisTarget,
-        network: pipescope::net::NetworkProfile,
-    ) -> Server {
+    pub async fn start_with_network(target: RedisTarget, network: shared::Network) -> Server {
         let version = target.server_version().await.unwrap();
         Self::serve(Hub::with_network(target, version, network).await.unwrap()).await
+    }
+
+    /// The same, with `token` required to start or cancel runs (as when listening beyond
+    /// loopback).
+    pub async fn start_with_token(target: RedisTarget, token: &str) -> Server {
+        let version = target.server_version().await.unwrap();
+        let hub = Hub::with_network(target, version, shared::Network::LOOPBACK)
+            .await
+            .unwrap();
+        Self::serve(hub.require_token(token.into())).await
     }
 
     /// The real backend around a hub the test made.

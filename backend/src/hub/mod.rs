@@ -1,0 +1,220 @@
+//! The one run at a time, and everyone watching it. A start becomes a plan (one or more specs
+//! run in order); its events go to every connected page through a bounded broadcast, so the
+//! engine never waits on a viewer: a slow viewer skips ahead instead. Each event is serialised
+//! once for all viewers, and the hub keeps a snapshot of the run in progress (its start, the
+//! spans streamed so far, its latest progress) so a page that connects mid-run catches up.
+//!
+//! This file is the hub's face (subscribe, start, cancel, the one `emit` every event goes
+//! through); `plan` runs a plan's specs and streams them; `state` is what the hub remembers
+//! between events (the rate limit, the latest runs, the snapshot).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::ws::Utf8Bytes;
+use shared::{Limits, Network, PROTOCOL_VERSION, RunSpec, ServerMsg, validate_runs};
+use tokio::sync::broadcast;
+
+mod plan;
+mod state;
+
+use state::State;
+
+use crate::engine::{DEFAULT_RESPONSE_TIMEOUT, keys};
+use crate::net::Proxies;
+use crate::target::{RedisTarget, TargetError};
+
+/// At most this many starts in any window of `STARTS_WINDOW`, whoever sends them.
+pub const STARTS_PER_WINDOW: usize = 10;
+pub const STARTS_WINDOW: Duration = Duration::from_secs(10);
+
+/// Progress frames per second, whatever the count.
+pub const PROGRESS_HZ: u64 = 30;
+const EVENT_BUFFER: usize = 1024;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Rejection {
+    #[error("invalid request: {0}")]
+    Invalid(#[from] shared::SpecError),
+    #[error("a run is already in progress; wait for it to finish or cancel it")]
+    Busy,
+    #[error("too many starts ({STARTS_PER_WINDOW} in {STARTS_WINDOW:?}); wait a moment")]
+    TooMany,
+}
+
+/// What a new connection gets from the hub: see `Hub::subscribe`.
+pub struct Subscription {
+    pub welcome: ServerMsg,
+    pub catch_up: Vec<ServerMsg>,
+    pub events: broadcast::Receiver<Utf8Bytes>,
+}
+
+#[derive(Clone)]
+pub struct Hub {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// Redis, directly. A run whose spec dials in a network reaches it through one of `proxies`.
+    target: RedisTarget,
+    proxies: Proxies,
+    /// The network the server was started with: the page's initial choice (`Welcome`).
+    network: Network,
+    redis_version: String,
+    limits: Limits,
+    response_timeout: Duration,
+    /// Every event as the JSON text frame all viewers send (serialised once).
+    events: broadcast::Sender<Utf8Bytes>,
+    /// Raised once when the server shuts down; every websocket then closes with a reason.
+    closing: tokio::sync::watch::Sender<bool>,
+    state: Mutex<State>,
+    next_run: AtomicU64,
+    /// When set, only connections that present it may start or cancel runs.
+    token: Option<String>,
+}
+
+impl Hub {
+    /// A hub whose default network (what `Welcome` offers the page) is `network`; each run
+    /// still crosses the network its own spec names. The default's delay-line proxy is started
+    /// (and calibrated) now, so a bad setup shows at start-up and the first run does not wait
+    /// for it. Also sweeps keys that earlier, crashed runs of pipescope left behind.
+    pub async fn with_network(
+        target: RedisTarget,
+        redis_version: String,
+        network: Network,
+    ) -> Result<Self, TargetError> {
+        let swept = keys::sweep_leftovers(&target, keys::first_run_id()).await?;
+        if swept > 0 {
+            tracing::warn!(
+                keys = swept,
+                "removed keys left behind by earlier pipescope runs"
+            );
+        }
+        let hub = Self::build(target, redis_version, network);
+        hub.inner.proxies.route(&hub.inner.target, network).await?;
+        Ok(hub)
+    }
+
+    fn build(target: RedisTarget, redis_version: String, network: Network) -> Self {
+        let first = keys::first_run_id();
+        Self {
+            inner: Arc::new(Inner {
+                target,
+                proxies: Proxies::default(),
+                network,
+                redis_version,
+                limits: Limits::DEFAULT,
+                response_timeout: DEFAULT_RESPONSE_TIMEOUT,
+                events: broadcast::channel(EVENT_BUFFER).0,
+                closing: tokio::sync::watch::channel(false).0,
+                state: Mutex::new(State::default()),
+                next_run: AtomicU64::new(first),
+                token: None,
+            }),
+        }
+    }
+
+    /// Requires `token` to start or cancel runs (when listening beyond loopback).
+    pub fn require_token(mut self, token: String) -> Self {
+        Arc::get_mut(&mut self.inner)
+            .expect("set before the hub is shared")
+            .token = Some(token);
+        self
+    }
+
+    /// Whether a connection that presented `token` may start and cancel runs.
+    pub fn may_control(&self, token: Option<&str>) -> bool {
+        match &self.inner.token {
+            None => true,
+            Some(required) => token.is_some_and(|t| t.as_bytes() == required.as_bytes()),
+        }
+    }
+
+    /// Redis, directly (runs over a network go through a proxy in front of it).
+    pub fn target(&self) -> &RedisTarget {
+        &self.inner.target
+    }
+
+    /// The default network: the page's initial choice.
+    pub fn network(&self) -> Network {
+        self.inner.network
+    }
+
+    /// A `Welcome` describing the current state, the run in progress as messages (empty when
+    /// idle), and a receiver of every event after them, as JSON text frames (all taken under
+    /// the lock `emit` holds, so nothing falls between them and nothing arrives twice).
+    pub fn subscribe(&self) -> Subscription {
+        let state = self.inner.state.lock().expect("hub state");
+        let welcome = ServerMsg::Welcome {
+            protocol: PROTOCOL_VERSION,
+            server_version: env!("CARGO_PKG_VERSION").to_string(),
+            redis_version: self.inner.redis_version.clone(),
+            target: self.inner.target.redacted(),
+            limits: self.inner.limits,
+            network: self.inner.network,
+            can_control: false,
+            busy: state.running.is_some(),
+            recent: state.recent.clone(),
+        };
+        Subscription {
+            welcome,
+            catch_up: state.snapshot(),
+            events: self.inner.events.subscribe(),
+        }
+    }
+
+    /// Tells every websocket to close: the server is shutting down.
+    pub fn close(&self) {
+        self.inner.closing.send_replace(true);
+    }
+
+    pub fn closing(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.inner.closing.subscribe()
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.inner
+            .state
+            .lock()
+            .expect("hub state")
+            .running
+            .is_some()
+    }
+
+    /// Validates and starts a plan in the background; refuses if one is running.
+    pub fn start(&self, runs: Vec<RunSpec>) -> Result<(), Rejection> {
+        validate_runs(&runs, &self.inner.limits)?;
+        let cancel = Arc::new(AtomicBool::new(false));
+        self.inner
+            .state
+            .lock()
+            .expect("hub state")
+            .admit(cancel.clone(), std::time::Instant::now())?;
+        let hub = self.clone();
+        tokio::spawn(async move {
+            hub.run_plan(runs, &cancel).await;
+            hub.inner.state.lock().expect("hub state").running = None;
+        });
+        Ok(())
+    }
+
+    /// Asks the running plan (if any) to stop at its next batch boundary.
+    pub fn cancel(&self) -> bool {
+        match &self.inner.state.lock().expect("hub state").running {
+            Some(flag) => {
+                flag.store(true, Ordering::Relaxed);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn emit(&self, msg: ServerMsg) {
+        let frame = Utf8Bytes::from(msg.to_json());
+        let mut state = self.inner.state.lock().expect("hub state");
+        state.track(&msg);
+        // No receivers is fine: nobody is watching.
+        let _ = self.inner.events.send(frame);
+    }
+}
