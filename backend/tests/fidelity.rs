@@ -11,26 +11,14 @@ mod support;
 use std::time::Duration;
 
 use pipescope::engine::{RunContext, keys};
-use pipescope::local_redis::LocalRedis;
 use pipescope::net::{Compensation, Proxies, Route};
 use pipescope::target::RedisTarget;
 use shared::{Mode, Network, RoundTripSplit, RunSpec, RunSummary, ServerMsg, Timeline};
 
-const PASSWORD: &str = "fidelity-pw";
 /// The one-way delay dialled in, each way (µs).
 const D: u32 = 250;
 /// Spans are µs as f64: a difference of two of them carries rounding of this order.
 const ROUNDING_US: f64 = 1e-6;
-
-/// A redis-server of its own that requires `PASSWORD`, and a URL that authenticates and
-/// selects db 3.
-fn redis_with_password() -> (LocalRedis, RedisTarget) {
-    let redis = LocalRedis::start_with_args(&["--requirepass", PASSWORD])
-        .expect("redis-server must be installed for the tests (apt-get install redis-server)");
-    let url = format!("redis://:{PASSWORD}@127.0.0.1:{}/3", redis.port());
-    let target = RedisTarget::parse(&url).unwrap();
-    (redis, target)
-}
 
 fn us(d: Duration) -> f64 {
     d.as_nanos() as f64 / 1000.0
@@ -106,7 +94,7 @@ async fn route(proxies: &Proxies, target: &RedisTarget, network: Network) -> Rou
 
 #[tokio::test]
 async fn sequential_legs_are_positive_and_add_up_with_a_password_and_a_db() {
-    let (_redis, target) = redis_with_password();
+    let (_redis, target) = support::redis_with_password();
     let network = Network::symmetric(D);
     let proxies = Proxies::default();
     let route = route(&proxies, &target, network).await;
@@ -130,7 +118,7 @@ async fn sequential_legs_are_positive_and_add_up_with_a_password_and_a_db() {
 /// run's median round trip (Redis's work is part of every round trip).
 #[tokio::test]
 async fn redis_own_time_per_call_is_reported_and_inside_the_round_trip() {
-    let (_redis, target) = redis_with_password();
+    let (_redis, target) = support::redis_with_password();
     let proxies = Proxies::default();
     for network in [Network::LOOPBACK, Network::symmetric(D)] {
         let route = proxies.route(&target, network).await.unwrap();
@@ -164,7 +152,7 @@ async fn redis_own_time_per_call_is_reported_and_inside_the_round_trip() {
 /// handshake, and their legs hold as a sequential run's do.
 #[tokio::test]
 async fn every_first_request_of_a_transaction_run_is_stamped_with_a_password_and_a_db() {
-    let (_redis, target) = redis_with_password();
+    let (_redis, target) = support::redis_with_password();
     let network = Network::symmetric(D);
     let proxies = Proxies::default();
     let route = route(&proxies, &target, network).await;
@@ -193,7 +181,7 @@ async fn every_first_request_of_a_transaction_run_is_stamped_with_a_password_and
 /// The hub's runs carry the same figures: the split with its compensation, and Redis's own time.
 #[tokio::test]
 async fn the_hub_reports_the_split_with_its_compensation_and_redis_own_time() {
-    let (_redis, target) = redis_with_password();
+    let (_redis, target) = support::redis_with_password();
     let network = Network::symmetric(D);
     let server = support::Server::start_with_network(target.clone(), network).await;
     let mut events = server.hub.subscribe().events;
@@ -230,8 +218,12 @@ async fn the_hub_reports_the_split_with_its_compensation_and_redis_own_time() {
 /// `pipescope bench --json` prints the split with the compensation and Redis's own time.
 #[test]
 fn bench_json_prints_the_split_with_its_compensation_and_redis_own_time() {
-    let (redis, _) = redis_with_password();
-    let url = format!("redis://:{PASSWORD}@127.0.0.1:{}/3", redis.port());
+    let (redis, _) = support::redis_with_password();
+    let url = format!(
+        "redis://:{}@127.0.0.1:{}/3",
+        support::PASSWORD,
+        redis.port()
+    );
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_pipescope"))
         .env_remove("REDIS_URL")
         .args(["bench", "--mode", "sequential", "--count", "300", "--json"])
@@ -240,7 +232,10 @@ fn bench_json_prints_the_split_with_its_compensation_and_redis_own_time() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(!stderr.contains(PASSWORD) && !String::from_utf8_lossy(&out.stdout).contains(PASSWORD));
+    assert!(
+        !stderr.contains(support::PASSWORD)
+            && !String::from_utf8_lossy(&out.stdout).contains(support::PASSWORD)
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     println!("FIGURE {stdout}");
     let run: serde_json::Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();

@@ -215,12 +215,10 @@ async fn on_loopback_the_legend_names_each_parts_source_and_busy_polling_shrinks
 
 #[tokio::test]
 async fn through_a_network_the_legs_stand_beside_the_dialled_delay_and_the_compensation() {
-    let (_redis, target) = support::redis();
-    let server = support::Server::start_with_network(
-        target.clone(),
-        shared::Network::symmetric(250),
-    )
-    .await;
+    // With a password and a db index: the handshake (AUTH, SELECT) crosses the wire tap too.
+    let (_redis, target) = support::redis_with_password();
+    let server =
+        support::Server::start_with_network(target.clone(), shared::Network::symmetric(250)).await;
     let browser = Browser::open(&format!("{}?count=400&batch=50", server.http_url())).await;
     let c = &browser.client;
     compare(c).await;
@@ -243,8 +241,24 @@ async fn through_a_network_the_legs_stand_beside_the_dialled_delay_and_the_compe
         parts["tap"].1
     );
     assert_eq!(parts["t1"].0, "assumed");
+    // Each chunk is held at least its delay less the compensation the proxy reports, so no leg
+    // may read shorter than that (it did when the handshake shifted the stamps).
+    for key in ["out", "back"] {
+        assert!(
+            !parts[key].1.contains("earlier than the compensation"),
+            "{key}: {}",
+            parts[key].1
+        );
+    }
+    let redis = parts
+        .get("redis")
+        .expect("Redis's own time per SET (INFO commandstats) stands beside the tap's");
+    assert_eq!(redis.0, "measured", "{}", redis.1);
     bar_sources(c).await;
     pipelined_adds_up(c).await;
-    println!("legs: out «{}» back «{}»", parts["out"].1, parts["back"].1);
+    println!(
+        "legs: out «{}» tap «{}» back «{}»",
+        parts["out"].1, parts["tap"].1, parts["back"].1
+    );
     shot(&browser, "rtt-250us").await;
 }

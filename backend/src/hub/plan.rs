@@ -99,8 +99,11 @@ impl Hub {
                 }
             }
         };
+        // The run's last state, unless the last tick already showed it.
         let (done, elapsed_us) = progress.read();
-        self.emit(progress_msg(run, spec.count, done, elapsed_us));
+        if shown != Some((done, elapsed_us)) {
+            self.emit(progress_msg(run, spec.count, done, elapsed_us));
+        }
         self.emit_spans(run, &outbox);
 
         outcome.map(|o| (o.summary, o.timeline))

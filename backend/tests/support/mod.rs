@@ -20,6 +20,19 @@ pub fn redis() -> (LocalRedis, RedisTarget) {
     (redis, target)
 }
 
+/// The password `redis_with_password`'s servers require.
+pub const PASSWORD: &str = "fidelity-pw";
+
+/// A fresh redis-server that requires `PASSWORD`, and a URL that authenticates and selects
+/// db 3: the engine's connections then begin with AUTH and SELECT.
+pub fn redis_with_password() -> (LocalRedis, RedisTarget) {
+    let redis = LocalRedis::start_with_args(&["--requirepass", PASSWORD])
+        .expect("redis-server must be installed for the tests (apt-get install redis-server)");
+    let url = format!("redis://:{PASSWORD}@127.0.0.1:{}/3", redis.port());
+    let target = RedisTarget::parse(&url).unwrap();
+    (redis, target)
+}
+
 pub async fn admin(target: &RedisTarget) -> redis::aio::MultiplexedConnection {
     target.admin_connection().await.unwrap()
 }
