@@ -22,7 +22,11 @@ pub mod teaching_view;
 pub mod timeline;
 pub mod tour;
 pub mod tour_handout;
+pub mod tour_nav;
+pub mod tour_prose;
 pub mod tour_rtt;
+pub mod tour_runs;
+pub mod tour_step;
 pub mod view_toggles;
 pub mod workload_fields;
 

@@ -5,8 +5,8 @@
 use leptos::prelude::*;
 use wasm_bindgen::{JsCast, JsValue, closure::Closure};
 
-use crate::components::tour::Tour;
 use crate::format;
+use crate::tour::Tour;
 use crate::tour::{self, StepResult};
 
 const W: f64 = 900.0;

@@ -5,8 +5,8 @@
 use leptos::prelude::*;
 
 use crate::components::rtt::{parts_legend, trip_svg};
-use crate::components::tour::Tour;
 use crate::rtt_model::Trip;
+use crate::tour::Tour;
 
 #[component]
 pub fn OneTrip(tour: Tour) -> impl IntoView {
