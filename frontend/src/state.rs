@@ -65,10 +65,6 @@ impl RunView {
         }
     }
 
-    pub fn mode_kind(&self) -> &'static str {
-        self.spec.map_or("unknown", |s| mode_kind(s.mode))
-    }
-
     /// Appends live spans, keeping them in order: a frame a lagging page missed leaves a gap,
     /// never a duplicate or a reordering.
     fn add_spans(&mut self, spans: Vec<Span>) {
@@ -117,12 +113,6 @@ impl RunView {
             (self.done as f64 / self.total as f64).clamp(0.0, 1.0)
         }
     }
-}
-
-/// `"sequential"` or `"pipelined"`: the mode without its parameters (the select's values and
-/// the results rows' `data-mode`).
-pub fn mode_kind(mode: Mode) -> &'static str {
-    mode.kind()
 }
 
 /// A row of the results table.
@@ -389,13 +379,13 @@ impl Session {
 
 /// Pipelined over sequential (ops/s ratio) among complete rows, the last of each mode.
 pub fn speedup_of(rows: &[ResultRow]) -> Option<Speedup> {
-    let last = |kind: &str| {
+    let last = |is: fn(Mode) -> bool| {
         rows.iter()
             .rev()
-            .find(|r| !r.partial && mode_kind(r.summary.spec.mode) == kind)
+            .find(|r| !r.partial && is(r.summary.spec.mode))
     };
-    let sequential = last("sequential")?.summary.clone();
-    let pipelined = last("pipelined")?.summary.clone();
+    let sequential = last(Mode::is_sequential)?.summary.clone();
+    let pipelined = last(Mode::is_pipelined)?.summary.clone();
     let factor = pipelined.speedup_over(&sequential);
     factor.is_finite().then_some(Speedup {
         factor,

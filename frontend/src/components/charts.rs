@@ -2,7 +2,7 @@ use leptos::prelude::*;
 
 use crate::connection::Connection;
 use crate::format;
-use crate::state::{ResultRow, mode_kind};
+use crate::state::ResultRow;
 use crate::timeaxis;
 
 const W: f64 = 560.0;
@@ -73,7 +73,7 @@ fn throughput(rows: &[ResultRow]) -> impl IntoView + use<> {
         .map(|(k, r)| {
             let y = 10.0 + k as f64 * bar_h;
             let w = ((W - LEFT - RIGHT) * r.summary.ops_per_sec / max).max(2.0);
-            let kind = mode_kind(r.summary.spec.mode);
+            let kind = r.summary.spec.mode.kind();
             view! {
                 <g class=format!("bar {kind}") data-mode=kind data-ops=r.summary.ops_per_sec.to_string()>
                     <text x=LEFT - 10.0 y=y + bar_h / 2.0 + 5.0 text-anchor="end" class="bar-label">{label(r)}</text>
@@ -131,7 +131,7 @@ fn latency(rows: &[ResultRow]) -> impl IntoView + use<> {
                 .enumerate()
                 .map(|(j, r)| {
                     let v = values(r)[k];
-                    let kind = mode_kind(r.summary.spec.mode);
+                    let kind = r.summary.spec.mode.kind();
                     view! {
                         <rect
                             class=format!("bar {kind}")
@@ -158,7 +158,7 @@ fn latency(rows: &[ResultRow]) -> impl IntoView + use<> {
         .iter()
         .enumerate()
         .map(|(j, r)| {
-            let kind = mode_kind(r.summary.spec.mode);
+            let kind = r.summary.spec.mode.kind();
             view! {
                 <g class=format!("bar {kind}")>
                     <rect x=left + 12.0 y=top + j as f64 * 18.0 width="12" height="12" rx="2"></rect>

@@ -1,5 +1,5 @@
 use leptos::prelude::*;
-use shared::{RunSummary, Wait};
+use shared::{Mode, RunSummary, Wait};
 
 use crate::format;
 use crate::playback::Playback;
@@ -27,15 +27,15 @@ fn busy(s: &RunSummary) -> bool {
 /// seen finish (the comparison is two Compare clicks, one with busy-poll, and the drawn traces
 /// hold only the current plan's runs).
 fn latest_runs(traces: &[Trace], earlier: &[(u64, RunSummary)]) -> Option<Runs> {
-    let finished = |kind: &'static str| {
+    let finished = |is: fn(Mode) -> bool| {
         traces
             .iter()
             .rev()
-            .filter(move |t| t.kind() == kind)
+            .filter(move |t| t.mode.is_some_and(is))
             .filter_map(|t| Some((t.run, t.summary.clone()?)))
     };
-    let seq = finished("sequential").next()?;
-    let pipe = finished("pipelined").next()?.1;
+    let seq = finished(Mode::is_sequential).next()?;
+    let pipe = finished(Mode::is_pipelined).next()?.1;
     let other_wait = earlier
         .iter()
         .rev()
@@ -54,7 +54,7 @@ fn remember_sequential(playback: Playback) -> RwSignal<Vec<(u64, RunSummary)>> {
     let seen = RwSignal::new(Vec::<(u64, RunSummary)>::new());
     Effect::new(move |_| {
         playback.traces.with(|traces| {
-            for t in traces.iter().filter(|t| t.kind() == "sequential") {
+            for t in traces.iter().filter(|t| t.is_sequential()) {
                 let Some(s) = &t.summary else { continue };
                 if !seen.with_untracked(|v| v.iter().any(|(run, _)| *run == t.run)) {
                     seen.update(|v| v.push((t.run, s.clone())));
