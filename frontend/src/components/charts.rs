@@ -2,6 +2,7 @@ use leptos::prelude::*;
 
 use crate::connection::Connection;
 use crate::format;
+use crate::log_scale::Decades;
 use crate::state::ResultRow;
 use crate::timeaxis;
 
@@ -100,17 +101,12 @@ fn latency(rows: &[ResultRow]) -> impl IntoView + use<> {
     let all: Vec<f64> = rows.iter().flat_map(values).filter(|v| *v > 0.0).collect();
     let lo = all.iter().copied().fold(f64::INFINITY, f64::min).max(0.1);
     let hi = all.iter().copied().fold(1.0, f64::max);
-    let (lo_dec, hi_dec) = (
-        lo.log10().floor(),
-        hi.log10().ceil().max(lo.log10().floor() + 1.0),
-    );
+    let decades = Decades::between(lo, hi);
     let (left, right, top, bottom) = (70.0, W - 10.0, 14.0, H - 34.0);
-    let y = move |us: f64| {
-        bottom - (us.max(10f64.powf(lo_dec)).log10() - lo_dec) / (hi_dec - lo_dec) * (bottom - top)
-    };
-    let grid = (lo_dec as i32..=hi_dec as i32)
-        .map(|d| {
-            let us = 10f64.powi(d);
+    let y = move |us: f64| decades.y(us, top, bottom);
+    let grid = decades
+        .powers()
+        .map(|us| {
             view! {
                 <g class="grid">
                     <line x1=left x2=right y1=y(us) y2=y(us)></line>

@@ -2,6 +2,7 @@ use leptos::prelude::*;
 
 use crate::connection::Connection;
 use crate::format;
+use crate::log_scale::Decades;
 use crate::sweep::{self, KNEE_GAIN, Point};
 
 const W: f64 = 640.0;
@@ -40,20 +41,6 @@ pub fn SweepChart(conn: Connection) -> impl IntoView {
     }
 }
 
-/// Decades spanning `values` (at least one).
-fn decades(values: impl Iterator<Item = f64>) -> (f64, f64) {
-    let (lo, hi) = values
-        .filter(|v| *v > 0.0 && v.is_finite())
-        .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
-            (lo.min(v), hi.max(v))
-        });
-    if !lo.is_finite() {
-        return (0.0, 1.0);
-    }
-    let (a, b) = (lo.log10().floor(), hi.log10().ceil());
-    (a, b.max(a + 1.0))
-}
-
 /// `32768` → `"32k"`.
 fn batch_label(b: u32) -> String {
     if b >= 1024 && b.is_multiple_of(1024) {
@@ -78,18 +65,14 @@ fn chart(points: &[Point]) -> impl IntoView + use<> {
     let n = points.len();
     let max_log2 = (points[n - 1].batch as f64).log2().max(1.0);
     let x = move |batch: u32| LEFT + (batch as f64).log2() / max_log2 * (RIGHT - LEFT);
-    let (ops_lo, ops_hi) = decades(points.iter().flat_map(|p| [p.ops_min, p.ops_max]));
-    let (cost_lo, cost_hi) = decades(points.iter().map(|p| p.cost_us));
-    let y = move |v: f64, lo: f64, hi: f64| {
-        let l = v.max(10f64.powf(lo)).log10();
-        BOTTOM - (l - lo) / (hi - lo) * (BOTTOM - TOP)
-    };
-    let y_ops = move |v: f64| y(v, ops_lo, ops_hi);
-    let y_cost = move |v: f64| y(v, cost_lo, cost_hi);
+    let ops = Decades::spanning(points.iter().flat_map(|p| [p.ops_min, p.ops_max]));
+    let cost = Decades::spanning(points.iter().map(|p| p.cost_us));
+    let y_ops = move |v: f64| ops.y(v, TOP, BOTTOM);
+    let y_cost = move |v: f64| cost.y(v, TOP, BOTTOM);
 
-    let grid = (ops_lo as i32..=ops_hi as i32)
-        .map(|d| {
-            let v = 10f64.powi(d);
+    let grid = ops
+        .powers()
+        .map(|v| {
             view! {
                 <g class="grid">
                     <line x1=LEFT x2=RIGHT y1=y_ops(v) y2=y_ops(v)></line>
@@ -98,9 +81,9 @@ fn chart(points: &[Point]) -> impl IntoView + use<> {
             }
         })
         .collect_view();
-    let cost_ticks = (cost_lo as i32..=cost_hi as i32)
-        .map(|d| {
-            let v = 10f64.powi(d);
+    let cost_ticks = cost
+        .powers()
+        .map(|v| {
             view! {
                 <text x=RIGHT + 8.0 y=y_cost(v) + 4.0 class="axis-cost">{format::latency(v)}</text>
             }
