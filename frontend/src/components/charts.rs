@@ -12,7 +12,7 @@ const LEFT: f64 = 150.0;
 const RIGHT: f64 = 90.0;
 
 /// Throughput per run and each run's latency percentiles, as plain SVG bars (no chart crate:
-/// two bar charts did not justify one; see the report).
+/// two bar charts do not justify one).
 #[component]
 pub fn Charts(conn: Connection) -> impl IntoView {
     let rows = Memo::new(move |_| {
