@@ -80,15 +80,14 @@ pub fn TourPage(conn: Connection, url: UrlState, page: usize) -> impl IntoView {
                         }
                     }}
                 </section>
-                <TourStage tour=tour conn=conn playback=playback look=look />
+                {stage(tour, conn, playback, look)}
             </div>
         </main>
     }
 }
 
 /// The live stage beside the panel, the current step's part highlighted.
-#[component]
-fn TourStage(tour: Tour, conn: Connection, playback: Playback, look: Look) -> impl IntoView {
+fn stage(tour: Tour, conn: Connection, playback: Playback, look: Look) -> impl IntoView {
     let focused = move |what: Focus| move || focus(tour) == Some(what);
     view! {
         <div class="tour-stage">

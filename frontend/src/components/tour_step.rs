@@ -26,7 +26,7 @@ pub fn StepPanel(
             <h2 id="tour-title">{step.title}</h2>
             <p class="tour-prose">{template(step.intro)}</p>
             <p class="tour-look"><span class="look-label">"Look at: "</span>{template(step.look_at)}</p>
-            <RunRow tour=tour step=step run_button=run_button />
+            {run_row(tour, step, run_button)}
             <RunProgress conn=conn />
             <div id="tour-result" class="tour-result" aria-live="polite">{move || step_result(tour, page)}</div>
             <StepRuns tour=tour page=page />
@@ -36,8 +36,7 @@ pub fn StepPanel(
 }
 
 /// The count field (for an adjustable step), what Run starts, Run and Cancel.
-#[component]
-fn RunRow(tour: Tour, step: &'static Step, run_button: NodeRef<Button>) -> impl IntoView {
+fn run_row(tour: Tour, step: &'static Step, run_button: NodeRef<Button>) -> impl IntoView {
     view! {
         <div class="tour-run">
             {step.adjustable().then(|| view! {
