@@ -31,10 +31,15 @@ impl Decades {
         Decades::between(lo, hi)
     }
 
+    /// How far up the scale `v` stands: 0 at `10^lo` (and anything below it), 1 at `10^hi`.
+    pub fn fraction(self, v: f64) -> f64 {
+        let l = v.max(10f64.powf(self.lo)).log10();
+        (l - self.lo) / (self.hi - self.lo)
+    }
+
     /// Where `v` stands between `bottom` (`10^lo`, and anything below it) and `top` (`10^hi`).
     pub fn y(self, v: f64, top: f64, bottom: f64) -> f64 {
-        let l = v.max(10f64.powf(self.lo)).log10();
-        bottom - (l - self.lo) / (self.hi - self.lo) * (bottom - top)
+        bottom - self.fraction(v) * (bottom - top)
     }
 
     /// Each power of ten from `10^lo` to `10^hi`: the grid lines.

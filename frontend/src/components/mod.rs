@@ -5,6 +5,7 @@ pub mod charts;
 pub mod controls;
 pub mod error_banner;
 pub mod export_bar;
+pub mod handout_chart;
 pub mod header;
 pub mod mode_fields;
 pub mod network_controls;
