@@ -1,5 +1,7 @@
 //! One component per file. Each takes the `Connection` (signals + memos), and the teaching
-//! view's `Playback` and `Look`, as props; the controls are the only way back to the server.
+//! view's `Playback` and `Look` or the tour's `Tour`, as props; the controls and the tour's
+//! controller are the only ways back to the server. `tour_prose` and `handout_chart` hold no
+//! component: they render the tour's prose and the handout's chart for the views that do.
 
 pub mod charts;
 pub mod controls;
