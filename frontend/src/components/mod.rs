@@ -30,6 +30,7 @@ pub mod tour_prose;
 pub mod tour_rtt;
 pub mod tour_runs;
 pub mod tour_step;
+pub mod trip_figure;
 pub mod view_toggles;
 pub mod workload_fields;
 
