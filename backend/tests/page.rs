@@ -1,5 +1,5 @@
 //! The page's controls, sweep and export in headless Chromium, against the real backend and a
-//! real redis-server (issue #4, page side).
+//! real redis-server.
 
 mod support;
 

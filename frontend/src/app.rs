@@ -25,8 +25,7 @@ pub fn App() -> impl IntoView {
     view! { <Page conn=conn url=url /> }.into_any()
 }
 
-/// The page's layout for a given connection (separate from `App` so tests can render it
-/// without opening a socket).
+/// The main page's layout for a given connection (`App` picks it or the tour by path).
 #[component]
 pub fn Page(conn: Connection, #[prop(optional)] url: UrlState) -> impl IntoView {
     let look = Look::new(

@@ -98,7 +98,8 @@ impl Default for Connection {
 }
 
 impl Connection {
-    /// The signals, not yet connected (components can be rendered against this in tests).
+    /// The signals, not yet connected (the component tests in `frontend/tests/components.rs`
+    /// feed it server messages by hand).
     pub fn new() -> Self {
         let status = RwSignal::new(ConnStatus::Connecting);
         let session = RwSignal::new(Session::default());

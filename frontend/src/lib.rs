@@ -16,7 +16,9 @@
 //!   playback clock, time ↔ pixels, and drawing the timeline on a canvas.
 //! - `rtt_model`, `sweep`, `export`: the round trip taken apart, the batch sweep and its knee,
 //!   and finished runs as JSON / CSV / Markdown (pure).
-//! - `tour`: the guided tour's script and templating (pure); its view is `components::tour`.
+//! - `tour`: the guided tour: its script, routes, templating and handout (pure) and its
+//!   controller (signals); its views are `components::tour*`.
+//! - `log_scale`: the charts' whole-decade log axes.
 //! - `format`, `look`, `keyboard`: numbers for people, presenter mode and theme, shortcuts.
 //! - `components`: the views, each reading signals and the models above.
 
@@ -28,6 +30,7 @@ pub mod export;
 pub mod format;
 pub mod inputs;
 pub mod keyboard;
+pub mod log_scale;
 pub mod look;
 pub mod paint;
 pub mod playback;

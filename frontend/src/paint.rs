@@ -205,9 +205,10 @@ fn panel(
         top,
         y_client: top + 34.0 * s,
         y_redis: top + height - 16.0 * s,
-        colours: match t.kind() {
-            "sequential" => f.palette.seq,
-            _ => f.palette.pipe,
+        colours: if t.is_sequential() {
+            f.palette.seq
+        } else {
+            f.palette.pipe
         },
     };
     let heading_end = p.heading();

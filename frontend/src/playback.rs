@@ -185,10 +185,10 @@ impl Playback {
 fn auto_window(traces: &[Trace], extent_us: f64) -> f64 {
     let pipelined = traces
         .iter()
-        .filter(|t| t.kind() == "pipelined")
+        .filter(|t| t.is_pipelined())
         .map(Trace::extent_us)
         .fold(0.0, f64::max);
-    let has_sequential = traces.iter().any(|t| t.kind() == "sequential");
+    let has_sequential = traces.iter().any(Trace::is_sequential);
     let window = if has_sequential && pipelined > 0.0 {
         pipelined * 1.3
     } else {

@@ -65,10 +65,6 @@ impl RunView {
         }
     }
 
-    pub fn mode_kind(&self) -> &'static str {
-        self.spec.map_or("unknown", |s| mode_kind(s.mode))
-    }
-
     /// Appends live spans, keeping them in order: a frame a lagging page missed leaves a gap,
     /// never a duplicate or a reordering.
     fn add_spans(&mut self, spans: Vec<Span>) {
@@ -119,12 +115,6 @@ impl RunView {
     }
 }
 
-/// `"sequential"` or `"pipelined"`: the mode without its parameters (the select's values and
-/// the results rows' `data-mode`).
-pub fn mode_kind(mode: Mode) -> &'static str {
-    mode.kind()
-}
-
 /// A row of the results table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResultRow {
@@ -167,19 +157,7 @@ impl Session {
     pub fn apply(&mut self, msg: ServerMsg) -> Option<String> {
         match msg {
             ServerMsg::Welcome { busy, recent, .. } => {
-                self.awaiting_start = false;
-                self.server_busy = busy;
-                if !busy {
-                    self.plan_ended = true;
-                    // Whatever we were watching is over. The server's latest results win; if
-                    // it has none (e.g. it restarted), keep what this page saw finish.
-                    if recent.is_empty() {
-                        self.runs.retain(|r| !r.is_running());
-                    } else {
-                        self.runs.clear();
-                    }
-                }
-                self.recent = recent;
+                self.welcome(busy, recent);
                 None
             }
             ServerMsg::RunStarted {
@@ -188,18 +166,7 @@ impl Session {
                 of,
                 spec,
             } => {
-                if index == 0 {
-                    self.runs.clear();
-                    self.plan_ended = false;
-                    self.started_here = self.awaiting_start;
-                }
-                self.awaiting_start = false;
-                self.server_busy = false;
-                let view = RunView::new(run, index, of, Some(spec));
-                match self.find(run) {
-                    Some(existing) => *existing = view,
-                    None => self.runs.push(view),
-                }
+                self.run_started(RunView::new(run, index, of, Some(spec)));
                 None
             }
             ServerMsg::Progress {
@@ -226,47 +193,85 @@ impl Session {
                 summary,
                 timeline,
             } => {
-                self.server_busy = false;
-                let view = self.find_or_insert(run);
-                view.take_timeline(timeline);
-                view.spec = Some(summary.spec);
-                view.done = summary.done;
-                view.total = summary.spec.count;
-                view.elapsed_us = summary.wall_us;
-                view.ops_per_sec = summary.ops_per_sec;
-                view.outcome = Outcome::Finished(summary);
+                self.finished(run, summary, timeline);
                 None
             }
             ServerMsg::Failed {
                 run,
                 reason,
                 partial,
-            } => {
-                self.awaiting_start = false;
-                self.server_busy = false;
-                self.plan_ended = true;
-                let Some(run) = run else {
-                    return Some(format!("The run failed: {reason}"));
-                };
-                let view = self.find_or_insert(run);
-                if let Some(p) = &partial {
-                    view.spec = Some(p.spec);
-                    view.done = p.done;
-                    view.elapsed_us = p.wall_us;
-                    view.ops_per_sec = p.ops_per_sec;
-                }
-                let label = view.label();
-                view.outcome = Outcome::Failed {
-                    reason: reason.clone(),
-                    partial,
-                };
-                Some(format!("The {label} run stopped: {reason}"))
-            }
+            } => Some(self.failed(run, reason, partial)),
             ServerMsg::Rejected { reason } => {
                 self.awaiting_start = false;
                 Some(format!("The server refused the run: {reason}"))
             }
         }
+    }
+
+    fn welcome(&mut self, busy: bool, recent: Vec<RunRecord>) {
+        self.awaiting_start = false;
+        self.server_busy = busy;
+        if !busy {
+            self.plan_ended = true;
+            // Whatever we were watching is over. The server's latest results win; if
+            // it has none (e.g. it restarted), keep what this page saw finish.
+            if recent.is_empty() {
+                self.runs.retain(|r| !r.is_running());
+            } else {
+                self.runs.clear();
+            }
+        }
+        self.recent = recent;
+    }
+
+    /// A plan's first run starts a new plan (started here if this page asked for one).
+    fn run_started(&mut self, view: RunView) {
+        if view.index == 0 {
+            self.runs.clear();
+            self.plan_ended = false;
+            self.started_here = self.awaiting_start;
+        }
+        self.awaiting_start = false;
+        self.server_busy = false;
+        match self.find(view.run) {
+            Some(existing) => *existing = view,
+            None => self.runs.push(view),
+        }
+    }
+
+    fn finished(&mut self, run: u64, summary: RunSummary, timeline: Timeline) {
+        self.server_busy = false;
+        let view = self.find_or_insert(run);
+        view.take_timeline(timeline);
+        view.spec = Some(summary.spec);
+        view.done = summary.done;
+        view.total = summary.spec.count;
+        view.elapsed_us = summary.wall_us;
+        view.ops_per_sec = summary.ops_per_sec;
+        view.outcome = Outcome::Finished(summary);
+    }
+
+    /// Ends the plan; returns the banner's message.
+    fn failed(&mut self, run: Option<u64>, reason: String, partial: Option<RunSummary>) -> String {
+        self.awaiting_start = false;
+        self.server_busy = false;
+        self.plan_ended = true;
+        let Some(run) = run else {
+            return format!("The run failed: {reason}");
+        };
+        let view = self.find_or_insert(run);
+        if let Some(p) = &partial {
+            view.spec = Some(p.spec);
+            view.done = p.done;
+            view.elapsed_us = p.wall_us;
+            view.ops_per_sec = p.ops_per_sec;
+        }
+        let label = view.label();
+        view.outcome = Outcome::Failed {
+            reason: reason.clone(),
+            partial,
+        };
+        format!("The {label} run stopped: {reason}")
     }
 
     /// Puts runs this page saw finish back on the stage as the current, finished plan (a tour
@@ -389,13 +394,13 @@ impl Session {
 
 /// Pipelined over sequential (ops/s ratio) among complete rows, the last of each mode.
 pub fn speedup_of(rows: &[ResultRow]) -> Option<Speedup> {
-    let last = |kind: &str| {
+    let last = |is: fn(Mode) -> bool| {
         rows.iter()
             .rev()
-            .find(|r| !r.partial && mode_kind(r.summary.spec.mode) == kind)
+            .find(|r| !r.partial && is(r.summary.spec.mode))
     };
-    let sequential = last("sequential")?.summary.clone();
-    let pipelined = last("pipelined")?.summary.clone();
+    let sequential = last(Mode::is_sequential)?.summary.clone();
+    let pipelined = last(Mode::is_pipelined)?.summary.clone();
     let factor = pipelined.speedup_over(&sequential);
     factor.is_finite().then_some(Speedup {
         factor,

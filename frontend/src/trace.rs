@@ -22,8 +22,17 @@ pub struct Trace {
 }
 
 impl Trace {
+    /// The mode's `kind` (`"unknown"` before the run's spec is known): the DOM's `data-mode`.
     pub fn kind(&self) -> &'static str {
-        self.mode.map_or("unknown", crate::state::mode_kind)
+        self.mode.map_or("unknown", Mode::kind)
+    }
+
+    pub fn is_sequential(&self) -> bool {
+        self.mode.is_some_and(Mode::is_sequential)
+    }
+
+    pub fn is_pipelined(&self) -> bool {
+        self.mode.is_some_and(Mode::is_pipelined)
     }
 
     /// The run's spans carry the wire tap's stamps (the proxy was in the path).

@@ -6,9 +6,10 @@
 #![cfg(target_arch = "wasm32")]
 
 use leptos::prelude::*;
-use pipescope_frontend::components::Results;
+use pipescope_frontend::components::{Results, RttDiagram};
 use pipescope_frontend::connection::Connection;
-use shared::{Latency, Mode, RunSpec, RunSummary, ServerMsg, Timeline};
+use pipescope_frontend::playback::Playback;
+use shared::{Latency, Mode, Network, RunSpec, RunSummary, ServerMsg, Timeline};
 use wasm_bindgen::JsCast;
 use wasm_bindgen_test::*;
 use web_sys::HtmlElement;
@@ -130,4 +131,77 @@ fn a_stopped_run_says_so_and_claims_no_speed_up() {
     assert!(rows[0][0].contains("stopped"), "{rows:?}");
     assert_eq!(rows[0][1], "400 of 1,000");
     assert_eq!(rows[0].last().unwrap(), "—");
+}
+
+/// `(data-part, data-source)` of every element matching `selector`.
+fn sources(host: &HtmlElement, selector: &str) -> Vec<(String, String)> {
+    let found = host.query_selector_all(selector).unwrap();
+    (0..found.length())
+        .map(|k| {
+            let el: web_sys::Element = found.item(k).unwrap().unchecked_into();
+            (
+                el.get_attribute("data-part").unwrap_or_default(),
+                el.get_attribute("data-source").unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+/// The RTT diagram fed a sequential and a pipelined run, as a Compare brings them.
+fn rtt_diagram(seq: RunSummary, pipe: RunSummary) -> HtmlElement {
+    let conn = connection(vec![
+        started(1, 0, &seq.spec),
+        finished(1, seq),
+        started(2, 1, &pipe.spec),
+        finished(2, pipe),
+    ]);
+    mount(move || view! { <RttDiagram playback=Playback::new(conn) /> })
+}
+
+fn legend(parts: &[(&str, &str)]) -> Vec<(String, String)> {
+    parts
+        .iter()
+        .map(|(p, s)| (p.to_string(), s.to_string()))
+        .collect()
+}
+
+#[wasm_bindgen_test]
+fn on_loopback_the_rtt_diagram_labels_t1_assumed_the_hosts_derived_and_redis_measured() {
+    let mut seq = summary(RunSpec::set(1_000, Mode::Sequential), 1_000, 50_000);
+    seq.redis_usec_per_call = Some(1.5);
+    let pipe = summary(RunSpec::set(1_000, Mode::pipelined(100)), 1_000, 2_000);
+    let host = rtt_diagram(seq, pipe);
+    let expected = legend(&[
+        ("t1", "assumed"),
+        ("host", "derived"),
+        ("redis", "measured"),
+    ]);
+    assert_eq!(sources(&host, "#rtt-legend li[data-part]"), expected);
+    // The bar draws each part where the legend lists it, with the same source.
+    let mut bars = sources(&host, "g.part");
+    bars.sort();
+    bars.dedup();
+    let mut listed = expected.clone();
+    listed.sort();
+    assert_eq!(bars, listed);
+}
+
+#[wasm_bindgen_test]
+fn without_the_wire_tap_the_dialled_delay_is_labelled_assumed() {
+    let net = Network::symmetric(250);
+    let seq = summary(
+        RunSpec::set(1_000, Mode::Sequential).with_network(net),
+        1_000,
+        600_000,
+    );
+    let pipe = summary(
+        RunSpec::set(1_000, Mode::pipelined(100)).with_network(net),
+        1_000,
+        10_000,
+    );
+    let host = rtt_diagram(seq, pipe);
+    assert_eq!(
+        sources(&host, "#rtt-legend li[data-part]"),
+        legend(&[("t1", "assumed"), ("host", "derived"), ("t2", "assumed")])
+    );
 }

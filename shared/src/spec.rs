@@ -150,6 +150,16 @@ impl Mode {
         "mset",
     ];
 
+    /// One command, one round trip: the baseline the other modes are compared with.
+    pub fn is_sequential(self) -> bool {
+        matches!(self, Mode::Sequential)
+    }
+
+    /// A pipeline, however it flushes.
+    pub fn is_pipelined(self) -> bool {
+        matches!(self, Mode::Pipelined { .. })
+    }
+
     /// A short name for tables and legends (one of `KINDS`).
     pub fn kind(self) -> &'static str {
         match self {
@@ -524,6 +534,25 @@ mod tests {
         ];
         let kinds: Vec<&str> = modes.iter().map(|m| m.kind()).collect();
         assert_eq!(kinds, Mode::KINDS);
+    }
+
+    #[test]
+    fn predicates_name_their_variant() {
+        let modes = [
+            Mode::Sequential,
+            Mode::pipelined(2),
+            Mode::Pipelined {
+                batch: 2,
+                flush: Flush::EachCommand,
+            },
+            Mode::Multiplexed { in_flight: 2 },
+            Mode::Transaction { batch: 2 },
+            Mode::Mset { batch: 2 },
+        ];
+        for m in modes {
+            assert_eq!(m.is_sequential(), m.kind() == "sequential", "{m:?}");
+            assert_eq!(m.is_pipelined(), m.kind() == "pipelined", "{m:?}");
+        }
     }
 
     #[test]

@@ -2,7 +2,8 @@ use leptos::prelude::*;
 
 use crate::connection::Connection;
 use crate::format;
-use crate::state::{ResultRow, mode_kind};
+use crate::log_scale::Decades;
+use crate::state::ResultRow;
 use crate::timeaxis;
 
 const W: f64 = 560.0;
@@ -11,7 +12,7 @@ const LEFT: f64 = 150.0;
 const RIGHT: f64 = 90.0;
 
 /// Throughput per run and each run's latency percentiles, as plain SVG bars (no chart crate:
-/// two bar charts did not justify one; see the report).
+/// two bar charts do not justify one).
 #[component]
 pub fn Charts(conn: Connection) -> impl IntoView {
     let rows = Memo::new(move |_| {
@@ -73,7 +74,7 @@ fn throughput(rows: &[ResultRow]) -> impl IntoView + use<> {
         .map(|(k, r)| {
             let y = 10.0 + k as f64 * bar_h;
             let w = ((W - LEFT - RIGHT) * r.summary.ops_per_sec / max).max(2.0);
-            let kind = mode_kind(r.summary.spec.mode);
+            let kind = r.summary.spec.mode.kind();
             view! {
                 <g class=format!("bar {kind}") data-mode=kind data-ops=r.summary.ops_per_sec.to_string()>
                     <text x=LEFT - 10.0 y=y + bar_h / 2.0 + 5.0 text-anchor="end" class="bar-label">{label(r)}</text>
@@ -100,17 +101,12 @@ fn latency(rows: &[ResultRow]) -> impl IntoView + use<> {
     let all: Vec<f64> = rows.iter().flat_map(values).filter(|v| *v > 0.0).collect();
     let lo = all.iter().copied().fold(f64::INFINITY, f64::min).max(0.1);
     let hi = all.iter().copied().fold(1.0, f64::max);
-    let (lo_dec, hi_dec) = (
-        lo.log10().floor(),
-        hi.log10().ceil().max(lo.log10().floor() + 1.0),
-    );
+    let decades = Decades::between(lo, hi);
     let (left, right, top, bottom) = (70.0, W - 10.0, 14.0, H - 34.0);
-    let y = move |us: f64| {
-        bottom - (us.max(10f64.powf(lo_dec)).log10() - lo_dec) / (hi_dec - lo_dec) * (bottom - top)
-    };
-    let grid = (lo_dec as i32..=hi_dec as i32)
-        .map(|d| {
-            let us = 10f64.powi(d);
+    let y = move |us: f64| decades.y(us, top, bottom);
+    let grid = decades
+        .powers()
+        .map(|us| {
             view! {
                 <g class="grid">
                     <line x1=left x2=right y1=y(us) y2=y(us)></line>
@@ -131,7 +127,7 @@ fn latency(rows: &[ResultRow]) -> impl IntoView + use<> {
                 .enumerate()
                 .map(|(j, r)| {
                     let v = values(r)[k];
-                    let kind = mode_kind(r.summary.spec.mode);
+                    let kind = r.summary.spec.mode.kind();
                     view! {
                         <rect
                             class=format!("bar {kind}")
@@ -158,7 +154,7 @@ fn latency(rows: &[ResultRow]) -> impl IntoView + use<> {
         .iter()
         .enumerate()
         .map(|(j, r)| {
-            let kind = mode_kind(r.summary.spec.mode);
+            let kind = r.summary.spec.mode.kind();
             view! {
                 <g class=format!("bar {kind}")>
                     <rect x=left + 12.0 y=top + j as f64 * 18.0 width="12" height="12" rx="2"></rect>

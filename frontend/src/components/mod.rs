@@ -1,10 +1,13 @@
 //! One component per file. Each takes the `Connection` (signals + memos), and the teaching
-//! view's `Playback` and `Look`, as props; the controls are the only way back to the server.
+//! view's `Playback` and `Look` or the tour's `Tour`, as props; the controls and the tour's
+//! controller are the only ways back to the server. `tour_prose` and `handout_chart` hold no
+//! component: they render the tour's prose and the handout's chart for the views that do.
 
 pub mod charts;
 pub mod controls;
 pub mod error_banner;
 pub mod export_bar;
+pub mod handout_chart;
 pub mod header;
 pub mod mode_fields;
 pub mod network_controls;
@@ -22,7 +25,12 @@ pub mod teaching_view;
 pub mod timeline;
 pub mod tour;
 pub mod tour_handout;
+pub mod tour_nav;
+pub mod tour_prose;
 pub mod tour_rtt;
+pub mod tour_runs;
+pub mod tour_step;
+pub mod trip_figure;
 pub mod view_toggles;
 pub mod workload_fields;
 

@@ -12,7 +12,89 @@ const SCRUB_STEPS: f64 = 10_000.0;
 pub fn PlaybackControls(playback: Playback) -> impl IntoView {
     let p = playback;
     let has_data = Memo::new(move |_| p.extent_us.get() > 0.0);
+    view! {
+        <div class="playback" role="toolbar" aria-label="Playback">
+            {transport(p, has_data)}
+            {speed_slider(p)}
+            {scrub_slider(p, has_data)}
+            {zoom_slider(p)}
+        </div>
+    }
+}
+
+/// Step back, play/pause, step forward, replay.
+fn transport(p: Playback, has_data: Memo<bool>) -> impl IntoView {
     let playing = move || p.playing.get();
+    view! {
+        <div class="transport">
+            <button
+                id="step-back"
+                title="Step back one event (←)"
+                aria-label="Step back"
+                disabled=move || !has_data.get()
+                on:click=move |_| p.step_back()
+            >
+                "◀ Step"
+            </button>
+            <button
+                id="play"
+                class="primary"
+                aria-pressed=move || playing().to_string()
+                title="Play / pause (Space)"
+                disabled=move || !has_data.get()
+                on:click=move |_| p.toggle_play()
+            >
+                {move || if playing() { "❚❚ Pause" } else { "▶ Play" }}
+            </button>
+            <button
+                id="step-forward"
+                title="Step forward one event (→)"
+                aria-label="Step forward"
+                disabled=move || !has_data.get()
+                on:click=move |_| p.step_forward()
+            >
+                "Step ▶"
+            </button>
+            <button
+                id="replay"
+                title="Replay from the start (R)"
+                disabled=move || !has_data.get()
+                on:click=move |_| p.replay()
+            >
+                "↺ Replay"
+            </button>
+        </div>
+    }
+}
+
+/// The slow-motion slider (right is slower).
+fn speed_slider(p: Playback) -> impl IntoView {
+    view! {
+        <label class="slider speed">
+            <span>
+                "Slow motion "
+                <b id="speed-label">{move || timeaxis::speed_label(p.slowdown.get())}</b>
+            </span>
+            <input
+                id="speed"
+                type="range"
+                min="0"
+                max=SPEED_MAX.to_string()
+                step="1"
+                title="Slower ← → faster is reversed: right is slower (− / +)"
+                prop:value=move || p.speed_step.get().to_string()
+                on:input=move |ev| {
+                    if let Ok(v) = event_target_value(&ev).parse() {
+                        p.speed_step.set(v);
+                    }
+                }
+            />
+        </label>
+    }
+}
+
+/// The scrub bar: the playback position in the run.
+fn scrub_slider(p: Playback, has_data: Memo<bool>) -> impl IntoView {
     let scrub_value = move || {
         let end = p.extent_us.get();
         if end > 0.0 {
@@ -23,12 +105,6 @@ pub fn PlaybackControls(playback: Playback) -> impl IntoView {
             "0".to_string()
         }
     };
-    let zoom_value = move || {
-        p.zoom_step
-            .get()
-            .unwrap_or_else(|| timeaxis::zoom_step(p.window_us.get(), p.extent_us.get()))
-            .to_string()
-    };
     let position = move || {
         format!(
             "{} / {}",
@@ -36,112 +112,63 @@ pub fn PlaybackControls(playback: Playback) -> impl IntoView {
             timeaxis::duration(p.extent_us.get())
         )
     };
-
     view! {
-        <div class="playback" role="toolbar" aria-label="Playback">
-            <div class="transport">
-                <button
-                    id="step-back"
-                    title="Step back one event (←)"
-                    aria-label="Step back"
-                    disabled=move || !has_data.get()
-                    on:click=move |_| p.step_back()
-                >
-                    "◀ Step"
-                </button>
-                <button
-                    id="play"
-                    class="primary"
-                    aria-pressed=move || playing().to_string()
-                    title="Play / pause (Space)"
-                    disabled=move || !has_data.get()
-                    on:click=move |_| p.toggle_play()
-                >
-                    {move || if playing() { "❚❚ Pause" } else { "▶ Play" }}
-                </button>
-                <button
-                    id="step-forward"
-                    title="Step forward one event (→)"
-                    aria-label="Step forward"
-                    disabled=move || !has_data.get()
-                    on:click=move |_| p.step_forward()
-                >
-                    "Step ▶"
-                </button>
-                <button
-                    id="replay"
-                    title="Replay from the start (R)"
-                    disabled=move || !has_data.get()
-                    on:click=move |_| p.replay()
-                >
-                    "↺ Replay"
-                </button>
-            </div>
-            <label class="slider speed">
-                <span>
-                    "Slow motion "
-                    <b id="speed-label">{move || timeaxis::speed_label(p.slowdown.get())}</b>
-                </span>
-                <input
-                    id="speed"
-                    type="range"
-                    min="0"
-                    max=SPEED_MAX.to_string()
-                    step="1"
-                    title="Slower ← → faster is reversed: right is slower (− / +)"
-                    prop:value=move || p.speed_step.get().to_string()
-                    on:input=move |ev| {
-                        if let Ok(v) = event_target_value(&ev).parse() {
-                            p.speed_step.set(v);
-                        }
+        <label class="slider scrub">
+            <span>
+                "Run time " <b id="position">{position}</b>
+                {move || p.live.get().then(|| view! { <em class="live-tag">" live"</em> })}
+            </span>
+            <input
+                id="scrub"
+                type="range"
+                min="0"
+                max=SCRUB_STEPS.to_string()
+                step="1"
+                disabled=move || !has_data.get()
+                prop:value=scrub_value
+                on:input=move |ev| {
+                    if let Ok(v) = event_target_value(&ev).parse::<f64>() {
+                        p.seek(v / SCRUB_STEPS * p.extent_us.get_untracked());
                     }
-                />
-            </label>
-            <label class="slider scrub">
-                <span>
-                    "Run time " <b id="position">{position}</b>
-                    {move || p.live.get().then(|| view! { <em class="live-tag">" live"</em> })}
-                </span>
-                <input
-                    id="scrub"
-                    type="range"
-                    min="0"
-                    max=SCRUB_STEPS.to_string()
-                    step="1"
-                    disabled=move || !has_data.get()
-                    prop:value=scrub_value
-                    on:input=move |ev| {
-                        if let Ok(v) = event_target_value(&ev).parse::<f64>() {
-                            p.seek(v / SCRUB_STEPS * p.extent_us.get_untracked());
-                        }
+                }
+            />
+        </label>
+    }
+}
+
+/// The window's width, and Fit run / Auto zoom.
+fn zoom_slider(p: Playback) -> impl IntoView {
+    let zoom_value = move || {
+        p.zoom_step
+            .get()
+            .unwrap_or_else(|| timeaxis::zoom_step(p.window_us.get(), p.extent_us.get()))
+            .to_string()
+    };
+    view! {
+        <label class="slider zoom">
+            <span>"Window " <b>{move || timeaxis::duration(p.window_us.get())}</b></span>
+            <input
+                id="zoom"
+                type="range"
+                min="0"
+                max=ZOOM_MAX.to_string()
+                step="1"
+                prop:value=zoom_value
+                on:input=move |ev| {
+                    if let Ok(v) = event_target_value(&ev).parse() {
+                        p.zoom_step.set(Some(v));
                     }
-                />
-            </label>
-            <label class="slider zoom">
-                <span>"Window " <b>{move || timeaxis::duration(p.window_us.get())}</b></span>
-                <input
-                    id="zoom"
-                    type="range"
-                    min="0"
-                    max=ZOOM_MAX.to_string()
-                    step="1"
-                    prop:value=zoom_value
-                    on:input=move |ev| {
-                        if let Ok(v) = event_target_value(&ev).parse() {
-                            p.zoom_step.set(Some(v));
-                        }
-                    }
-                />
-            </label>
-            <button
-                id="zoom-fit"
-                class="small"
-                title="Whole run ↔ the pipelined run's span (Z)"
-                aria-pressed=move || (p.zoom_step.get() == Some(ZOOM_MAX)).to_string()
-                on:click=move |_| p.toggle_fit()
-            >
-                {move || if p.zoom_step.get() == Some(ZOOM_MAX) { "Auto zoom" } else { "Fit run" }}
-            </button>
-        </div>
+                }
+            />
+        </label>
+        <button
+            id="zoom-fit"
+            class="small"
+            title="Whole run ↔ the pipelined run's span (Z)"
+            aria-pressed=move || (p.zoom_step.get() == Some(ZOOM_MAX)).to_string()
+            on:click=move |_| p.toggle_fit()
+        >
+            {move || if p.zoom_step.get() == Some(ZOOM_MAX) { "Auto zoom" } else { "Fit run" }}
+        </button>
     }
 }

@@ -4,7 +4,7 @@ use shared::Mode;
 use crate::connection::Connection;
 use crate::export;
 use crate::format;
-use crate::state::{ResultRow, mode_kind};
+use crate::state::ResultRow;
 
 /// What the engine counted as a round trip, per mode.
 const ROUND_TRIPS_TITLE: &str = "Waits for replies the engine paid: one per batch, however it was written (flushed per command or buffered); multiplexed: the reads that brought replies";
@@ -67,7 +67,7 @@ pub fn Results(conn: Connection) -> impl IntoView {
         view! {
             <tr
                 class=if r.partial { "partial-row" } else { "result-row" }
-                data-mode=mode_kind(s.spec.mode)
+                data-mode=s.spec.mode.kind()
                 data-run=r.key
                 data-label=s.spec.mode.label()
                 data-ops=s.ops_per_sec.to_string()

@@ -20,7 +20,7 @@ pub fn RunBar(conn: Connection, run: u64) -> impl IntoView {
         });
         format!("run-progress {state}")
     };
-    let mode = read(|r| r.mode_kind().to_string());
+    let mode = read(|r| r.spec.map_or("unknown", |s| s.mode.kind()).to_string());
     let max = read(|r| r.total.max(1).to_string());
     let value = read(|r| r.done.min(r.total).to_string());
     // Mode, command and network: "pipelined (batch 100) · SET · one-way delay 500 µs".

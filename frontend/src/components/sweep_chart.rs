@@ -2,6 +2,7 @@ use leptos::prelude::*;
 
 use crate::connection::Connection;
 use crate::format;
+use crate::log_scale::Decades;
 use crate::sweep::{self, KNEE_GAIN, Point};
 
 const W: f64 = 640.0;
@@ -40,20 +41,6 @@ pub fn SweepChart(conn: Connection) -> impl IntoView {
     }
 }
 
-/// Decades spanning `values` (at least one).
-fn decades(values: impl Iterator<Item = f64>) -> (f64, f64) {
-    let (lo, hi) = values
-        .filter(|v| *v > 0.0 && v.is_finite())
-        .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
-            (lo.min(v), hi.max(v))
-        });
-    if !lo.is_finite() {
-        return (0.0, 1.0);
-    }
-    let (a, b) = (lo.log10().floor(), hi.log10().ceil());
-    (a, b.max(a + 1.0))
-}
-
 /// `32768` → `"32k"`.
 fn batch_label(b: u32) -> String {
     if b >= 1024 && b.is_multiple_of(1024) {
@@ -74,49 +61,39 @@ fn ops_label(v: f64) -> String {
     }
 }
 
+/// The chart's axes: batch on a log₂ scale, ops/s and cost per command on decades.
+#[derive(Clone, Copy)]
+struct Scales {
+    max_log2: f64,
+    ops: Decades,
+    cost: Decades,
+}
+
+impl Scales {
+    fn of(points: &[Point]) -> Scales {
+        Scales {
+            max_log2: (points[points.len() - 1].batch as f64).log2().max(1.0),
+            ops: Decades::spanning(points.iter().flat_map(|p| [p.ops_min, p.ops_max])),
+            cost: Decades::spanning(points.iter().map(|p| p.cost_us)),
+        }
+    }
+
+    fn x(self, batch: u32) -> f64 {
+        LEFT + (batch as f64).log2() / self.max_log2 * (RIGHT - LEFT)
+    }
+
+    fn y_ops(self, v: f64) -> f64 {
+        self.ops.y(v, TOP, BOTTOM)
+    }
+
+    fn y_cost(self, v: f64) -> f64 {
+        self.cost.y(v, TOP, BOTTOM)
+    }
+}
+
 fn chart(points: &[Point]) -> impl IntoView + use<> {
     let n = points.len();
-    let max_log2 = (points[n - 1].batch as f64).log2().max(1.0);
-    let x = move |batch: u32| LEFT + (batch as f64).log2() / max_log2 * (RIGHT - LEFT);
-    let (ops_lo, ops_hi) = decades(points.iter().flat_map(|p| [p.ops_min, p.ops_max]));
-    let (cost_lo, cost_hi) = decades(points.iter().map(|p| p.cost_us));
-    let y = move |v: f64, lo: f64, hi: f64| {
-        let l = v.max(10f64.powf(lo)).log10();
-        BOTTOM - (l - lo) / (hi - lo) * (BOTTOM - TOP)
-    };
-    let y_ops = move |v: f64| y(v, ops_lo, ops_hi);
-    let y_cost = move |v: f64| y(v, cost_lo, cost_hi);
-
-    let grid = (ops_lo as i32..=ops_hi as i32)
-        .map(|d| {
-            let v = 10f64.powi(d);
-            view! {
-                <g class="grid">
-                    <line x1=LEFT x2=RIGHT y1=y_ops(v) y2=y_ops(v)></line>
-                    <text x=LEFT - 8.0 y=y_ops(v) + 4.0 text-anchor="end" class="axis-ops">{ops_label(v)}</text>
-                </g>
-            }
-        })
-        .collect_view();
-    let cost_ticks = (cost_lo as i32..=cost_hi as i32)
-        .map(|d| {
-            let v = 10f64.powi(d);
-            view! {
-                <text x=RIGHT + 8.0 y=y_cost(v) + 4.0 class="axis-cost">{format::latency(v)}</text>
-            }
-        })
-        .collect_view();
-    let x_ticks = points
-        .iter()
-        .map(|p| {
-            view! {
-                <g class="grid x">
-                    <line x1=x(p.batch) x2=x(p.batch) y1=TOP y2=BOTTOM></line>
-                    <text x=x(p.batch) y=BOTTOM + 18.0 text-anchor="middle">{batch_label(p.batch)}</text>
-                </g>
-            }
-        })
-        .collect_view();
+    let s = Scales::of(points);
     let line = |f: &dyn Fn(&Point) -> (f64, f64)| {
         points
             .iter()
@@ -127,66 +104,9 @@ fn chart(points: &[Point]) -> impl IntoView + use<> {
             .collect::<Vec<_>>()
             .join(" ")
     };
-    let ops_line = line(&|p| (x(p.batch), y_ops(p.ops_per_sec)));
-    let cost_line = line(&|p| (x(p.batch), y_cost(p.cost_us)));
-    let dots = points
-        .iter()
-        .map(|p| {
-            view! {
-                <line
-                    class="spread"
-                    x1=x(p.batch)
-                    x2=x(p.batch)
-                    y1=y_ops(p.ops_min)
-                    y2=y_ops(p.ops_max)
-                    data-batch=p.batch.to_string()
-                    data-min=p.ops_min.to_string()
-                    data-max=p.ops_max.to_string()
-                ></line>
-                <circle
-                    class="sweep-point"
-                    cx=x(p.batch)
-                    cy=y_ops(p.ops_per_sec)
-                    r="5"
-                    data-batch=p.batch.to_string()
-                    data-ops=p.ops_per_sec.to_string()
-                    data-runs=p.runs.to_string()
-                >
-                    <title>{format!(
-                        "batch {}: {} ops/s (median of {} runs; {}–{})",
-                        p.batch,
-                        format::rate(p.ops_per_sec),
-                        p.runs,
-                        format::rate(p.ops_min),
-                        format::rate(p.ops_max),
-                    )}</title>
-                </circle>
-                <rect
-                    class="cost-point"
-                    x=x(p.batch) - 4.0
-                    y=y_cost(p.cost_us) - 4.0
-                    width="8"
-                    height="8"
-                    data-batch=p.batch.to_string()
-                    data-cost-us=p.cost_us.to_string()
-                >
-                    <title>{format!("batch {}: {} per command (median run)", p.batch, format::latency(p.cost_us))}</title>
-                </rect>
-            }
-        })
-        .collect_view();
-    let knee = sweep::knee(points).map(|k| {
-        let p = points[k];
-        let kx = x(p.batch);
-        let anchor = if kx > (LEFT + RIGHT) / 2.0 { "end" } else { "start" };
-        let tx = if anchor == "end" { kx - 6.0 } else { kx + 6.0 };
-        view! {
-            <g class="knee" data-batch=p.batch.to_string()>
-                <line x1=kx x2=kx y1=TOP - 6.0 y2=BOTTOM></line>
-                <text x=tx y=TOP + 8.0 text-anchor=anchor>{format!("knee · batch {}", batch_label(p.batch))}</text>
-            </g>
-        }
-    });
+    let ops_line = line(&|p| (s.x(p.batch), s.y_ops(p.ops_per_sec)));
+    let cost_line = line(&|p| (s.x(p.batch), s.y_cost(p.cost_us)));
+    let dots = points.iter().map(|p| point_marks(p, s)).collect_view();
     let knee_batch = sweep::knee(points).map(|k| points[k].batch.to_string());
 
     view! {
@@ -199,18 +119,112 @@ fn chart(points: &[Point]) -> impl IntoView + use<> {
             data-points=n.to_string()
             data-knee=knee_batch
         >
-            {grid}
-            {x_ticks}
-            {cost_ticks}
+            {axes(points, s)}
             <polyline class="ops-line" points=ops_line></polyline>
             <polyline class="cost-line" points=cost_line></polyline>
             {dots}
-            {knee}
+            {knee_mark(points, s)}
             <text x=LEFT - 8.0 y=TOP - 8.0 text-anchor="end" class="axis-title ops">"ops/s"</text>
             <text x=W - 4.0 y=TOP - 8.0 text-anchor="end" class="axis-title cost">"cost / cmd"</text>
             <text x=(LEFT + RIGHT) / 2.0 y=H - 8.0 text-anchor="middle" class="axis-title">"batch size (commands per round trip)"</text>
         </svg>
     }
+}
+
+/// The ops/s grid, a line per batch, and the cost axis's ticks.
+fn axes(points: &[Point], s: Scales) -> impl IntoView + use<> {
+    let grid = s.ops
+        .powers()
+        .map(|v| {
+            view! {
+                <g class="grid">
+                    <line x1=LEFT x2=RIGHT y1=s.y_ops(v) y2=s.y_ops(v)></line>
+                    <text x=LEFT - 8.0 y=s.y_ops(v) + 4.0 text-anchor="end" class="axis-ops">{ops_label(v)}</text>
+                </g>
+            }
+        })
+        .collect_view();
+    let cost_ticks = s.cost
+        .powers()
+        .map(|v| {
+            view! {
+                <text x=RIGHT + 8.0 y=s.y_cost(v) + 4.0 class="axis-cost">{format::latency(v)}</text>
+            }
+        })
+        .collect_view();
+    let x_ticks = points
+        .iter()
+        .map(|p| {
+            view! {
+                <g class="grid x">
+                    <line x1=s.x(p.batch) x2=s.x(p.batch) y1=TOP y2=BOTTOM></line>
+                    <text x=s.x(p.batch) y=BOTTOM + 18.0 text-anchor="middle">{batch_label(p.batch)}</text>
+                </g>
+            }
+        })
+        .collect_view();
+    (grid, x_ticks, cost_ticks)
+}
+
+/// A batch's runs: their ops/s spread, the median's ops/s and its cost per command.
+fn point_marks(p: &Point, s: Scales) -> impl IntoView + use<> {
+    view! {
+        <line
+            class="spread"
+            x1=s.x(p.batch)
+            x2=s.x(p.batch)
+            y1=s.y_ops(p.ops_min)
+            y2=s.y_ops(p.ops_max)
+            data-batch=p.batch.to_string()
+            data-min=p.ops_min.to_string()
+            data-max=p.ops_max.to_string()
+        ></line>
+        <circle
+            class="sweep-point"
+            cx=s.x(p.batch)
+            cy=s.y_ops(p.ops_per_sec)
+            r="5"
+            data-batch=p.batch.to_string()
+            data-ops=p.ops_per_sec.to_string()
+            data-runs=p.runs.to_string()
+        >
+            <title>{format!(
+                "batch {}: {} ops/s (median of {} runs; {}–{})",
+                p.batch,
+                format::rate(p.ops_per_sec),
+                p.runs,
+                format::rate(p.ops_min),
+                format::rate(p.ops_max),
+            )}</title>
+        </circle>
+        <rect
+            class="cost-point"
+            x=s.x(p.batch) - 4.0
+            y=s.y_cost(p.cost_us) - 4.0
+            width="8"
+            height="8"
+            data-batch=p.batch.to_string()
+            data-cost-us=p.cost_us.to_string()
+        >
+            <title>{format!("batch {}: {} per command (median run)", p.batch, format::latency(p.cost_us))}</title>
+        </rect>
+    }
+}
+
+/// The knee's line and label, when the sweep has one.
+fn knee_mark(points: &[Point], s: Scales) -> impl IntoView + use<> {
+    sweep::knee(points).map(|k| {
+        let p = points[k];
+        let kx = s.x(p.batch);
+        let anchor = if kx > (LEFT + RIGHT) / 2.0 { "end" } else { "start" };
+        let tx = if anchor == "end" { kx - 6.0 } else { kx + 6.0 };
+        view! {
+            <g class="knee" data-batch=p.batch.to_string()>
+                <line x1=kx x2=kx y1=TOP - 6.0 y2=BOTTOM></line>
+                <text x=tx y=TOP + 8.0 text-anchor=anchor>{format!("knee · batch {}", batch_label(p.batch))}</text>
+            </g>
+        }
+    })
 }
 
 /// What the knee means here, with the round trips' share the numbers give (never a claim

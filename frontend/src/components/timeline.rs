@@ -25,6 +25,17 @@ struct FrameStats {
     max_ms: f64,
 }
 
+impl FrameStats {
+    fn record(&mut self, took_ms: f64) {
+        self.count += 1;
+        self.recent.push_back(took_ms);
+        if self.recent.len() > FRAME_WINDOW {
+            self.recent.pop_front();
+        }
+        self.max_ms = self.max_ms.max(took_ms);
+    }
+}
+
 /// What a frame depends on: redraw only when it changes (or while playing).
 #[derive(Clone, Copy, PartialEq)]
 struct FrameKey {
@@ -106,38 +117,9 @@ pub fn Timeline(playback: Playback, look: Look) -> impl IntoView {
                     el.set_height(size.1);
                 }
                 let t0 = now_ms();
-                let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
-                let drawn = playback.traces.with_untracked(|traces| {
-                    playback.trips.with_untracked(|trips| {
-                        paint::draw(
-                            &ctx,
-                            &Frame {
-                                width: css_w,
-                                height: css_h,
-                                scale: if key.presenter { 1.35 } else { 1.0 },
-                                palette: if key.dark {
-                                    &paint::DARK
-                                } else {
-                                    &paint::LIGHT
-                                },
-                                traces,
-                                trips,
-                                start_us: start,
-                                window_us,
-                                position_us,
-                            },
-                        )
-                    })
-                });
+                let drawn = draw_frame(&ctx, playback, &key, (css_w, css_h), dpr);
                 let took = now_ms() - t0;
-                stats.update_value(|s| {
-                    s.count += 1;
-                    s.recent.push_back(took);
-                    if s.recent.len() > FRAME_WINDOW {
-                        s.recent.pop_front();
-                    }
-                    s.max_ms = s.max_ms.max(took);
-                });
+                stats.update_value(|s| s.record(took));
                 publish(playback, &drawn, stats);
             }
             if let Some(f) = next.borrow().as_ref() {
@@ -157,6 +139,40 @@ pub fn Timeline(playback: Playback, look: Look) -> impl IntoView {
             aria-label="Sequence diagram: each request an arrow from the client to Redis, each reply an arrow back, at measured times"
         ></canvas>
     }
+}
+
+/// Draws the traces as `key` says (CSS pixels scaled by `dpr`); returns the arrows drawn per
+/// trace.
+fn draw_frame(
+    ctx: &CanvasRenderingContext2d,
+    playback: Playback,
+    key: &FrameKey,
+    (width, height): (f64, f64),
+    dpr: f64,
+) -> Vec<usize> {
+    let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
+    playback.traces.with_untracked(|traces| {
+        playback.trips.with_untracked(|trips| {
+            paint::draw(
+                ctx,
+                &Frame {
+                    width,
+                    height,
+                    scale: if key.presenter { 1.35 } else { 1.0 },
+                    palette: if key.dark {
+                        &paint::DARK
+                    } else {
+                        &paint::LIGHT
+                    },
+                    traces,
+                    trips,
+                    start_us: key.start_us,
+                    window_us: key.window_us,
+                    position_us: key.position_us,
+                },
+            )
+        })
+    })
 }
 
 fn now_ms() -> f64 {

@@ -1,12 +1,12 @@
 //! Step 1's figure: the one SET's round trip taken apart, drawn like the RTT diagram
-//! (`rtt::trip_svg`) from the same model (`Trip`): each part labelled measured (by the engine,
+//! (`trip_figure::trip_svg`) from the same model (`Trip`): each part labelled measured (by the engine,
 //! the wire tap or Redis), derived or assumed.
 
 use leptos::prelude::*;
 
-use crate::components::rtt::{parts_legend, trip_svg};
-use crate::components::tour::Tour;
+use crate::components::trip_figure::{parts_legend, trip_svg};
 use crate::rtt_model::Trip;
+use crate::tour::Tour;
 
 #[component]
 pub fn OneTrip(tour: Tour) -> impl IntoView {

@@ -1,0 +1,121 @@
+//! One tour step's panel: its words, what Run starts, Run and Cancel, the progress, the result
+//! sentences and the step's runs.
+
+use leptos::html::Button;
+use leptos::prelude::*;
+
+use crate::components::RunProgress;
+use crate::components::tour_prose::{prose, template};
+use crate::components::tour_runs::StepRuns;
+use crate::connection::Connection;
+use crate::format;
+use crate::tour::{self, RunState, STEPS, Step, Tour};
+
+/// The step's words, its run row and its result.
+#[component]
+pub fn StepPanel(
+    tour: Tour,
+    conn: Connection,
+    page: usize,
+    step: &'static Step,
+    run_button: NodeRef<Button>,
+) -> impl IntoView {
+    view! {
+        <div class="tour-step">
+            <p class="tour-kicker">{format!("Step {} of {}", page + 1, STEPS.len())}</p>
+            <h2 id="tour-title">{step.title}</h2>
+            <p class="tour-prose">{template(step.intro)}</p>
+            <p class="tour-look"><span class="look-label">"Look at: "</span>{template(step.look_at)}</p>
+            {run_row(tour, step, run_button)}
+            <RunProgress conn=conn />
+            <div id="tour-result" class="tour-result" aria-live="polite">{move || step_result(tour, page)}</div>
+            <StepRuns tour=tour page=page />
+            <p class="keys">"Keys: → next · ← back · Enter or Space run · Esc cancel · +/− speed · R replay · Z fit · P presenter · T theme"</p>
+        </div>
+    }
+}
+
+/// The count field (for an adjustable step), what Run starts, Run and Cancel.
+fn run_row(tour: Tour, step: &'static Step, run_button: NodeRef<Button>) -> impl IntoView {
+    view! {
+        <div class="tour-run">
+            {step.adjustable().then(|| view! {
+                <label class="field">
+                    <span>"Commands"</span>
+                    <input
+                        id="tour-count"
+                        type="number"
+                        min="1"
+                        step="1"
+                        inputmode="numeric"
+                        prop:value=move || tour.count_text.get()
+                        on:input=move |ev| tour.count_text.set(event_target_value(&ev))
+                    />
+                </label>
+            })}
+            <span class="tour-net">{move || what_runs(tour, step)}</span>
+            <button
+                id="tour-run"
+                node_ref=run_button
+                class="primary"
+                disabled=move || !tour.can_run()
+                on:click=move |_| tour.run()
+            >
+                "Run"
+            </button>
+            <button
+                id="tour-cancel"
+                disabled=move || tour.state() != RunState::Running
+                on:click=move |_| tour.cancel()
+            >
+                "Cancel"
+            </button>
+        </div>
+    }
+}
+
+/// What Run starts: the runs, their commands (as typed, for an adjustable step), the network.
+fn what_runs(tour: Tour, step: &'static Step) -> String {
+    let delay = format::latency(step.network(tour.url_delay).delay_out_us as f64);
+    let runs = step.runs.len();
+    let count = if step.adjustable() {
+        tour.count_text.get().trim().to_string()
+    } else {
+        format::count(step.count(None))
+    };
+    let plural = if count == "1" { "" } else { "s" };
+    let runs = if runs == 1 {
+        String::new()
+    } else {
+        format!("{runs} runs × ")
+    };
+    format!("{runs}{count} SET{plural} · {delay} each way")
+}
+
+/// The step's result sentences once measured, or what the step is waiting for.
+fn step_result(tour: Tour, page: usize) -> AnyView {
+    let sentences = tour.results.with(|all| {
+        all.iter()
+            .find(|r| r.step == page)
+            .map(|r| tour::result_sentences(r, all))
+    });
+    match (sentences, tour.state()) {
+        (_, RunState::Running) => view! {
+            <p class="tour-wait">"Running against Redis…"</p>
+        }
+        .into_any(),
+        (_, RunState::Failed) => view! {
+            <p class="tour-wait">"That run did not finish (see the message above). Run it again, perhaps with a smaller count."</p>
+        }
+        .into_any(),
+        (Some(sentences), _) => sentences
+            .into_iter()
+            .map(|s| view! { <p class="tour-sentence">{prose(s)}</p> })
+            .collect_view()
+            .into_any(),
+        (None, _) => view! {
+            <p class="tour-wait">"Press Run (Enter or Space) to measure it."</p>
+        }
+        .into_any(),
+    }
+}

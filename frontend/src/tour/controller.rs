@@ -1,0 +1,302 @@
+//! The tour's controller: the signals of the page being shown, the step's run and what each
+//! step measured, and the actions (Next, Back, Run, Cancel) the page's buttons and keys call.
+//! It also publishes `window.__pipescope_tour` for the browser tests:
+//! `{ page, step, state, steps: { "<step>": { "<role>": RunSummary } } }`.
+
+use leptos::prelude::*;
+use shared::{RunSpec, RunSummary};
+
+use crate::address_bar;
+use crate::connection::Connection;
+use crate::state::{Outcome, RunView};
+use crate::tour::{self, STEPS, StepResult};
+
+/// Where the current step's run is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunState {
+    Idle,
+    Running,
+    Done,
+    Failed,
+}
+
+impl RunState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunState::Idle => "idle",
+            RunState::Running => "running",
+            RunState::Done => "done",
+            RunState::Failed => "failed",
+        }
+    }
+}
+
+/// A plan the tour started and has not seen finish.
+#[derive(Debug, Clone, PartialEq)]
+struct Pending {
+    step: usize,
+    specs: Vec<RunSpec>,
+    /// The session's run ids when it was started: the plan's runs are the new ones.
+    before: Vec<u64>,
+}
+
+/// The tour's signals. `Copy`, like `Connection`.
+#[derive(Clone, Copy)]
+pub struct Tour {
+    conn: Connection,
+    /// 0-based; `STEPS.len()` is the handout.
+    pub page: RwSignal<usize>,
+    /// The latest measurement of each step, in the order they were made.
+    pub results: RwSignal<Vec<StepResult>>,
+    pending: RwSignal<Option<Pending>>,
+    failed: RwSignal<Option<usize>>,
+    /// Each measured step's runs as the stage drew them, to put back when the step is
+    /// revisited (the session itself holds only the latest plan).
+    stages: StoredValue<Vec<(usize, Vec<RunView>)>>,
+    /// The count field (for steps whose count may change).
+    pub count_text: RwSignal<String>,
+    /// `?count=`: every adjustable step's default.
+    url_count: Option<u64>,
+    /// `?delay=`: every step's one-way delay, µs.
+    pub url_delay: Option<u32>,
+}
+
+impl Tour {
+    pub fn new(
+        conn: Connection,
+        page: usize,
+        url_count: Option<u64>,
+        url_delay: Option<u32>,
+    ) -> Tour {
+        let tour = Tour {
+            conn,
+            page: RwSignal::new(page.min(tour::pages() - 1)),
+            results: RwSignal::new(Vec::new()),
+            pending: RwSignal::new(None),
+            failed: RwSignal::new(None),
+            stages: StoredValue::new(Vec::new()),
+            count_text: RwSignal::new(String::new()),
+            url_count,
+            url_delay,
+        };
+        // Each page opens with its default count.
+        Effect::new(move |_| {
+            let page = tour.page.get();
+            if let Some(step) = STEPS.get(page) {
+                tour.count_text.set(step.count(tour.url_count).to_string());
+            }
+        });
+        // The URL follows the page (replaceState: a reload opens the same step).
+        Effect::new(move |_| {
+            address_bar::replace(&tour::path_of(tour.page.get()), &address_bar::search());
+        });
+        // A measured step revisited shows its own runs again, not the latest step's.
+        Effect::new(move |_| {
+            let page = tour.page.get();
+            if tour.conn.busy.get_untracked() {
+                return;
+            }
+            let Some(runs) = tour.stages.with_value(|all| {
+                all.iter()
+                    .find(|(step, _)| *step == page)
+                    .map(|(_, runs)| runs.clone())
+            }) else {
+                return;
+            };
+            let ids: Vec<u64> = runs.iter().map(|r| r.run).collect();
+            if tour.conn.run_ids.get_untracked() != ids {
+                tour.conn.session.update(|s| s.show_again(runs));
+            }
+        });
+        tour.watch_runs();
+        tour.publish();
+        tour
+    }
+
+    pub fn state(&self) -> RunState {
+        let page = self.page.get();
+        if self
+            .pending
+            .with(|p| p.as_ref().is_some_and(|p| p.step == page))
+        {
+            RunState::Running
+        } else if self.failed.get() == Some(page) {
+            RunState::Failed
+        } else if self.results.with(|r| r.iter().any(|r| r.step == page)) {
+            RunState::Done
+        } else {
+            RunState::Idle
+        }
+    }
+
+    pub fn can_run(&self) -> bool {
+        self.page.get() < STEPS.len() && self.conn.is_open() && !self.conn.busy.get()
+    }
+
+    pub fn next(&self) {
+        self.page.update(|p| *p = (*p + 1).min(tour::pages() - 1));
+    }
+
+    pub fn back(&self) {
+        self.page.update(|p| *p = p.saturating_sub(1));
+    }
+
+    pub fn go(&self, page: usize) {
+        self.page.set(page.min(tour::pages() - 1));
+    }
+
+    /// Starts the current step's plan.
+    pub fn run(&self) {
+        let page = self.page.get_untracked();
+        let Some(step) = STEPS.get(page) else {
+            return;
+        };
+        if !self.conn.is_open() || self.conn.busy.get_untracked() {
+            return;
+        }
+        let chosen = if step.adjustable() {
+            match self
+                .count_text
+                .get_untracked()
+                .trim()
+                .replace(',', "")
+                .parse::<u64>()
+            {
+                Ok(n) => Some(n),
+                Err(_) => {
+                    self.conn
+                        .error
+                        .set(Some("The count must be a whole number.".into()));
+                    return;
+                }
+            }
+        } else {
+            None
+        };
+        let specs = step.specs(chosen, self.url_delay);
+        let before = self.conn.run_ids.get_untracked();
+        self.failed.set(None);
+        self.pending.set(Some(Pending {
+            step: page,
+            specs: specs.clone(),
+            before,
+        }));
+        self.conn.start(specs);
+        if !self.conn.session.with_untracked(|s| s.awaiting_start) {
+            // Refused before it was sent (validation, no connection): the banner says why.
+            self.pending.set(None);
+            self.failed.set(Some(page));
+        }
+    }
+
+    pub fn cancel(&self) {
+        if self.pending.with_untracked(Option::is_some) {
+            self.conn.cancel();
+        }
+    }
+
+    /// Folds the pending plan's outcome in once the session is idle again.
+    fn watch_runs(self) {
+        Effect::new(move |_| {
+            let busy = self.conn.busy.get();
+            let Some(p) = self.pending.get() else {
+                return;
+            };
+            if busy {
+                return;
+            }
+            let outcome = self.conn.session.with(|s| {
+                let runs: Vec<_> = s
+                    .runs
+                    .iter()
+                    .filter(|r| !p.before.contains(&r.run))
+                    .collect();
+                if !s.started_here || runs.is_empty() {
+                    return None;
+                }
+                let summaries: Vec<(u64, RunSummary)> = runs
+                    .iter()
+                    .filter_map(|r| match &r.outcome {
+                        Outcome::Finished(s) => Some((r.run, s.clone())),
+                        _ => None,
+                    })
+                    .collect();
+                let complete = summaries.len() == p.specs.len()
+                    && summaries
+                        .iter()
+                        .zip(&p.specs)
+                        .all(|((_, s), spec)| s.spec == *spec);
+                complete.then_some(summaries)
+            });
+            self.pending.set(None);
+            match outcome {
+                Some(summaries) => {
+                    let ids: Vec<u64> = summaries.iter().map(|(id, _)| *id).collect();
+                    let views = self.conn.session.with_untracked(|s| {
+                        s.runs
+                            .iter()
+                            .filter(|r| ids.contains(&r.run))
+                            .cloned()
+                            .collect()
+                    });
+                    self.stages.update_value(|all| {
+                        all.retain(|(step, _)| *step != p.step);
+                        all.push((p.step, views));
+                    });
+                    let result = StepResult {
+                        step: p.step,
+                        runs: STEPS[p.step]
+                            .runs
+                            .iter()
+                            .zip(&summaries)
+                            .map(|(def, (_, s))| (def.role.to_string(), s.clone()))
+                            .collect(),
+                        ids,
+                    };
+                    self.results.update(|all| {
+                        all.retain(|r| r.step != p.step);
+                        all.push(result);
+                    });
+                }
+                None => self.failed.set(Some(p.step)),
+            }
+        });
+    }
+
+    /// `window.__pipescope_tour` for the browser tests.
+    fn publish(self) {
+        Effect::new(move |_| {
+            let page = self.page.get();
+            let state = self.state();
+            let steps: serde_json::Map<String, serde_json::Value> = self.results.with(|all| {
+                all.iter()
+                    .map(|r| {
+                        let runs = r
+                            .runs
+                            .iter()
+                            .map(|(role, s)| {
+                                (role.clone(), serde_json::to_value(s).unwrap_or_default())
+                            })
+                            .collect::<serde_json::Map<_, _>>();
+                        ((r.step + 1).to_string(), serde_json::Value::Object(runs))
+                    })
+                    .collect()
+            });
+            let ids: serde_json::Map<String, serde_json::Value> = self.results.with(|all| {
+                all.iter()
+                    .map(|r| ((r.step + 1).to_string(), serde_json::json!(r.ids)))
+                    .collect()
+            });
+            let value = serde_json::json!({
+                "page": if page < STEPS.len() { "step" } else { "handout" },
+                "step": page + 1,
+                "state": state.as_str(),
+                "steps": steps,
+                "ids": ids,
+            });
+            if let Ok(obj) = js_sys::JSON::parse(&value.to_string()) {
+                let _ = js_sys::Reflect::set(&window(), &"__pipescope_tour".into(), &obj);
+            }
+        });
+    }
+}
