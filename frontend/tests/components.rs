@@ -52,7 +52,7 @@ fn started(run: u64, index: usize, spec: &RunSpec) -> ServerMsg {
         run,
         index,
         of: 2,
-        spec: spec.clone(),
+        spec: *spec,
     }
 }
 
@@ -97,9 +97,9 @@ fn the_results_table_shows_each_run_and_its_speed_up_over_the_sequential_one() {
     let pipe = RunSpec::set(1_000, Mode::pipelined(100));
     let conn = connection(vec![
         started(1, 0, &seq),
-        finished(1, summary(seq.clone(), 1_000, 1_000_000)),
+        finished(1, summary(seq, 1_000, 1_000_000)),
         started(2, 1, &pipe),
-        finished(2, summary(pipe.clone(), 1_000, 10_000)),
+        finished(2, summary(pipe, 1_000, 10_000)),
     ]);
     let host = mount(move || view! { <Results conn=conn /> });
     let rows = rows(&host);
@@ -122,7 +122,7 @@ fn a_stopped_run_says_so_and_claims_no_speed_up() {
         ServerMsg::Failed {
             run: Some(1),
             reason: "cancelled".into(),
-            partial: Some(summary(seq.clone(), 400, 500_000)),
+            partial: Some(summary(seq, 400, 500_000)),
         },
     ]);
     let host = mount(move || view! { <Results conn=conn /> });
