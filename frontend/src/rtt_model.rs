@@ -4,6 +4,7 @@
 //! Every part carries its `Source`: measured (by the engine, the wire tap or Redis), derived
 //! (from which figures) or assumed (which value). The labels print it; they never say more.
 
+use shared::keys::digits;
 use shared::{RoundTripSplit, RunSummary, Wait};
 
 use crate::timeaxis::duration;
@@ -20,10 +21,6 @@ pub fn transmission_us(bytes: f64) -> f64 {
 /// `+OK\r\n`: the reply to a SET.
 pub const REPLY_BYTES: u64 = 5;
 
-fn digits(n: u64) -> u64 {
-    n.checked_ilog10().map_or(1, |d| d as u64 + 1)
-}
-
 /// RESP bulk string `$<len>\r\n<bytes>\r\n`.
 fn bulk(len: u64) -> u64 {
     1 + digits(len) + 2 + len + 2
@@ -32,7 +29,7 @@ fn bulk(len: u64) -> u64 {
 /// Bytes of `SET pipescope:<run>:k<i> v<i>` on the wire:
 /// `*3\r\n$3\r\nSET\r\n$<len>\r\npipescope:<run>:k<i>\r\n$<len>\r\nv<i>\r\n`.
 pub fn request_bytes(run: u64, i: u64) -> u64 {
-    let key = "pipescope:".len() as u64 + digits(run) + ":k".len() as u64 + digits(i);
+    let key = shared::keys::key_len(run, i);
     let value = 1 + digits(i);
     4 + bulk(3) + bulk(key) + bulk(value)
 }

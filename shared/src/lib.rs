@@ -1,8 +1,9 @@
 //! Types shared verbatim by the backend and the page: what a run is (`spec`), what the two
-//! sides say to each other (`protocol`), what a run produced (`report`), and how its requests
+//! sides say to each other (`protocol`), what a run produced (`report`), the keys it writes (`keys`), and how its requests
 //! grouped into round trips (`trips`).
 //! Compiles for native and wasm32; no I/O here.
 
+pub mod keys;
 pub mod protocol;
 pub mod report;
 pub mod spec;

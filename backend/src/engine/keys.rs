@@ -20,11 +20,9 @@ pub fn first_run_id() -> u64 {
         .unwrap_or(1)
 }
 
-pub fn namespace(run_id: u64) -> String {
-    format!("pipescope:{run_id}:")
-}
+pub use shared::keys::namespace;
 
-/// Writes `<namespace>k<i>` into `out`, reusing its allocation.
+/// Writes `<namespace>k<i>` (`shared::keys::key`) into `out`, reusing its allocation.
 pub fn write_key(out: &mut Vec<u8>, namespace: &str, i: u64) {
     out.clear();
     out.extend_from_slice(namespace.as_bytes());
@@ -78,7 +76,7 @@ pub async fn remove_run_keys(
 /// Returns how many keys were removed.
 pub async fn sweep_leftovers(target: &RedisTarget, before: u64) -> Result<u64, TargetError> {
     let mut con = target.admin_connection().await?;
-    unlink_matching(&mut con, "pipescope:*", |k| {
+    unlink_matching(&mut con, &format!("{}*", shared::keys::PREFIX), |k| {
         run_id_of(k).is_some_and(|id| id < before)
     })
     .await
@@ -121,7 +119,7 @@ pub async fn unlink_matching(
 
 /// The run id in `pipescope:<id>:…`, if the key has that shape.
 fn run_id_of(key: &[u8]) -> Option<u64> {
-    let rest = key.strip_prefix(b"pipescope:")?;
+    let rest = key.strip_prefix(shared::keys::PREFIX.as_bytes())?;
     let end = rest.iter().position(|&b| b == b':')?;
     std::str::from_utf8(&rest[..end]).ok()?.parse().ok()
 }
