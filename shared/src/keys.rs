@@ -31,7 +31,13 @@ mod tests {
 
     #[test]
     fn the_length_is_the_keys() {
-        for (run, i) in [(0, 0), (7, 9), (7, 10), (1_764_701_234_567, 99_999), (u64::MAX, 1)] {
+        for (run, i) in [
+            (0, 0),
+            (7, 9),
+            (7, 10),
+            (1_764_701_234_567, 99_999),
+            (u64::MAX, 1),
+        ] {
             assert_eq!(key_len(run, i), key(run, i).len() as u64, "{run} {i}");
         }
         assert_eq!(key(3, 42), "pipescope:3:k42");
