@@ -30,6 +30,8 @@
 //!   per-request timings within a fixed budget.
 //! - `net`: the network dialled in between the engine and Redis: the delay-line proxy, its
 //!   calibration and wire tap, and the route a run takes.
+//! - `observe`: observe mode: an application's own connections through an observing proxy
+//!   (the delay line, framed and recorded per connection), and their verdicts.
 //! - `target`: the Redis a run talks to (URL, the engine's raw connection, admin connections).
 //! - `resp`: just enough RESP, shared by the engine, the connection handshake and the wire tap.
 //! - `bench`, `versus`: `pipescope bench`: the engine headless, and beside redis-benchmark.
@@ -46,6 +48,7 @@ pub mod hub;
 pub mod local_redis;
 pub mod median;
 pub mod net;
+pub mod observe;
 pub mod recorder;
 pub mod resp;
 pub mod server;

@@ -164,6 +164,14 @@ fn handle_text(hub: &Hub, text: &str, control: bool) -> Option<ServerMsg> {
             }
             None
         }
+        Ok(
+            ClientMsg::Observe { .. }
+            | ClientMsg::StopObserve
+            | ClientMsg::WantTimeline { .. }
+            | ClientMsg::MeasureEquivalent { .. },
+        ) => Some(rejected(
+            "observe mode is not served by this page's server yet",
+        )),
     }
 }
 

@@ -205,6 +205,11 @@ impl Session {
                 self.awaiting_start = false;
                 Some(format!("The server refused the run: {reason}"))
             }
+            // Observe mode's messages are the Observe view's (not a run's).
+            ServerMsg::ObserveStarted { .. }
+            | ServerMsg::ObserveStopped { .. }
+            | ServerMsg::Observed { .. }
+            | ServerMsg::ObservedTimeline(_) => None,
         }
     }
 
@@ -550,6 +555,8 @@ mod tests {
             can_control: true,
             busy: true,
             recent: vec![],
+            observing: None,
+            observed: vec![],
         });
         assert!(s.busy());
         s.apply(ServerMsg::Progress {
@@ -579,6 +586,8 @@ mod tests {
             network: shared::Network::LOOPBACK,
             can_control: true,
             busy,
+            observing: None,
+            observed: vec![],
             recent: recent
                 .into_iter()
                 .enumerate()

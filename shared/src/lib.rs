@@ -1,9 +1,11 @@
 //! Types shared verbatim by the backend and the page: what a run is (`spec`), what the two
-//! sides say to each other (`protocol`), what a run produced (`report`), the keys it writes (`keys`), and how its requests
-//! grouped into round trips (`trips`).
+//! sides say to each other (`protocol`), what a run produced (`report`), the keys it writes
+//! (`keys`), how its requests grouped into round trips (`trips`), and what observe mode saw of
+//! an application's connections (`observe`).
 //! Compiles for native and wasm32; no I/O here.
 
 pub mod keys;
+pub mod observe;
 pub mod protocol;
 pub mod report;
 pub mod spec;

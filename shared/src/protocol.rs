@@ -2,11 +2,12 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::observe::{ObserveStatus, ObservedConnection, ObservedTimeline};
 use crate::report::{RunRecord, RunSummary, Span, Timeline};
 use crate::spec::{Limits, Network, RunSpec};
 
 /// Bumped on any incompatible change; sent in `Welcome`.
-pub const PROTOCOL_VERSION: u32 = 4;
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// Spans in one `Spans` frame at most (about 200 KB of JSON).
 pub const MAX_SPANS_PER_FRAME: usize = 2_000;
@@ -20,6 +21,17 @@ pub enum ClientMsg {
     Start { runs: Vec<RunSpec> },
     /// Stop the current run at its next batch boundary; its keys are still removed.
     Cancel,
+    /// Start the observing proxy (a presenter action): applications pointed at it are
+    /// followed connection by connection, over `network`.
+    Observe { network: Network },
+    /// Stop observing (a presenter action): the proxy closes and its connections end.
+    StopObserve,
+    /// Send this page one observed connection's requests (`ObservedTimeline`).
+    WantTimeline { id: u64 },
+    /// Run the same number of commands through pipescope's engine, pipelined in batches of
+    /// 1,000 over the observing network (a presenter action); the result lands on the
+    /// connection's `equivalent`.
+    MeasureEquivalent { id: u64 },
 }
 
 /// Backend → page.
@@ -45,6 +57,12 @@ pub enum ServerMsg {
         busy: bool,
         /// The latest plan's finished runs, so a late page can show and replay them.
         recent: Vec<RunRecord>,
+        /// The observing proxy, when it is running.
+        #[serde(default)]
+        observing: Option<ObserveStatus>,
+        /// Connections it has followed (the latest observation's, even once stopped).
+        #[serde(default)]
+        observed: Vec<ObservedConnection>,
     },
     RunStarted {
         run: u64,
@@ -77,6 +95,16 @@ pub enum ServerMsg {
     },
     /// The request was refused and nothing ran: invalid input, or a run already in progress.
     Rejected { reason: String },
+    /// The observing proxy is listening: point an application at `status.connect_url`.
+    ObserveStarted { status: ObserveStatus },
+    /// The observing proxy closed (stopped by the presenter, or `reason`).
+    ObserveStopped { reason: Option<String> },
+    /// Connections whose numbers changed since the last such frame (a few times a second).
+    Observed {
+        connections: Vec<ObservedConnection>,
+    },
+    /// One observed connection's requests, sent to the page that asked (`WantTimeline`).
+    ObservedTimeline(ObservedTimeline),
 }
 
 impl ClientMsg {

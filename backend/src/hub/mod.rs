@@ -156,6 +156,8 @@ impl Hub {
             can_control: false,
             busy: state.running.is_some(),
             recent: state.recent.clone(),
+            observing: None,
+            observed: Vec::new(),
         };
         Subscription {
             welcome,

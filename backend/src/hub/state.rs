@@ -88,7 +88,12 @@ impl State {
                 });
             }
             ServerMsg::Failed { .. } => self.live = None,
-            ServerMsg::Welcome { .. } | ServerMsg::Rejected { .. } => {}
+            ServerMsg::Welcome { .. }
+            | ServerMsg::Rejected { .. }
+            | ServerMsg::ObserveStarted { .. }
+            | ServerMsg::ObserveStopped { .. }
+            | ServerMsg::Observed { .. }
+            | ServerMsg::ObservedTimeline(_) => {}
         }
     }
 

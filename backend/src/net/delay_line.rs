@@ -1,6 +1,7 @@
-//! The delay line itself: a proxy on a free loopback port whose every connection is copied
-//! through two directions, each a reader thread that stamps arrivals and a writer thread that
-//! releases each chunk on time (see `schedule` for when).
+//! The delay line itself: a proxy whose every connection is copied through two directions,
+//! each a reader thread that stamps arrivals and a writer thread that releases each chunk on
+//! time (see `schedule` for when). What happens to each connection's traffic is its `Hooks`:
+//! the wire tap for runs, observe mode's recorder for an application's connections.
 //!
 //! Why threads, not tokio tasks: tokio's timer ticks in 1 ms, too coarse for sub-millisecond
 //! delays. The writer sleeps until just before a chunk's release time and spins the last stretch.
@@ -15,16 +16,17 @@ use std::time::{Duration, Instant};
 
 use shared::Network;
 
+use super::framer::{Framer, Side};
 use super::schedule::{Compensation, Link, Links, Schedule};
 use super::stats::{Direction, ProxyStats};
-use super::wire_tap::{RespFramer, WireTap};
+use super::wire_tap::WireTap;
 
 /// The writer spins (instead of sleeping) for at most this long before a release: Linux
 /// sleeps overshoot by tens of µs, which would swamp sub-millisecond delays.
 const SPIN: Duration = Duration::from_micros(120);
 const CHUNK: usize = 64 * 1024;
 
-/// A running delay-line proxy on a free loopback port in front of `upstream`.
+/// A running delay-line proxy in front of `upstream`.
 pub struct DelayProxy {
     addr: SocketAddr,
     network: Network,
@@ -41,6 +43,52 @@ pub struct DelayProxy {
     last_tap: Arc<Mutex<Option<Arc<WireTap>>>>,
 }
 
+/// Sees a chunk as it arrives: when, and its bytes.
+pub type OnRead = Box<dyn FnMut(Instant, &[u8]) + Send>;
+/// Sees a chunk as it leaves: when it was due, when it was handed over, and its bytes.
+pub type OnWritten = Box<dyn FnMut(Instant, Instant, &[u8]) + Send>;
+
+/// Told once a connection is over.
+pub type OnEnded = Box<dyn FnOnce(Ended) + Send>;
+
+/// What the proxy does as one connection's chunks cross it. Each direction's two hooks run on
+/// that direction's own threads (or thread), so they may hold per-direction state (a framer).
+pub struct Hooks {
+    /// A chunk read from the client, when it arrived.
+    pub client_read: OnRead,
+    /// A chunk handed to Redis: when it was due, when it was handed over.
+    pub to_server: OnWritten,
+    /// A chunk read from Redis, when it arrived.
+    pub server_read: OnRead,
+    /// A chunk handed to the client: when it was due, when it was handed over.
+    pub to_client: OnWritten,
+    /// The connection is over (both directions): who ended it first.
+    pub ended: OnEnded,
+}
+
+/// How a proxied connection ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ended {
+    ByClient,
+    ByRedis,
+    /// An I/O error on one side, or Redis could not be reached.
+    Error(String),
+}
+
+impl std::fmt::Display for Ended {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ended::ByClient => f.write_str("closed by the client"),
+            Ended::ByRedis => f.write_str("closed by Redis"),
+            Ended::Error(e) => f.write_str(e),
+        }
+    }
+}
+
+/// Decides, for each connection accepted, its hooks, or refuses it with a message the client
+/// gets as a RESP error.
+pub type Admit = Box<dyn FnMut(SocketAddr) -> Result<Hooks, String> + Send>;
+
 impl DelayProxy {
     /// The raw delay line: each chunk leaves at arrival + what `network` says, with nothing
     /// taken off for the proxy's own cost (calibration measures that cost through one).
@@ -48,27 +96,44 @@ impl DelayProxy {
         Self::start_compensated(upstream, network, Compensation::default())
     }
 
-    /// A proxy that takes `compensation` off each direction's delay (never releasing a chunk
-    /// before it arrived). `Compensation::default()` is the raw delay line.
+    /// A proxy for runs, on a free loopback port, that takes `compensation` off each
+    /// direction's delay (never releasing a chunk before it arrived) and keeps a wire tap of
+    /// its latest connection. `Compensation::default()` is the raw delay line.
     pub fn start_compensated(
         upstream: SocketAddr,
         network: Network,
         compensation: Compensation,
     ) -> std::io::Result<DelayProxy> {
+        let last_tap: Arc<Mutex<Option<Arc<WireTap>>>> = Default::default();
+        let admit: Admit = {
+            let last_tap = last_tap.clone();
+            Box::new(move |_| {
+                let tap = Arc::new(WireTap::default());
+                *last_tap.lock().expect("proxy tap") = Some(tap.clone());
+                Ok(tap_hooks(tap))
+            })
+        };
         let listener = TcpListener::bind("127.0.0.1:0")?;
+        let mut proxy = Self::start(listener, upstream, network, compensation, admit)?;
+        proxy.last_tap = last_tap;
+        Ok(proxy)
+    }
+
+    /// A proxy on `listener` whose connections `admit` decides and hooks (observe mode).
+    pub fn start(
+        listener: TcpListener,
+        upstream: SocketAddr,
+        network: Network,
+        compensation: Compensation,
+        mut admit: Admit,
+    ) -> std::io::Result<DelayProxy> {
         let addr = listener.local_addr()?;
         let stopping = Arc::new(AtomicBool::new(false));
         let sockets: Arc<Mutex<Vec<Connection>>> = Default::default();
         let stats: Arc<ProxyStats> = Default::default();
-        let last_tap: Arc<Mutex<Option<Arc<WireTap>>>> = Default::default();
         let links = Links::new(&network, compensation);
         let accept = {
-            let (stopping, sockets, stats, last_tap) = (
-                stopping.clone(),
-                sockets.clone(),
-                stats.clone(),
-                last_tap.clone(),
-            );
+            let (stopping, sockets, stats) = (stopping.clone(), sockets.clone(), stats.clone());
             std::thread::Builder::new()
                 .name("proxy-accept".into())
                 .spawn(move || {
@@ -76,19 +141,37 @@ impl DelayProxy {
                         if stopping.load(Ordering::Relaxed) {
                             break;
                         }
-                        let Ok(client) = client else { continue };
+                        let Ok(mut client) = client else { continue };
+                        let peer = client
+                            .peer_addr()
+                            .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
+                        let hooks = match admit(peer) {
+                            Ok(hooks) => hooks,
+                            Err(why) => {
+                                refuse(&mut client, &why);
+                                continue;
+                            }
+                        };
                         match connect_pair(client, upstream, &sockets) {
-                            Ok((client, server, live)) => {
-                                let tap = Arc::new(WireTap::default());
-                                *last_tap.lock().expect("proxy tap") = Some(tap.clone());
-                                let stats = stats.clone();
-                                if let Err(e) =
-                                    spawn_directions(client, server, links, stats, tap, live)
-                                {
+                            Ok((client, server, ending)) => {
+                                if let Err(e) = spawn_directions(
+                                    client,
+                                    server,
+                                    links,
+                                    stats.clone(),
+                                    hooks,
+                                    ending,
+                                ) {
                                     tracing::warn!("proxy: {e}");
                                 }
                             }
-                            Err(e) => tracing::warn!("proxy cannot reach {upstream}: {e}"),
+                            Err((mut client, e)) => {
+                                let why =
+                                    format!("pipescope cannot reach Redis at {upstream}: {e}");
+                                tracing::warn!("{why}");
+                                refuse(&mut client, &why);
+                                (hooks.ended)(Ended::Error(why));
+                            }
                         }
                     }
                 })?
@@ -102,7 +185,7 @@ impl DelayProxy {
             accept: Some(accept),
             #[cfg(feature = "test-util")]
             stats,
-            last_tap,
+            last_tap: Default::default(),
         })
     }
 
@@ -151,33 +234,106 @@ impl Drop for DelayProxy {
         }
     }
 }
+
+/// Tells a client it was not let through, as a RESP error its library shows, and closes.
+fn refuse(client: &mut TcpStream, why: &str) {
+    let line = why.replace(['\r', '\n'], " ");
+    let _ = client.write_all(format!("-ERR {line}\r\n").as_bytes());
+    let _ = client.shutdown(Shutdown::Both);
+}
+
+/// The wire tap's hooks: count and stamp the commands handed to Redis and the replies read
+/// from it.
+fn tap_hooks(tap: Arc<WireTap>) -> Hooks {
+    let (tap_read, tap_out, tap_back) = (tap.clone(), tap.clone(), tap);
+    let mut commands = Framer::new(Side::Commands);
+    let mut replies = Framer::new(Side::Replies);
+    Hooks {
+        client_read: Box::new(move |_, _| {
+            tap_read.in_flight.fetch_add(1, Ordering::AcqRel);
+        }),
+        to_server: Box::new(move |_, at, bytes| {
+            // Commands whose last byte has just been handed to Redis.
+            tap_out.delivered(at, commands.count(bytes));
+            tap_out.in_flight.fetch_sub(1, Ordering::AcqRel);
+        }),
+        server_read: Box::new(move |at, bytes| tap_back.replied(at, replies.count(bytes))),
+        to_client: Box::new(|_, _, _| {}),
+        ended: Box::new(|_| {}),
+    }
+}
+
 /// A proxied connection's two sockets, kept so dropping the proxy can end it, and how many of
 /// its two directions are still running.
 struct Connection {
     client: TcpStream,
     server: TcpStream,
-    live: Arc<AtomicU64>,
+    ending: Arc<Ending>,
+}
+
+/// How a connection's two directions finish: the first to end says why, the last to end
+/// calls the `ended` hook.
+struct Ending {
+    live: AtomicU64,
+    first: Mutex<Option<Ended>>,
+    hook: Mutex<Option<OnEnded>>,
+}
+
+impl Ending {
+    fn new() -> Arc<Ending> {
+        Arc::new(Ending {
+            live: AtomicU64::new(2),
+            first: Mutex::new(None),
+            hook: Mutex::new(None),
+        })
+    }
+
+    /// This direction ended (`why`, if it was the first).
+    fn end(&self, why: Ended) {
+        self.first.lock().expect("ending").get_or_insert(why);
+        if self.live.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let why = self
+                .first
+                .lock()
+                .expect("ending")
+                .clone()
+                .unwrap_or(Ended::ByClient);
+            if let Some(hook) = self.hook.lock().expect("ending").take() {
+                hook(why);
+            }
+        }
+    }
 }
 
 fn connect_pair(
     client: TcpStream,
     upstream: SocketAddr,
     sockets: &Mutex<Vec<Connection>>,
-) -> std::io::Result<(TcpStream, TcpStream, Arc<AtomicU64>)> {
-    let server = TcpStream::connect_timeout(&upstream, Duration::from_secs(5))?;
-    for s in [&client, &server] {
-        s.set_nodelay(true)?;
-    }
-    let live = Arc::new(AtomicU64::new(2));
+) -> Result<(TcpStream, TcpStream, Arc<Ending>), (TcpStream, std::io::Error)> {
+    let server = match TcpStream::connect_timeout(&upstream, Duration::from_secs(5)) {
+        Ok(s) => s,
+        Err(e) => return Err((client, e)),
+    };
+    let kept = (|| {
+        for s in [&client, &server] {
+            s.set_nodelay(true)?;
+        }
+        Ok::<_, std::io::Error>((client.try_clone()?, server.try_clone()?))
+    })();
+    let (client_copy, server_copy) = match kept {
+        Ok(k) => k,
+        Err(e) => return Err((client, e)),
+    };
+    let ending = Ending::new();
     let mut all = sockets.lock().expect("proxy sockets");
-    // A proxy the hub keeps serves run after run: let go of finished connections' sockets.
-    all.retain(|c| c.live.load(Ordering::Acquire) > 0);
+    // A proxy serves connection after connection: let go of finished ones' sockets.
+    all.retain(|c| c.ending.live.load(Ordering::Acquire) > 0);
     all.push(Connection {
-        client: client.try_clone()?,
-        server: server.try_clone()?,
-        live: live.clone(),
+        client: client_copy,
+        server: server_copy,
+        ending: ending.clone(),
     });
-    Ok((client, server, live))
+    Ok((client, server, ending))
 }
 
 fn spawn_directions(
@@ -185,62 +341,126 @@ fn spawn_directions(
     server: TcpStream,
     links: Links,
     stats: Arc<ProxyStats>,
-    tap: Arc<WireTap>,
-    live: Arc<AtomicU64>,
+    hooks: Hooks,
+    ending: Arc<Ending>,
 ) -> std::io::Result<()> {
+    let Hooks {
+        client_read,
+        mut to_server,
+        server_read,
+        mut to_client,
+        ended,
+    } = hooks;
+    *ending.hook.lock().expect("ending") = Some(ended);
     let (c2, s2) = (client.try_clone()?, server.try_clone()?);
-    let (stats_out, tap_read, tap_out) = (stats.clone(), tap.clone(), tap.clone());
-    let mut commands = RespFramer::default();
+    // When Redis goes, the client's side goes too, so its record ends with it.
+    let client_side = client.try_clone()?;
+    let stats_back = stats.clone();
     pipe(
         "proxy-out",
-        client,
-        server,
-        links.out,
-        live.clone(),
-        move |_, _| {
-            tap_read.in_flight.fetch_add(1, Ordering::AcqRel);
+        Ends {
+            from: client,
+            to: server,
+            on_source_end: None,
+            closed: Ended::ByClient,
         },
+        links.out,
+        ending.clone(),
+        client_read,
         move |release, at, bytes| {
-            stats_out.written(Direction::Out, release, at, bytes.len());
-            // Commands whose last byte has just been handed to Redis.
-            tap_out.delivered(at, commands.feed(bytes));
-            tap_out.in_flight.fetch_sub(1, Ordering::AcqRel);
+            stats.written(Direction::Out, release, at, bytes.len());
+            to_server(release, at, bytes);
         },
     )?;
-    let mut replies = RespFramer::default();
     pipe(
         "proxy-back",
-        s2,
-        c2,
+        Ends {
+            from: s2,
+            to: c2,
+            on_source_end: Some(client_side),
+            closed: Ended::ByRedis,
+        },
         links.back,
-        live,
-        move |at, bytes| tap.replied(at, replies.feed(bytes)),
-        move |release, at, bytes| stats.written(Direction::Back, release, at, bytes.len()),
+        ending,
+        server_read,
+        move |release, at, bytes| {
+            stats_back.written(Direction::Back, release, at, bytes.len());
+            to_client(release, at, bytes);
+        },
     )?;
     Ok(())
 }
 
+/// One direction's sockets: where bytes come from and go, a socket whose reading stops when
+/// the source closes, and what the source closing means.
+struct Ends {
+    from: TcpStream,
+    to: TcpStream,
+    on_source_end: Option<TcpStream>,
+    closed: Ended,
+}
+
 /// Copies `from` → `to` through the delay line: a reader thread stamps and schedules, a
 /// writer thread releases on time. `on_read` sees each chunk as it arrives, `on_written` as
-/// it leaves (with when it was due and when it left), e.g. for the wire tap.
+/// it leaves (with when it was due and when it left, just before the write), e.g. for the wire tap. A link with no
+/// delay, jitter or cap copies on the reader thread alone: nothing to wait for.
 fn pipe(
     name: &str,
-    mut from: TcpStream,
-    mut to: TcpStream,
+    ends: Ends,
     link: Link,
-    live: Arc<AtomicU64>,
+    ending: Arc<Ending>,
     mut on_read: impl FnMut(Instant, &[u8]) + Send + 'static,
     mut on_written: impl FnMut(Instant, Instant, &[u8]) + Send + 'static,
 ) -> std::io::Result<()> {
+    let Ends {
+        mut from,
+        mut to,
+        on_source_end,
+        closed,
+    } = ends;
+    let source_ended = move |why: Ended| {
+        if let Some(s) = &on_source_end {
+            let _ = s.shutdown(Shutdown::Read);
+        }
+        why
+    };
+    if link.is_instant() {
+        std::thread::Builder::new()
+            .name(format!("{name}-copy"))
+            .spawn(move || {
+                let mut buf = vec![0u8; CHUNK];
+                let why = loop {
+                    match from.read(&mut buf) {
+                        Ok(0) => break source_ended(closed),
+                        Err(e) => break source_ended(Ended::Error(e.to_string())),
+                        Ok(n) => {
+                            let now = Instant::now();
+                            on_read(now, &buf[..n]);
+                            // Told before the write: the far side may answer at once.
+                            on_written(now, Instant::now(), &buf[..n]);
+                            if let Err(e) = to.write_all(&buf[..n]) {
+                                break Ended::Error(e.to_string());
+                            }
+                        }
+                    }
+                };
+                let _ = to.shutdown(Shutdown::Write);
+                ending.end(why);
+            })?;
+        return Ok(());
+    }
     let (tx, rx) = mpsc::channel::<(Instant, Vec<u8>)>();
+    let why_read: Arc<Mutex<Option<Ended>>> = Default::default();
+    let why_write = why_read.clone();
     std::thread::Builder::new()
         .name(format!("{name}-read"))
         .spawn(move || {
             let mut schedule = Schedule::new(link);
             let mut buf = vec![0u8; CHUNK];
-            loop {
+            let why = loop {
                 match from.read(&mut buf) {
-                    Ok(0) | Err(_) => break,
+                    Ok(0) => break source_ended(closed),
+                    Err(e) => break source_ended(Ended::Error(e.to_string())),
                     Ok(n) => {
                         let now = Instant::now();
                         on_read(now, &buf[..n]);
@@ -248,30 +468,35 @@ fn pipe(
                             .send((schedule.release(now, n), buf[..n].to_vec()))
                             .is_err()
                         {
-                            break;
+                            break Ended::Error("the proxy's writer stopped".into());
                         }
                     }
                 }
-            }
+            };
+            *why_read.lock().expect("pipe end") = Some(why);
             // Dropping `tx` tells the writer to finish what is in flight, then close.
         })?;
     std::thread::Builder::new()
         .name(format!("{name}-write"))
         .spawn(move || {
             precise_sleeps();
+            let mut failed = None;
             for (release, bytes) in rx {
                 wait_until(release);
-                // Stamped as the bytes are handed over: on loopback that is when they reach
-                // the far side, and a stamp taken after the write could come later than the
-                // reply the other direction already read.
-                let at = Instant::now();
-                if to.write_all(&bytes).is_err() {
+                // Stamped and told as the bytes are handed over, before the write: on loopback
+                // they reach the far side at once, and a stamp or count taken after the write
+                // could come later than the answer the other direction already read.
+                on_written(release, Instant::now(), &bytes);
+                if let Err(e) = to.write_all(&bytes) {
+                    failed = Some(Ended::Error(e.to_string()));
                     break;
                 }
-                on_written(release, at, &bytes);
             }
             let _ = to.shutdown(Shutdown::Write);
-            live.fetch_sub(1, Ordering::AcqRel);
+            let why = failed
+                .or_else(|| why_write.lock().expect("pipe end").take())
+                .unwrap_or(Ended::ByClient);
+            ending.end(why);
         })?;
     Ok(())
 }

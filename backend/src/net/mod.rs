@@ -24,12 +24,13 @@
 
 mod calibration;
 mod delay_line;
+pub mod framer;
 mod route;
 mod schedule;
 mod stats;
 mod wire_tap;
 
-pub use delay_line::DelayProxy;
+pub use delay_line::{Admit, DelayProxy, Ended, Hooks};
 pub use route::{Proxies, Route};
 pub use schedule::Compensation;
 #[cfg(feature = "test-util")]

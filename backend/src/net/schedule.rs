@@ -60,6 +60,13 @@ pub(super) struct Link {
     early: Duration,
 }
 
+impl Link {
+    /// No delay, jitter or cap: every chunk may leave as it arrives.
+    pub fn is_instant(&self) -> bool {
+        self.delay.is_zero() && self.jitter.is_zero() && self.bandwidth.is_none()
+    }
+}
+
 /// When each chunk may leave: arrival, then transmission (queued behind earlier chunks on
 /// the link), then the delay with jitter less the compensation; never before it arrived,
 /// never before the chunk ahead of it.

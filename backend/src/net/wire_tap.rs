@@ -8,31 +8,8 @@ use std::time::{Duration, Instant};
 use shared::{Mode, RoundTripSplit, Timeline};
 
 use crate::median::median;
-use crate::resp;
 use crate::spans::FULL_SPANS;
 use crate::target::MAX_HANDSHAKE_COMMANDS;
-
-/// Counts complete RESP messages in a byte stream that arrives in arbitrary pieces.
-#[derive(Default)]
-pub(super) struct RespFramer {
-    /// An incomplete message carried over from earlier pieces.
-    pending: Vec<u8>,
-}
-
-impl RespFramer {
-    /// Feeds the next piece; returns how many messages it completed.
-    pub fn feed(&mut self, bytes: &[u8]) -> usize {
-        self.pending.extend_from_slice(bytes);
-        let mut at = 0;
-        let mut complete = 0;
-        while let Ok(Some(reply)) = resp::scan_reply(&self.pending[at..]) {
-            at += reply.len();
-            complete += 1;
-        }
-        self.pending.drain(..at);
-        complete
-    }
-}
 
 /// Server-side times of one proxied connection, per command in connection order: when its
 /// bytes were delivered to Redis and when its reply was read from Redis. Bounded: the first
@@ -205,17 +182,6 @@ pub fn stamp_timeline(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_framer_counts_messages_split_anywhere() {
-        let stream = b"*1\r\n$4\r\nPING\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n+OK\r\n";
-        for split in 0..stream.len() {
-            let mut f = RespFramer::default();
-            let n = f.feed(&stream[..split]) + f.feed(&stream[split..]);
-            assert_eq!(n, 3, "split at {split}");
-            assert!(f.pending.is_empty());
-        }
-    }
 
     #[test]
     fn one_wire_command_per_item_in_the_plain_modes() {

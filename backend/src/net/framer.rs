@@ -1,0 +1,385 @@
+//! The one RESP framer: finds where each message ends in a byte stream that arrives in
+//! arbitrary pieces, for the wire tap (counting a run's commands and replies) and for observe
+//! mode (naming an application's commands, telling pushes from replies).
+//!
+//! It streams: a bulk string's payload is skipped, not buffered, so a 1 MB value split over many
+//! reads costs no copy and a read that ends anywhere (mid-length-prefix, mid-CRLF) simply
+//! carries the partial line over. Memory is one header line (at most `MAX_LINE`) and the
+//! nesting of the message in progress.
+//!
+//! Commands are RESP arrays of bulk strings, or inline commands (`SET k v\r\n`, as redis-cli
+//! and telnet send them). Replies are any RESP2 or RESP3 value; a RESP3 attribute (`|`)
+//! belongs to the value after it. A stream that is not RESP stops the framer (`broken`):
+//! the proxy forwards it unchanged and Redis answers it with its own error.
+
+/// Longest header or inline line accepted: Redis's own inline limit (64 KiB).
+const MAX_LINE: usize = 64 * 1024;
+
+/// Arguments kept per command: the name and what identifies a client name (`CLIENT SETNAME x`,
+/// `HELLO 3 SETNAME x` needs four).
+const KEPT_ARGS: usize = 4;
+
+/// Longest argument kept (longer ones are counted, not kept).
+const KEPT_ARG_LEN: usize = 256;
+
+/// Which way the stream flows, and so what a message at its top level may be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// Client → Redis: arrays of bulk strings, or inline commands.
+    Commands,
+    /// Redis → client: any value.
+    Replies,
+}
+
+/// One complete message, lent to the caller as it completes (its buffers are reused).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Message {
+    /// Its first byte: `*` for a command or array reply, `>` for a RESP3 push, `-` for an error,
+    /// `i` for an inline command.
+    pub kind: u8,
+    /// Its first `KEPT_ARGS` elements when they are short strings (a command's name and first
+    /// arguments; an array reply's first element), end to end; `ends[i]` is where element i ends.
+    data: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+/// A command's name in upper case, on the stack (longer names are cut; no command is).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Name {
+    bytes: [u8; 24],
+    len: usize,
+}
+
+impl Name {
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(self.as_bytes()).unwrap_or("?")
+    }
+}
+
+impl Message {
+    /// The command's name in upper case (empty if it has none).
+    pub fn name(&self) -> Name {
+        let mut name = Name {
+            bytes: [0; 24],
+            len: 0,
+        };
+        if let Some(first) = self.arg(0) {
+            name.len = first.len().min(24);
+            for (to, from) in name.bytes.iter_mut().zip(first) {
+                *to = from.to_ascii_uppercase();
+            }
+        }
+        name
+    }
+
+    /// Element `i` when it was kept.
+    pub fn arg(&self, i: usize) -> Option<&[u8]> {
+        let end = *self.ends.get(i)?;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        Some(&self.data[start..end])
+    }
+
+    /// Elements kept.
+    pub fn args(&self) -> impl Iterator<Item = &[u8]> {
+        (0..self.ends.len()).filter_map(|i| self.arg(i))
+    }
+
+    fn clear(&mut self) {
+        self.data.clear();
+        self.ends.clear();
+    }
+
+    fn push(&mut self, arg: &[u8]) {
+        self.data.extend_from_slice(arg);
+        self.ends.push(self.data.len());
+    }
+}
+
+#[derive(Debug)]
+pub struct Framer {
+    side: Side,
+    /// A header line in progress.
+    line: Vec<u8>,
+    /// Payload bytes (and the closing CRLF) still to pass of the bulk string in progress.
+    skip: u64,
+    /// Values still to come in each open aggregate, outermost first.
+    open: Vec<i64>,
+    /// The message in progress.
+    message: Message,
+    /// The bulk string in progress is kept (short, and among the first elements).
+    keeping: bool,
+    /// Set once the stream is not RESP; nothing more is framed.
+    broken: bool,
+}
+
+impl Framer {
+    pub fn new(side: Side) -> Framer {
+        Framer {
+            side,
+            line: Vec::new(),
+            skip: 0,
+            open: Vec::new(),
+            message: Message::default(),
+            keeping: false,
+            broken: false,
+        }
+    }
+
+    /// True once the stream turned out not to be RESP.
+    pub fn broken(&self) -> bool {
+        self.broken
+    }
+
+    /// Feeds the next piece; returns how many messages it completed.
+    pub fn count(&mut self, bytes: &[u8]) -> usize {
+        let mut n = 0;
+        self.feed(bytes, |_| n += 1);
+        n
+    }
+
+    /// Feeds the next piece, calling `done` for each message it completes.
+    pub fn feed(&mut self, bytes: &[u8], mut done: impl FnMut(&Message)) {
+        let mut at = 0;
+        while at < bytes.len() && !self.broken {
+            if self.skip > 0 {
+                let take = (self.skip.min((bytes.len() - at) as u64)) as usize;
+                if self.keeping {
+                    self.message.data.extend_from_slice(&bytes[at..at + take]);
+                }
+                self.skip -= take as u64;
+                at += take;
+                if self.skip == 0 {
+                    if self.keeping {
+                        let m = &mut self.message;
+                        if !m.data.ends_with(b"\r\n") {
+                            self.broken = true;
+                            return;
+                        }
+                        m.data.truncate(m.data.len() - 2);
+                        m.ends.push(m.data.len());
+                        self.keeping = false;
+                    }
+                    self.value_done(&mut done);
+                }
+                continue;
+            }
+            match memchr(b'\n', &bytes[at..]) {
+                None => {
+                    self.line.extend_from_slice(&bytes[at..]);
+                    if self.line.len() > MAX_LINE {
+                        self.broken = true;
+                    }
+                    return;
+                }
+                Some(nl) => {
+                    self.line.extend_from_slice(&bytes[at..at + nl + 1]);
+                    at += nl + 1;
+                    let line = std::mem::take(&mut self.line);
+                    self.header(&line, &mut done);
+                    self.line = line;
+                    self.line.clear();
+                }
+            }
+        }
+    }
+
+    /// One complete line: a value's header, or an inline command.
+    fn header(&mut self, line: &[u8], done: &mut impl FnMut(&Message)) {
+        let body = line.strip_suffix(b"\n").unwrap_or(line);
+        let body = body.strip_suffix(b"\r").unwrap_or(body);
+        let top = self.open.is_empty();
+        if top && self.side == Side::Commands && body.first() != Some(&b'*') {
+            // An inline command; Redis ignores a blank line.
+            self.message.clear();
+            self.message.kind = b'i';
+            for arg in body
+                .split(|b| b.is_ascii_whitespace())
+                .filter(|a| !a.is_empty())
+                .take(KEPT_ARGS)
+            {
+                self.message.push(arg);
+            }
+            if !self.message.ends.is_empty() {
+                done(&self.message);
+            }
+            return;
+        }
+        let Some((&kind, rest)) = body.split_first() else {
+            self.broken = true;
+            return;
+        };
+        if top {
+            self.message.clear();
+            self.message.kind = kind;
+        }
+        match kind {
+            b'*' | b'~' | b'>' | b'%' | b'|' => {
+                let Some(n) = parse_int(rest) else {
+                    self.broken = true;
+                    return;
+                };
+                let n = if matches!(kind, b'%' | b'|') {
+                    n * 2
+                } else {
+                    n
+                };
+                if n <= 0 {
+                    self.value_done(done);
+                } else {
+                    self.open.push(n);
+                }
+            }
+            b'$' | b'!' | b'=' => {
+                let Some(len) = parse_int(rest) else {
+                    self.broken = true;
+                    return;
+                };
+                if len < 0 {
+                    self.value_done(done);
+                    return;
+                }
+                self.skip = len as u64 + 2;
+                self.keeping = self.open.len() == 1
+                    && self.message.ends.len() < KEPT_ARGS
+                    && (len as usize) <= KEPT_ARG_LEN;
+            }
+            b'+' | b'-' | b':' | b'_' | b',' | b'#' | b'(' => {
+                if self.open.len() == 1 && self.message.ends.len() < KEPT_ARGS && kind == b'+' {
+                    self.message.push(rest);
+                }
+                self.value_done(done)
+            }
+            _ => self.broken = true,
+        }
+    }
+
+    /// A value ended: close the aggregates it completes, and the message if it was the last.
+    fn value_done(&mut self, done: &mut impl FnMut(&Message)) {
+        while let Some(left) = self.open.last_mut() {
+            *left -= 1;
+            if *left > 0 {
+                return;
+            }
+            self.open.pop();
+        }
+        if self.message.kind != b'|' {
+            // (An attribute is not a message: the value it annotates follows as one.)
+            done(&self.message);
+        }
+        self.message.clear();
+    }
+}
+
+fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
+    haystack.iter().position(|&b| b == needle)
+}
+
+fn parse_int(digits: &[u8]) -> Option<i64> {
+    std::str::from_utf8(digits).ok()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame_in_pieces(side: Side, bytes: &[u8], piece: usize) -> Vec<Message> {
+        let mut f = Framer::new(side);
+        let mut out = Vec::new();
+        for chunk in bytes.chunks(piece) {
+            f.feed(chunk, |m| out.push(m.clone()));
+        }
+        assert!(!f.broken(), "broken at piece size {piece}");
+        out
+    }
+
+    fn names(ms: &[Message]) -> Vec<String> {
+        ms.iter().map(|m| m.name().as_str().to_string()).collect()
+    }
+
+    #[test]
+    fn several_commands_in_one_read_and_every_split_agree() {
+        let mut bytes = Vec::new();
+        crate::resp::encode_command(&mut bytes, &[b"SET", b"k1", b"v1"]);
+        crate::resp::encode_command(&mut bytes, &[b"client", b"setname", b"app-1"]);
+        bytes.extend_from_slice(b"PING\r\nset k2 v2\n\r\n");
+        crate::resp::encode_command(&mut bytes, &[b"GET", b"k1"]);
+        let whole = frame_in_pieces(Side::Commands, &bytes, bytes.len());
+        assert_eq!(names(&whole), ["SET", "CLIENT", "PING", "SET", "GET"]);
+        assert_eq!(whole[1].arg(2), Some(&b"app-1"[..]));
+        assert_eq!(whole[2].kind, b'i');
+        for piece in 1..bytes.len() {
+            assert_eq!(
+                frame_in_pieces(Side::Commands, &bytes, piece),
+                whole,
+                "piece {piece}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_megabyte_value_in_pieces_is_one_command_and_not_kept() {
+        let value = vec![b'x'; 1 << 20];
+        let mut bytes = Vec::new();
+        crate::resp::encode_command(&mut bytes, &[b"SET", b"big", &value]);
+        crate::resp::encode_command(&mut bytes, &[b"PING"]);
+        for piece in [1000, 4096, 65_536, 65_537] {
+            let ms = frame_in_pieces(Side::Commands, &bytes, piece);
+            assert_eq!(names(&ms), ["SET", "PING"]);
+            assert_eq!(
+                ms[0].args().count(),
+                2,
+                "the 1 MB value is counted, not kept"
+            );
+        }
+    }
+
+    #[test]
+    fn a_read_that_ends_mid_length_prefix() {
+        let bytes = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$12\r\nhello world!\r\n";
+        let mut f = Framer::new(Side::Commands);
+        // "$1" | "2\r\nhello…": the split falls inside "$12".
+        let cut = bytes.iter().position(|&b| b == b'2').unwrap();
+        assert_eq!(f.count(&bytes[..cut]), 0);
+        assert_eq!(f.count(&bytes[cut..]), 1);
+    }
+
+    #[test]
+    fn replies_resp2_and_resp3() {
+        let bytes: &[u8] = b"+OK\r\n-ERR no\r\n:1\r\n$-1\r\n*-1\r\n*2\r\n$1\r\na\r\n*1\r\n:2\r\n\
+            %1\r\n+k\r\n+v\r\n_\r\n,1.5\r\n#t\r\n(12\r\n=7\r\ntxt:abc\r\n!3\r\nbad\r\n\
+            >3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nhi\r\n|1\r\n+ttl\r\n:3\r\n$2\r\nok\r\n~0\r\n";
+        let whole = frame_in_pieces(Side::Replies, bytes, bytes.len());
+        let kinds: String = whole.iter().map(|m| m.kind as char).collect();
+        // The attribute (|) is not a message: the value after it is.
+        assert_eq!(kinds, "+-:$**%_,#(=!>$~");
+        assert_eq!(whole[13].arg(0), Some(&b"message"[..]));
+        for piece in 1..bytes.len() {
+            assert_eq!(
+                frame_in_pieces(Side::Replies, bytes, piece),
+                whole,
+                "piece {piece}"
+            );
+        }
+    }
+
+    #[test]
+    fn garbage_breaks_the_framer_without_growing_it() {
+        let mut f = Framer::new(Side::Replies);
+        assert_eq!(f.count(b"?what\r\n"), 0);
+        assert!(f.broken());
+        let mut f = Framer::new(Side::Commands);
+        assert_eq!(f.count(b"*x\r\n"), 0);
+        assert!(f.broken());
+        let mut f = Framer::new(Side::Commands);
+        f.count(&vec![b'a'; MAX_LINE + 10]);
+        assert!(f.broken(), "an endless line is not kept");
+        assert!(
+            f.count(b"\r\nPING\r\n") == 0,
+            "nothing is framed once broken"
+        );
+    }
+}

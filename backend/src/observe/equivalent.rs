@@ -1,0 +1,59 @@
+//! What an observed connection's commands would cost pipelined by pipescope's own engine in
+//! batches of 1,000 over the same network: measured by running that many, not predicted.
+
+use std::sync::Arc;
+
+use shared::observe::{ObservedConnection, PipelinedEquivalent};
+use shared::{Command, Limits, Mode, Network, RunSpec};
+
+use crate::engine::{RunContext, RunError, keys};
+use crate::net::Proxies;
+use crate::target::RedisTarget;
+
+pub const BATCH: u32 = 1_000;
+
+/// The engine's run standing in for `conn`'s commands: as many (at most `Limits::max_count`)
+/// of its most common command among SET, GET and INCR (SET if none), pipelined in batches of
+/// `BATCH`, over `network`. `None` when it sent no commands.
+pub fn spec_for(conn: &ObservedConnection, network: Network) -> Option<RunSpec> {
+    let count = conn.counts.commands.min(Limits::default().max_count);
+    if count == 0 {
+        return None;
+    }
+    let command = conn
+        .top_commands
+        .iter()
+        .find_map(|(name, _)| Command::parse(name))
+        .unwrap_or(Command::Set);
+    Some(RunSpec {
+        command,
+        network,
+        ..RunSpec::set(count, Mode::pipelined(BATCH))
+    })
+}
+
+/// Runs `spec` (from `spec_for`) through `proxies`' route for its network.
+pub async fn measure(
+    target: &RedisTarget,
+    proxies: &Proxies,
+    spec: RunSpec,
+) -> Result<PipelinedEquivalent, RunError> {
+    let route = proxies
+        .route(target, spec.network)
+        .await
+        .map_err(|source| RunError::Network {
+            network: spec.network.label(),
+            source,
+        })?;
+    let ctx = RunContext {
+        record_spans: false,
+        ..RunContext::new(keys::first_run_id(), Arc::default(), Arc::default())
+    };
+    let outcome = route.run(spec, ctx).await?;
+    Ok(PipelinedEquivalent {
+        command: spec.command.name().to_string(),
+        count: outcome.summary.done,
+        batch: BATCH,
+        wall_us: outcome.summary.wall_us,
+    })
+}

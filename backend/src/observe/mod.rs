@@ -1,0 +1,244 @@
+//! Observe mode: an application points its Redis client at pipescope's observing proxy and
+//! sees whether, and how, it pipelines.
+//!
+//! ```text
+//! application ══ its own connections ══▶ observing proxy ══▶ Redis
+//!                                         │ hooks: framer + record per connection
+//!                                         ▼
+//!                              Connections ──▶ hub (page) / CLI report
+//! ```
+//!
+//! The proxy is the delay line (`net::DelayProxy`) on the address the user chose, forwarding
+//! every byte unchanged, with no network dialled in unless asked. Its hooks frame each
+//! direction with the one RESP framer (`net::framer`) and keep a `record::Record` per
+//! connection: exact counts, where the time went, the first requests' stamps. The verdict is
+//! worked out from those in `shared::observe`, so the page and the CLI say the same thing.
+//!
+//! - `record`: one connection's record, chunk by chunk.
+//! - `equivalent`: what the same number of commands cost pipelined by pipescope's own engine.
+//! - `report`: the CLI's table, JSON and Markdown.
+
+pub mod equivalent;
+mod record;
+pub mod report;
+
+use std::net::{SocketAddr, TcpListener};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use shared::Network;
+use shared::observe::{
+    MAX_OBSERVED_CONNECTIONS, ObserveStatus, ObservedConnection, ObservedTimeline,
+};
+
+use crate::net::framer::{Framer, Side};
+use crate::net::{Compensation, DelayProxy, Hooks};
+use crate::target::{RedisTarget, TargetError};
+use record::Record;
+
+/// Ended connections kept for the report and the page (the oldest go first).
+const KEPT_ENDED: usize = 1_000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ObserveError {
+    #[error(
+        "cannot listen on {addr}: {source} (choose another address with --listen, e.g. 127.0.0.1:0 for any free port)"
+    )]
+    Listen {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Target(#[from] TargetError),
+}
+
+/// The observing proxy and what it has seen. Dropping it closes the proxy and every
+/// connection through it.
+pub struct Observer {
+    proxy: DelayProxy,
+    connections: Arc<Connections>,
+}
+
+impl Observer {
+    /// Listens on `listen` and forwards each connection to `target`'s Redis over `network`.
+    /// The proxy's own forwarding cost is not taken off a dialled delay: an application's
+    /// round trip through it is its direct one, plus the proxy, plus 2·D.
+    pub async fn start(
+        listen: SocketAddr,
+        target: &RedisTarget,
+        network: Network,
+    ) -> Result<Observer, ObserveError> {
+        let upstream = target.socket_addr().await?;
+        let compensation = Compensation::default();
+        let listener = TcpListener::bind(listen).map_err(|source| ObserveError::Listen {
+            addr: listen,
+            source,
+        })?;
+        let connections = Arc::new(Connections::default());
+        let admit = {
+            let connections = connections.clone();
+            Box::new(move |client: SocketAddr| connections.admit(client))
+        };
+        let proxy = DelayProxy::start(listener, upstream, network, compensation, admit).map_err(
+            |cause| TargetError::Unreachable {
+                addr: target.addr(),
+                cause,
+            },
+        )?;
+        Ok(Observer { proxy, connections })
+    }
+
+    /// Where the proxy listens.
+    pub fn addr(&self) -> SocketAddr {
+        self.proxy.addr()
+    }
+
+    /// What to point an application at: `redis://127.0.0.1:6380`.
+    pub fn connect_url(&self) -> String {
+        let addr = self.addr();
+        let shown = if addr.ip().is_unspecified() {
+            SocketAddr::new([127, 0, 0, 1].into(), addr.port())
+        } else {
+            addr
+        };
+        format!("redis://{shown}")
+    }
+
+    pub fn status(&self) -> ObserveStatus {
+        ObserveStatus {
+            connect_url: self.connect_url(),
+            network: self.proxy.network(),
+        }
+    }
+
+    pub fn connections(&self) -> &Arc<Connections> {
+        &self.connections
+    }
+}
+
+/// Every connection the proxy has followed: open ones, and the latest `KEPT_ENDED` ended.
+#[derive(Default)]
+pub struct Connections {
+    list: Mutex<List>,
+}
+
+#[derive(Default)]
+struct List {
+    next_id: u64,
+    followed: Vec<Arc<Followed>>,
+}
+
+/// One connection's record, and whether it changed since the page last heard of it.
+struct Followed {
+    record: Mutex<Record>,
+    changed: AtomicBool,
+}
+
+impl Followed {
+    fn with<T>(&self, f: impl FnOnce(&mut Record) -> T) -> T {
+        let out = f(&mut self.record.lock().expect("observed record"));
+        self.changed.store(true, Ordering::Release);
+        out
+    }
+}
+
+impl Connections {
+    /// A new connection from `client`: its hooks, or a refusal when `MAX_OBSERVED_CONNECTIONS`
+    /// are open.
+    fn admit(&self, client: SocketAddr) -> Result<Hooks, String> {
+        let mut list = self.list.lock().expect("observed connections");
+        let open = list
+            .followed
+            .iter()
+            .filter(|f| f.record.lock().expect("observed record").is_open())
+            .count();
+        if open >= MAX_OBSERVED_CONNECTIONS {
+            return Err(format!(
+                "pipescope observes at most {MAX_OBSERVED_CONNECTIONS} connections at once; this one was refused (close some first)"
+            ));
+        }
+        if list.followed.len() >= MAX_OBSERVED_CONNECTIONS + KEPT_ENDED
+            && let Some(at) = list
+                .followed
+                .iter()
+                .position(|f| !f.record.lock().expect("observed record").is_open())
+        {
+            list.followed.remove(at);
+        }
+        list.next_id += 1;
+        let followed = Arc::new(Followed {
+            record: Mutex::new(Record::new(list.next_id, client.to_string())),
+            changed: AtomicBool::new(true),
+        });
+        list.followed.push(followed.clone());
+        Ok(hooks(followed))
+    }
+
+    fn all(&self) -> Vec<Arc<Followed>> {
+        self.list
+            .lock()
+            .expect("observed connections")
+            .followed
+            .clone()
+    }
+
+    /// Every connection, as it stands now.
+    pub fn snapshot(&self) -> Vec<ObservedConnection> {
+        let now = Instant::now();
+        self.all()
+            .iter()
+            .map(|f| f.record.lock().expect("observed record").snapshot(now))
+            .collect()
+    }
+
+    /// Connections that changed since the last call (or that are waiting on replies, whose
+    /// time runs on).
+    pub fn take_changed(&self) -> Vec<ObservedConnection> {
+        let now = Instant::now();
+        self.all()
+            .iter()
+            .filter(|f| f.changed.swap(false, Ordering::AcqRel))
+            .map(|f| f.record.lock().expect("observed record").snapshot(now))
+            .collect()
+    }
+
+    /// How many are open.
+    pub fn open(&self) -> usize {
+        self.all()
+            .iter()
+            .filter(|f| f.record.lock().expect("observed record").is_open())
+            .count()
+    }
+
+    /// Connection `id`'s requests, for the timeline.
+    pub fn timeline(&self, id: u64) -> Option<ObservedTimeline> {
+        let all = self.all();
+        let f = all
+            .iter()
+            .find(|f| f.record.lock().expect("observed record").id == id)?;
+        let (timeline, writes_us) = f.record.lock().expect("observed record").timeline();
+        Some(ObservedTimeline {
+            id,
+            timeline,
+            writes_us,
+        })
+    }
+}
+
+/// The proxy's hooks for one followed connection: each direction frames its chunks as they
+/// arrive and the record takes them as they leave.
+fn hooks(f: Arc<Followed>) -> Hooks {
+    let (f1, f2, f3, f4) = (f.clone(), f.clone(), f.clone(), f.clone());
+    let mut commands = Framer::new(Side::Commands);
+    let mut replies = Framer::new(Side::Replies);
+    Hooks {
+        client_read: Box::new(move |at, bytes| {
+            f1.with(|r| r.client_read(at, bytes, &mut commands))
+        }),
+        to_server: Box::new(move |_, at, _| f2.with(|r| r.handed_to_redis(at))),
+        server_read: Box::new(move |at, bytes| f3.with(|r| r.redis_read(at, bytes, &mut replies))),
+        to_client: Box::new(move |_, at, _| f4.with(|r| r.handed_to_client(at))),
+        ended: Box::new(move |why| f.with(|r| r.end(Instant::now(), why.to_string()))),
+    }
+}

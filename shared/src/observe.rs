@@ -1,0 +1,371 @@
+//! Observe mode: what the observing proxy measured of one client connection, and the verdict
+//! it earns. The backend fills `ObservedConnection` as traffic crosses the proxy; the page and
+//! the CLI show it. The verdict is worked out here, once, so both say the same words.
+//!
+//! Everything is measured at the proxy, between the client and Redis:
+//!
+//! ```text
+//! client ──write──▶ proxy ──▶ Redis          a "write" is one read at the proxy: TCP may
+//! client ◀──────── proxy ◀── Redis           merge two client writes or split one
+//! ```
+//!
+//! A **round trip** is a stretch during which the client had replies outstanding: it starts
+//! when a command arrives with none awaited and ends when the last awaited reply is handed
+//! back. The client's **own time** is what lies between round trips (nothing awaited: its
+//! code, its kernel, the loopback hop to the proxy). **At Redis** is the part of waiting during
+//! which some command had reached Redis and its reply had not yet come back to the proxy.
+
+use serde::{Deserialize, Serialize};
+
+use crate::report::Timeline;
+use crate::spec::Network;
+
+/// How many connections the observing proxy follows at once; one more is refused with a RESP
+/// error the client shows.
+pub const MAX_OBSERVED_CONNECTIONS: usize = 256;
+
+/// Exact counts for one connection.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ObservedCounts {
+    /// Commands framed from the client (RESP arrays and inline commands; MULTI and EXEC count).
+    pub commands: u64,
+    /// Replies handed back to the client for those commands (push messages not included).
+    pub replies: u64,
+    /// Reads at the proxy from the client: about one per client write (TCP may merge or split).
+    pub writes: u64,
+    /// Writes that arrived while replies to earlier commands were still awaited.
+    pub overlapping_writes: u64,
+    pub round_trips: u64,
+    /// Commands in flight at most (the deepest the pipeline got).
+    pub max_depth: u64,
+    /// Messages from Redis that answer no command: RESP3 pushes, pub/sub messages, MONITOR.
+    pub pushes: u64,
+    /// Blocking commands (BLPOP, XREAD … BLOCK, WAIT …); their waits are not round trips.
+    pub blocking: u64,
+    /// EXECs sent (transactions).
+    pub transactions: u64,
+    pub bytes_from_client: u64,
+    pub bytes_from_redis: u64,
+}
+
+/// Where one connection's time went, in µs, measured at the proxy.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ObservedTimes {
+    /// From the first command's arrival to the last reply handed back (or to now).
+    pub wall_us: f64,
+    /// Round trips: replies awaited (blocking commands' waits excluded).
+    pub waiting_us: f64,
+    /// Of `waiting_us`, the time a command was at Redis as the proxy sees it (proxy → Redis →
+    /// proxy: Redis's work plus the loopback hop each way).
+    pub at_redis_us: f64,
+    /// Nothing awaited: the client's own time between round trips.
+    pub client_us: f64,
+    /// Waiting on blocking commands.
+    pub blocked_us: f64,
+    /// Commands in flight, averaged over the time any were (effective pipeline depth).
+    pub mean_depth: f64,
+}
+
+impl ObservedTimes {
+    /// Waiting that was not at Redis: the network between the client and Redis, and the
+    /// proxy (derived: `waiting_us - at_redis_us`).
+    pub fn network_us(&self) -> f64 {
+        (self.waiting_us - self.at_redis_us).max(0.0)
+    }
+}
+
+/// How a connection used Redis, in one word; `Verdict::text` says it with the numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerdictKind {
+    /// No commands yet.
+    Idle,
+    /// Every command waited for the one before it.
+    OneAtATime,
+    /// Several commands in flight, but each in its own write.
+    WritePerCommand,
+    /// Commands batched into writes, each batch waiting for the one before.
+    Pipelined,
+    /// Writes sent while earlier replies were still awaited: a client that batches by itself.
+    AutoPipelined,
+    /// Subscribed (pub/sub) or MONITOR: Redis pushes, the client mostly listens.
+    Subscriber,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub kind: VerdictKind,
+    /// E.g. "pipelined, but a write per command: 100,000 commands in 100,000 writes over 100
+    /// round trips".
+    pub text: String,
+}
+
+/// What the same number of commands cost through pipescope's own engine, pipelined in batches
+/// of 1,000 over the same network: measured by running it, not predicted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PipelinedEquivalent {
+    /// The command the engine ran (SET, GET or INCR: the connection's most common of those,
+    /// SET otherwise) and how many.
+    pub command: String,
+    pub count: u64,
+    pub batch: u32,
+    pub wall_us: u64,
+}
+
+/// One client connection through the observing proxy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ObservedConnection {
+    /// Numbered from 1 in the order connections arrived.
+    pub id: u64,
+    /// The client's address as the proxy saw it.
+    pub client: String,
+    /// From `CLIENT SETNAME` or `HELLO … SETNAME`, when the client gave one.
+    pub name: Option<String>,
+    /// Still connected.
+    pub open: bool,
+    /// How it ended, once it has: "closed by the client", "closed by Redis", an I/O error.
+    pub ended: Option<String>,
+    /// The most frequent commands, most frequent first (at most five).
+    pub top_commands: Vec<(String, u64)>,
+    pub counts: ObservedCounts,
+    pub times: ObservedTimes,
+    pub verdict: Verdict,
+    #[serde(default)]
+    pub equivalent: Option<PipelinedEquivalent>,
+}
+
+/// The observing proxy as the page sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ObserveStatus {
+    /// What to point an application at, e.g. `redis://127.0.0.1:6380`.
+    pub connect_url: String,
+    /// The network dialled in between the proxy and Redis.
+    pub network: Network,
+}
+
+/// One observed connection's requests, drawn like a run's: a span per command from its
+/// arrival at the proxy (`issued_us`) to its reply handed back (`replied_us`), with when it
+/// reached Redis and when its reply left Redis; µs from the connection's first command.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ObservedTimeline {
+    pub id: u64,
+    pub timeline: Timeline,
+    /// Arrivals of the client's writes (µs, the first `Timeline::first`-worth of them).
+    pub writes_us: Vec<f64>,
+}
+
+/// Works out the verdict from the counts and times.
+pub fn verdict(c: &ObservedCounts, t: &ObservedTimes) -> Verdict {
+    let n = c.commands;
+    let text = |kind, s: String| Verdict { kind, text: s };
+    if n == 0 {
+        return text(VerdictKind::Idle, "no commands yet".into());
+    }
+    let trips = c.round_trips.max(1);
+    let per_write = n as f64 / c.writes.max(1) as f64;
+    let breakdown = breakdown(t);
+    if c.pushes > 0 && c.pushes >= c.replies {
+        return text(
+            VerdictKind::Subscriber,
+            format!(
+                "subscriber: {} pushed to it after {} of its own",
+                count(c.pushes, "message"),
+                count(n, "command"),
+            ),
+        );
+    }
+    // "Every command waited": at most one in flight, or as many round trips as commands.
+    if c.max_depth <= 1 || trips * 10 >= n * 9 {
+        return text(
+            VerdictKind::OneAtATime,
+            format!(
+                "one at a time: {} over {}{breakdown}",
+                count(n, "command"),
+                count(trips, "round trip"),
+            ),
+        );
+    }
+    let per_trip = n as f64 / trips as f64;
+    if c.writes * 10 >= n * 9 {
+        return text(
+            VerdictKind::WritePerCommand,
+            format!(
+                "pipelined, but a write per command: {} in {} over {} (~{} per round trip){breakdown}",
+                count(n, "command"),
+                count(c.writes, "write"),
+                count(trips, "round trip"),
+                group(per_trip.round() as u64),
+            ),
+        );
+    }
+    if c.overlapping_writes * 2 > c.writes {
+        return text(
+            VerdictKind::AutoPipelined,
+            format!(
+                "auto-pipelined: {} of ~{} commands, sent while replies were awaited, over {}{breakdown}",
+                count(c.writes, "write"),
+                group(per_write.round() as u64),
+                count(trips, "round trip"),
+            ),
+        );
+    }
+    text(
+        VerdictKind::Pipelined,
+        format!(
+            "pipelined: {} in {} of ~{} over {}{breakdown}",
+            count(n, "command"),
+            count(c.writes, "write"),
+            group(per_write.round() as u64),
+            count(trips, "round trip"),
+        ),
+    )
+}
+
+/// "; of 12.3 ms: 80 % waiting on round trips (5 % at Redis), 20 % the client's own time".
+fn breakdown(t: &ObservedTimes) -> String {
+    if t.wall_us <= 0.0 {
+        return String::new();
+    }
+    let pct = |x: f64| (100.0 * x / t.wall_us).round();
+    let mut s = format!(
+        "; of {}: {} % waiting on round trips ({} % at Redis), {} % the client's own time",
+        duration(t.wall_us),
+        pct(t.waiting_us),
+        pct(t.at_redis_us),
+        pct(t.client_us),
+    );
+    if t.blocked_us > 0.0 {
+        s += &format!(", {} % blocked", pct(t.blocked_us));
+    }
+    s
+}
+
+/// "1 command", "100,000 commands".
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{} {noun}s", group(n))
+    }
+}
+
+/// 100000 → "100,000".
+pub fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// µs → "850 µs", "12.3 ms", "4.56 s".
+pub fn duration(us: f64) -> String {
+    if us < 1_000.0 {
+        format!("{us:.0} µs")
+    } else if us < 1_000_000.0 {
+        format!("{:.1} ms", us / 1e3)
+    } else {
+        format!("{:.2} s", us / 1e6)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counts(commands: u64, writes: u64, round_trips: u64, max_depth: u64) -> ObservedCounts {
+        ObservedCounts {
+            commands,
+            replies: commands,
+            writes,
+            round_trips,
+            max_depth,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_issue_s_three_examples() {
+        let t = ObservedTimes::default();
+        let v = verdict(&counts(100_000, 100_000, 100, 1000), &t);
+        assert_eq!(v.kind, VerdictKind::WritePerCommand);
+        assert_eq!(
+            v.text,
+            "pipelined, but a write per command: 100,000 commands in 100,000 writes over 100 round trips (~1,000 per round trip)"
+        );
+        let v = verdict(&counts(100_000, 100_000, 100_000, 1), &t);
+        assert_eq!(v.kind, VerdictKind::OneAtATime);
+        assert_eq!(
+            v.text,
+            "one at a time: 100,000 commands over 100,000 round trips"
+        );
+        let mut auto = counts(99_840, 312, 3, 2000);
+        auto.overlapping_writes = 309;
+        let v = verdict(&auto, &t);
+        assert_eq!(v.kind, VerdictKind::AutoPipelined);
+        assert!(
+            v.text
+                .starts_with("auto-pipelined: 312 writes of ~320 commands"),
+            "{}",
+            v.text
+        );
+    }
+
+    #[test]
+    fn batches_that_wait_for_each_other_are_pipelined() {
+        let v = verdict(&counts(10_000, 10, 10, 1000), &ObservedTimes::default());
+        assert_eq!(v.kind, VerdictKind::Pipelined);
+        assert_eq!(
+            v.text,
+            "pipelined: 10,000 commands in 10 writes of ~1,000 over 10 round trips"
+        );
+    }
+
+    #[test]
+    fn the_breakdown_adds_up_to_the_wall_time() {
+        let t = ObservedTimes {
+            wall_us: 47_000_000.0,
+            waiting_us: 35_250_000.0,
+            at_redis_us: 4_700_000.0,
+            client_us: 11_750_000.0,
+            ..Default::default()
+        };
+        let v = verdict(&counts(100_000, 100_000, 100_000, 1), &t);
+        assert!(
+            v.text.ends_with(
+                "; of 47.00 s: 75 % waiting on round trips (10 % at Redis), 25 % the client's own time"
+            ),
+            "{}",
+            v.text
+        );
+        assert_eq!(t.network_us(), 30_550_000.0);
+    }
+
+    #[test]
+    fn idle_and_subscribers() {
+        assert_eq!(
+            verdict(&ObservedCounts::default(), &ObservedTimes::default()).kind,
+            VerdictKind::Idle
+        );
+        let mut c = counts(2, 2, 2, 1);
+        c.replies = 1;
+        c.pushes = 40;
+        assert_eq!(
+            verdict(&c, &ObservedTimes::default()).kind,
+            VerdictKind::Subscriber
+        );
+    }
+
+    #[test]
+    fn numbers_are_grouped() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(1000), "1,000");
+        assert_eq!(group(10_000_000), "10,000,000");
+        assert_eq!(count(1, "write"), "1 write");
+    }
+}
