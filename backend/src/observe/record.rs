@@ -442,3 +442,215 @@ impl Accounting {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use shared::observe::VerdictKind;
+
+    use super::*;
+    use crate::net::framer::Side;
+
+    /// Drives a record as the proxy's hooks would, at µs offsets from one instant.
+    struct Conn {
+        rec: Record,
+        t0: Instant,
+        commands: Framer,
+        replies: Framer,
+    }
+
+    impl Conn {
+        fn new() -> Conn {
+            Conn {
+                rec: Record::new(1, "127.0.0.1:1".into()),
+                t0: Instant::now(),
+                commands: Framer::new(Side::Commands),
+                replies: Framer::new(Side::Replies),
+            }
+        }
+        fn at(&self, us: u64) -> Instant {
+            self.t0 + Duration::from_micros(us)
+        }
+        /// The client writes `bytes`; the proxy hands them to Redis 1 µs later.
+        fn send(&mut self, us: u64, bytes: &[u8]) {
+            let (a, b) = (self.at(us), self.at(us + 1));
+            self.rec.client_read(a, bytes, &mut self.commands);
+            self.rec.handed_to_redis(b);
+        }
+        /// Redis's `bytes` reach the proxy; it hands them on 1 µs later.
+        fn reply(&mut self, us: u64, bytes: &[u8]) {
+            let (a, b) = (self.at(us), self.at(us + 1));
+            self.rec.redis_read(a, bytes, &mut self.replies);
+            self.rec.handed_to_client(b);
+        }
+        fn done(&mut self, us: u64) -> ObservedConnection {
+            let at = self.at(us);
+            self.rec.end(at, "closed by the client".into());
+            self.rec.snapshot(at)
+        }
+    }
+
+    const SET: &[u8] = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n";
+
+    #[test]
+    fn one_at_a_time_and_where_its_time_went() {
+        let mut c = Conn::new();
+        for k in 0..3 {
+            c.send(k * 10, SET);
+            c.reply(k * 10 + 5, b"+OK\r\n");
+        }
+        let s = c.done(100);
+        assert_eq!(
+            (
+                s.counts.commands,
+                s.counts.writes,
+                s.counts.round_trips,
+                s.counts.max_depth
+            ),
+            (3, 3, 3, 1)
+        );
+        assert_eq!(s.verdict.kind, VerdictKind::OneAtATime);
+        // Each trip: arrived 0, at Redis 1..5, handed back 6. Between trips: 6 → 10.
+        assert_eq!(s.times.waiting_us, 18.0);
+        assert_eq!(s.times.at_redis_us, 12.0);
+        assert_eq!(s.times.client_us, 8.0);
+        assert_eq!(
+            s.times.wall_us, 26.0,
+            "the idle time after the last reply is not counted"
+        );
+        let (timeline, writes) = c.rec.timeline();
+        assert_eq!(timeline.first.len(), 3);
+        assert_eq!(writes, vec![0.0, 10.0, 20.0]);
+        let span = &timeline.first[1];
+        assert_eq!(
+            (
+                span.issued_us,
+                span.at_server_us,
+                span.from_server_us,
+                span.replied_us
+            ),
+            (10.0, Some(11.0), Some(15.0), 16.0)
+        );
+    }
+
+    #[test]
+    fn batches_in_one_write_each_are_pipelined_and_overlap_is_auto_pipelined() {
+        let mut c = Conn::new();
+        let batch = SET.repeat(100);
+        let replies = b"+OK\r\n".repeat(100);
+        for k in 0..5 {
+            c.send(k * 100, &batch);
+            c.reply(k * 100 + 50, &replies);
+        }
+        let s = c.done(1000);
+        assert_eq!(
+            (s.counts.commands, s.counts.writes, s.counts.round_trips),
+            (500, 5, 5)
+        );
+        assert_eq!(s.counts.max_depth, 100);
+        assert_eq!(s.times.mean_depth, 100.0);
+        assert_eq!(s.verdict.kind, VerdictKind::Pipelined);
+
+        // A client that writes again before its replies are back.
+        let mut c = Conn::new();
+        for k in 0..10 {
+            c.send(k * 10, &batch);
+        }
+        for k in 0..10 {
+            c.reply(200 + k * 10, &replies);
+        }
+        let s = c.done(1000);
+        assert_eq!(
+            (
+                s.counts.writes,
+                s.counts.overlapping_writes,
+                s.counts.round_trips
+            ),
+            (10, 9, 1)
+        );
+        assert_eq!(s.counts.max_depth, 1000);
+        assert_eq!(s.verdict.kind, VerdictKind::AutoPipelined);
+    }
+
+    #[test]
+    fn a_reply_split_over_chunks_is_counted_when_it_is_whole() {
+        let mut c = Conn::new();
+        c.send(0, b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n");
+        c.reply(5, b"$10\r\n01234");
+        let s = c.rec.snapshot(c.at(6));
+        assert_eq!((s.counts.replies, s.counts.round_trips), (0, 1));
+        c.reply(9, b"56789\r\n");
+        let s = c.done(20);
+        assert_eq!(s.counts.replies, 1);
+        assert_eq!(s.times.waiting_us, 10.0);
+    }
+
+    #[test]
+    fn pushes_blocking_commands_and_names() {
+        let mut c = Conn::new();
+        c.send(
+            0,
+            b"*4\r\n$5\r\nHELLO\r\n$1\r\n3\r\n$7\r\nSETNAME\r\n$3\r\napp\r\n",
+        );
+        c.reply(5, b"%1\r\n+server\r\n+redis\r\n");
+        // A RESP3 push in between is no reply to anything.
+        c.reply(8, b">2\r\n+invalidate\r\n*1\r\n+k\r\n");
+        c.send(10, b"*3\r\n$5\r\nBLPOP\r\n$1\r\nq\r\n$1\r\n0\r\n");
+        c.reply(1_010, b"*2\r\n+q\r\n+x\r\n");
+        let s = c.done(1_100);
+        assert_eq!(s.name.as_deref(), Some("app"));
+        assert_eq!(
+            (s.counts.commands, s.counts.replies, s.counts.pushes),
+            (2, 2, 1)
+        );
+        assert_eq!((s.counts.blocking, s.counts.round_trips), (1, 1));
+        assert!(
+            (s.times.blocked_us - 1_001.0).abs() < 1e-6,
+            "BLPOP's wait is blocked time, not a trip: {}",
+            s.times.blocked_us
+        );
+
+        // RESP2 pub/sub: after SUBSCRIBE, everything Redis sends is pushed.
+        let mut c = Conn::new();
+        c.send(0, b"*3\r\n$6\r\nCLIENT\r\n$7\r\nSETNAME\r\n$3\r\nsub\r\n");
+        c.reply(5, b"+OK\r\n");
+        c.send(10, b"*2\r\n$9\r\nSUBSCRIBE\r\n$2\r\nch\r\n");
+        c.reply(15, b"*3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n");
+        for k in 0..5 {
+            c.reply(100 + k, b"*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nhi\r\n");
+        }
+        let s = c.done(200);
+        assert_eq!(s.name.as_deref(), Some("sub"));
+        assert_eq!((s.counts.replies, s.counts.pushes), (1, 6));
+        assert_eq!(s.verdict.kind, VerdictKind::Subscriber);
+    }
+
+    #[test]
+    fn memory_is_bounded_whatever_the_length() {
+        let mut c = Conn::new();
+        for k in 0..100_000u64 {
+            c.send(k * 10, SET);
+            c.reply(k * 10 + 5, b"+OK\r\n");
+        }
+        let s = c.done(1_000_000_000);
+        assert_eq!(
+            (s.counts.commands, s.counts.round_trips),
+            (100_000, 100_000)
+        );
+        let (timeline, writes) = c.rec.timeline();
+        assert_eq!(timeline.first.len(), FULL_SPANS as usize);
+        assert!(
+            timeline.sampled.len() <= SAMPLED,
+            "{}",
+            timeline.sampled.len()
+        );
+        assert!(
+            timeline.sampled.len() >= SAMPLED / 2,
+            "{}",
+            timeline.sampled.len()
+        );
+        assert!(timeline.sampled.iter().all(|s| s.i % timeline.stride == 0));
+        assert_eq!(writes.len(), FULL_SPANS as usize);
+    }
+}
