@@ -288,9 +288,14 @@ impl Ending {
         })
     }
 
-    /// This direction ended (`why`, if it was the first).
-    fn end(&self, why: Ended) {
+    /// Why the connection is ending, if nothing said so before: noted as soon as a side closes
+    /// or fails, before the other side is told, so the first cause wins.
+    fn note(&self, why: Ended) {
         self.first.lock().expect("ending").get_or_insert(why);
+    }
+
+    /// A direction finished; the last one calls the `ended` hook.
+    fn end(&self) {
         if self.live.fetch_sub(1, Ordering::AcqRel) == 1 {
             let why = self
                 .first
@@ -363,6 +368,7 @@ fn spawn_directions(
             to: server,
             on_source_end: None,
             closed: Ended::ByClient,
+            names: ("the client", "Redis"),
         },
         links.out,
         ending.clone(),
@@ -379,6 +385,7 @@ fn spawn_directions(
             to: c2,
             on_source_end: Some(client_side),
             closed: Ended::ByRedis,
+            names: ("Redis", "the client"),
         },
         links.back,
         ending,
@@ -398,12 +405,14 @@ struct Ends {
     to: TcpStream,
     on_source_end: Option<TcpStream>,
     closed: Ended,
+    /// Who is at each end, for error messages: "the client", "Redis".
+    names: (&'static str, &'static str),
 }
 
 /// Copies `from` → `to` through the delay line: a reader thread stamps and schedules, a
 /// writer thread releases on time. `on_read` sees each chunk as it arrives, `on_written` as
-/// it leaves (with when it was due and when it left, just before the write), e.g. for the wire tap. A link with no
-/// delay, jitter or cap copies on the reader thread alone: nothing to wait for.
+/// it leaves (when it was due, and when it left: just before the write), e.g. for the wire
+/// tap. A link with no delay, jitter or cap copies on the reader thread alone.
 fn pipe(
     name: &str,
     ends: Ends,
@@ -417,50 +426,51 @@ fn pipe(
         mut to,
         on_source_end,
         closed,
+        names: (from_name, to_name),
     } = ends;
+    let failed = move |side: &str, e: std::io::Error| Ended::Error(format!("{side}: {e}"));
+    let noted = ending.clone();
     let source_ended = move |why: Ended| {
+        noted.note(why);
         if let Some(s) = &on_source_end {
             let _ = s.shutdown(Shutdown::Read);
         }
-        why
     };
     if link.is_instant() {
         std::thread::Builder::new()
             .name(format!("{name}-copy"))
             .spawn(move || {
                 let mut buf = vec![0u8; CHUNK];
-                let why = loop {
+                loop {
                     match from.read(&mut buf) {
                         Ok(0) => break source_ended(closed),
-                        Err(e) => break source_ended(Ended::Error(e.to_string())),
+                        Err(e) => break source_ended(failed(from_name, e)),
                         Ok(n) => {
                             let now = Instant::now();
                             on_read(now, &buf[..n]);
                             // Told before the write: the far side may answer at once.
                             on_written(now, Instant::now(), &buf[..n]);
                             if let Err(e) = to.write_all(&buf[..n]) {
-                                break Ended::Error(e.to_string());
+                                break ending.note(failed(to_name, e));
                             }
                         }
                     }
-                };
+                }
                 let _ = to.shutdown(Shutdown::Write);
-                ending.end(why);
+                ending.end();
             })?;
         return Ok(());
     }
     let (tx, rx) = mpsc::channel::<(Instant, Vec<u8>)>();
-    let why_read: Arc<Mutex<Option<Ended>>> = Default::default();
-    let why_write = why_read.clone();
     std::thread::Builder::new()
         .name(format!("{name}-read"))
         .spawn(move || {
             let mut schedule = Schedule::new(link);
             let mut buf = vec![0u8; CHUNK];
-            let why = loop {
+            loop {
                 match from.read(&mut buf) {
                     Ok(0) => break source_ended(closed),
-                    Err(e) => break source_ended(Ended::Error(e.to_string())),
+                    Err(e) => break source_ended(failed(from_name, e)),
                     Ok(n) => {
                         let now = Instant::now();
                         on_read(now, &buf[..n]);
@@ -468,19 +478,17 @@ fn pipe(
                             .send((schedule.release(now, n), buf[..n].to_vec()))
                             .is_err()
                         {
-                            break Ended::Error("the proxy's writer stopped".into());
+                            break; // the writer failed, and noted why
                         }
                     }
                 }
-            };
-            *why_read.lock().expect("pipe end") = Some(why);
+            }
             // Dropping `tx` tells the writer to finish what is in flight, then close.
         })?;
     std::thread::Builder::new()
         .name(format!("{name}-write"))
         .spawn(move || {
             precise_sleeps();
-            let mut failed = None;
             for (release, bytes) in rx {
                 wait_until(release);
                 // Stamped and told as the bytes are handed over, before the write: on loopback
@@ -488,15 +496,12 @@ fn pipe(
                 // could come later than the answer the other direction already read.
                 on_written(release, Instant::now(), &bytes);
                 if let Err(e) = to.write_all(&bytes) {
-                    failed = Some(Ended::Error(e.to_string()));
+                    ending.note(failed(to_name, e));
                     break;
                 }
             }
             let _ = to.shutdown(Shutdown::Write);
-            let why = failed
-                .or_else(|| why_write.lock().expect("pipe end").take())
-                .unwrap_or(Ended::ByClient);
-            ending.end(why);
+            ending.end();
         })?;
     Ok(())
 }
