@@ -577,13 +577,14 @@ async fn the_whole_tour_walks_with_the_keyboard_on_real_runs() {
             }
         }
         if step == 5 {
-            // Step 4 was measured, so the comparison with it is there too.
+            // Step 4 was measured, so the comparison with it is there too, then the pointer to
+            // observe mode.
             let sentences = c
                 .find_all(Locator::Css("#tour-result .tour-sentence"))
                 .await
                 .unwrap()
                 .len();
-            assert_eq!(sentences, 3);
+            assert_eq!(sentences, 4);
             top(c).await;
             browser.screenshot("tour-step-5").await;
         }

@@ -225,6 +225,7 @@ pub const STEPS: &[Step] = &[
             "[each|Flush each command]: {each.writes|write}, {each.round_trips|round trip}, {each.wall}.",
             "[pipe|One write per batch]: {pipe.writes|write}, {pipe.round_trips|round trip}, {pipe.wall}: {speedup:each:pipe} faster.",
             "Against step 4's [seq|sequential] run, flushing each command was {speedup:s4.seq:each} faster and one write per batch {speedup:s4.seq:pipe}; the blog measured 3.6×.",
+            "What the blog's own client did on the wire only that client can show: point it at pipescope's Observe view (or `pipescope observe`) and it counts that client's writes and round trips and times its own work between them.",
         ],
         focus: Focus::Results,
     },
