@@ -40,6 +40,11 @@ use record::Record;
 /// Ended connections kept for the report and the page (the oldest go first).
 const KEPT_ENDED: usize = 1_000;
 
+/// Ended connections whose requests are kept for the timeline (the latest ones); older ended
+/// connections keep their counts and times only. With the open ones' requests, this bounds
+/// the stamps held: (`MAX_OBSERVED_CONNECTIONS` + this) connections' worth.
+const KEPT_ENDED_TIMELINES: usize = 32;
+
 #[derive(Debug, thiserror::Error)]
 pub enum ObserveError {
     #[error(
@@ -165,6 +170,15 @@ impl Connections {
                 .position(|f| !f.record.lock().expect("observed record").is_open())
         {
             list.followed.remove(at);
+        }
+        let ended: Vec<&Arc<Followed>> = list
+            .followed
+            .iter()
+            .filter(|f| !f.record.lock().expect("observed record").is_open())
+            .collect();
+        let older = ended.len().saturating_sub(KEPT_ENDED_TIMELINES);
+        for f in &ended[..older] {
+            f.record.lock().expect("observed record").forget_requests();
         }
         list.next_id += 1;
         let followed = Arc::new(Followed {

@@ -286,6 +286,14 @@ impl Record {
         }
     }
 
+    /// Lets go of the requests' stamps (the counts and times stay): for ended connections no
+    /// longer among the latest, so memory stays bounded however many come and go.
+    pub fn forget_requests(&mut self) {
+        self.first = Vec::new();
+        self.sampled = Vec::new();
+        self.writes_us = Vec::new();
+    }
+
     pub fn end(&mut self, at: Instant, why: String) {
         self.advance(at);
         self.ended = Some(why);
