@@ -28,8 +28,9 @@ pub fn table(conns: &[ObservedConnection]) -> String {
         if let Some(e) = &c.equivalent {
             out += &format!("      {}\n", equivalent_line(c, e));
         }
-        if let Some(end) = &c.ended {
-            out += &format!("      ended: {end}\n");
+        match &c.ended {
+            Some(end) => out += &format!("      ended: {end}\n"),
+            None => out += "      still open when observation stopped (closing pipescope closed it)\n",
         }
     }
     out
