@@ -564,8 +564,12 @@ async fn observe(args: ObserveArgs, target: RedisTarget) -> anyhow::Result<()> {
         let n = measured.len();
         let mut equivalents = Vec::new();
         for (k, c) in measured.into_iter().enumerate() {
-            let Some(spec) = equivalent::spec_for(c, network) else {
-                continue;
+            let spec = match equivalent::spec_for(c, network) {
+                Ok(spec) => spec,
+                Err(why) => {
+                    eprintln!("connection {}: {why}", c.id);
+                    continue;
+                }
             };
             eprintln!(
                 "measuring the pipelined equivalent of connection {} ({}/{n}): {} {}s in batches of {}",

@@ -18,7 +18,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::report::Timeline;
-use crate::spec::Network;
+use crate::spec::{Command, Network};
 
 /// How many connections the observing proxy follows at once; one more is refused with a RESP
 /// error the client shows.
@@ -104,12 +104,56 @@ pub struct Verdict {
 /// of 1,000 over the same network: measured by running it, not predicted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PipelinedEquivalent {
-    /// The command the engine ran (SET, GET or INCR: the connection's most common of those,
-    /// SET otherwise) and how many.
+    /// The command the engine ran (`stand_in`: the connection's most common of SET, GET and
+    /// INCR) and how many.
     pub command: String,
     pub count: u64,
     pub batch: u32,
     pub wall_us: u64,
+}
+
+/// Why no pipelined equivalent stands beside a connection.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoEquivalent {
+    #[error("it sent no commands")]
+    NoCommands,
+    /// Its commands were mostly ones the engine does not run (CONFIG, EVAL, …): a run of SETs
+    /// beside them would compare different work.
+    #[error(
+        "no pipelined equivalent: {runnable} of its {commands} commands are SET, GET or INCR (most common: {top}), the only ones pipescope's engine runs"
+    )]
+    OtherCommands {
+        runnable: String,
+        commands: String,
+        top: String,
+    },
+}
+
+/// The engine's stand-in for `conn`'s commands: its most common of SET, GET and INCR, and how
+/// many commands in all. Only when those three make up at least half of what it sent, so the
+/// equivalent compares like with like.
+pub fn stand_in(conn: &ObservedConnection) -> Result<(Command, u64), NoEquivalent> {
+    let commands = conn.counts.commands;
+    if commands == 0 {
+        return Err(NoEquivalent::NoCommands);
+    }
+    let runnable: Vec<(Command, u64)> = conn
+        .top_commands
+        .iter()
+        .filter_map(|(name, n)| Command::parse(name).map(|c| (c, *n)))
+        .collect();
+    let total: u64 = runnable.iter().map(|(_, n)| n).sum();
+    match runnable.first() {
+        Some(&(command, _)) if total * 2 >= commands => Ok((command, commands)),
+        _ => Err(NoEquivalent::OtherCommands {
+            runnable: group(total),
+            commands: group(commands),
+            top: conn
+                .top_commands
+                .first()
+                .map_or_else(|| "none".into(), |(name, _)| name.clone()),
+        }),
+    }
 }
 
 /// One client connection through the observing proxy.
@@ -367,5 +411,43 @@ mod tests {
         assert_eq!(group(1000), "1,000");
         assert_eq!(group(10_000_000), "10,000,000");
         assert_eq!(count(1, "write"), "1 write");
+    }
+
+    fn with_commands(top: &[(&str, u64)]) -> ObservedConnection {
+        let commands = top.iter().map(|(_, n)| n).sum();
+        let times = ObservedTimes::default();
+        let counts = counts(commands, commands, commands, 1);
+        ObservedConnection {
+            id: 1,
+            client: "127.0.0.1:1".into(),
+            name: None,
+            open: false,
+            ended: None,
+            top_commands: top.iter().map(|(c, n)| (c.to_string(), *n)).collect(),
+            verdict: verdict(&counts, &times),
+            counts,
+            times,
+            equivalent: None,
+        }
+    }
+
+    #[test]
+    fn the_engine_stands_in_only_for_its_own_commands() {
+        assert_eq!(
+            stand_in(&with_commands(&[("GET", 700), ("SET", 300)])),
+            Ok((Command::Get, 1000))
+        );
+        // Half SET/GET/INCR is enough; the count stays the connection's.
+        assert_eq!(
+            stand_in(&with_commands(&[("HSET", 50), ("INCR", 30), ("SET", 20)])),
+            Ok((Command::Incr, 100))
+        );
+        // redis-benchmark's first connection: two CONFIG GETs, no SETs.
+        let why = stand_in(&with_commands(&[("CONFIG", 2)])).unwrap_err();
+        assert_eq!(
+            why.to_string(),
+            "no pipelined equivalent: 0 of its 2 commands are SET, GET or INCR (most common: CONFIG), the only ones pipescope's engine runs"
+        );
+        assert_eq!(stand_in(&with_commands(&[])), Err(NoEquivalent::NoCommands));
     }
 }

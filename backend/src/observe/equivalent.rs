@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use shared::observe::{ObservedConnection, PipelinedEquivalent};
-use shared::{Command, Limits, Mode, Network, RunSpec};
+use shared::observe::{NoEquivalent, ObservedConnection, PipelinedEquivalent, stand_in};
+use shared::{Limits, Mode, Network, RunSpec};
 
 use crate::engine::{RunContext, RunError, keys};
 use crate::net::Proxies;
@@ -12,23 +12,17 @@ use crate::target::RedisTarget;
 
 pub const BATCH: u32 = 1_000;
 
-/// The engine's run standing in for `conn`'s commands: as many (at most `Limits::max_count`)
-/// of its most common command among SET, GET and INCR (SET if none), pipelined in batches of
-/// `BATCH`, over `network`. `None` when it sent no commands.
-pub fn spec_for(conn: &ObservedConnection, network: Network) -> Option<RunSpec> {
-    let count = conn.counts.commands.min(Limits::default().max_count);
-    if count == 0 {
-        return None;
-    }
-    let command = conn
-        .top_commands
-        .iter()
-        .find_map(|(name, _)| Command::parse(name))
-        .unwrap_or(Command::Set);
-    Some(RunSpec {
+/// The engine's run standing in for `conn`'s commands (`shared::observe::stand_in`), at most
+/// `Limits::max_count` of them, pipelined in batches of `BATCH` over `network`.
+pub fn spec_for(conn: &ObservedConnection, network: Network) -> Result<RunSpec, NoEquivalent> {
+    let (command, count) = stand_in(conn)?;
+    Ok(RunSpec {
         command,
         network,
-        ..RunSpec::set(count, Mode::pipelined(BATCH))
+        ..RunSpec::set(
+            count.min(Limits::default().max_count),
+            Mode::pipelined(BATCH),
+        )
     })
 }
 

@@ -1,6 +1,6 @@
 //! `pipescope observe`'s report: a verdict per connection as a table, JSON or Markdown.
 
-use shared::observe::{ObservedConnection, duration, group};
+use shared::observe::{NoEquivalent, ObservedConnection, duration, group, stand_in};
 
 /// One line per connection for a terminal.
 pub fn table(conns: &[ObservedConnection]) -> String {
@@ -25,12 +25,18 @@ pub fn table(conns: &[ObservedConnection]) -> String {
             duration(c.times.client_us),
         );
         out += &format!("      {}\n", c.verdict.text);
-        if let Some(e) = &c.equivalent {
-            out += &format!("      {}\n", equivalent_line(c, e));
+        match (&c.equivalent, stand_in(c)) {
+            (Some(e), _) => out += &format!("      {}\n", equivalent_line(c, e)),
+            (None, Err(why @ NoEquivalent::OtherCommands { .. })) => {
+                out += &format!("      {why}\n")
+            }
+            (None, _) => {}
         }
         match &c.ended {
             Some(end) => out += &format!("      ended: {end}\n"),
-            None => out += "      still open when observation stopped (closing pipescope closed it)\n",
+            None => {
+                out += "      still open when observation stopped (closing pipescope closed it)\n"
+            }
         }
     }
     out
@@ -39,14 +45,18 @@ pub fn table(conns: &[ObservedConnection]) -> String {
 /// "pipescope's engine, 100,000 SETs pipelined in batches of 1,000 over the same network:
 /// 112.9 ms (measured), 416× this connection's 47.00 s".
 pub fn equivalent_line(c: &ObservedConnection, e: &shared::observe::PipelinedEquivalent) -> String {
-    let ratio = if e.wall_us > 0 {
-        format!(
-            ", {:.1}× faster than this connection's {}",
-            c.times.wall_us / e.wall_us as f64,
+    let ratio = match c.times.wall_us / e.wall_us as f64 {
+        r if !r.is_finite() || r <= 0.0 => String::new(),
+        r if r >= 1.0 => format!(
+            ", {r:.1}× faster than this connection's {}",
             duration(c.times.wall_us)
-        )
-    } else {
-        String::new()
+        ),
+        // A handful of commands: the engine's run costs more than the client's own.
+        r => format!(
+            ", {:.1}× slower than this connection's {}",
+            1.0 / r,
+            duration(c.times.wall_us)
+        ),
     };
     format!(
         "pipescope's engine, {} {}s pipelined in batches of {} over the same network: {} (measured){ratio}",
