@@ -577,7 +577,7 @@ async fn observe(args: ObserveArgs, target: RedisTarget) -> anyhow::Result<()> {
                 k + 1,
                 shared::observe::group(spec.count),
                 spec.command.name(),
-                equivalent::BATCH
+                shared::observe::group(u64::from(equivalent::BATCH))
             );
             equivalents.push((c.id, equivalent::measure(&target, &proxies, spec).await));
         }
