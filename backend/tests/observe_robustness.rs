@@ -181,7 +181,7 @@ fn reads_that_end_mid_length_prefix_or_mid_crlf() {
     let setup = setup();
     let mut s = setup.through_proxy();
     let set = cmd(&[b"SET", b"key", b"value"]);
-    // Ends after "$", inside "$3", between "\r" and "\n", and after "*".
+    // Cut mid-length-prefix (after "*", after a "$") and between "\r" and "\n" (twice).
     let cuts = [
         set.iter().position(|&b| b == b'$').unwrap() + 1,
         set.len() - 8,
