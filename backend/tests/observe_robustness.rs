@@ -111,14 +111,20 @@ fn replies(s: &mut TcpStream, n: usize) -> Vec<u8> {
     out
 }
 
-/// Reads until the peer closes (or fails); returns what came.
+/// Reads until the peer closes (or resets); returns what came. The read timeout is the
+/// deadline.
 fn until_closed(s: &mut TcpStream) -> Vec<u8> {
+    use std::io::ErrorKind::{TimedOut, WouldBlock};
     let mut out = Vec::new();
     let mut buf = [0u8; 4096];
     loop {
         match s.read(&mut buf) {
-            Ok(0) | Err(_) => return out,
+            Ok(0) => return out,
             Ok(k) => out.extend_from_slice(&buf[..k]),
+            Err(e) if matches!(e.kind(), WouldBlock | TimedOut) => {
+                panic!("not closed within {LIMIT:?}; got {out:?}")
+            }
+            Err(_) => return out,
         }
     }
 }
