@@ -170,22 +170,31 @@ fn assert_one_at_a_time(c: &ObservedConnection) {
     assert_eq!(c.counts.writes, c.counts.commands, "{:?}", c.counts);
 }
 
-/// `n` SETs sent as one batch after the client's own `own` commands.
-fn assert_one_batch(c: &ObservedConnection, n: u64, own: u64) {
+/// `n` SETs sent as one batch, in `sends` writes of the client's, after its own `own` commands.
+fn assert_one_batch(c: &ObservedConnection, n: u64, own: u64, sends: u64) {
     assert_eq!(c.verdict.kind, VerdictKind::Pipelined, "{}", c.verdict.text);
-    // The batch (~40 KB) is one client write or a few; the proxy reads at most 64 KiB at a
-    // time and TCP may hand it over in pieces: at most 8 reads for it, one per own command.
-    assert!(c.counts.writes <= own + 8, "{:?}", c.counts);
+    // The batch is ~40 KB; the proxy reads at most 64 KiB at a time, TCP may merge the
+    // client's writes or hand one over in pieces: at most 8 reads beyond its sends, and one
+    // per own command.
+    assert!(c.counts.writes <= own + sends + 8, "{:?}", c.counts);
     // At least the name's round trip and the batch's; the batch takes more than one only if
     // Redis answered all of one piece before the next arrived.
     assert!(
-        (2..=own + 8).contains(&c.counts.round_trips),
+        (2..=own + sends + 8).contains(&c.counts.round_trips),
         "{:?}",
         c.counts
     );
     // The batch was in flight together: a tenth of it at once at least (how much depends on
-    // how TCP split it and how fast Redis answered its start; one at a time would be 1).
+    // how it was split and how fast Redis answered its start; one at a time would be 1).
     assert!(c.counts.max_depth >= n / 10, "{:?}", c.counts);
+}
+
+/// How many writes redis-py makes of a pipeline: it packs the commands into pieces of about
+/// 6,000 bytes (redis.connection's buffer cutoff) and `sendall`s each, so the proxy may see a
+/// round trip per piece when Redis answers one before the next arrives (seen here: 7 pieces
+/// for 1,000 SETs, as 1 or as 7 round trips).
+fn redis_py_sends(c: &ObservedConnection) -> u64 {
+    c.counts.bytes_from_client.div_ceil(6_000)
 }
 
 #[test]
@@ -331,7 +340,7 @@ fn redis_py_pipeline_is_one_batch() {
     let c = named(&conns, "py-pipe");
     show("redis-py, pipeline(transaction=False)", c);
     let own = assert_sets(c, 1000);
-    assert_one_batch(c, 1000, own);
+    assert_one_batch(c, 1000, own, redis_py_sends(c));
     assert_eq!(c.counts.transactions, 0);
 }
 
@@ -346,7 +355,7 @@ fn redis_py_transaction_is_one_batch_in_multi_exec() {
     let own = assert_sets(c, 1000);
     assert_eq!((calls(c, "MULTI"), calls(c, "EXEC")), (1, 1));
     assert_eq!(c.counts.transactions, 1);
-    assert_one_batch(c, 1000, own);
+    assert_one_batch(c, 1000, own, redis_py_sends(c));
 }
 
 #[test]
@@ -360,7 +369,7 @@ fn ioredis_pipeline_is_one_batch() {
     let c = named(&conns, "io-pipe");
     show("ioredis, pipeline()", c);
     let own = assert_sets(c, 1000);
-    assert_one_batch(c, 1000, own);
+    assert_one_batch(c, 1000, own, 1);
 }
 
 #[test]
@@ -403,7 +412,7 @@ fn node_redis_multi_exec_as_pipeline_is_one_batch() {
     let own = assert_sets(c, 1000);
     // execAsPipeline sends the queued commands without MULTI/EXEC.
     assert_eq!(c.counts.transactions, 0, "{:?}", c.top_commands);
-    assert_one_batch(c, 1000, own);
+    assert_one_batch(c, 1000, own, 1);
 }
 
 #[test]
@@ -417,5 +426,5 @@ fn node_redis_batches_what_is_issued_in_one_tick() {
     let c = named(&conns, "nr-tick");
     show("node-redis, 1,000 SETs in one tick", c);
     let own = assert_sets(c, 1000);
-    assert_one_batch(c, 1000, own);
+    assert_one_batch(c, 1000, own, 1);
 }
