@@ -4,73 +4,10 @@
 
 mod support;
 
-use std::io::BufRead;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use shared::observe::{ObservedConnection, VerdictKind};
-
-/// Starts `pipescope observe` with `args` against `redis_url`; returns it, every stdout line
-/// (on a channel, read on a thread of its own) and the address it listens on.
-fn observe(redis_url: &str, args: &[&str]) -> (Child, Receiver<String>, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_pipescope"))
-        .args([
-            "--redis-url",
-            redis_url,
-            "observe",
-            "--listen",
-            "127.0.0.1:0",
-        ])
-        .args(args)
-        .env("RUST_LOG", "pipescope=warn")
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("pipescope runs");
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-        {
-            let _ = tx.send(line);
-        }
-    });
-    let first = rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("pipescope observe says where it listens within 30 s");
-    let addr = first
-        .strip_prefix("listening ")
-        .unwrap_or_else(|| panic!("first line: {first:?}"))
-        .to_string();
-    (child, rx, addr)
-}
-
-/// The rest of stdout once the process has ended (deadline `limit`).
-fn rest(child: &mut Child, rx: &Receiver<String>, limit: Duration) -> String {
-    let deadline = Instant::now() + limit;
-    let mut out = String::new();
-    loop {
-        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-            Ok(line) => {
-                out += &line;
-                out.push('\n');
-            }
-            Err(RecvTimeoutError::Disconnected) => break,
-            Err(RecvTimeoutError::Timeout) => {
-                let _ = child.kill();
-                panic!("pipescope observe did not finish within {limit:?}; printed so far:\n{out}")
-            }
-        }
-    }
-    let status = child.wait().unwrap();
-    assert!(
-        status.success(),
-        "pipescope observe failed: {status}\n{out}"
-    );
-    out
-}
+use support::observe::{Observe, calls, named};
 
 /// 200 SETs one at a time on one connection, then 5 pipelines of 1,000 on another.
 fn drive(addr: &str) {
@@ -104,13 +41,6 @@ fn drive(addr: &str) {
     }
 }
 
-fn named<'a>(conns: &'a [ObservedConnection], name: &str) -> &'a ObservedConnection {
-    conns
-        .iter()
-        .find(|c| c.name.as_deref() == Some(name))
-        .unwrap_or_else(|| panic!("no connection named {name}: {conns:#?}"))
-}
-
 /// What the `redis` crate sends before our commands: CLIENT SETINFO (lib-name, lib-ver),
 /// pipelined, on a connection's start (Redis 7.2+; older Redis answers with an error).
 fn handshake(c: &ObservedConnection) -> u64 {
@@ -124,20 +54,15 @@ fn handshake(c: &ObservedConnection) -> u64 {
 #[test]
 fn the_report_says_one_at_a_time_and_pipelined_with_the_counts() {
     let (redis, _) = support::redis();
-    let (mut child, rx, addr) = observe(&redis.url(), &["--duration", "4s", "--json"]);
-    drive(&addr);
-    let out = rest(&mut child, &rx, Duration::from_secs(120));
+    let mut observe = Observe::start(&redis.url(), &["--duration", "4s", "--json"]);
+    drive(&observe.addr);
+    let out = observe.rest(Duration::from_secs(120));
     let conns: Vec<ObservedConnection> =
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
 
     let one = named(&conns, "one-by-one");
     eprintln!("one-by-one: {} ({:?})", one.verdict.text, one.counts);
-    let sets = |c: &ObservedConnection| {
-        c.top_commands
-            .iter()
-            .find(|(n, _)| n == "SET")
-            .map_or(0, |(_, n)| *n)
-    };
+    let sets = |c: &ObservedConnection| calls(c, "SET");
     assert_eq!(sets(one), 200);
     assert_eq!(one.verdict.kind, VerdictKind::OneAtATime);
     // Each SET is its own write and round trip; so is CLIENT SETNAME, and the handshake's
@@ -185,8 +110,8 @@ fn the_report_says_one_at_a_time_and_pipelined_with_the_counts() {
 #[test]
 fn ctrl_c_prints_the_report_too() {
     let (redis, _) = support::redis();
-    let (mut child, rx, addr) = observe(&redis.url(), &["--no-equivalent"]);
-    let client = redis::Client::open(format!("redis://{addr}")).unwrap();
+    let mut observe = Observe::start(&redis.url(), &["--no-equivalent"]);
+    let client = redis::Client::open(format!("redis://{}", observe.addr)).unwrap();
     let mut c = client.get_connection().unwrap();
     for i in 0..10 {
         redis::cmd("SET")
@@ -196,8 +121,7 @@ fn ctrl_c_prints_the_report_too() {
             .unwrap();
     }
     // SIGINT while the connection is still open: the report says so, then pipescope closes it.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = rest(&mut child, &rx, Duration::from_secs(60));
+    let out = observe.interrupt(Duration::from_secs(60));
     assert!(out.contains("one at a time"), "{out}");
     assert!(out.contains("commands"), "the table's header: {out}");
     drop(c);

@@ -255,11 +255,15 @@ impl Record {
         let (mut replies, mut pushes) = (0, 0);
         let (subscribed, asked) = (self.subscribed, self.expecting - self.from_redis);
         framer.feed(bytes, |m| {
-            // Replies beyond what was asked (a RESP2 subscriber's, MONITOR's) are pushes too.
-            if m.kind == b'>' || subscribed || replies >= asked {
+            if m.kind == b'>' || subscribed {
                 pushes += 1;
-            } else {
+            } else if replies < asked {
                 replies += 1;
+            } else if m.kind != b'-' {
+                // Replies beyond what was asked (MONITOR's) are pushes too. An error beyond
+                // it is no push: Redis answering bytes that framed as no command (its
+                // protocol error, just before it closes the connection).
+                pushes += 1;
             }
         });
         let t = self.us(at);
@@ -632,6 +636,22 @@ mod tests {
         assert_eq!(s.name.as_deref(), Some("sub"));
         assert_eq!((s.counts.replies, s.counts.pushes), (1, 6));
         assert_eq!(s.verdict.kind, VerdictKind::Subscriber);
+    }
+
+    #[test]
+    fn redis_protocol_error_after_garbage_is_no_push() {
+        let mut c = Conn::new();
+        c.send(0, b"PING\r\n*x\r\n");
+        c.reply(
+            5,
+            b"+PONG\r\n-ERR Protocol error: invalid multibulk length\r\n",
+        );
+        let s = c.done(10);
+        assert_eq!(
+            (s.counts.commands, s.counts.replies, s.counts.pushes),
+            (1, 1, 0)
+        );
+        assert_eq!(s.verdict.kind, VerdictKind::OneAtATime, "not a subscriber");
     }
 
     #[test]

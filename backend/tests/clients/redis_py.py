@@ -1,0 +1,28 @@
+"""redis-py through pipescope's observing proxy (backend/tests/observe_clients.rs).
+
+    python redis_py.py PORT NAME MODE N
+
+MODE is what an application would write: "loop" calls r.set N times; "pipeline" queues N SETs
+on r.pipeline(transaction=False) and executes it; "multi" does the same on r.pipeline(), which
+wraps them in MULTI/EXEC.
+"""
+
+import sys
+
+import redis
+
+port, name, mode, n = int(sys.argv[1]), sys.argv[2], sys.argv[3], int(sys.argv[4])
+r = redis.Redis(host="127.0.0.1", port=port)
+r.client_setname(name)
+if mode == "loop":
+    for i in range(n):
+        r.set(f"py:{name}:{i}", i)
+elif mode in ("pipeline", "multi"):
+    p = r.pipeline(transaction=mode == "multi")
+    for i in range(n):
+        p.set(f"py:{name}:{i}", i)
+    replies = p.execute()
+    assert len(replies) == n and all(replies), replies[:5]
+else:
+    sys.exit(f"unknown mode {mode}")
+r.close()

@@ -1,0 +1,124 @@
+//! `pipescope observe` as a child process: started against a Redis, read line by line, stopped
+//! with its report (on time, or on Ctrl-C).
+
+use std::io::BufRead;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use shared::observe::ObservedConnection;
+
+pub struct Observe {
+    pub child: Child,
+    /// Every stdout line after "listening ADDR", read on a thread of its own.
+    pub rx: Receiver<String>,
+    /// Where it listens, e.g. 127.0.0.1:40123.
+    pub addr: String,
+}
+
+impl Observe {
+    /// Starts `pipescope observe` with `args` against `redis_url`, on a free port.
+    pub fn start(redis_url: &str, args: &[&str]) -> Observe {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_pipescope"))
+            .args([
+                "--redis-url",
+                redis_url,
+                "observe",
+                "--listen",
+                "127.0.0.1:0",
+            ])
+            .args(args)
+            .env("RUST_LOG", "pipescope=warn")
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("pipescope runs");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+            {
+                let _ = tx.send(line);
+            }
+        });
+        let first = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("pipescope observe says where it listens within 30 s");
+        let addr = first
+            .strip_prefix("listening ")
+            .unwrap_or_else(|| panic!("first line: {first:?}"))
+            .to_string();
+        Observe { child, rx, addr }
+    }
+
+    pub fn port(&self) -> u16 {
+        self.addr.rsplit(':').next().unwrap().parse().unwrap()
+    }
+
+    /// Ctrl-C (SIGINT), then the rest of stdout.
+    pub fn interrupt(&mut self, limit: Duration) -> String {
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
+        self.rest(limit)
+    }
+
+    /// Ctrl-C, then the `--json` report.
+    pub fn report(&mut self, limit: Duration) -> Vec<ObservedConnection> {
+        let out = self.interrupt(limit);
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+    }
+
+    /// The rest of stdout once the process has ended (deadline `limit`); it must succeed.
+    pub fn rest(&mut self, limit: Duration) -> String {
+        let deadline = Instant::now() + limit;
+        let mut out = String::new();
+        loop {
+            match self
+                .rx
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            {
+                Ok(line) => {
+                    out += &line;
+                    out.push('\n');
+                }
+                Err(RecvTimeoutError::Disconnected) => break,
+                Err(RecvTimeoutError::Timeout) => {
+                    let _ = self.child.kill();
+                    panic!(
+                        "pipescope observe did not finish within {limit:?}; printed so far:\n{out}"
+                    )
+                }
+            }
+        }
+        let status = self.child.wait().unwrap();
+        assert!(
+            status.success(),
+            "pipescope observe failed: {status}\n{out}"
+        );
+        out
+    }
+}
+
+impl Drop for Observe {
+    fn drop(&mut self) {
+        // A test that failed midway leaves no proxy behind.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The connection the client named `name` (CLIENT SETNAME).
+pub fn named<'a>(conns: &'a [ObservedConnection], name: &str) -> &'a ObservedConnection {
+    conns
+        .iter()
+        .find(|c| c.name.as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("no connection named {name}: {conns:#?}"))
+}
+
+/// How many of `command` the connection sent.
+pub fn calls(c: &ObservedConnection, command: &str) -> u64 {
+    c.top_commands
+        .iter()
+        .find(|(n, _)| n == command)
+        .map_or(0, |(_, n)| *n)
+}
