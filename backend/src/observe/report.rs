@@ -30,7 +30,9 @@ pub fn table(conns: &[ObservedConnection]) -> String {
         }
         match &c.ended {
             Some(end) => out += &format!("      ended: {end}\n"),
-            None => out += "      still open when observation stopped (closing pipescope closed it)\n",
+            None => {
+                out += "      still open when observation stopped (closing pipescope closed it)\n"
+            }
         }
     }
     out
