@@ -418,11 +418,38 @@ struct Ends {
     /// hooks have seen it, and by the other direction while its reader's hook sees a chunk:
     /// so a command's hooks always run before its reply's, whichever thread is quicker.
     order: Arc<Mutex<()>>,
-    /// With no delay dialled: hand each chunk over first and tell the hooks after (holding
-    /// `order` throughout), so the far side (Redis) works on it while the hooks (framing a
-    /// pipeline of commands, say) run. Only for commands: the hooks still see replies before
+    /// With no delay dialled: hand each chunk over first (what the socket takes at once) and
+    /// tell the hooks after, holding `order` until they are done, so the far side (Redis)
+    /// works on it while the hooks (framing a pipeline of commands, say) run. Only for commands: the hooks still see replies before
     /// the client gets them, so whoever asked (a run reading the wire tap) finds them counted.
     write_first: bool,
+}
+
+/// Writes what `to` takes of `bytes` without waiting: how many bytes (0 if none fit now).
+fn send_now(to: &TcpStream, bytes: &[u8]) -> std::io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: send(2) reads `bytes.len()` bytes from a live slice on an open socket.
+    let n = unsafe {
+        libc::send(
+            to.as_raw_fd(),
+            bytes.as_ptr().cast(),
+            bytes.len(),
+            libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+        )
+    };
+    if n >= 0 {
+        return Ok(n as usize);
+    }
+    match std::io::Error::last_os_error() {
+        e if matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
+        ) =>
+        {
+            Ok(0)
+        }
+        e => Err(e),
+    }
 }
 
 /// `order`'s guard (nothing it guards can be left half-done by a panic).
@@ -473,12 +500,16 @@ fn pipe(
                             let now = Instant::now();
                             let chunk = &buf[..n];
                             let wrote = if write_first {
-                                let _order = in_order(&order);
+                                let order = in_order(&order);
                                 let handed = Instant::now();
-                                let wrote = to.write_all(chunk);
+                                // What the socket takes now; the rest (if any) after the hooks
+                                // and without `order`, so a Redis slow to read never holds up
+                                // the replies' direction.
+                                let sent = send_now(&to, chunk);
                                 on_read(now, chunk);
                                 on_written(now, handed, chunk);
-                                wrote
+                                drop(order);
+                                sent.and_then(|k| to.write_all(&chunk[k..]))
                             } else {
                                 {
                                     let _order = in_order(&order);
