@@ -605,7 +605,7 @@ async fn observe_overhead(args: BenchArgs) -> anyhow::Result<()> {
     }
     say(format_args!(
         "p50: redis-benchmark's own (its --csv p50): per request at K = 1, per batch of K \
-         above; a histogram bucket's value, 8 µs apart between 32 and 64 µs here, so per-round \
+         above; a histogram bucket's value, 8 µs apart below 1 ms, so per-round \
          differences move in such steps. Added per command: 1e6 / observed ops/s − 1e6 / \
          direct ops/s (at K = 1, -c 1, the mean round trip)."
     ));

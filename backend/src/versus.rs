@@ -120,8 +120,8 @@ const BARE: Contender = Contender::Ours {
 struct Sample {
     ops_per_sec: f64,
     /// redis-benchmark's own p50 (its `--csv` column: a histogram bucket's value, 8 µs apart
-    /// between 32 and 64 µs): per request at K = 1, per batch of K above. Not measured for our
-    /// engine's runs.
+    /// below 1 ms): per request at K = 1, per batch of K above. Not measured for our engine's
+    /// runs.
     p50_us: Option<f64>,
     /// Through the observing proxy: the SETs it framed during the run.
     observed_sets: Option<u64>,
