@@ -34,7 +34,8 @@
 //!   (the delay line, framed and recorded per connection), and their verdicts.
 //! - `target`: the Redis a run talks to (URL, the engine's raw connection, admin connections).
 //! - `resp`: just enough RESP, shared by the engine, the connection handshake and the wire tap.
-//! - `bench`, `versus`: `pipescope bench`: the engine headless, and beside redis-benchmark.
+//! - `bench`, `versus`: `pipescope bench`: the engine headless, and beside redis-benchmark;
+//!   `versus` also measures what observe mode's proxy costs, `observe_rss` its memory.
 //! - `median`: the one median, and a median with its 95 % interval.
 //! - `local_redis`: the embedded redis-server used when no Redis URL is given.
 //!
@@ -49,6 +50,7 @@ pub mod local_redis;
 pub mod median;
 pub mod net;
 pub mod observe;
+pub mod observe_rss;
 pub mod recorder;
 pub mod resp;
 pub mod server;

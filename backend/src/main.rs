@@ -171,12 +171,32 @@ struct BenchArgs {
     /// 1000 on our own redis-server, and the cost of our instrumentation.
     #[arg(long)]
     against_redis_benchmark: bool,
-    /// With --against-redis-benchmark: rounds per comparison at least (more while the time
-    /// budget lasts, at most 101). Medians are reported.
+    /// Instead of one run: what observe mode's proxy costs. For K = 1, 16, 1000,
+    /// `redis-benchmark -c 1 -P K` of --count SETs (shaped as for --against-redis-benchmark)
+    /// on our own redis-server, directly and through an in-process observing proxy (no
+    /// network dialled), in rounds that rotate who goes first. Prints per K the median
+    /// observed / direct throughput ratio and redis-benchmark's p50 added, with 95 %
+    /// intervals, beside the targets (≥ 0.9× at K = 1000, < 30 µs added p50 at K = 1), and
+    /// the SETs the proxy counted per run. Each round on stderr.
+    #[arg(long, conflicts_with_all = ["against_redis_benchmark", "observe_rss"])]
+    observe_overhead: bool,
+    /// Instead of one run: whether observe mode's memory stays flat. Starts `pipescope
+    /// observe` as a child process, sends --rss-sets SETs through it pipelined 1,000 deep on
+    /// one connection (redis-benchmark), reads the child's /proc status every 200 ms and
+    /// prints its peak RSS (VmHWM) at start, after 1M SETs and at the end, and a reading per
+    /// million. Sends nothing after --time-budget-secs.
+    #[arg(long, conflicts_with = "against_redis_benchmark")]
+    observe_rss: bool,
+    /// With --observe-rss: SETs to send through the observer.
+    #[arg(long, default_value_t = 10_000_000)]
+    rss_sets: u64,
+    /// With --against-redis-benchmark or --observe-overhead: rounds per comparison at least
+    /// (more while the time budget lasts, at most 101). Medians are reported.
     #[arg(long, default_value_t = 5)]
     rounds: usize,
-    /// With --against-redis-benchmark: no new round starts after this many seconds (each
-    /// comparison gets its share).
+    /// With --against-redis-benchmark, --observe-overhead or --observe-rss: no new round
+    /// starts (no SET is sent, for --observe-rss) after this many seconds (each comparison
+    /// gets its share).
     #[arg(long, default_value_t = pipescope::versus::DEFAULT_TIME_BUDGET.as_secs())]
     time_budget_secs: u64,
     /// With --mode sweep: the largest batch (batches 1, 2, 4, … up to it).
@@ -361,6 +381,12 @@ async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
     if args.against_redis_benchmark {
         return versus(args).await;
     }
+    if args.observe_overhead {
+        return observe_overhead(args).await;
+    }
+    if args.observe_rss {
+        return observe_rss(args).await;
+    }
     let flush = match args.flush {
         FlushArg::Batch => Flush::Batch,
         FlushArg::Each => Flush::EachCommand,
@@ -506,6 +532,154 @@ fn print_versus(
             o.bare_ops_per_sec,
         ));
     }
+}
+
+/// Targets from issue #11, printed beside the measurements.
+const TARGET_RATIO_AT_1000: f64 = 0.9;
+const TARGET_ADDED_P50_US_AT_1: f64 = 30.0;
+
+async fn observe_overhead(args: BenchArgs) -> anyhow::Result<()> {
+    // Our own server, whatever --redis-url says: redis-benchmark leaves keys behind.
+    let local = LocalRedis::start().context("starting a redis-server for the comparison")?;
+    let target = RedisTarget::parse(&local.url())?;
+    let rows = pipescope::versus::observe_overhead(
+        &target,
+        local.port(),
+        args.count,
+        &[1, 16, 1000],
+        args.rounds.clamp(1, pipescope::versus::MAX_ROUNDS),
+        std::time::Duration::from_secs(args.time_budget_secs),
+    )
+    .await?;
+    if args.json || args.format == Format::Json {
+        return say_json_lines(&rows);
+    }
+    say(format_args!(
+        "redis-benchmark -c 1 -P K -n {} SETs, direct and through an in-process observing proxy \
+         (no delay dialled); an empty database before every run; medians of rounds that rotate \
+         who goes first, 95 % confidence intervals in brackets",
+        args.count
+    ));
+    say(format_args!(
+        "| K | rounds | direct ops/s | observed ops/s | observed / direct | direct p50 | observed p50 | added p50 | added per command (1/throughput) | SETs the proxy counted per run | target |"
+    ));
+    say(format_args!(
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    ));
+    for r in &rows {
+        let target = match r.k {
+            1000 => format!(
+                "≥ {TARGET_RATIO_AT_1000}×: {}",
+                met(r.ratio.median >= TARGET_RATIO_AT_1000)
+            ),
+            1 => format!(
+                "< {TARGET_ADDED_P50_US_AT_1} µs added p50: {}",
+                met(r.added_p50_us.median < TARGET_ADDED_P50_US_AT_1)
+            ),
+            _ => "–".into(),
+        };
+        let sets = if r.observed_sets_min == r.observed_sets_max {
+            format!("{}", r.observed_sets_min)
+        } else {
+            format!("{}–{}", r.observed_sets_min, r.observed_sets_max)
+        };
+        say(format_args!(
+            "| {} | {} | {:.0} | {:.0} | {} | {:.0} µs | {:.0} µs | {} | {} | {}{} | {} |",
+            r.k,
+            r.rounds,
+            r.direct_ops_per_sec,
+            r.observed_ops_per_sec,
+            r.ratio.with_interval(2, "×"),
+            r.direct_p50_us,
+            r.observed_p50_us,
+            r.added_p50_us.with_interval(0, " µs"),
+            r.added_per_command_us.with_interval(1, " µs"),
+            sets,
+            if r.observed_sets_min == r.count && r.observed_sets_max == r.count {
+                " (all)"
+            } else {
+                " (NOT all: traffic bypassed the proxy?)"
+            },
+            target,
+        ));
+    }
+    say(format_args!(
+        "p50: redis-benchmark's own (its --csv p50): per request at K = 1, per batch of K \
+         above; a histogram bucket's value, 8 µs apart below 1 ms, so per-round \
+         differences move in such steps. Added per command: 1e6 / observed ops/s − 1e6 / \
+         direct ops/s (at K = 1, -c 1, the mean round trip)."
+    ));
+    Ok(())
+}
+
+fn met(yes: bool) -> &'static str {
+    if yes { "met" } else { "missed" }
+}
+
+async fn observe_rss(args: BenchArgs) -> anyhow::Result<()> {
+    use pipescope::observe_rss::mb;
+    let exe = std::env::current_exe().context("finding pipescope's own binary")?;
+    let r = pipescope::observe_rss::measure(
+        &exe,
+        args.rss_sets,
+        std::time::Duration::from_secs(args.time_budget_secs),
+    )
+    .await?;
+    if args.json || args.format == Format::Json {
+        return say_json_lines(&[&r]);
+    }
+    say(format_args!(
+        "pipescope observe (child process) with {} SETs sent through it: redis-benchmark -c 1 -P 1000, shaped like ours; /proc/<pid>/status every 200 ms ({} readings)",
+        r.count, r.readings
+    ));
+    say(format_args!(
+        "SETs executed by Redis: {}{} in {:.1} s{}; counted by the observer: {}",
+        r.sets,
+        if r.sets < r.count {
+            " (the time budget ran out first)"
+        } else {
+            ""
+        },
+        r.elapsed_secs,
+        r.ops_per_sec
+            .map(|o| format!(" ({o:.0} ops/s, redis-benchmark's)"))
+            .unwrap_or_default(),
+        r.observed_sets
+            .map(|n| n.to_string())
+            .unwrap_or_else(|| "unknown (no report)".into()),
+    ));
+    say(format_args!("| when | SETs | VmHWM (peak RSS) | VmRSS |"));
+    say(format_args!("|---|---:|---:|---:|"));
+    say(format_args!(
+        "| start | 0 | {} | {} |",
+        mb(r.at_start.hwm_kb),
+        mb(r.at_start.rss_kb)
+    ));
+    for m in &r.per_million {
+        say(format_args!(
+            "| {:.1} s | {} | {} | {} |",
+            m.secs,
+            m.sets,
+            mb(m.memory.hwm_kb),
+            mb(m.memory.rss_kb)
+        ));
+    }
+    say(format_args!(
+        "| end | {} | {} | {} |",
+        r.sets,
+        mb(r.at_end.hwm_kb),
+        mb(r.at_end.rss_kb)
+    ));
+    say(format_args!(
+        "peak RSS (VmHWM): {} at start, {} after 1M SETs, {} at the end; largest VmRSS read {}",
+        mb(r.at_start.hwm_kb),
+        r.after_first_million
+            .map(|m| mb(m.memory.hwm_kb))
+            .unwrap_or_else(|| "–".into()),
+        mb(r.at_end.hwm_kb),
+        mb(r.max_rss_kb),
+    ));
+    Ok(())
 }
 
 async fn observe(args: ObserveArgs, target: RedisTarget) -> anyhow::Result<()> {

@@ -31,6 +31,7 @@ use shared::{Mode, RunSpec, Wait};
 
 use crate::engine::{self, RunContext, keys};
 pub use crate::median::Median;
+use crate::observe::Observer;
 use crate::recorder::Progress;
 use crate::target::RedisTarget;
 
@@ -82,13 +83,20 @@ enum Section {
     Versus(u32),
     /// Ours busy-polling with and without instrumentation at this batch.
     Overhead(u32),
+    /// Theirs direct and through an in-process observing proxy at depth K.
+    Observed(u32),
 }
 
 /// Who runs in a round.
 #[derive(Debug, Clone, Copy)]
 enum Contender {
     Theirs,
-    Ours { wait: Wait, instrument: bool },
+    /// redis-benchmark through the observing proxy (`Bench::observer`).
+    TheirsObserved,
+    Ours {
+        wait: Wait,
+        instrument: bool,
+    },
 }
 
 const SLEEPING: Contender = Contender::Ours {
@@ -111,13 +119,29 @@ const BARE: Contender = Contender::Ours {
 #[derive(Debug, Clone, Copy)]
 struct Sample {
     ops_per_sec: f64,
+    /// redis-benchmark's own p50 (its `--csv` column: a histogram bucket's value, 8 µs apart
+    /// below 1 ms): per request at K = 1, per batch of K above. Not measured for our engine's
+    /// runs.
+    p50_us: Option<f64>,
+    /// Through the observing proxy: the SETs it framed during the run.
+    observed_sets: Option<u64>,
+}
+
+impl Sample {
+    fn ours(ops_per_sec: f64) -> Sample {
+        Sample {
+            ops_per_sec,
+            p50_us: None,
+            observed_sets: None,
+        }
+    }
 }
 
 /// Where redis-benchmark's keys go (it writes `<prefix>` + 12 digits).
 const THEIR_PREFIX: &str = "redis-benchmark:";
 
 /// redis-benchmark's command arguments for SETs shaped like ours.
-struct Shape {
+pub(crate) struct Shape {
     key: String,
     value: String,
 }
@@ -127,7 +151,7 @@ impl Shape {
     /// so redis-benchmark's shorter default keys would flatter it), a fresh key each (`-r` over a keyspace so large that almost none
     /// repeat; its default `-r N` overwrites a third of them, which costs Redis less than
     /// creating keys, as ours all do).
-    fn like_ours(run_id: u64, count: u64) -> Shape {
+    pub(crate) fn like_ours(run_id: u64, count: u64) -> Shape {
         let mean = |f: &dyn Fn(u64) -> usize| {
             let total: usize = (0..count).map(f).sum();
             (total + count as usize / 2) / count.max(1) as usize
@@ -145,6 +169,52 @@ impl Shape {
     }
 }
 
+/// `redis-benchmark -c 1 -P k -n count` of SETs shaped as `shape` against 127.0.0.1:`port`,
+/// over a keyspace of `keyspace` (`-r`; at most `MAX_KEYSPACE`), printing `--csv`.
+pub(crate) fn redis_benchmark(
+    port: u16,
+    k: u32,
+    count: u64,
+    keyspace: u64,
+    shape: &Shape,
+) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new("redis-benchmark");
+    cmd.args([
+        "-h",
+        "127.0.0.1",
+        "-p",
+        &port.to_string(),
+        "-c",
+        "1",
+        "-P",
+        &k.to_string(),
+        "-n",
+        &count.to_string(),
+        "-r",
+        &keyspace.min(MAX_KEYSPACE).to_string(),
+        "--csv",
+        "SET",
+        &shape.key,
+        &shape.value,
+    ]);
+    cmd
+}
+
+/// redis-benchmark's `-r` at most: its random numbers are C ints, and above 2^31 it silently
+/// writes one key.
+pub(crate) const MAX_KEYSPACE: u64 = 2_000_000_000;
+
+/// redis-benchmark's `--csv` line for the SETs: (requests per second, p50 in µs).
+pub(crate) fn parse_csv(stdout: &str) -> Option<(f64, f64)> {
+    // "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms",...
+    // "SET redis-benchmark:…","123456.79","0.070","0.016","0.023",...
+    let line = stdout.lines().find(|l| l.starts_with("\"SET"))?;
+    let cells: Vec<&str> = line.trim_matches('"').split("\",\"").collect();
+    let rps = cells.get(1)?.parse().ok()?;
+    let p50_ms: f64 = cells.get(4)?.parse().ok()?;
+    Some((rps, p50_ms * 1000.0))
+}
+
 /// The comparison's state: our server, the run ids, redis-benchmark's command shape.
 struct Bench<'a> {
     target: &'a RedisTarget,
@@ -153,6 +223,10 @@ struct Bench<'a> {
     shape: Shape,
     run_id: u64,
     min_rounds: usize,
+    /// The observing proxy in front of our server, for `Contender::TheirsObserved`.
+    observer: Option<Observer>,
+    /// Print each round on stderr.
+    progress: bool,
 }
 
 impl Bench<'_> {
@@ -164,9 +238,8 @@ impl Bench<'_> {
             .await
             .context("emptying our redis-server between runs")?;
         match who {
-            Contender::Theirs => Ok(Sample {
-                ops_per_sec: self.theirs(count, k).await?,
-            }),
+            Contender::Theirs => self.theirs(self.port, count, k).await,
+            Contender::TheirsObserved => self.observed(count, k).await,
             Contender::Ours { wait, instrument } => {
                 self.run_id += 1;
                 self.ours(count, k, wait, instrument).await
@@ -201,40 +274,49 @@ impl Bench<'_> {
         let outcome = engine::run(self.target, spec, ctx)
             .await
             .map_err(|f| anyhow::anyhow!("{}", f.error))?;
-        Ok(Sample {
-            ops_per_sec: outcome.summary.ops_per_sec,
-        })
+        Ok(Sample::ours(outcome.summary.ops_per_sec))
     }
 
-    async fn theirs(&self, count: u64, k: u32) -> anyhow::Result<f64> {
-        let out = tokio::process::Command::new("redis-benchmark")
-            .args([
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &self.port.to_string(),
-                "-c",
-                "1",
-                "-P",
-                &k.to_string(),
-                "-n",
-                &count.to_string(),
-                "-r",
-                "2000000000",
-                "--csv",
-                "SET",
-                &self.shape.key,
-                &self.shape.value,
-            ])
+    /// redis-benchmark against 127.0.0.1:`port`: our server, or the observing proxy.
+    async fn theirs(&self, port: u16, count: u64, k: u32) -> anyhow::Result<Sample> {
+        let out = redis_benchmark(port, k, count, MAX_KEYSPACE, &self.shape)
             .output()
             .await
             .context("running redis-benchmark (Debian: apt-get install redis-tools)")?;
         let stdout = String::from_utf8_lossy(&out.stdout);
-        // "SET redis-benchmark:…","123456.79",...
-        stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("\"SET")?.split("\",\"").nth(1)?.parse().ok())
-            .with_context(|| format!("unexpected redis-benchmark output: {stdout}"))
+        let (ops_per_sec, p50_us) = parse_csv(&stdout)
+            .with_context(|| format!("unexpected redis-benchmark output: {stdout}"))?;
+        Ok(Sample {
+            ops_per_sec,
+            p50_us: Some(p50_us),
+            observed_sets: None,
+        })
+    }
+
+    /// redis-benchmark through the observing proxy, and the SETs the proxy framed meanwhile
+    /// (on the connections it accepted during the run).
+    async fn observed(&self, count: u64, k: u32) -> anyhow::Result<Sample> {
+        let observer = self.observer.as_ref().context("no observing proxy")?;
+        let connections = observer.connections();
+        let before = connections
+            .snapshot()
+            .iter()
+            .map(|c| c.id)
+            .max()
+            .unwrap_or(0);
+        let sample = self.theirs(observer.addr().port(), count, k).await?;
+        let sets = connections
+            .snapshot()
+            .iter()
+            .filter(|c| c.id > before)
+            .flat_map(|c| &c.top_commands)
+            .filter(|(name, _)| name == "SET")
+            .map(|(_, n)| n)
+            .sum();
+        Ok(Sample {
+            observed_sets: Some(sets),
+            ..sample
+        })
     }
 
     /// After an untimed warm-up of each, rounds of one run of `count` SETs per contender at
@@ -260,9 +342,46 @@ impl Bench<'_> {
                 let sample = self.once(who[i], k, count).await?;
                 samples[i].push(sample);
             }
+            if self.progress {
+                let runs: Vec<String> = who
+                    .iter()
+                    .zip(&samples)
+                    .map(|(c, s)| {
+                        let s = s.last().expect("this round's sample");
+                        format!(
+                            "{} {:.0} ops/s{}{}",
+                            c.name(),
+                            s.ops_per_sec,
+                            s.p50_us
+                                .map(|p| format!(" p50 {p:.0} µs"))
+                                .unwrap_or_default(),
+                            s.observed_sets
+                                .map(|n| format!(" ({n} SETs seen by the proxy)"))
+                                .unwrap_or_default()
+                        )
+                    })
+                    .collect();
+                eprintln!("K={k} round {}: {}", round + 1, runs.join(", "));
+            }
         }
         tracing::debug!(k, ?who, ?samples, "rounds");
         Ok(samples)
+    }
+}
+
+impl Contender {
+    fn name(&self) -> &'static str {
+        match self {
+            Contender::Theirs => "direct",
+            Contender::TheirsObserved => "observed",
+            Contender::Ours {
+                instrument: false, ..
+            } => "bare",
+            Contender::Ours {
+                wait: Wait::Sleep, ..
+            } => "sleeping",
+            Contender::Ours { .. } => "busy-polling",
+        }
     }
 }
 
@@ -295,6 +414,8 @@ pub async fn compare(
         shape: Shape::like_ours(run_id, count),
         run_id,
         min_rounds: min_rounds.clamp(1, MAX_ROUNDS),
+        observer: None,
+        progress: false,
     };
     let mut rows = Vec::new();
     let mut overheads = Vec::new();
@@ -304,6 +425,7 @@ pub async fn compare(
             Section::Overhead(batch) => {
                 overheads.push(bench.overhead(batch, count, deadline).await?)
             }
+            Section::Observed(_) => unreachable!("not in a comparison's schedule"),
         }
     }
     rows.sort_by_key(|r| r.k);
@@ -314,6 +436,102 @@ pub async fn compare(
         .await?;
     tracing::info!(elapsed = ?began.elapsed(), "comparison done");
     Ok((rows, overheads))
+}
+
+/// `pipescope bench --observe-overhead`, one depth: redis-benchmark direct and through the
+/// observing proxy.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ObservedRow {
+    pub k: u32,
+    /// SETs per run.
+    pub count: u64,
+    pub rounds: usize,
+    pub direct_ops_per_sec: f64,
+    pub observed_ops_per_sec: f64,
+    /// Median of the rounds' observed / direct throughput.
+    pub ratio: Median,
+    /// redis-benchmark's own p50 (per request at K = 1, per batch of K above), medians.
+    pub direct_p50_us: f64,
+    pub observed_p50_us: f64,
+    /// Median of the rounds' observed − direct p50, µs.
+    pub added_p50_us: Median,
+    /// Median of the rounds' observed − direct mean time per command (1 / throughput), µs.
+    pub added_per_command_us: Median,
+    /// The fewest and most SETs the proxy framed in a run: `count` each, or traffic went
+    /// elsewhere.
+    pub observed_sets_min: u64,
+    pub observed_sets_max: u64,
+}
+
+/// What the observing proxy costs: for each K, `redis-benchmark -c 1 -P K` of `count` SETs
+/// shaped like ours, directly against our server (`port`) and through an in-process
+/// `Observer` with no network dialled (its instant path), in rounds that rotate who goes
+/// first, within `time_budget` (shared as for the comparison). Prints each round on stderr.
+pub async fn observe_overhead(
+    target: &RedisTarget,
+    port: u16,
+    count: u64,
+    ks: &[u32],
+    min_rounds: usize,
+    time_budget: Duration,
+) -> anyhow::Result<Vec<ObservedRow>> {
+    let began = Instant::now();
+    let run_id = keys::first_run_id();
+    let listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    let observer = Observer::start(listen, target, shared::Network::default()).await?;
+    let mut bench = Bench {
+        target,
+        port,
+        admin: target.admin_connection().await?,
+        shape: Shape::like_ours(run_id, count),
+        run_id,
+        min_rounds: min_rounds.clamp(1, MAX_ROUNDS),
+        observer: Some(observer),
+        progress: true,
+    };
+    let mut by_depth = ks.to_vec();
+    by_depth.sort_unstable_by(|a, b| b.cmp(a));
+    let order = by_depth.into_iter().map(Section::Observed).collect();
+    let mut rows = Vec::new();
+    for (section, deadline) in deadlines(order, began, time_budget) {
+        let Section::Observed(k) = section else {
+            unreachable!("only observed sections")
+        };
+        let s = bench
+            .rounds(
+                &[Contender::Theirs, Contender::TheirsObserved],
+                k,
+                count,
+                deadline,
+            )
+            .await?;
+        let (direct, observed) = (&s[0], &s[1]);
+        let p50 = |s: &Sample| s.p50_us.unwrap_or(f64::NAN);
+        let sets: Vec<u64> = observed.iter().filter_map(|s| s.observed_sets).collect();
+        rows.push(ObservedRow {
+            k,
+            count,
+            rounds: direct.len(),
+            direct_ops_per_sec: median_of(direct, |s| s.ops_per_sec),
+            observed_ops_per_sec: median_of(observed, |s| s.ops_per_sec),
+            ratio: per_round(observed, direct, |o, d| o.ops_per_sec / d.ops_per_sec),
+            direct_p50_us: median_of(direct, p50),
+            observed_p50_us: median_of(observed, p50),
+            added_p50_us: per_round(observed, direct, |o, d| p50(o) - p50(d)),
+            added_per_command_us: per_round(observed, direct, |o, d| {
+                1e6 / o.ops_per_sec - 1e6 / d.ops_per_sec
+            }),
+            observed_sets_min: sets.iter().copied().min().unwrap_or(0),
+            observed_sets_max: sets.iter().copied().max().unwrap_or(0),
+        });
+    }
+    rows.sort_by_key(|r| r.k);
+    redis::cmd("FLUSHALL")
+        .arg("SYNC")
+        .exec_async(&mut bench.admin)
+        .await?;
+    tracing::info!(elapsed = ?began.elapsed(), "observe overhead done");
+    Ok(rows)
 }
 
 /// The comparisons in the order they run, each with the moment after which it starts no new
@@ -332,9 +550,20 @@ fn schedule(ks: &[u32], began: Instant, time_budget: Duration) -> Vec<(Section, 
     by_depth.sort_unstable_by(|a, b| b.cmp(a));
     order.extend(by_depth.into_iter().map(Section::Versus));
     order.push(Section::Overhead(1));
+    deadlines(order, began, time_budget)
+}
+
+/// Each section's deadline: its share of `time_budget` by weight, counted from `began`, so
+/// time one leaves unused goes to those after it. Rounds of three runs (or of two runs at
+/// K = 1 through the observer) weigh more than rounds of two, and K = 1's long runs most.
+fn deadlines(
+    order: Vec<Section>,
+    began: Instant,
+    time_budget: Duration,
+) -> Vec<(Section, Instant)> {
     let weight = |s: &Section| match s {
-        Section::Versus(1) => 3,
-        Section::Versus(_) => 2,
+        Section::Versus(1) | Section::Observed(1) => 3,
+        Section::Versus(_) | Section::Observed(_) => 2,
         Section::Overhead(_) => 1,
     };
     let total: u32 = order.iter().map(weight).sum();

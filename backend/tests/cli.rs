@@ -357,3 +357,51 @@ fn serving_is_the_default_and_takes_its_options_without_the_subcommand() {
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     assert!(wait_exit(&mut child, Duration::from_secs(10)).success());
 }
+
+#[test]
+fn observe_overhead_prints_a_ratio_line_per_depth() {
+    let out = pipescope()
+        .args([
+            "bench",
+            "--observe-overhead",
+            "--count",
+            "2000",
+            "--rounds",
+            "1",
+            "--time-budget-secs",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // "| K | rounds | direct ops/s | observed ops/s | observed / direct | … | target |"
+    let rows: Vec<Vec<&str>> = stdout
+        .lines()
+        .filter(|l| l.starts_with("| ") && l[2..].starts_with(|c: char| c.is_ascii_digit()))
+        .map(|l| l.trim_matches('|').split(" | ").map(str::trim).collect())
+        .collect();
+    let ks: Vec<&str> = rows.iter().map(|r| r[0]).collect();
+    assert_eq!(ks, ["1", "16", "1000"], "{stdout}");
+    for r in &rows {
+        assert_eq!(r.len(), 11, "{r:?}");
+        assert_eq!(r[1], "1", "one round each: {r:?}");
+        // "0.93× [0.78–1.00]": a ratio and its interval, whatever the values.
+        let ratio = r[4];
+        let (median, interval) = ratio.split_once("× [").expect(ratio);
+        assert!(median.parse::<f64>().unwrap() > 0.0, "{ratio}");
+        assert!(interval.ends_with(']') && interval.contains('–'), "{ratio}");
+        assert!(r[7].contains(" µs ["), "added p50: {r:?}");
+        // Every SET went through the proxy.
+        assert_eq!(r[9], "2000 (all)", "{r:?}");
+    }
+    assert!(
+        rows[0][10].starts_with("< 30 µs added p50: "),
+        "{:?}",
+        rows[0]
+    );
+    assert!(rows[2][10].starts_with("≥ 0.9×: "), "{:?}", rows[2]);
+    // Progress, a line per round, on stderr.
+    assert!(stderr.contains("K=1000 round 1: direct "), "{stderr}");
+}

@@ -357,6 +357,9 @@ fn spawn_directions(
         ended,
     } = hooks;
     *ending.hook.lock().expect("ending") = Some(ended);
+    // Commands go to Redis before their hooks have seen them (see `Ends::write_first`); this
+    // lock keeps their hooks ahead of the replies' all the same.
+    let order: Arc<Mutex<()>> = Default::default();
     let (c2, s2) = (client.try_clone()?, server.try_clone()?);
     // When Redis goes, the client's side goes too, so its record ends with it.
     let client_side = client.try_clone()?;
@@ -369,6 +372,8 @@ fn spawn_directions(
             on_source_end: None,
             closed: Ended::ByClient,
             names: ("the client", "Redis"),
+            order: order.clone(),
+            write_first: true,
         },
         links.out,
         ending.clone(),
@@ -386,6 +391,8 @@ fn spawn_directions(
             on_source_end: Some(client_side),
             closed: Ended::ByRedis,
             names: ("Redis", "the client"),
+            order,
+            write_first: false,
         },
         links.back,
         ending,
@@ -407,12 +414,54 @@ struct Ends {
     closed: Ended,
     /// Who is at each end, for error messages: "the client", "Redis".
     names: (&'static str, &'static str),
+    /// Held by the client → Redis direction from before it hands a chunk over until its
+    /// hooks have seen it, and by the other direction while its reader's hook sees a chunk:
+    /// so a command's hooks always run before its reply's, whichever thread is quicker.
+    order: Arc<Mutex<()>>,
+    /// With no delay dialled: hand each chunk over first (what the socket takes at once) and
+    /// tell the hooks after, holding `order` until they are done, so the far side (Redis)
+    /// works on it while the hooks (framing a pipeline of commands, say) run. Only for commands: the hooks still see replies before
+    /// the client gets them, so whoever asked (a run reading the wire tap) finds them counted.
+    write_first: bool,
+}
+
+/// Writes what `to` takes of `bytes` without waiting: how many bytes (0 if none fit now).
+fn send_now(to: &TcpStream, bytes: &[u8]) -> std::io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: send(2) reads `bytes.len()` bytes from a live slice on an open socket.
+    let n = unsafe {
+        libc::send(
+            to.as_raw_fd(),
+            bytes.as_ptr().cast(),
+            bytes.len(),
+            libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+        )
+    };
+    if n >= 0 {
+        return Ok(n as usize);
+    }
+    match std::io::Error::last_os_error() {
+        e if matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
+        ) =>
+        {
+            Ok(0)
+        }
+        e => Err(e),
+    }
+}
+
+/// `order`'s guard (nothing it guards can be left half-done by a panic).
+fn in_order(order: &Mutex<()>) -> std::sync::MutexGuard<'_, ()> {
+    order.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Copies `from` → `to` through the delay line: a reader thread stamps and schedules, a
 /// writer thread releases on time. `on_read` sees each chunk as it arrives, `on_written` as
 /// it leaves (when it was due, and when it left: just before the write), e.g. for the wire
-/// tap. A link with no delay, jitter or cap copies on the reader thread alone.
+/// tap. A link with no delay, jitter or cap copies on the reader thread alone (client →
+/// Redis handing each chunk over before its hooks run: see `Ends::write_first`).
 fn pipe(
     name: &str,
     ends: Ends,
@@ -427,6 +476,8 @@ fn pipe(
         on_source_end,
         closed,
         names: (from_name, to_name),
+        order,
+        write_first,
     } = ends;
     let failed = move |side: &str, e: std::io::Error| Ended::Error(format!("{side}: {e}"));
     let noted = ending.clone();
@@ -447,10 +498,28 @@ fn pipe(
                         Err(e) => break source_ended(failed(from_name, e)),
                         Ok(n) => {
                             let now = Instant::now();
-                            on_read(now, &buf[..n]);
-                            // Told before the write: the far side may answer at once.
-                            on_written(now, Instant::now(), &buf[..n]);
-                            if let Err(e) = to.write_all(&buf[..n]) {
+                            let chunk = &buf[..n];
+                            let wrote = if write_first {
+                                let order = in_order(&order);
+                                let handed = Instant::now();
+                                // What the socket takes now; the rest (if any) after the hooks
+                                // and without `order`, so a Redis slow to read never holds up
+                                // the replies' direction.
+                                let sent = send_now(&to, chunk);
+                                on_read(now, chunk);
+                                on_written(now, handed, chunk);
+                                drop(order);
+                                sent.and_then(|k| to.write_all(&chunk[k..]))
+                            } else {
+                                {
+                                    let _order = in_order(&order);
+                                    on_read(now, chunk);
+                                }
+                                // Told before the write: the far side may answer at once.
+                                on_written(now, Instant::now(), chunk);
+                                to.write_all(chunk)
+                            };
+                            if let Err(e) = wrote {
                                 break ending.note(failed(to_name, e));
                             }
                         }
@@ -473,7 +542,10 @@ fn pipe(
                     Err(e) => break source_ended(failed(from_name, e)),
                     Ok(n) => {
                         let now = Instant::now();
-                        on_read(now, &buf[..n]);
+                        {
+                            let _order = in_order(&order);
+                            on_read(now, &buf[..n]);
+                        }
                         if tx
                             .send((schedule.release(now, n), buf[..n].to_vec()))
                             .is_err()

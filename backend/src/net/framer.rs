@@ -175,6 +175,12 @@ impl Framer {
                     }
                     return;
                 }
+                Some(nl) if self.line.is_empty() => {
+                    // The whole line is in this read: no copy.
+                    let line = &bytes[at..at + nl + 1];
+                    at += nl + 1;
+                    self.header(line, &mut done);
+                }
                 Some(nl) => {
                     self.line.extend_from_slice(&bytes[at..at + nl + 1]);
                     at += nl + 1;
@@ -279,6 +285,15 @@ fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
 }
 
 fn parse_int(digits: &[u8]) -> Option<i64> {
+    // The usual case, a few plain digits, without going through `str`; anything else (a sign,
+    // a long number, garbage) as `str::parse` says.
+    if (1..=18).contains(&digits.len()) && digits.iter().all(u8::is_ascii_digit) {
+        return Some(
+            digits
+                .iter()
+                .fold(0i64, |n, d| n * 10 + i64::from(d - b'0')),
+        );
+    }
     std::str::from_utf8(digits).ok()?.parse().ok()
 }
 

@@ -12,7 +12,7 @@ use std::time::Instant;
 use shared::observe::{ObservedConnection, ObservedCounts, ObservedTimes, verdict};
 use shared::{Span, Timeline};
 
-use crate::net::framer::{Framer, Message};
+use crate::net::framer::{Framer, Message, Name};
 use crate::spans::FULL_SPANS;
 
 /// Sampled requests kept beyond the first `FULL_SPANS`: when full, every other one is
@@ -33,9 +33,10 @@ pub enum CommandClass {
     Subscribe,
 }
 
-/// Which commands block, by name (XREAD and XREADGROUP only with BLOCK).
-pub fn classify(m: &Message) -> CommandClass {
-    match m.name().as_str() {
+/// Which commands block, by name (`m`'s `Message::name`; XREAD and XREADGROUP only with
+/// BLOCK).
+pub fn classify(name: &str, m: &Message) -> CommandClass {
+    match name {
         "BLPOP" | "BRPOP" | "BRPOPLPUSH" | "BLMOVE" | "BLMPOP" | "BZPOPMIN" | "BZPOPMAX"
         | "BZMPOP" | "WAIT" | "WAITAOF" => CommandClass::Blocking,
         "XREAD" | "XREADGROUP" if m.args().any(|a| a.eq_ignore_ascii_case(b"BLOCK")) => {
@@ -44,6 +45,16 @@ pub fn classify(m: &Message) -> CommandClass {
         "SUBSCRIBE" | "PSUBSCRIBE" | "SSUBSCRIBE" | "UNSUBSCRIBE" | "PUNSUBSCRIBE"
         | "SUNSUBSCRIBE" | "MONITOR" => CommandClass::Subscribe,
         _ => CommandClass::Plain,
+    }
+}
+
+/// Counts `n` commands named `name` in `names` (as "other" once `NAMES` names are there).
+fn count_name(names: &mut HashMap<String, u64>, name: &str, n: u64) {
+    if let Some(count) = names.get_mut(name) {
+        *count += n;
+    } else {
+        let key = if names.len() < NAMES { name } else { "other" };
+        *names.entry(key.to_string()).or_default() += n;
     }
 }
 
@@ -65,6 +76,9 @@ pub struct Record {
     counts: ObservedCounts,
     time: Accounting,
     names: HashMap<String, u64>,
+    /// The latest command name and how many times in a row it came, not yet in `names`: a
+    /// pipeline of one command costs a lookup when the name changes, not one per command.
+    run: Option<(Name, u64)>,
     /// Commands that expect a reply: arrived, handed to Redis; replies read, handed back.
     expecting: u64,
     delivered: u64,
@@ -98,6 +112,7 @@ impl Record {
             counts: ObservedCounts::default(),
             time: Accounting::default(),
             names: HashMap::new(),
+            run: None,
             expecting: 0,
             delivered: 0,
             from_redis: 0,
@@ -153,8 +168,11 @@ impl Record {
             self.counts.overlapping_writes += 1;
         }
         let mut expecting = 0;
+        // Every command of the chunk arrived at `at`: µs after the first command's arrival,
+        // which is 0 when the first command is in this chunk (`at` is then t0).
+        let arrived = self.us(at);
         commands.feed(bytes, |m| {
-            if self.command(at, m) {
+            if self.command(at, arrived, m) {
                 expecting += 1;
             }
         });
@@ -165,15 +183,17 @@ impl Record {
         self.out_chunks.push_back(expecting);
     }
 
-    /// One command; returns whether it expects a reply.
-    fn command(&mut self, at: Instant, m: &Message) -> bool {
+    /// One command, arrived `at` (`arrived` µs after t0); returns whether it expects a reply.
+    fn command(&mut self, at: Instant, arrived: f64, m: &Message) -> bool {
         if self.t0.is_none() {
             self.t0 = Some(at);
             self.time.clock = Some(at);
         }
         self.counts.commands += 1;
-        self.note_name(m);
-        let class = classify(m);
+        let name = m.name();
+        let name_str = name.as_str();
+        self.note_name(&name, name_str, m);
+        let class = classify(name_str, m);
         if class == CommandClass::Subscribe {
             if !self.resp3 {
                 self.subscribed = true;
@@ -197,14 +217,21 @@ impl Record {
             self.blocking.push_back(i);
         }
         self.counts.max_depth = self.counts.max_depth.max(self.in_flight());
-        let arrived = self.us(at);
         self.stamp(i, |s| s.arrived = arrived, true);
         true
     }
 
-    fn note_name(&mut self, m: &Message) {
-        let name = m.name();
-        let name = name.as_str();
+    fn note_name(&mut self, name: &Name, name_str: &str, m: &Message) {
+        match &mut self.run {
+            Some((latest, n)) if latest == name => *n += 1,
+            _ => {
+                if let Some((latest, n)) = self.run.take() {
+                    count_name(&mut self.names, latest.as_str(), n);
+                }
+                self.run = Some((*name, 1));
+            }
+        }
+        let name = name_str;
         let arg_is = |i: usize, s: &[u8]| m.arg(i).is_some_and(|a| a.eq_ignore_ascii_case(s));
         match name {
             "EXEC" => self.counts.transactions += 1,
@@ -218,16 +245,6 @@ impl Record {
             }
             "CLIENT" if arg_is(1, b"SETNAME") => self.set_name(m.arg(2)),
             _ => {}
-        }
-        if let Some(n) = self.names.get_mut(name) {
-            *n += 1;
-        } else {
-            let key = if self.names.len() < NAMES {
-                name
-            } else {
-                "other"
-            };
-            *self.names.entry(key.to_string()).or_default() += 1;
         }
     }
 
@@ -343,7 +360,11 @@ impl Record {
             time.advance(now, state);
         }
         let times = time.times();
-        let mut top: Vec<(String, u64)> = self.names.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        let mut names = self.names.clone();
+        if let Some((latest, n)) = &self.run {
+            count_name(&mut names, latest.as_str(), *n);
+        }
+        let mut top: Vec<(String, u64)> = names.into_iter().collect();
         top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         top.truncate(5);
         ObservedConnection {
