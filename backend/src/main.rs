@@ -108,6 +108,10 @@ struct ServeArgs {
     /// (viewers only watch). Generated and printed if not given.
     #[arg(long, env = "PIPESCOPE_TOKEN", hide_env_values = true)]
     token: Option<String>,
+    /// Where the page's observe mode (/observe) listens for applications when the presenter
+    /// starts it. If that port is taken, a free loopback port is used and the page says so.
+    #[arg(long, default_value_t = pipescope::hub::DEFAULT_OBSERVE_LISTEN, env = "PIPESCOPE_OBSERVE_LISTEN")]
+    observe_listen: SocketAddr,
 }
 
 /// A network dialled in between the engine and Redis (a delay-line proxy in pipescope). For
@@ -304,7 +308,9 @@ async fn serve(args: ServeArgs, target: RedisTarget, redis_version: String) -> a
     // is announced once everything behind it is ready, so nobody races its start-up.
     // The network is the page's initial choice; each run crosses the one its own spec names.
     let network = args.network.network();
-    let hub = Hub::with_network(target.clone(), redis_version.clone(), network).await?;
+    let hub = Hub::with_network(target.clone(), redis_version.clone(), network)
+        .await?
+        .observe_on(args.observe_listen);
     say(format_args!(
         "pipescope {} — Redis {} at {}",
         env!("CARGO_PKG_VERSION"),
@@ -753,7 +759,11 @@ async fn observe(args: ObserveArgs, target: RedisTarget) -> anyhow::Result<()> {
                 spec.command.name(),
                 shared::observe::group(u64::from(equivalent::BATCH))
             );
-            equivalents.push((c.id, equivalent::measure(&target, &proxies, spec).await));
+            let run_id = pipescope::engine::keys::first_run_id();
+            equivalents.push((
+                c.id,
+                equivalent::measure(&target, &proxies, spec, run_id).await,
+            ));
         }
         for (id, e) in equivalents {
             match e {

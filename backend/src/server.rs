@@ -17,11 +17,14 @@ pub fn router(hub: Hub) -> Router {
         .route("/tour", get(assets::index))
         .route("/tour/", get(assets::index))
         .route("/tour/{step}", get(assets::index))
+        // Observe mode: the same page, which shows its observe view there.
+        .route("/observe", get(assets::index))
         .fallback(assets::serve)
         .with_state(hub)
 }
 
-/// Serves until `shutdown` completes, then cancels any run and waits for its cleanup.
+/// Serves until `shutdown` completes, then stops observing, cancels any run and waits for
+/// its cleanup.
 pub async fn serve(
     listener: TcpListener,
     hub: Hub,
@@ -36,6 +39,8 @@ pub async fn serve(
     axum::serve(listener, router(hub.clone()))
         .with_graceful_shutdown(shutdown)
         .await?;
+    // Closes the observing proxy (and the application connections through it).
+    let _ = hub.stop_observing(Some("pipescope is shutting down".into()));
     if hub.cancel() {
         tracing::info!("waiting for the cancelled run to remove its keys");
         while hub.is_busy() {

@@ -13,7 +13,7 @@ use tokio::sync::{broadcast, mpsc, watch};
 
 use std::time::Duration;
 
-use crate::hub::{Hub, Subscription};
+use crate::hub::{Hub, Rejection, Subscription};
 
 /// Client messages are small; anything bigger is refused by the websocket layer itself.
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
@@ -129,15 +129,15 @@ async fn send<W: Sink<Message> + Unpin>(
     }
 }
 
-/// The receiving half: acts on the page's starts and cancels, and queues any reply meant for
-/// it alone, until the page closes or goes.
+/// The receiving half: acts on the page's messages, and queues any reply meant for it alone,
+/// until the page closes or goes.
 async fn receive<R, E>(mut stream: R, hub: Hub, control: bool, replies: mpsc::Sender<ServerMsg>)
 where
     R: Stream<Item = Result<Message, E>> + Unpin,
 {
     while let Some(Ok(frame)) = stream.next().await {
         let reply = match frame {
-            Message::Text(t) => handle_text(&hub, t.as_str(), control),
+            Message::Text(t) => handle_text(&hub, t.as_str(), control, &replies).await,
             Message::Binary(_) => Some(rejected("binary frames are not accepted; send JSON text")),
             Message::Close(_) => break,
             Message::Ping(_) | Message::Pong(_) => None,
@@ -150,28 +150,46 @@ where
     }
 }
 
-/// Acts on one text frame; returns a reply for this page only, if any.
-fn handle_text(hub: &Hub, text: &str, control: bool) -> Option<ServerMsg> {
-    match ClientMsg::from_json(text) {
-        Err(e) => Some(rejected(&e.to_string())),
-        Ok(ClientMsg::Start { .. } | ClientMsg::Cancel) if !control => Some(rejected(
-            "this page can only watch: starting or cancelling a run needs the presenter's link (with its token), printed when pipescope started",
-        )),
-        Ok(ClientMsg::Start { runs }) => hub.start(runs).err().map(|r| rejected(&r.to_string())),
-        Ok(ClientMsg::Cancel) => {
+/// Acts on one text frame; returns a reply for this page only, if any. A measurement runs in
+/// the background and replies through `replies` only if it fails.
+async fn handle_text(
+    hub: &Hub,
+    text: &str,
+    control: bool,
+    replies: &mpsc::Sender<ServerMsg>,
+) -> Option<ServerMsg> {
+    let msg = match ClientMsg::from_json(text) {
+        Ok(msg) => msg,
+        Err(e) => return Some(rejected(&e.to_string())),
+    };
+    let presenter_only = !matches!(msg, ClientMsg::WantTimeline { .. });
+    if presenter_only && !control {
+        return Some(rejected(&Rejection::WatchOnly.to_string()));
+    }
+    let refused = |r: Rejection| Some(rejected(&r.to_string()));
+    match msg {
+        ClientMsg::Start { runs } => hub.start(runs).err().and_then(refused),
+        ClientMsg::Cancel => {
             if !hub.cancel() {
                 return Some(rejected("nothing to cancel: no run in progress"));
             }
             None
         }
-        Ok(
-            ClientMsg::Observe { .. }
-            | ClientMsg::StopObserve
-            | ClientMsg::WantTimeline { .. }
-            | ClientMsg::MeasureEquivalent { .. },
-        ) => Some(rejected(
-            "observe mode is not served by this page's server yet",
-        )),
+        ClientMsg::Observe { network } => hub.observe(network).await.err().and_then(refused),
+        ClientMsg::StopObserve => hub.stop_observing(None).err().and_then(refused),
+        ClientMsg::WantTimeline { id } => match hub.observed_timeline(id) {
+            Ok(timeline) => Some(ServerMsg::ObservedTimeline(timeline)),
+            Err(r) => refused(r),
+        },
+        ClientMsg::MeasureEquivalent { id } => {
+            let (hub, replies) = (hub.clone(), replies.clone());
+            tokio::spawn(async move {
+                if let Err(r) = hub.measure_equivalent(id).await {
+                    let _ = replies.send(rejected(&r.to_string())).await;
+                }
+            });
+            None
+        }
     }
 }
 

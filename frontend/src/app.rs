@@ -19,6 +19,10 @@ pub fn App() -> impl IntoView {
     let url = UrlState::parse(&window().location().search().unwrap_or_default());
     // `/tour` and `/tour/<step>`: the guided tour (the backend serves this page there too).
     let path = window().location().pathname().unwrap_or_default();
+    // `/observe`: an application's own connections (observe mode).
+    if path == "/observe" {
+        return view! { <crate::components::ObservePage conn=conn url=url /> }.into_any();
+    }
     if let Some(page) = crate::tour::page_from_path(&path) {
         return view! { <crate::components::TourPage conn=conn url=url page=page /> }.into_any();
     }

@@ -1,6 +1,7 @@
 //! The websocket to the backend, turned into signals. Data flows one way: a frame arrives,
 //! is decoded into a `ServerMsg`, folded into the signals here; the view only reads them.
-//! The only way back is `start` / `cancel`, which send a `ClientMsg`.
+//! The only way back is `start` / `cancel` and the observe view's requests, which send a
+//! `ClientMsg`.
 //!
 //! The socket reconnects on its own with a capped exponential backoff.
 
@@ -12,6 +13,7 @@ use shared::{ClientMsg, Limits, Network, PROTOCOL_VERSION, RunSpec, ServerMsg, v
 use wasm_bindgen::{JsCast, closure::Closure};
 use web_sys::{CloseEvent, Event, MessageEvent, WebSocket};
 
+use crate::observe::ObserveState;
 use crate::state::{ResultRow, Session, Speedup};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +75,8 @@ pub struct Connection {
     pub retry_in: RwSignal<Option<f64>>,
     pub server: RwSignal<Option<ServerInfo>>,
     pub session: RwSignal<Session>,
+    /// Observe mode: the observing proxy and the connections it follows.
+    pub observe: RwSignal<ObserveState>,
     /// The latest error from the server or from the page's own checks (cleared by the next
     /// start or by dismissing it).
     pub error: RwSignal<Option<String>>,
@@ -111,6 +115,7 @@ impl Connection {
             retry_in: RwSignal::new(None),
             server: RwSignal::new(None),
             session,
+            observe: RwSignal::new(ObserveState::default()),
             error,
             conn_error,
             busy: Memo::new(move |_| session.with(Session::busy)),
@@ -259,6 +264,7 @@ impl Connection {
                 can_control: *can_control,
             }));
         }
+        self.observe.update(|o| o.apply(&msg));
         let mut shown = None;
         self.session.update(|s| shown = s.apply(msg));
         if let Some(message) = shown {
@@ -292,8 +298,41 @@ impl Connection {
     }
 
     pub fn cancel(&self) {
-        if let Err(e) = self.send(&ClientMsg::Cancel) {
-            self.error.set(Some(e));
+        self.send_or_say(&ClientMsg::Cancel);
+    }
+
+    /// Starts the observing proxy (the presenter's page only; the server checks again).
+    pub fn start_observing(&self, network: Network) {
+        self.send_or_say(&ClientMsg::Observe { network });
+    }
+
+    pub fn stop_observing(&self) {
+        self.send_or_say(&ClientMsg::StopObserve);
+    }
+
+    /// Asks for connection `id`'s requests (they arrive as `ObservedTimeline`).
+    pub fn want_timeline(&self, id: u64) {
+        self.send_or_say(&ClientMsg::WantTimeline { id });
+    }
+
+    /// Asks the server to measure connection `id`'s pipelined equivalent.
+    pub fn measure_equivalent(&self, id: u64) {
+        if self.send_or_say(&ClientMsg::MeasureEquivalent { id }) {
+            self.observe.update(|o| o.measuring = Some(id));
+        }
+    }
+
+    /// Sends `msg`, or shows why it could not be sent; returns whether it was sent.
+    fn send_or_say(&self, msg: &ClientMsg) -> bool {
+        match self.send(msg) {
+            Ok(()) => {
+                self.error.set(None);
+                true
+            }
+            Err(e) => {
+                self.error.set(Some(e));
+                false
+            }
         }
     }
 }

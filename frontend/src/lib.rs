@@ -7,7 +7,7 @@
 //! (one component per file) → the DOM and the timeline's canvas. The only way back to the
 //! server is a `ClientMsg` sent by the controls or the tour.
 //!
-//! - `app`: the page's root: the connection, the look and the routes (`/`, `/tour`).
+//! - `app`: the page's root: the connection, the look and the routes (`/`, `/tour`, `/observe`).
 //! - `connection`: the websocket, reconnects, and the signals it feeds.
 //! - `state`: runs, progress and results, rebuilt from server messages (pure, host-tested).
 //! - `inputs`, `url_state`, `address_bar`: the controls' form → run specs, the form ↔ the URL
@@ -18,6 +18,9 @@
 //!   and finished runs as JSON / CSV / Markdown (pure).
 //! - `tour`: the guided tour: its script, routes, templating and handout (pure) and its
 //!   controller (signals); its views are `components::tour*`.
+//! - `observe`: observe mode (an application's own connections through the observing proxy),
+//!   rebuilt from server messages, and what its view derives (pure); its views are
+//!   `components::observe*`, `connect_box`, `observed_*`.
 //! - `log_scale`: the charts' whole-decade log axes.
 //! - `format`, `look`, `keyboard`: numbers for people, presenter mode and theme, shortcuts.
 //! - `components`: the views, each reading signals and the models above.
@@ -32,6 +35,7 @@ pub mod inputs;
 pub mod keyboard;
 pub mod log_scale;
 pub mod look;
+pub mod observe;
 pub mod paint;
 pub mod playback;
 pub mod rtt_model;

@@ -166,7 +166,9 @@ fn footer(ctx: &Ctx, f: &Frame) {
     ctx.set_fill_style_str(f.palette.muted);
     ctx.set_font(&f.font(12.0, "400"));
     ctx.set_text_align("left");
-    let note = if f.traces.iter().any(Trace::measured_at_server) {
+    let note = if f.traces.iter().any(|t| t.observed.is_some()) {
+        "Every time measured by the observing proxy: a command's arrival from the client, its hand-over to Redis, the reply from Redis and its hand-back."
+    } else if f.traces.iter().any(Trace::measured_at_server) {
         "Arrival at Redis and the reply leaving it: measured by the latency proxy's wire tap (runs without it: the midpoint, an estimate)."
     } else {
         "Arrival at Redis is drawn at the midpoint (issued + replied) / 2: an estimate (the wire tap measures it when a network is dialled in)."
@@ -250,10 +252,11 @@ impl Panel<'_> {
         ctx.set_text_align("left");
         ctx.set_fill_style_str(self.colours.0);
         ctx.set_font(&f.font(15.0, "800"));
-        let mut title = match t.mode {
-            Some(Mode::Sequential) => "sequential · one at a time".to_string(),
-            Some(mode) => mode.label(),
-            None => format!("run #{}", t.run),
+        let mut title = match (&t.observed, t.mode) {
+            (Some(observed), _) => observed.clone(),
+            (None, Some(Mode::Sequential)) => "sequential · one at a time".to_string(),
+            (None, Some(mode)) => mode.label(),
+            (None, None) => format!("run #{}", t.run),
         };
         if let Some(network) = t.network {
             title += &format!(" · {}", network.label());
@@ -270,14 +273,19 @@ impl Panel<'_> {
         end
     }
 
-    /// The Client and Redis lanes with their names.
+    /// The Client and Redis lanes with their names (an observed connection's are the proxy's
+    /// two sides: it stamps commands from the client and their trip to Redis and back).
     fn lanes(&self) {
         let (ctx, f, s) = (self.ctx, self.f, self.f.scale);
         ctx.set_fill_style_str(f.palette.ink);
-        ctx.set_font(&f.font(13.0, "700"));
         ctx.set_text_align("right");
-        let _ = ctx.fill_text("Client", GUTTER * s - 10.0 * s, self.y_client + 4.0 * s);
-        let _ = ctx.fill_text("Redis", GUTTER * s - 10.0 * s, self.y_redis + 4.0 * s);
+        let (top, bottom, px) = match self.t.observed {
+            Some(_) => ("client ⇄ proxy", "proxy ⇄ Redis", 11.0),
+            None => ("Client", "Redis", 13.0),
+        };
+        ctx.set_font(&f.font(px, "700"));
+        let _ = ctx.fill_text(top, GUTTER * s - 10.0 * s, self.y_client + 4.0 * s);
+        let _ = ctx.fill_text(bottom, GUTTER * s - 10.0 * s, self.y_redis + 4.0 * s);
         ctx.set_stroke_style_str(f.palette.lane);
         ctx.set_line_width(2.0 * s);
         ctx.begin_path();

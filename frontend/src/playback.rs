@@ -32,8 +32,16 @@ pub struct Playback {
 }
 
 impl Playback {
+    /// The teaching view's: the runs of the page's session.
     pub fn new(conn: Connection) -> Self {
         let traces = Memo::new(move |_| conn.session.with(|s| s.traces()));
+        let first_run = Memo::new(move |_| conn.run_ids.with(|ids| ids.first().copied()));
+        Self::of(traces, first_run, Signal::derive(move || conn.busy.get()))
+    }
+
+    /// Playback of any `traces` (the observe view's connections too): a new `first` switches
+    /// to live, following the data as it comes; once `busy` is false it settles.
+    pub fn of(traces: Memo<Vec<Trace>>, first: Memo<Option<u64>>, busy: Signal<bool>) -> Self {
         let trips = Memo::new(move |_| traces.with(|t| t.iter().map(trace::round_trips).collect()));
         let extent_us =
             Memo::new(move |_| traces.with(|t| t.iter().map(Trace::extent_us).fold(0.0, f64::max)));
@@ -59,9 +67,8 @@ impl Playback {
         let playing = RwSignal::new(false);
 
         // A plan starting (new run ids) switches to live: show its data as it arrives.
-        let first_run = Memo::new(move |_| conn.run_ids.with(|ids| ids.first().copied()));
         Effect::new(move |prev: Option<Option<u64>>| {
-            let now = first_run.get();
+            let now = first.get();
             if prev.is_some_and(|p| p != now) && now.is_some() {
                 playing.set(false);
                 live.set(true);
@@ -72,7 +79,7 @@ impl Playback {
         // where the lesson is, near the end of the automatic window: the pipelined run done,
         // the sequential one still ping-ponging. Play goes on from there; Replay starts over.
         Effect::new(move |_| {
-            let (busy, end, window) = (conn.busy.get(), extent_us.get(), window_us.get());
+            let (busy, end, window) = (busy.get(), extent_us.get(), window_us.get());
             if live.get() && !busy && end > 0.0 {
                 live.set(false);
                 position_us.set((0.85 * window).min(end));

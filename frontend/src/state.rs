@@ -98,6 +98,7 @@ impl RunView {
                 Outcome::Finished(s) => Some(s.clone()),
                 _ => None,
             },
+            observed: None,
         }
     }
 
@@ -379,6 +380,7 @@ impl Session {
                     stride: r.timeline.stride,
                     count: r.summary.spec.count,
                     summary: Some(r.summary.clone()),
+                    observed: None,
                 })
                 .collect();
         }

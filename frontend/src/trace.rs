@@ -19,6 +19,10 @@ pub struct Trace {
     pub count: u64,
     /// Set once the run finished.
     pub summary: Option<RunSummary>,
+    /// Set when this is an application's connection seen by the observing proxy, not a run:
+    /// the panel's title. Its lanes are then the proxy's two sides (client ⇄ proxy, proxy ⇄
+    /// Redis) and its round trips are found from the requests themselves.
+    pub observed: Option<String>,
 }
 
 impl Trace {
@@ -86,6 +90,9 @@ pub struct Trip {
 /// read that brought replies). `None` while the mode is unknown: the grouping is the mode's,
 /// and issue times alone cannot tell a flushed command from a round trip.
 pub fn round_trips(t: &Trace) -> Option<Vec<Trip>> {
+    if t.observed.is_some() {
+        return Some(overlapping(&t.spans));
+    }
     let mode = t.mode?;
     let trips = shared::trips::round_trips(mode, &t.spans)
         .into_iter()
@@ -103,6 +110,27 @@ pub fn round_trips(t: &Trace) -> Option<Vec<Trip>> {
         })
         .collect();
     Some(trips)
+}
+
+/// An observed connection's round trips as the observing proxy counts them: a stretch during
+/// which some reply was awaited. A request that arrives with none awaited starts the next one.
+pub fn overlapping(spans: &[Span]) -> Vec<Trip> {
+    let mut trips: Vec<Trip> = Vec::new();
+    for (k, s) in spans.iter().enumerate() {
+        match trips.last_mut() {
+            Some(t) if s.issued_us < t.last_reply_us => {
+                t.last_reply_us = t.last_reply_us.max(s.replied_us);
+                t.end = k + 1;
+            }
+            _ => trips.push(Trip {
+                issued_us: s.issued_us,
+                last_reply_us: s.replied_us,
+                start: k,
+                end: k + 1,
+            }),
+        }
+    }
+    trips
 }
 
 /// What one round trip is called for a mode: a multiplexed run has no batches, its round
@@ -238,7 +266,30 @@ mod tests {
             sampled: vec![],
             stride: 1,
             summary: None,
+            observed: None,
         }
+    }
+
+    #[test]
+    fn an_observed_connection_s_round_trips_are_its_overlapping_requests() {
+        // Two one-at-a-time requests, then a batch of three awaited together.
+        let spans = vec![
+            span(0, 0.0, 2.0),
+            span(1, 3.0, 5.0),
+            span(2, 6.0, 9.0),
+            span(3, 6.0, 9.5),
+            span(4, 6.5, 10.0),
+        ];
+        let trips: Vec<(usize, usize)> = overlapping(&spans)
+            .iter()
+            .map(|t| (t.start, t.end))
+            .collect();
+        assert_eq!(trips, [(0, 1), (1, 2), (2, 5)]);
+        let t = Trace {
+            observed: Some("connection 1".into()),
+            ..trace(None, spans)
+        };
+        assert_eq!(round_trips(&t).map(|t| t.len()), Some(3));
     }
 
     /// (start, end) of each trip.
@@ -412,6 +463,7 @@ mod tests {
             stride: 2,
             count: 10,
             summary: None,
+            observed: None,
         };
         let beyond: Vec<u64> = t.sampled_beyond().iter().map(|s| s.i).collect();
         assert_eq!(beyond, [4, 6, 8]);

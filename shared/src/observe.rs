@@ -185,6 +185,10 @@ pub struct ObserveStatus {
     pub connect_url: String,
     /// The network dialled in between the proxy and Redis.
     pub network: Network,
+    /// Anything the presenter should know about the address, e.g. that the usual port was
+    /// taken and another was chosen.
+    #[serde(default)]
+    pub note: Option<String>,
 }
 
 /// One observed connection's requests, drawn like a run's: a span per command from its

@@ -6,7 +6,8 @@
 //!
 //! This file is the hub's face (subscribe, start, cancel, the one `emit` every event goes
 //! through); `plan` runs a plan's specs and streams them; `state` is what the hub remembers
-//! between events (the rate limit, the latest runs, the snapshot).
+//! between events (the rate limit, the latest runs, the snapshot); `observing` is observe mode
+//! (the observing proxy the presenter starts, and its connections for every page).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -16,8 +17,11 @@ use axum::extract::ws::Utf8Bytes;
 use shared::{Limits, Network, PROTOCOL_VERSION, RunSpec, ServerMsg, validate_runs};
 use tokio::sync::broadcast;
 
+mod observing;
 mod plan;
 mod state;
+
+pub use observing::{DEFAULT_OBSERVE_LISTEN, OBSERVED_HZ};
 
 use state::State;
 
@@ -41,6 +45,25 @@ pub enum Rejection {
     Busy,
     #[error("too many starts ({STARTS_PER_WINDOW} in {STARTS_WINDOW:?}); wait a moment")]
     TooMany,
+    /// A presenter action from a page without the presenter's token.
+    #[error(
+        "this page can only watch: starting or cancelling a run, and starting or stopping observation, need the presenter's link (with its token), printed when pipescope started"
+    )]
+    WatchOnly,
+    #[error("already observing: stop first to start again")]
+    AlreadyObserving,
+    #[error("not observing: start observing first")]
+    NotObserving,
+    #[error("cannot observe: {0}")]
+    ObserveFailed(String),
+    #[error("no observed connection {0}")]
+    NoSuchConnection(u64),
+    #[error("a pipelined equivalent is being measured already; wait for it")]
+    Measuring,
+    #[error("connection {0}: {1}")]
+    NothingToMeasure(u64, shared::observe::NoEquivalent),
+    #[error("the pipelined equivalent failed: {0}")]
+    EquivalentFailed(String),
 }
 
 /// What a new connection gets from the hub: see `Hub::subscribe`.
@@ -72,6 +95,9 @@ struct Inner {
     next_run: AtomicU64,
     /// When set, only connections that present it may start or cancel runs.
     token: Option<String>,
+    /// Where the observing proxy listens when the presenter starts it.
+    observe_listen: std::net::SocketAddr,
+    observing: Mutex<observing::Observing>,
 }
 
 impl Hub {
@@ -111,6 +137,8 @@ impl Hub {
                 state: Mutex::new(State::default()),
                 next_run: AtomicU64::new(first),
                 token: None,
+                observe_listen: DEFAULT_OBSERVE_LISTEN,
+                observing: Mutex::default(),
             }),
         }
     }
@@ -146,6 +174,7 @@ impl Hub {
     /// the lock `emit` holds, so nothing falls between them and nothing arrives twice).
     pub fn subscribe(&self) -> Subscription {
         let state = self.inner.state.lock().expect("hub state");
+        let (observing, observed) = self.observe_welcome();
         let welcome = ServerMsg::Welcome {
             protocol: PROTOCOL_VERSION,
             server_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -156,8 +185,8 @@ impl Hub {
             can_control: false,
             busy: state.running.is_some(),
             recent: state.recent.clone(),
-            observing: None,
-            observed: Vec::new(),
+            observing,
+            observed,
         };
         Subscription {
             welcome,

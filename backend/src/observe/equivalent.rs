@@ -6,7 +6,7 @@ use std::sync::Arc;
 use shared::observe::{NoEquivalent, ObservedConnection, PipelinedEquivalent, stand_in};
 use shared::{Limits, Mode, Network, RunSpec};
 
-use crate::engine::{RunContext, RunError, keys};
+use crate::engine::{RunContext, RunError};
 use crate::net::Proxies;
 use crate::target::RedisTarget;
 
@@ -26,11 +26,13 @@ pub fn spec_for(conn: &ObservedConnection, network: Network) -> Result<RunSpec, 
     })
 }
 
-/// Runs `spec` (from `spec_for`) through `proxies`' route for its network.
+/// Runs `spec` (from `spec_for`) through `proxies`' route for its network, its keys under
+/// `run_id`'s namespace.
 pub async fn measure(
     target: &RedisTarget,
     proxies: &Proxies,
     spec: RunSpec,
+    run_id: u64,
 ) -> Result<PipelinedEquivalent, RunError> {
     let route = proxies
         .route(target, spec.network)
@@ -41,7 +43,7 @@ pub async fn measure(
         })?;
     let ctx = RunContext {
         record_spans: false,
-        ..RunContext::new(keys::first_run_id(), Arc::default(), Arc::default())
+        ..RunContext::new(run_id, Arc::default(), Arc::default())
     };
     let outcome = route.run(spec, ctx).await?;
     Ok(PipelinedEquivalent {

@@ -114,6 +114,7 @@ impl Observer {
         ObserveStatus {
             connect_url: self.connect_url(),
             network: self.proxy.network(),
+            note: None,
         }
     }
 

@@ -6,7 +6,7 @@ use crate::connection::Connection;
 use crate::export;
 
 /// Offers the browser a file to save (a Blob behind a temporary `<a download>`).
-fn download(name: &str, mime: &str, text: &str) -> Result<(), JsValue> {
+pub fn download(name: &str, mime: &str, text: &str) -> Result<(), JsValue> {
     let parts = js_sys::Array::of1(&JsValue::from_str(text));
     let options = web_sys::BlobPropertyBag::new();
     options.set_type(mime);
@@ -17,6 +17,17 @@ fn download(name: &str, mime: &str, text: &str) -> Result<(), JsValue> {
     a.set_download(name);
     a.click();
     web_sys::Url::revoke_object_url(&url)
+}
+
+/// Puts `text` on the clipboard; `copied` then says whether the browser allowed it.
+pub fn copy_text(text: &str, copied: RwSignal<Option<bool>>) {
+    let promise = window().navigator().clipboard().write_text(text);
+    let ok = Closure::<dyn FnMut(JsValue)>::new(move |_| copied.set(Some(true)));
+    let err = Closure::<dyn FnMut(JsValue)>::new(move |_| copied.set(Some(false)));
+    let _ = promise.then2(&ok, &err);
+    // One small pair per click, kept until the promise settles (and then some).
+    ok.forget();
+    err.forget();
 }
 
 /// Download the finished runs as JSON or CSV, or copy / download their Markdown table (for a
@@ -40,16 +51,7 @@ pub fn ExportBar(conn: Connection) -> impl IntoView {
                 .set(Some(format!("The browser refused the download: {e:?}")));
         }
     };
-    let copy = move |_| {
-        let text = markdown.get_untracked();
-        let promise = window().navigator().clipboard().write_text(&text);
-        let ok = Closure::<dyn FnMut(JsValue)>::new(move |_| copied.set(Some(true)));
-        let err = Closure::<dyn FnMut(JsValue)>::new(move |_| copied.set(Some(false)));
-        let _ = promise.then2(&ok, &err);
-        // One small pair per click, kept until the promise settles (and then some).
-        ok.forget();
-        err.forget();
-    };
+    let copy = move |_| copy_text(&markdown.get_untracked(), copied);
 
     move || {
         (!runs.with(Vec::is_empty)).then(|| {

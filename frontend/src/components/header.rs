@@ -4,7 +4,8 @@ use crate::components::ViewToggles;
 use crate::connection::{ConnStatus, Connection};
 use crate::look::Look;
 
-/// Title, connection status (`#status[data-state]`) and what we are talking to.
+/// Title, the two views (Runs | Observe), connection status (`#status[data-state]`) and what
+/// we are talking to.
 #[component]
 pub fn Header(conn: Connection, look: Look) -> impl IntoView {
     let status_text = move || match conn.status.get() {
@@ -21,12 +22,29 @@ pub fn Header(conn: Connection, look: Look) -> impl IntoView {
             None => "no server yet".to_string(),
         })
     };
+    // The query (a presenter's token, the look) goes along to the other view.
+    let search = window().location().search().unwrap_or_default();
+    let observing_view = window().location().pathname().unwrap_or_default() == "/observe";
+    let current = |here: bool| if here { "page" } else { "false" };
     view! {
         <header class="top">
             <div class="brand">
                 <h1>"pipescope"</h1>
                 <p class="tagline">"Redis pipelining, measured live"</p>
             </div>
+            <nav class="views" aria-label="Views">
+                <a id="nav-runs" href=format!("/{search}") aria-current=current(!observing_view)>
+                    "Runs"
+                </a>
+                <span class="sep" aria-hidden="true">"|"</span>
+                <a
+                    id="nav-observe"
+                    href=format!("/observe{search}")
+                    aria-current=current(observing_view)
+                >
+                    "Observe"
+                </a>
+            </nav>
             <div class="where">
                 <span
                     id="status"

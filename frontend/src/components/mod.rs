@@ -1,9 +1,11 @@
 //! One component per file. Each takes the `Connection` (signals + memos), and the teaching
-//! view's `Playback` and `Look` or the tour's `Tour`, as props; the controls and the tour's
+//! view's `Playback` and `Look` or the tour's `Tour`, as props (the observe view's, `observe*`
+//! and `observed_*`, read `Connection::observe`); the controls and the tour's
 //! controller are the only ways back to the server. `tour_prose` and `handout_chart` hold no
 //! component: they render the tour's prose and the handout's chart for the views that do.
 
 pub mod charts;
+pub mod connect_box;
 pub mod controls;
 pub mod error_banner;
 pub mod export_bar;
@@ -12,6 +14,12 @@ pub mod header;
 pub mod mode_fields;
 pub mod network_controls;
 pub mod number_field;
+pub mod observe_controls;
+pub mod observe_export;
+pub mod observe_page;
+pub mod observed_detail;
+pub mod observed_figures;
+pub mod observed_table;
 pub mod playback_controls;
 pub mod progress;
 pub mod results;
@@ -35,6 +43,7 @@ pub mod view_toggles;
 pub mod workload_fields;
 
 pub use charts::Charts;
+pub use connect_box::ConnectBox;
 pub use controls::Controls;
 pub use error_banner::ErrorBanner;
 pub use export_bar::ExportBar;
@@ -42,6 +51,12 @@ pub use header::Header;
 pub use mode_fields::ModeFields;
 pub use network_controls::NetworkControls;
 pub use number_field::NumberField;
+pub use observe_controls::ObserveControls;
+pub use observe_export::ObserveExport;
+pub use observe_page::ObservePage;
+pub use observed_detail::ObservedDetail;
+pub use observed_figures::ObservedFigures;
+pub use observed_table::ObservedTable;
 pub use playback_controls::PlaybackControls;
 pub use progress::RunProgress;
 pub use results::Results;

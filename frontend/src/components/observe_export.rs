@@ -1,0 +1,70 @@
+use leptos::prelude::*;
+use shared::observe::ObservedConnection;
+use shared::observe_report;
+
+use crate::components::export_bar::{copy_text, download};
+use crate::connection::Connection;
+
+/// The verdicts as Markdown (copy or download) or JSON: the same text `pipescope observe`
+/// prints, from `shared::observe_report`.
+#[component]
+pub fn ObserveExport(conn: Connection) -> impl IntoView {
+    let copied = RwSignal::new(None::<bool>);
+    let conns = Memo::new(move |_| {
+        conn.observe.with(|o| {
+            o.connections
+                .values()
+                .cloned()
+                .collect::<Vec<ObservedConnection>>()
+        })
+    });
+    let save = move |name: &'static str, mime: &'static str, text: String| {
+        if let Err(e) = download(name, mime, &text) {
+            conn.error
+                .set(Some(format!("The browser refused the download: {e:?}")));
+        }
+    };
+    move || {
+        (!conns.with(Vec::is_empty)).then(|| {
+            view! {
+                <section class="card export" aria-label="Export the verdicts">
+                    <h2>"Take the verdicts with you"</h2>
+                    <div class="buttons export-buttons">
+                        <button
+                            id="observe-export-json"
+                            class="small"
+                            on:click=move |_| save("pipescope-observed.json", "application/json", conns.with(|c| observe_report::json(c)))
+                        >
+                            "Download JSON"
+                        </button>
+                        <button
+                            id="observe-export-md-copy"
+                            class="small"
+                            on:click=move |_| copy_text(&conns.with_untracked(|c| observe_report::markdown(c)), copied)
+                        >
+                            "Copy Markdown"
+                        </button>
+                        <button
+                            id="observe-export-md"
+                            class="small"
+                            on:click=move |_| save("pipescope-observed.md", "text/markdown", conns.with(|c| observe_report::markdown(c)))
+                        >
+                            "Download Markdown"
+                        </button>
+                        {move || {
+                            copied
+                                .get()
+                                .map(|ok| {
+                                    view! {
+                                        <span class="copied" role="status">
+                                            {if ok { "Copied." } else { "The clipboard was refused: download it instead." }}
+                                        </span>
+                                    }
+                                })
+                        }}
+                    </div>
+                </section>
+            }
+        })
+    }
+}

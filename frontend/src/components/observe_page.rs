@@ -1,0 +1,31 @@
+use leptos::prelude::*;
+
+use crate::components::{
+    ErrorBanner, Header, ObserveControls, ObserveExport, ObservedDetail, ObservedTable,
+};
+use crate::connection::Connection;
+use crate::look::{Look, Theme};
+use crate::url_state::UrlState;
+
+/// `/observe`: an application's own connections through the observing proxy. The presenter
+/// starts and stops it; every page sees the table fill live; a chosen connection's requests
+/// are drawn by the same timeline as a run's.
+#[component]
+pub fn ObservePage(conn: Connection, #[prop(optional)] url: UrlState) -> impl IntoView {
+    let look = Look::new(
+        url.presenter,
+        Theme::from_value(url.theme.as_deref().unwrap_or("light")),
+    );
+    // Connection ids whose details and timelines are shown, in the order they were chosen.
+    let chosen = RwSignal::new(Vec::<u64>::new());
+    view! {
+        <Header conn=conn look=look />
+        <main class="observe">
+            <ErrorBanner conn=conn />
+            <ObserveControls conn=conn />
+            <ObservedTable conn=conn chosen=chosen />
+            <ObservedDetail conn=conn chosen=chosen look=look />
+            <ObserveExport conn=conn />
+        </main>
+    }
+}

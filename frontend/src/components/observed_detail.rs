@@ -1,0 +1,65 @@
+use leptos::prelude::*;
+
+use crate::components::{DrawnNote, ObservedFigures, PlaybackControls, Timeline};
+use crate::connection::Connection;
+use crate::look::Look;
+use crate::playback::Playback;
+
+/// The chosen connections: their requests on the runs' timeline (lanes: client ⇄ proxy and
+/// proxy ⇄ Redis) with its playback, then each one's time taken apart and its pipelined
+/// equivalent. A chosen connection's timeline is asked for again when it ends, so the
+/// picture holds all it did.
+#[component]
+pub fn ObservedDetail(conn: Connection, chosen: RwSignal<Vec<u64>>, look: Look) -> impl IntoView {
+    let traces = Memo::new(move |_| {
+        let ids = chosen.get();
+        conn.observe.with(|o| o.traces(&ids))
+    });
+    let first = Memo::new(move |_| chosen.with(|c| c.first().copied()));
+    // Observed timelines arrive whole: nothing streams, so playback settles at once.
+    let playback = Playback::of(traces, first, Signal::derive(|| false));
+    Effect::new(move |prev: Option<Vec<(u64, bool)>>| {
+        let ids = chosen.get();
+        let now: Vec<(u64, bool)> = conn.observe.with(|o| {
+            ids.iter()
+                .filter_map(|id| o.connections.get(id).map(|c| (*id, c.open)))
+                .collect()
+        });
+        for (id, open) in &now {
+            let was_open = prev
+                .as_ref()
+                .is_some_and(|p| p.iter().any(|(i, o)| i == id && *o));
+            if was_open && !open {
+                conn.want_timeline(*id);
+            }
+        }
+        now
+    });
+    let refresh =
+        move |_| chosen.with_untracked(|ids| ids.iter().for_each(|id| conn.want_timeline(*id)));
+    view! {
+        <Show when=move || !chosen.with(Vec::is_empty)>
+            <section class="card teaching observed-detail" aria-label="Chosen connections">
+                <div class="teaching-head">
+                    <h2>"The chosen connections' requests at measured times"</h2>
+                    <DrawnNote playback=playback />
+                    <button id="timeline-refresh" class="small" on:click=refresh>
+                        "Update the picture"
+                    </button>
+                </div>
+                <Show
+                    when=move || !traces.with(Vec::is_empty)
+                    fallback=|| view! { <p class="note">"Asking the server for the requests…"</p> }
+                >
+                    <Timeline playback=playback look=look />
+                    <PlaybackControls playback=playback />
+                </Show>
+                <div class="observed-figures-list">
+                    <For each=move || chosen.get() key=|id| *id let:id>
+                        <ObservedFigures conn=conn id=id />
+                    </For>
+                </div>
+            </section>
+        </Show>
+    }
+}

@@ -1,0 +1,56 @@
+use leptos::prelude::*;
+use shared::observe_report::equivalent_line;
+
+use crate::connection::Connection;
+use crate::observe::{time_split, title};
+
+/// One chosen connection: its verdict, its wall time taken apart (each figure says whether it
+/// was measured, and by what, or derived, and from what), and what the same commands cost
+/// pipelined by pipescope's own engine (measured on request, by the presenter).
+#[component]
+pub fn ObservedFigures(conn: Connection, id: u64) -> impl IntoView {
+    let c = Memo::new(move |_| conn.observe.with(|o| o.connections.get(&id).cloned()));
+    let measuring = move || conn.observe.with(|o| o.measuring.is_some());
+    let may = move || conn.is_open() && conn.can_control();
+    move || {
+        c.get().map(|c| {
+            let equivalent = c.equivalent.as_ref().map(|e| equivalent_line(&c, e));
+            let rows = time_split(&c)
+                .into_iter()
+                .map(|f| {
+                    view! {
+                        <tr>
+                            <th scope="row">{f.label}</th>
+                            <td class="value">{f.value}</td>
+                            <td class="how">{f.how}</td>
+                        </tr>
+                    }
+                })
+                .collect_view();
+            view! {
+                <article class="observed-figures" id=format!("figures-{id}")>
+                    <h3>{title(&c)}</h3>
+                    <p class="verdict-line">{c.verdict.text.clone()}</p>
+                    <table class="time-split">
+                        <tbody>{rows}</tbody>
+                    </table>
+                    <div class="equivalent">
+                        <button
+                            id=format!("equivalent-{id}")
+                            class="small"
+                            disabled=move || !may() || measuring()
+                            on:click=move |_| conn.measure_equivalent(id)
+                        >
+                            {move || if measuring() { "Measuring…" } else { "Measure the pipelined equivalent" }}
+                        </button>
+                        <span class="equivalent-result" id=format!("equivalent-result-{id}")>
+                            {equivalent.unwrap_or_else(|| {
+                                "the same number of commands, pipelined by pipescope's engine over the same network: not measured yet".into()
+                            })}
+                        </span>
+                    </div>
+                </article>
+            }
+        })
+    }
+}

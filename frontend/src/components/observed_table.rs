@@ -1,0 +1,114 @@
+use leptos::prelude::*;
+use shared::observe::{ObservedConnection, group};
+
+use crate::connection::Connection;
+use crate::observe::verdict_word;
+
+/// Every connection the proxy followed, live: who it is, what it sent, and the verdict in
+/// words. Choosing a row asks the server for its requests (the timeline below).
+#[component]
+pub fn ObservedTable(conn: Connection, chosen: RwSignal<Vec<u64>>) -> impl IntoView {
+    let rows = Memo::new(move |_| {
+        conn.observe
+            .with(|o| o.connections.values().cloned().collect::<Vec<_>>())
+    });
+    let toggle = move |id: u64| {
+        let adding = !chosen.with_untracked(|c| c.contains(&id));
+        chosen.update(|c| {
+            if adding {
+                c.push(id);
+            } else {
+                c.retain(|x| *x != id);
+            }
+        });
+        if adding {
+            conn.want_timeline(id);
+        }
+    };
+    view! {
+        <section class="card observed" aria-label="Observed connections">
+            <h2>"Connections"</h2>
+            <Show
+                when=move || !rows.with(Vec::is_empty)
+                fallback=|| {
+                    view! {
+                        <p id="observed-empty" class="note">
+                            "No connections yet: start observing, then run your application against the address above."
+                        </p>
+                    }
+                }
+            >
+                <table id="observed-table">
+                    <thead>
+                        <tr>
+                            <th scope="col">"show"</th>
+                            <th scope="col">"client"</th>
+                            <th scope="col">"name"</th>
+                            <th scope="col">"commands"</th>
+                            <th scope="col">"writes"</th>
+                            <th scope="col">"round trips"</th>
+                            <th scope="col">"depth"</th>
+                            <th scope="col">"verdict"</th>
+                        </tr>
+                    </thead>
+                    <tbody>
+                        <For each=move || rows.get() key=|c| (c.id, c.counts.commands, c.open, c.verdict.text.clone()) let:c>
+                            <Row c=c chosen=chosen toggle=toggle />
+                        </For>
+                    </tbody>
+                </table>
+                <p class="note">
+                    "Writes are the proxy's reads from the client: one read ≈ one client write, because TCP may merge or split writes. Depth: commands in flight, on average (and at most)."
+                </p>
+            </Show>
+        </section>
+    }
+}
+
+#[component]
+fn Row(
+    c: ObservedConnection,
+    chosen: RwSignal<Vec<u64>>,
+    toggle: impl Fn(u64) + Copy + 'static,
+) -> impl IntoView {
+    let id = c.id;
+    let checked = move || chosen.with(|ids| ids.contains(&id));
+    let state = match (&c.ended, c.open) {
+        (_, true) => "open".to_string(),
+        (Some(end), false) => end.clone(),
+        (None, false) => "ended".to_string(),
+    };
+    view! {
+        <tr
+            id=format!("observed-{id}")
+            class="observed-row"
+            data-verdict=format!("{:?}", c.verdict.kind)
+            data-commands=c.counts.commands.to_string()
+        >
+            <td class="choose">
+                <input
+                    type="checkbox"
+                    id=format!("choose-{id}")
+                    aria-label=format!("show connection {id}")
+                    prop:checked=checked
+                    on:change=move |_| toggle(id)
+                />
+            </td>
+            <th scope="row" class="client">
+                <span class="conn-id">{format!("#{id}")}</span>
+                " "
+                {c.client.clone()}
+                <span class="conn-state">{state}</span>
+            </th>
+            <td class="name">{c.name.clone().unwrap_or_else(|| "—".into())}</td>
+            <td>{group(c.counts.commands)}</td>
+            <td>{group(c.counts.writes)}</td>
+            <td>{group(c.counts.round_trips)}</td>
+            <td>{format!("{:.1} (max {})", c.times.mean_depth, group(c.counts.max_depth))}</td>
+            <td class="verdict" title=c.verdict.text.clone()>
+                <span class="verdict-word">{verdict_word(c.verdict.kind)}</span>
+                <span class="verdict-text">{c.verdict.text.clone()}</span>
+            </td>
+        </tr>
+    }
+}

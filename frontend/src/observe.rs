@@ -1,0 +1,338 @@
+//! Observe mode as the page knows it, rebuilt from server messages (pure, host-tested): whether
+//! the observing proxy runs and where, the connections it follows, the timelines this page
+//! asked for. Plus what the observe view derives from them: a connection's timeline as a
+//! `Trace` the existing timeline draws, and its time taken apart, each figure saying how it was
+//! obtained.
+
+use std::collections::BTreeMap;
+
+use shared::ServerMsg;
+use shared::observe::{
+    ObserveStatus, ObservedConnection, ObservedTimeline, VerdictKind, duration, group,
+};
+
+use crate::trace::Trace;
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ObserveState {
+    /// The observing proxy, while it runs.
+    pub status: Option<ObserveStatus>,
+    /// Why it stopped, when the server gave a reason.
+    pub stopped: Option<String>,
+    /// The latest observation's connections, by id (in the order they arrived).
+    pub connections: BTreeMap<u64, ObservedConnection>,
+    /// Timelines this page asked for, by connection id.
+    pub timelines: BTreeMap<u64, ObservedTimeline>,
+    /// The connection whose pipelined equivalent this page asked to measure, until it lands
+    /// (or the server refuses).
+    pub measuring: Option<u64>,
+}
+
+impl ObserveState {
+    /// Folds one server message in; messages about runs leave it unchanged.
+    pub fn apply(&mut self, msg: &ServerMsg) {
+        match msg {
+            ServerMsg::Welcome {
+                observing,
+                observed,
+                ..
+            } => {
+                *self = ObserveState {
+                    status: observing.clone(),
+                    connections: observed.iter().map(|c| (c.id, c.clone())).collect(),
+                    ..Default::default()
+                };
+            }
+            // A new observation: its connections are numbered from 1 again.
+            ServerMsg::ObserveStarted { status } => {
+                *self = ObserveState {
+                    status: Some(status.clone()),
+                    ..Default::default()
+                };
+            }
+            ServerMsg::ObserveStopped { reason } => {
+                self.status = None;
+                self.stopped = reason.clone();
+            }
+            ServerMsg::Observed { connections } => {
+                for c in connections {
+                    if self.measuring == Some(c.id) && c.equivalent.is_some() {
+                        self.measuring = None;
+                    }
+                    self.connections.insert(c.id, c.clone());
+                }
+            }
+            ServerMsg::ObservedTimeline(t) => {
+                self.timelines.insert(t.id, t.clone());
+            }
+            // Whatever was refused, a measurement this page waits for is not coming.
+            ServerMsg::Rejected { .. } => self.measuring = None,
+            ServerMsg::RunStarted { .. }
+            | ServerMsg::Progress { .. }
+            | ServerMsg::Spans { .. }
+            | ServerMsg::Finished { .. }
+            | ServerMsg::Failed { .. } => {}
+        }
+    }
+
+    pub fn observing(&self) -> bool {
+        self.status.is_some()
+    }
+
+    /// The chosen connections that have a timeline, drawn like runs.
+    pub fn traces(&self, chosen: &[u64]) -> Vec<Trace> {
+        chosen
+            .iter()
+            .filter_map(|id| Some(trace(self.connections.get(id)?, self.timelines.get(id)?)))
+            .collect()
+    }
+}
+
+/// "#2 · bulk-loader · 127.0.0.1:51234": how the page names a connection.
+pub fn title(c: &ObservedConnection) -> String {
+    match &c.name {
+        Some(name) => format!("#{} · {name} · {}", c.id, c.client),
+        None => format!("#{} · {}", c.id, c.client),
+    }
+}
+
+/// One connection's requests as the timeline draws a run's.
+pub fn trace(c: &ObservedConnection, t: &ObservedTimeline) -> Trace {
+    Trace {
+        run: c.id,
+        mode: None,
+        network: None,
+        spans: t.timeline.first.clone(),
+        sampled: t.timeline.sampled.clone(),
+        stride: t.timeline.stride,
+        count: c.counts.commands,
+        summary: None,
+        observed: Some(format!("{} · {}", title(c), verdict_word(c.verdict.kind))),
+    }
+}
+
+/// The verdict in a few words, for the table's column and the timeline's title.
+pub fn verdict_word(kind: VerdictKind) -> &'static str {
+    match kind {
+        VerdictKind::Idle => "no commands yet",
+        VerdictKind::OneAtATime => "one at a time",
+        VerdictKind::WritePerCommand => "pipelined, a write per command",
+        VerdictKind::Pipelined => "pipelined",
+        VerdictKind::AutoPipelined => "auto-pipelined",
+        VerdictKind::Subscriber => "subscriber",
+    }
+}
+
+/// One figure of the time taken apart, and how it was obtained.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    pub label: &'static str,
+    pub value: String,
+    /// Starts with "measured", "derived" or "assumed", then by what or from what.
+    pub how: String,
+}
+
+/// A connection's wall time taken apart: where it went, every figure with its provenance.
+pub fn time_split(c: &ObservedConnection) -> Vec<Figure> {
+    let t = &c.times;
+    let pct = |x: f64| {
+        if t.wall_us > 0.0 {
+            format!("{} ({:.0} %)", duration(x), 100.0 * x / t.wall_us)
+        } else {
+            duration(x)
+        }
+    };
+    let fig = |label, value, how: &str| Figure {
+        label,
+        value,
+        how: how.to_string(),
+    };
+    let mut out = vec![
+        fig(
+            "wall time",
+            duration(t.wall_us),
+            "measured by the proxy: the first command's arrival to the last reply handed back (or to now)",
+        ),
+        fig(
+            "waiting on round trips",
+            pct(t.waiting_us),
+            "measured by the proxy: time with at least one reply awaited",
+        ),
+        fig(
+            "of which at Redis",
+            pct(t.at_redis_us),
+            "measured by the proxy: a command handed to Redis until its reply came back (Redis's work and the loopback hop each way)",
+        ),
+        fig(
+            "of which network and proxy",
+            pct(t.network_us()),
+            "derived: waiting on round trips − at Redis",
+        ),
+        fig(
+            "the client's own time",
+            pct(t.client_us),
+            "measured by the proxy: time with no reply awaited (the application's code, its kernel, the hop to the proxy)",
+        ),
+    ];
+    if t.blocked_us > 0.0 {
+        out.push(fig(
+            "blocked",
+            pct(t.blocked_us),
+            "measured by the proxy: waiting on blocking commands (BLPOP …), not counted as round trips",
+        ));
+    }
+    out.push(fig(
+        "round trips",
+        group(c.counts.round_trips),
+        "measured by the proxy: stretches with replies awaited",
+    ));
+    out.push(fig(
+        "writes",
+        group(c.counts.writes),
+        "measured by the proxy: its reads from the client; one read ≈ one client write, because TCP may merge or split writes",
+    ));
+    out.push(fig(
+        "mean depth",
+        format!("{:.1}", t.mean_depth),
+        "derived: commands in flight, averaged over the time any were",
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shared::observe::{ObservedCounts, ObservedTimes, PipelinedEquivalent, verdict};
+    use shared::{Span, Timeline};
+
+    fn conn(id: u64, commands: u64, round_trips: u64) -> ObservedConnection {
+        let counts = ObservedCounts {
+            commands,
+            replies: commands,
+            writes: commands,
+            round_trips,
+            max_depth: 1,
+            ..Default::default()
+        };
+        let times = ObservedTimes {
+            wall_us: 1_000.0,
+            waiting_us: 800.0,
+            at_redis_us: 100.0,
+            client_us: 200.0,
+            ..Default::default()
+        };
+        ObservedConnection {
+            id,
+            client: "127.0.0.1:50000".into(),
+            name: Some("loop".into()),
+            open: true,
+            ended: None,
+            top_commands: vec![("SET".into(), commands)],
+            verdict: verdict(&counts, &times),
+            counts,
+            times,
+            equivalent: None,
+        }
+    }
+
+    fn status() -> ObserveStatus {
+        ObserveStatus {
+            connect_url: "redis://127.0.0.1:6380".into(),
+            network: Default::default(),
+            note: None,
+        }
+    }
+
+    #[test]
+    fn observed_updates_replace_by_id_and_a_new_observation_starts_afresh() {
+        let mut s = ObserveState::default();
+        s.apply(&ServerMsg::ObserveStarted { status: status() });
+        assert!(s.observing());
+        s.apply(&ServerMsg::Observed {
+            connections: vec![conn(1, 10, 10), conn(2, 5, 5)],
+        });
+        s.apply(&ServerMsg::Observed {
+            connections: vec![conn(1, 200, 200)],
+        });
+        assert_eq!(s.connections.len(), 2);
+        assert_eq!(s.connections[&1].counts.commands, 200);
+        s.apply(&ServerMsg::ObserveStopped {
+            reason: Some("shutting down".into()),
+        });
+        assert!(!s.observing());
+        assert_eq!(s.connections.len(), 2, "kept once stopped");
+        s.apply(&ServerMsg::ObserveStarted { status: status() });
+        assert!(s.connections.is_empty());
+    }
+
+    #[test]
+    fn a_measurement_waits_for_its_equivalent_or_a_refusal() {
+        let mut s = ObserveState {
+            measuring: Some(1),
+            ..Default::default()
+        };
+        s.apply(&ServerMsg::Observed {
+            connections: vec![conn(1, 10, 10)],
+        });
+        assert_eq!(s.measuring, Some(1));
+        let mut measured = conn(1, 10, 10);
+        measured.equivalent = Some(PipelinedEquivalent {
+            command: "SET".into(),
+            count: 10,
+            batch: 1000,
+            wall_us: 50,
+        });
+        s.apply(&ServerMsg::Observed {
+            connections: vec![measured],
+        });
+        assert_eq!(s.measuring, None);
+        s.measuring = Some(2);
+        s.apply(&ServerMsg::Rejected {
+            reason: "busy".into(),
+        });
+        assert_eq!(s.measuring, None);
+    }
+
+    #[test]
+    fn a_chosen_connection_with_its_timeline_is_a_trace() {
+        let mut s = ObserveState::default();
+        s.apply(&ServerMsg::Observed {
+            connections: vec![conn(1, 2, 2), conn(2, 3, 3)],
+        });
+        s.apply(&ServerMsg::ObservedTimeline(ObservedTimeline {
+            id: 1,
+            timeline: Timeline {
+                first: vec![Span::new(0, 0.0, 5.0), Span::new(1, 6.0, 9.0)],
+                sampled: vec![],
+                stride: 1,
+            },
+            writes_us: vec![0.0, 6.0],
+        }));
+        let traces = s.traces(&[1, 2]);
+        assert_eq!(traces.len(), 1, "connection 2 has no timeline yet");
+        assert_eq!(
+            traces[0].observed.as_deref(),
+            Some("#1 · loop · 127.0.0.1:50000 · one at a time")
+        );
+        assert_eq!(crate::trace::round_trips(&traces[0]).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn every_figure_says_how_it_was_obtained() {
+        let figures = time_split(&conn(1, 10, 10));
+        for f in &figures {
+            assert!(
+                ["measured", "derived", "assumed"]
+                    .iter()
+                    .any(|w| f.how.starts_with(w)),
+                "{f:?}"
+            );
+        }
+        let network = figures
+            .iter()
+            .find(|f| f.label == "of which network and proxy")
+            .unwrap();
+        assert_eq!(network.value, "700 µs (70 %)");
+        assert!(figures.iter().any(|f| f.how.contains("TCP may merge")));
+    }
+}
