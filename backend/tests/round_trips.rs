@@ -286,10 +286,18 @@ async fn a_long_run_draws_its_sample_beyond_the_first_requests_and_says_so() {
     )
     .await
     .unwrap();
+    // The state can show the sample's spans a frame before they are painted: wait for the
+    // frame that draws them.
     let s = until(c, "the sample drawn", Duration::from_secs(30), |s| {
-        s["runs"][0]["sampled"].as_u64().unwrap_or(0) > 0
+        let run = &s["runs"][0];
+        let (first, sampled) = (
+            run["spans"].as_u64().unwrap_or(0),
+            run["sampled"].as_u64().unwrap_or(0),
+        );
+        sampled > 0
             && s["playback"]["live"] == false
             && whole_run_in_window(s)
+            && run["arrows_drawn"].as_u64() == Some(2 * (first + sampled))
     })
     .await;
     let run = &s["runs"][0];
