@@ -53,6 +53,7 @@ pub mod observe;
 pub mod observe_rss;
 pub mod recorder;
 pub mod resp;
+pub mod round_trip_probe;
 pub mod server;
 pub mod spans;
 pub mod target;

@@ -548,7 +548,7 @@ async fn observe_overhead(args: BenchArgs) -> anyhow::Result<()> {
     // Our own server, whatever --redis-url says: redis-benchmark leaves keys behind.
     let local = LocalRedis::start().context("starting a redis-server for the comparison")?;
     let target = RedisTarget::parse(&local.url())?;
-    let rows = pipescope::versus::observe_overhead(
+    let cost = pipescope::versus::observe_overhead(
         &target,
         local.port(),
         args.count,
@@ -558,8 +558,9 @@ async fn observe_overhead(args: BenchArgs) -> anyhow::Result<()> {
     )
     .await?;
     if args.json || args.format == Format::Json {
-        return say_json_lines(&rows);
+        return say_json_lines(&[&cost]);
     }
+    let rows = &cost.rows;
     say(format_args!(
         "redis-benchmark -c 1 -P K -n {} SETs, direct and through an in-process observing proxy \
          (no delay dialled); an empty database before every run; medians of rounds that rotate \
@@ -572,7 +573,7 @@ async fn observe_overhead(args: BenchArgs) -> anyhow::Result<()> {
     say(format_args!(
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
     ));
-    for r in &rows {
+    for r in rows {
         let target = match r.k {
             1000 => format!(
                 "≥ {TARGET_RATIO_AT_1000}×: {}",
@@ -614,6 +615,30 @@ async fn observe_overhead(args: BenchArgs) -> anyhow::Result<()> {
          above; a histogram bucket's value, 8 µs apart below 1 ms, so per-round \
          differences move in such steps. Added per command: 1e6 / observed ops/s − 1e6 / \
          direct ops/s (at K = 1, -c 1, the mean round trip)."
+    ));
+    let p = &cost.probe;
+    say(format_args!(""));
+    say(format_args!(
+        "Each round trip timed: {} SETs one at a time on one blocking connection (pipescope's \
+         probe: the clock read before each write and after its +OK), direct, through the proxy \
+         with no hooks (a plain relay: what any proxy in between costs) and through the \
+         observing proxy; {} rounds, medians of each run's p50, and of the rounds' differences \
+         with 95 % confidence intervals",
+        p.count, p.rounds
+    ));
+    say(format_args!(
+        "| direct p50 | relayed p50 | observed p50 | relaying adds | observing adds (relay + framing and recording) | framing and recording add | target |"
+    ));
+    say(format_args!("|---:|---:|---:|---:|---:|---:|---|"));
+    say(format_args!(
+        "| {:.1} µs | {:.1} µs | {:.1} µs | {} | {} | {} | < {TARGET_ADDED_P50_US_AT_1} µs added p50: {} |",
+        p.direct_p50_us,
+        p.relayed_p50_us,
+        p.observed_p50_us,
+        p.relay_added_us.with_interval(1, " µs"),
+        p.observe_added_us.with_interval(1, " µs"),
+        p.recording_added_us.with_interval(1, " µs"),
+        met(p.observe_added_us.median < TARGET_ADDED_P50_US_AT_1),
     ));
     Ok(())
 }

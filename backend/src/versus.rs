@@ -31,8 +31,10 @@ use shared::{Mode, RunSpec, Wait};
 
 use crate::engine::{self, RunContext, keys};
 pub use crate::median::Median;
+use crate::net::{Compensation, DelayProxy, Hooks};
 use crate::observe::Observer;
 use crate::recorder::Progress;
+use crate::round_trip_probe;
 use crate::target::RedisTarget;
 
 /// Rounds per comparison at most, whatever the budget.
@@ -85,6 +87,8 @@ enum Section {
     Overhead(u32),
     /// Theirs direct and through an in-process observing proxy at depth K.
     Observed(u32),
+    /// The round-trip probe direct, through a plain relay and through the observing proxy.
+    Probe,
 }
 
 /// Who runs in a round.
@@ -229,7 +233,28 @@ struct Bench<'a> {
     progress: bool,
 }
 
-impl Bench<'_> {
+impl<'a> Bench<'a> {
+    /// Against `target`'s server on `port`, with redis-benchmark's SETs shaped like runs of
+    /// `count`; no observer, and quiet.
+    async fn new(
+        target: &'a RedisTarget,
+        port: u16,
+        run_id: u64,
+        count: u64,
+        min_rounds: usize,
+    ) -> anyhow::Result<Bench<'a>> {
+        Ok(Bench {
+            target,
+            port,
+            admin: target.admin_connection().await?,
+            shape: Shape::like_ours(run_id, count),
+            run_id,
+            min_rounds: min_rounds.clamp(1, MAX_ROUNDS),
+            observer: None,
+            progress: false,
+        })
+    }
+
     /// One timed run of `count` SETs at depth `k`, on an empty database.
     async fn once(&mut self, who: Contender, k: u32, count: u64) -> anyhow::Result<Sample> {
         redis::cmd("FLUSHALL")
@@ -407,16 +432,7 @@ pub async fn compare(
 ) -> anyhow::Result<(Vec<VersusRow>, Vec<Overhead>)> {
     let began = Instant::now();
     let run_id = keys::first_run_id();
-    let mut bench = Bench {
-        target,
-        port,
-        admin: target.admin_connection().await?,
-        shape: Shape::like_ours(run_id, count),
-        run_id,
-        min_rounds: min_rounds.clamp(1, MAX_ROUNDS),
-        observer: None,
-        progress: false,
-    };
+    let mut bench = Bench::new(target, port, run_id, count, min_rounds).await?;
     let mut rows = Vec::new();
     let mut overheads = Vec::new();
     for (section, deadline) in schedule(ks, began, time_budget) {
@@ -425,7 +441,9 @@ pub async fn compare(
             Section::Overhead(batch) => {
                 overheads.push(bench.overhead(batch, count, deadline).await?)
             }
-            Section::Observed(_) => unreachable!("not in a comparison's schedule"),
+            Section::Observed(_) | Section::Probe => {
+                unreachable!("not in a comparison's schedule")
+            }
         }
     }
     rows.sort_by_key(|r| r.k);
@@ -463,10 +481,39 @@ pub struct ObservedRow {
     pub observed_sets_max: u64,
 }
 
+/// The round-trip probe's figures: one-at-a-time SETs, each timed (`round_trip_probe`),
+/// direct, through the proxy with no hooks (a plain relay) and through the observing proxy.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ProbeRow {
+    /// SETs per run.
+    pub count: u64,
+    pub rounds: usize,
+    /// Medians of the runs' p50 round trips, µs.
+    pub direct_p50_us: f64,
+    pub relayed_p50_us: f64,
+    pub observed_p50_us: f64,
+    /// Medians of the rounds' differences in p50, µs: what relaying adds, what observing adds
+    /// in all, and what observing adds beyond relaying (framing and recording).
+    pub relay_added_us: Median,
+    pub observe_added_us: Median,
+    pub recording_added_us: Median,
+}
+
+/// What `observe_overhead` measured.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ObserveCost {
+    pub rows: Vec<ObservedRow>,
+    pub probe: ProbeRow,
+}
+
+/// SETs per probe run at most (fewer when runs are of fewer).
+const PROBE_COUNT: u64 = 20_000;
+
 /// What the observing proxy costs: for each K, `redis-benchmark -c 1 -P K` of `count` SETs
 /// shaped like ours, directly against our server (`port`) and through an in-process
-/// `Observer` with no network dialled (its instant path), in rounds that rotate who goes
-/// first, within `time_budget` (shared as for the comparison). Prints each round on stderr.
+/// `Observer` with no network dialled (its instant path); then the round-trip probe direct,
+/// relayed and observed. Rounds rotate who goes first, within `time_budget` (shared as for
+/// the comparison). Prints each round on stderr.
 pub async fn observe_overhead(
     target: &RedisTarget,
     port: u16,
@@ -474,30 +521,48 @@ pub async fn observe_overhead(
     ks: &[u32],
     min_rounds: usize,
     time_budget: Duration,
-) -> anyhow::Result<Vec<ObservedRow>> {
+) -> anyhow::Result<ObserveCost> {
     let began = Instant::now();
     let run_id = keys::first_run_id();
     let listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
     let observer = Observer::start(listen, target, shared::Network::default()).await?;
-    let mut bench = Bench {
-        target,
-        port,
-        admin: target.admin_connection().await?,
-        shape: Shape::like_ours(run_id, count),
-        run_id,
-        min_rounds: min_rounds.clamp(1, MAX_ROUNDS),
-        observer: Some(observer),
-        progress: true,
-    };
+    let mut bench = Bench::new(target, port, run_id, count, min_rounds).await?;
+    bench.observer = Some(observer);
+    bench.progress = true;
     let mut by_depth = ks.to_vec();
     by_depth.sort_unstable_by(|a, b| b.cmp(a));
-    let order = by_depth.into_iter().map(Section::Observed).collect();
+    let mut order: Vec<Section> = by_depth.into_iter().map(Section::Observed).collect();
+    order.push(Section::Probe);
     let mut rows = Vec::new();
+    let mut probe = None;
     for (section, deadline) in deadlines(order, began, time_budget) {
-        let Section::Observed(k) = section else {
-            unreachable!("only observed sections")
-        };
-        let s = bench
+        match section {
+            Section::Observed(k) => rows.push(bench.observed_row(k, count, deadline).await?),
+            Section::Probe => probe = Some(bench.probe(count.min(PROBE_COUNT), deadline).await?),
+            _ => unreachable!("only observed sections and the probe"),
+        }
+    }
+    rows.sort_by_key(|r| r.k);
+    redis::cmd("FLUSHALL")
+        .arg("SYNC")
+        .exec_async(&mut bench.admin)
+        .await?;
+    tracing::info!(elapsed = ?began.elapsed(), "observe overhead done");
+    Ok(ObserveCost {
+        rows,
+        probe: probe.expect("the probe section runs"),
+    })
+}
+
+impl Bench<'_> {
+    /// redis-benchmark at depth `k`, direct and through the observer.
+    async fn observed_row(
+        &mut self,
+        k: u32,
+        count: u64,
+        deadline: Instant,
+    ) -> anyhow::Result<ObservedRow> {
+        let s = self
             .rounds(
                 &[Contender::Theirs, Contender::TheirsObserved],
                 k,
@@ -508,7 +573,7 @@ pub async fn observe_overhead(
         let (direct, observed) = (&s[0], &s[1]);
         let p50 = |s: &Sample| s.p50_us.unwrap_or(f64::NAN);
         let sets: Vec<u64> = observed.iter().filter_map(|s| s.observed_sets).collect();
-        rows.push(ObservedRow {
+        Ok(ObservedRow {
             k,
             count,
             rounds: direct.len(),
@@ -523,15 +588,69 @@ pub async fn observe_overhead(
             }),
             observed_sets_min: sets.iter().copied().min().unwrap_or(0),
             observed_sets_max: sets.iter().copied().max().unwrap_or(0),
-        });
+        })
     }
-    rows.sort_by_key(|r| r.k);
-    redis::cmd("FLUSHALL")
-        .arg("SYNC")
-        .exec_async(&mut bench.admin)
-        .await?;
-    tracing::info!(elapsed = ?began.elapsed(), "observe overhead done");
-    Ok(rows)
+
+    /// The round-trip probe direct, through a plain relay and through the observer, in
+    /// rounds that rotate who goes first, from an empty database each run.
+    async fn probe(&mut self, count: u64, deadline: Instant) -> anyhow::Result<ProbeRow> {
+        let direct = self.target.socket_addr().await?;
+        let relay = DelayProxy::start(
+            std::net::TcpListener::bind("127.0.0.1:0")?,
+            direct,
+            shared::Network::default(),
+            Compensation::default(),
+            Box::new(|_| Ok(Hooks::none())),
+        )?;
+        let observed = self
+            .observer
+            .as_ref()
+            .context("the probe needs the observer")?
+            .addr();
+        let addrs = [direct, relay.addr(), observed];
+        let names = ["direct", "relayed", "observed"];
+        let mut p50s: [Vec<f64>; 3] = Default::default();
+        for round in 0..MAX_ROUNDS {
+            if round >= self.min_rounds && Instant::now() >= deadline {
+                break;
+            }
+            for j in 0..addrs.len() {
+                let i = (round + j) % addrs.len();
+                redis::cmd("FLUSHALL")
+                    .arg("SYNC")
+                    .exec_async(&mut self.admin)
+                    .await?;
+                let addr = addrs[i];
+                let times =
+                    tokio::task::spawn_blocking(move || round_trip_probe::round_trips(addr, count))
+                        .await??;
+                p50s[i].push(round_trip_probe::p50_us(&times));
+            }
+            if self.progress {
+                let runs: Vec<String> = names
+                    .iter()
+                    .zip(&p50s)
+                    .map(|(n, v)| {
+                        format!("{n} p50 {:.1} µs", v.last().copied().unwrap_or(f64::NAN))
+                    })
+                    .collect();
+                eprintln!("probe round {}: {}", round + 1, runs.join(", "));
+            }
+        }
+        let [d, r, o] = &p50s;
+        let diff = |a: &[f64], b: &[f64]| Median::of(a.iter().zip(b).map(|(a, b)| a - b).collect());
+        let mid = |v: &[f64]| Median::of(v.to_vec()).median;
+        Ok(ProbeRow {
+            count,
+            rounds: d.len(),
+            direct_p50_us: mid(d),
+            relayed_p50_us: mid(r),
+            observed_p50_us: mid(o),
+            relay_added_us: diff(r, d),
+            observe_added_us: diff(o, d),
+            recording_added_us: diff(o, r),
+        })
+    }
 }
 
 /// The comparisons in the order they run, each with the moment after which it starts no new
@@ -563,7 +682,7 @@ fn deadlines(
 ) -> Vec<(Section, Instant)> {
     let weight = |s: &Section| match s {
         Section::Versus(1) | Section::Observed(1) => 3,
-        Section::Versus(_) | Section::Observed(_) => 2,
+        Section::Versus(_) | Section::Observed(_) | Section::Probe => 2,
         Section::Overhead(_) => 1,
     };
     let total: u32 = order.iter().map(weight).sum();

@@ -382,6 +382,7 @@ fn observe_overhead_prints_a_ratio_line_per_depth() {
         .filter(|l| l.starts_with("| ") && l[2..].starts_with(|c: char| c.is_ascii_digit()))
         .map(|l| l.trim_matches('|').split(" | ").map(str::trim).collect())
         .collect();
+    let (probe, rows): (Vec<_>, Vec<_>) = rows.into_iter().partition(|r| r[0].ends_with(" µs"));
     let ks: Vec<&str> = rows.iter().map(|r| r[0]).collect();
     assert_eq!(ks, ["1", "16", "1000"], "{stdout}");
     for r in &rows {
@@ -402,6 +403,21 @@ fn observe_overhead_prints_a_ratio_line_per_depth() {
         rows[0]
     );
     assert!(rows[2][10].starts_with("≥ 0.9×: "), "{:?}", rows[2]);
+    // The probe: p50 direct, relayed and observed, then what relaying, observing and
+    // recording add, each with its interval, and the target.
+    let [probe] = &probe[..] else {
+        panic!("one probe row: {stdout}")
+    };
+    assert_eq!(probe.len(), 7, "{probe:?}");
+    for p50 in &probe[..3] {
+        let us: f64 = p50.trim_end_matches(" µs").parse().expect(p50);
+        assert!(us > 0.0, "{probe:?}");
+    }
+    for added in &probe[3..6] {
+        assert!(added.contains(" µs [") && added.ends_with(']'), "{probe:?}");
+    }
+    assert!(probe[6].starts_with("< 30 µs added p50: "), "{probe:?}");
     // Progress, a line per round, on stderr.
     assert!(stderr.contains("K=1000 round 1: direct "), "{stderr}");
+    assert!(stderr.contains("probe round 1: direct p50 "), "{stderr}");
 }

@@ -66,6 +66,20 @@ pub struct Hooks {
     pub ended: OnEnded,
 }
 
+impl Hooks {
+    /// Hooks that do nothing: the proxy as a plain relay (to measure what relaying alone
+    /// costs, beside what observing adds).
+    pub fn none() -> Hooks {
+        Hooks {
+            client_read: Box::new(|_, _| {}),
+            to_server: Box::new(|_, _, _| {}),
+            server_read: Box::new(|_, _| {}),
+            to_client: Box::new(|_, _, _| {}),
+            ended: Box::new(|_| {}),
+        }
+    }
+}
+
 /// How a proxied connection ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Ended {
