@@ -28,28 +28,54 @@ pub fn equivalent_line(c: &ObservedConnection, e: &PipelinedEquivalent) -> Strin
     )
 }
 
-/// A Markdown table to paste into notes or slides.
+/// The columns every report of connections shows, in order: headings, then one connection's
+/// figures (the terminal's table and the Markdown both lay these out).
+pub const COLUMNS: [&str; 11] = [
+    "id",
+    "client",
+    "name",
+    "commands",
+    "writes",
+    "round trips",
+    "mean depth",
+    "wall",
+    "waiting",
+    "at Redis",
+    "own time",
+];
+
+/// Connection `c`'s figures under `COLUMNS`.
+pub fn cells(c: &ObservedConnection) -> [String; 11] {
+    let t = &c.times;
+    [
+        c.id.to_string(),
+        c.client.clone(),
+        c.name.clone().unwrap_or_else(|| "-".into()),
+        group(c.counts.commands),
+        group(c.counts.writes),
+        group(c.counts.round_trips),
+        format!("{:.1}", t.mean_depth),
+        duration(t.wall_us),
+        duration(t.waiting_us),
+        duration(t.at_redis_us),
+        duration(t.client_us),
+    ]
+}
+
+/// A Markdown table to paste into notes or slides: `COLUMNS` and the verdict.
 pub fn markdown(conns: &[ObservedConnection]) -> String {
-    let mut out = String::from(
-        "| id | client | name | commands | writes | round trips | mean depth | wall | waiting | at Redis | own time | verdict |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
-    );
+    let row = |cells: &mut dyn Iterator<Item = String>| {
+        let mut line = String::from("|");
+        for cell in cells {
+            line += &format!(" {} |", cell.replace('|', "\\|"));
+        }
+        line + "\n"
+    };
+    let headings = COLUMNS.iter().map(|h| h.to_string());
+    let mut out = row(&mut headings.clone().chain(["verdict".into()]));
+    out += &row(&mut headings.chain(["verdict".into()]).map(|_| "---".into()));
     for c in conns {
-        let t = &c.times;
-        out += &format!(
-            "| {} | {} | {} | {} | {} | {} | {:.1} | {} | {} | {} | {} | {} |\n",
-            c.id,
-            c.client,
-            c.name.as_deref().unwrap_or("-"),
-            group(c.counts.commands),
-            group(c.counts.writes),
-            group(c.counts.round_trips),
-            t.mean_depth,
-            duration(t.wall_us),
-            duration(t.waiting_us),
-            duration(t.at_redis_us),
-            duration(t.client_us),
-            c.verdict.text.replace('|', "\\|"),
-        );
+        out += &row(&mut cells(c).into_iter().chain([c.verdict.text.clone()]));
     }
     out
 }
@@ -57,4 +83,48 @@ pub fn markdown(conns: &[ObservedConnection]) -> String {
 /// One JSON array of every connection.
 pub fn json(conns: &[ObservedConnection]) -> String {
     serde_json::to_string_pretty(conns).expect("connections serialise")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observe::{ObservedCounts, ObservedTimes, Verdict, VerdictKind};
+
+    fn connection(name: Option<&str>, verdict: &str) -> ObservedConnection {
+        ObservedConnection {
+            id: 7,
+            client: "127.0.0.1:50000".into(),
+            name: name.map(Into::into),
+            open: false,
+            ended: Some("closed by the client".into()),
+            top_commands: vec![("SET".into(), 3)],
+            counts: ObservedCounts {
+                commands: 100_000,
+                writes: 100,
+                round_trips: 100,
+                ..Default::default()
+            },
+            times: ObservedTimes::default(),
+            verdict: Verdict {
+                kind: VerdictKind::Pipelined,
+                text: verdict.into(),
+            },
+            equivalent: None,
+        }
+    }
+
+    #[test]
+    fn markdown_lays_out_the_columns_and_the_verdict_with_pipes_escaped() {
+        let md = markdown(&[connection(Some("loader"), "a | b")]);
+        let lines: Vec<&str> = md.lines().collect();
+        assert_eq!(lines.len(), 3, "{md}");
+        let cells = |l: &str| l.matches(" |").count();
+        assert_eq!(cells(lines[0]), COLUMNS.len() + 1, "{md}");
+        assert!(lines[1].starts_with("| --- |"), "{md}");
+        assert!(
+            lines[2].starts_with("| 7 | 127.0.0.1:50000 | loader | 100,000 | 100 | 100 |"),
+            "{md}"
+        );
+        assert!(lines[2].ends_with("| a \\| b |"), "{md}");
+    }
 }

@@ -1,31 +1,41 @@
 //! `pipescope observe`'s report: a verdict per connection as a table for a terminal. JSON and
 //! Markdown live in `shared::observe_report`, which the page's export uses too.
 
-use shared::observe::{NoEquivalent, ObservedConnection, duration, group, stand_in};
+use shared::observe::{NoEquivalent, ObservedConnection, stand_in};
+use shared::observe_report::{COLUMNS, cells};
 pub use shared::observe_report::{equivalent_line, json, markdown};
 
-/// One line per connection for a terminal.
+/// One line of figures per connection for a terminal (`COLUMNS`, each as wide as its widest
+/// cell), then its verdict, its pipelined equivalent and how it ended, indented.
 pub fn table(conns: &[ObservedConnection]) -> String {
     if conns.is_empty() {
         return "no connections were observed\n".into();
     }
-    let mut out = format!(
-        "{:>4}  {:<21}  {:<14}  {:>10}  {:>10}  {:>11}  {:>6}  {:>10}  {:>10}\n",
-        "id", "client", "name", "commands", "writes", "round trips", "depth", "wall", "own time"
-    );
-    for c in conns {
-        out += &format!(
-            "{:>4}  {:<21}  {:<14}  {:>10}  {:>10}  {:>11}  {:>6.1}  {:>10}  {:>10}\n",
-            c.id,
-            c.client,
-            c.name.as_deref().unwrap_or("-"),
-            group(c.counts.commands),
-            group(c.counts.writes),
-            group(c.counts.round_trips),
-            c.times.mean_depth,
-            duration(c.times.wall_us),
-            duration(c.times.client_us),
-        );
+    let rows: Vec<[String; 11]> = conns.iter().map(cells).collect();
+    let widths: Vec<usize> = (0..COLUMNS.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .chain([COLUMNS[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    // Text columns (client, name) to the left, figures to the right.
+    let line = |cells: &mut dyn Iterator<Item = &str>| {
+        let mut out = String::new();
+        for (i, cell) in cells.enumerate() {
+            let w = widths[i];
+            out += &match i {
+                1 | 2 => format!("{cell:<w$}  "),
+                _ => format!("{cell:>w$}  "),
+            };
+        }
+        out.trim_end().to_string() + "\n"
+    };
+    let mut out = line(&mut COLUMNS.iter().copied());
+    for (c, row) in conns.iter().zip(&rows) {
+        out += &line(&mut row.iter().map(String::as_str));
         out += &format!("      {}\n", c.verdict.text);
         match (&c.equivalent, stand_in(c)) {
             (Some(e), _) => out += &format!("      {}\n", equivalent_line(c, e)),
