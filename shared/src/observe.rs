@@ -211,7 +211,11 @@ pub fn verdict(c: &ObservedCounts, t: &ObservedTimes) -> Verdict {
     }
     let trips = c.round_trips.max(1);
     let per_write = n as f64 / c.writes.max(1) as f64;
-    let breakdown = breakdown(t);
+    // "…over 7 round trips, 1 MULTI/EXEC transaction; of 15.0 ms: …"
+    let breakdown = match c.transactions {
+        0 => breakdown(t),
+        k => format!(", {}{}", count(k, "MULTI/EXEC transaction"), breakdown(t)),
+    };
     if c.pushes > 0 && c.pushes >= c.replies {
         return text(
             VerdictKind::Subscriber,
@@ -260,13 +264,24 @@ pub fn verdict(c: &ObservedCounts, t: &ObservedTimes) -> Verdict {
     text(
         VerdictKind::Pipelined,
         format!(
-            "pipelined: {} in {} of ~{} over {}{breakdown}",
+            "pipelined: {} in {}{} over {}{breakdown}",
             count(n, "command"),
             count(c.writes, "write"),
-            group(per_write.round() as u64),
+            write_size(c, per_write),
             count(trips, "round trip"),
         ),
     )
+}
+
+/// A pipeline's writes: " of ~1,000" commands each; or, when they were far from alike (a
+/// pipeline of 1,000 after a handful of set-up commands, whose mean of ~144 per write
+/// describes no write), the deepest it got: " (up to 1,000 in flight at once)".
+fn write_size(c: &ObservedCounts, per_write: f64) -> String {
+    if c.max_depth as f64 > 2.0 * per_write {
+        format!(" (up to {} in flight at once)", group(c.max_depth))
+    } else {
+        format!(" of ~{}", group(per_write.round() as u64))
+    }
 }
 
 /// "; of 12.3 ms: 80 % waiting on round trips (5 % at Redis), 20 % the client's own time".
@@ -370,6 +385,28 @@ mod tests {
         assert_eq!(
             v.text,
             "pipelined: 10,000 commands in 10 writes of ~1,000 over 10 round trips"
+        );
+    }
+
+    #[test]
+    fn a_pipeline_after_set_up_commands_is_told_by_its_depth_not_a_mean_write() {
+        // redis-py's pipeline of 1,000 SETs after its handshake, as observed.
+        let v = verdict(&counts(1_005, 7, 6, 1000), &ObservedTimes::default());
+        assert_eq!(v.kind, VerdictKind::Pipelined);
+        assert_eq!(
+            v.text,
+            "pipelined: 1,005 commands in 7 writes (up to 1,000 in flight at once) over 6 round trips"
+        );
+    }
+
+    #[test]
+    fn transactions_are_named() {
+        let mut c = counts(1_007, 7, 7, 691);
+        c.transactions = 1;
+        let v = verdict(&c, &ObservedTimes::default());
+        assert_eq!(
+            v.text,
+            "pipelined: 1,007 commands in 7 writes (up to 691 in flight at once) over 7 round trips, 1 MULTI/EXEC transaction"
         );
     }
 
