@@ -6,6 +6,7 @@
 //! Why threads, not tokio tasks: tokio's timer ticks in 1 ms, too coarse for sub-millisecond
 //! delays. The writer sleeps until just before a chunk's release time and spins the last stretch.
 
+use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -39,9 +40,15 @@ pub struct DelayProxy {
     /// What crossed it (counted only for the integration tests).
     #[cfg(feature = "test-util")]
     stats: Arc<ProxyStats>,
-    /// The wire tap of the most recent connection (one run at a time uses the proxy).
-    last_tap: Arc<Mutex<Option<Arc<WireTap>>>>,
+    /// The wire taps of the most recent connections, oldest first (one run at a time uses the
+    /// proxy; a pool's run opens up to `Mode::MAX_CONNECTIONS` connections, all kept).
+    taps: Taps,
 }
+
+type Taps = Arc<Mutex<VecDeque<Arc<WireTap>>>>;
+
+/// Taps kept: every connection of the largest pool.
+const KEPT_TAPS: usize = shared::Mode::MAX_CONNECTIONS as usize;
 
 /// Sees a chunk as it arrives: when, and its bytes.
 pub type OnRead = Box<dyn FnMut(Instant, &[u8]) + Send>;
@@ -104,18 +111,22 @@ impl DelayProxy {
         network: Network,
         compensation: Compensation,
     ) -> std::io::Result<DelayProxy> {
-        let last_tap: Arc<Mutex<Option<Arc<WireTap>>>> = Default::default();
+        let taps: Taps = Default::default();
         let admit: Admit = {
-            let last_tap = last_tap.clone();
+            let taps = taps.clone();
             Box::new(move |_| {
                 let tap = Arc::new(WireTap::default());
-                *last_tap.lock().expect("proxy tap") = Some(tap.clone());
+                let mut taps = taps.lock().expect("proxy taps");
+                if taps.len() >= KEPT_TAPS {
+                    taps.pop_front();
+                }
+                taps.push_back(tap.clone());
                 Ok(tap_hooks(tap))
             })
         };
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let mut proxy = Self::start(listener, upstream, network, compensation, admit)?;
-        proxy.last_tap = last_tap;
+        proxy.taps = taps;
         Ok(proxy)
     }
 
@@ -185,7 +196,7 @@ impl DelayProxy {
             accept: Some(accept),
             #[cfg(feature = "test-util")]
             stats,
-            last_tap: Default::default(),
+            taps: Default::default(),
         })
     }
 
@@ -216,7 +227,15 @@ impl DelayProxy {
 
     /// The wire tap of the latest connection through this proxy, if any.
     pub fn last_tap(&self) -> Option<Arc<WireTap>> {
-        self.last_tap.lock().expect("proxy tap").clone()
+        self.taps.lock().expect("proxy taps").back().cloned()
+    }
+
+    /// The wire taps of the latest `n` connections through this proxy, in the order they were
+    /// accepted; `None` if fewer than `n` came through.
+    pub fn last_taps(&self, n: usize) -> Option<Vec<Arc<WireTap>>> {
+        let taps = self.taps.lock().expect("proxy taps");
+        let from = taps.len().checked_sub(n)?;
+        Some(taps.range(from..).cloned().collect())
     }
 }
 

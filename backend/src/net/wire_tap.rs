@@ -96,8 +96,14 @@ impl WireTap {
 ///   is command `b·(batch+2) + 1 + j`, and its reply travels in `EXEC`'s, command
 ///   `b·(batch+2) + n + 1` (`n` = the batch's commands; only the last batch may be short).
 /// - MSET/MGET of `batch`: one command per batch, so item `i` is command `i / batch`.
+/// - A pool of `C` connections: item `i` is command `i / C` of its connection
+///   (`Mode::connection_of`), each connection tapped on its own.
 pub fn wire_indices(mode: Mode, count: u64, i: u64) -> (u64, u64) {
     match mode {
+        Mode::Connections { connections } => {
+            let j = i / connections.max(1) as u64;
+            (j, j)
+        }
         Mode::Sequential | Mode::Pipelined { .. } | Mode::Multiplexed { .. } => (i, i),
         Mode::Transaction { batch } => {
             let batch = batch.max(1) as u64;
@@ -113,16 +119,19 @@ pub fn wire_indices(mode: Mode, count: u64, i: u64) -> (u64, u64) {
     }
 }
 
-/// Puts the wire tap's stamps into a finished run's timeline (µs since `started`, the instant
+/// Puts the wire taps' stamps into a finished run's timeline (µs since `started`, the instant
 /// its spans count from) and returns the split of a round trip: medians of engine → Redis
 /// (at_server − issued), in Redis (from_server − at_server) and Redis → engine (replied −
-/// from_server) over the spans the tap stamped. `None` if it stamped none.
+/// from_server) over the spans the taps stamped. `None` if they stamped none.
+///
+/// `taps` holds one log per connection of the run, in connection order (one, except for a
+/// pool: `Mode::connections`); a request's stamps are in its connection's log.
 pub fn stamp_timeline(
     timeline: &mut Timeline,
     mode: Mode,
     count: u64,
     started: Instant,
-    tap: &TapLog,
+    taps: &[TapLog],
 ) -> Option<RoundTripSplit> {
     // Signed: a stamp before `started` would mean stamps and requests are mismatched, and
     // must show as a negative leg, not as a plausible zero.
@@ -132,6 +141,9 @@ pub fn stamp_timeline(
     };
     let stamp = |span: &mut shared::Span| {
         let (at, from) = wire_indices(mode, count, span.i);
+        let Some(tap) = taps.get(mode.connection_of(span.i) as usize) else {
+            return;
+        };
         if let (Some(&a), Some(&f)) = (
             tap.at_server.get(at as usize),
             tap.from_server.get(from as usize),
@@ -229,6 +241,8 @@ mod tests {
             Mode::Transaction { batch: 1_000 },
             Mode::Mset { batch: 1 },
             Mode::Mset { batch: 10 },
+            Mode::Connections { connections: 1 },
+            Mode::Connections { connections: 8 },
         ] {
             for count in [FULL_SPANS, 1_000_000] {
                 let (at, from) = wire_indices(mode, count, last);
@@ -258,7 +272,7 @@ mod tests {
             ],
             ..Default::default()
         };
-        let split = stamp_timeline(&mut timeline, Mode::Sequential, 2, t0, &after).unwrap();
+        let split = stamp_timeline(&mut timeline, Mode::Sequential, 2, t0, &[after]).unwrap();
         assert_eq!(timeline.first[1].at_server_us, Some(300.0));
         assert_eq!(
             (split.out_us, split.server_us, split.back_us),
@@ -279,9 +293,47 @@ mod tests {
             first: vec![shared::Span::new(0, 10.0, 200.0)],
             ..Default::default()
         };
-        let split = stamp_timeline(&mut timeline, Mode::Sequential, 1, t0, &tap).unwrap();
+        let split = stamp_timeline(&mut timeline, Mode::Sequential, 1, t0, &[tap]).unwrap();
         assert_eq!(timeline.first[0].at_server_us, Some(-50.0));
         assert_eq!(split.out_us, -60.0);
+    }
+
+    #[test]
+    fn a_pool_request_is_stamped_from_its_own_connection() {
+        let t0 = Instant::now();
+        let at = |us: u64| t0 + Duration::from_micros(us);
+        let mode = Mode::Connections { connections: 3 };
+        assert_eq!(wire_indices(mode, 10, 7), (2, 2));
+        // Connection k's command j reached Redis at 1000·k + 10·j.
+        let taps: Vec<TapLog> = (0..3)
+            .map(|k| TapLog {
+                at_server: (0..4).map(|j| at(1000 * k + 10 * j)).collect(),
+                from_server: (0..4).map(|j| at(1000 * k + 10 * j + 5)).collect(),
+                commands: 4,
+                replies: 4,
+            })
+            .collect();
+        let mut timeline = Timeline {
+            first: (0..8).map(|i| shared::Span::new(i, 0.0, 5_000.0)).collect(),
+            ..Default::default()
+        };
+        stamp_timeline(&mut timeline, mode, 8, t0, &taps).unwrap();
+        let got: Vec<f64> = timeline
+            .first
+            .iter()
+            .map(|s| s.at_server_us.unwrap())
+            .collect();
+        assert_eq!(
+            got,
+            [0.0, 1000.0, 2000.0, 10.0, 1010.0, 2010.0, 20.0, 1020.0]
+        );
+        // Without its connection's tap a request stays unstamped.
+        let mut timeline = Timeline {
+            first: (0..3).map(|i| shared::Span::new(i, 0.0, 5_000.0)).collect(),
+            ..Default::default()
+        };
+        stamp_timeline(&mut timeline, mode, 3, t0, &taps[..1]).unwrap();
+        assert!(timeline.first[1].at_server_us.is_none());
     }
 
     #[test]
@@ -306,10 +358,10 @@ mod tests {
             Mode::Transaction { batch: 2 },
             4,
             t0,
-            &TapLog {
+            &[TapLog {
                 at_server: tap.at_server[..6].to_vec(),
                 ..tap
-            },
+            }],
         )
         .unwrap();
         let got: Vec<_> = timeline
