@@ -206,7 +206,7 @@ struct Panel<'a> {
 
 /// How far down towards Redis a pool's client lanes reach (a share of the gap between the
 /// first client lane and Redis's), leaving the rest to the arrows.
-const POOL_LANES_SHARE: f64 = 0.45;
+const POOL_LANES_SHARE: f64 = 0.6;
 
 fn panel(
     ctx: &Ctx,
@@ -247,6 +247,12 @@ fn panel(
     if let Some(trips) = trips {
         p.trip_bands(trips, heading_end);
     }
+    // Arrows stay in the plot: one that began before the window does not cross the lanes'
+    // names in the gutter.
+    ctx.save();
+    ctx.begin_path();
+    ctx.rect(axis.left_px, top, axis.right_px - axis.left_px, height);
+    ctx.clip();
     let mut count = p.arrows(&t.spans, p.colours);
     let sampled = t.sampled_beyond();
     if !sampled.is_empty() {
@@ -256,7 +262,10 @@ fn panel(
             fade(p.colours.1, bg, SAMPLED_STRENGTH),
         );
         count += p.arrows(sampled, (&faded.0, &faded.1));
-        p.sampled_mark(sampled[0].issued_us);
+    }
+    ctx.restore();
+    if let Some(first) = sampled.first() {
+        p.sampled_mark(first.issued_us);
     }
     p.unstamped_note();
     p.finished_mark();
@@ -428,23 +437,36 @@ impl Panel<'_> {
     /// the playhead, in `colours` (request, reply). Returns how many were drawn.
     fn arrows(&self, spans: &[Span], colours: (&str, &str)) -> usize {
         let (start, end) = (self.axis.start_us, self.visible_end());
-        // On a pool, requests in order of `i` are only roughly in order of time (each
-        // connection keeps its own pace): a margin of a round of the pool either side.
-        let slack = self.lanes as usize - 1;
-        let lo = spans
-            .partition_point(|sp| sp.replied_us < start)
-            .saturating_sub(slack);
-        let hi = (spans.partition_point(|sp| sp.issued_us <= end) + slack).min(spans.len());
-        if hi <= lo {
-            return 0;
-        }
-        let spans = &spans[lo..hi];
-        let style = ArrowStyle::for_spans(self.axis, spans, self.f.scale);
+        let style = if self.lanes > 1 {
+            // A pool's connections each keep their own pace, so in order of `i` its requests
+            // are not in order of time: every one is tried (the requests and replies skip those
+            // outside the picture), a few thousand comparisons a frame.
+            let shown = spans
+                .iter()
+                .filter(|sp| sp.issued_us <= end && sp.replied_us >= start)
+                .count();
+            if shown == 0 {
+                return 0;
+            }
+            ArrowStyle::for_count(self.axis, shown, self.f.scale)
+        } else {
+            let lo = spans.partition_point(|sp| sp.replied_us < start);
+            let hi = spans.partition_point(|sp| sp.issued_us <= end);
+            if hi <= lo {
+                return 0;
+            }
+            let shown = &spans[lo..hi];
+            let style = ArrowStyle::for_spans(self.axis, shown, self.f.scale);
+            return self.draw_arrows(shown, &style, colours);
+        };
+        self.draw_arrows(spans, &style, colours)
+    }
+
+    fn draw_arrows(&self, spans: &[Span], style: &ArrowStyle, colours: (&str, &str)) -> usize {
         self.ctx.set_line_width(style.width);
         self.ctx
             .set_global_alpha(if style.dense { 0.75 } else { 1.0 });
-        let count =
-            self.requests(spans, &style, colours.0) + self.replies(spans, &style, colours.1);
+        let count = self.requests(spans, style, colours.0) + self.replies(spans, style, colours.1);
         self.ctx.set_global_alpha(1.0);
         count
     }
@@ -456,7 +478,7 @@ impl Panel<'_> {
         ctx.begin_path();
         let mut count = 0;
         for sp in spans {
-            // Only a pool's margin (see `arrows`) holds requests outside the picture.
+            // Only a pool's requests (see `arrows`) may lie outside the picture.
             if sp.issued_us > pos.min(axis.end_us) || sp.replied_us < axis.start_us {
                 continue;
             }
@@ -637,6 +659,19 @@ impl ArrowStyle {
         } else {
             f64::INFINITY
         };
+        Self::with(shown, span_px, s)
+    }
+
+    /// For `shown` arrows spread over the window (a pool's, whose order is not time's).
+    fn for_count(axis: &Axis, shown: usize, s: f64) -> Self {
+        Self::with(
+            shown,
+            (axis.right_px - axis.left_px) / shown.max(1) as f64,
+            s,
+        )
+    }
+
+    fn with(shown: usize, span_px: f64, s: f64) -> Self {
         let dense = shown > 1500;
         ArrowStyle {
             dense,
