@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -20,7 +20,7 @@ use shared::Network;
 use super::framer::{Framer, Side};
 use super::schedule::{Compensation, Link, Links, Schedule};
 use super::stats::{Direction, ProxyStats};
-use super::wire_tap::WireTap;
+use super::wire_tap::{TAP_STAMPS, WireTap, stamps_per_tap};
 
 /// The writer spins (instead of sleeping) for at most this long before a release: Linux
 /// sleeps overshoot by tens of µs, which would swamp sub-millisecond delays.
@@ -43,6 +43,8 @@ pub struct DelayProxy {
     /// The wire taps of the most recent connections, oldest first (one run at a time uses the
     /// proxy; a pool's run opens up to `Mode::MAX_CONNECTIONS` connections, all kept).
     taps: Taps,
+    /// Stamps each new connection's tap keeps (`expect_run`).
+    tap_limit: Arc<AtomicUsize>,
 }
 
 type Taps = Arc<Mutex<VecDeque<Arc<WireTap>>>>;
@@ -112,10 +114,11 @@ impl DelayProxy {
         compensation: Compensation,
     ) -> std::io::Result<DelayProxy> {
         let taps: Taps = Default::default();
+        let tap_limit = Arc::new(AtomicUsize::new(TAP_STAMPS));
         let admit: Admit = {
-            let taps = taps.clone();
+            let (taps, tap_limit) = (taps.clone(), tap_limit.clone());
             Box::new(move |_| {
-                let tap = Arc::new(WireTap::default());
+                let tap = Arc::new(WireTap::with_limit(tap_limit.load(Ordering::Relaxed)));
                 let mut taps = taps.lock().expect("proxy taps");
                 if taps.len() >= KEPT_TAPS {
                     taps.pop_front();
@@ -127,6 +130,7 @@ impl DelayProxy {
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let mut proxy = Self::start(listener, upstream, network, compensation, admit)?;
         proxy.taps = taps;
+        proxy.tap_limit = tap_limit;
         Ok(proxy)
     }
 
@@ -197,6 +201,7 @@ impl DelayProxy {
             #[cfg(feature = "test-util")]
             stats,
             taps: Default::default(),
+            tap_limit: Arc::new(AtomicUsize::new(TAP_STAMPS)),
         })
     }
 
@@ -228,6 +233,14 @@ impl DelayProxy {
     /// The wire tap of the latest connection through this proxy, if any.
     pub fn last_tap(&self) -> Option<Arc<WireTap>> {
         self.taps.lock().expect("proxy taps").back().cloned()
+    }
+
+    /// Before a run through this proxy: its connections' taps share one connection's stamp
+    /// budget (`stamps_per_tap`), and the taps of earlier runs are let go.
+    pub fn expect_run(&self, connections: u32) {
+        self.tap_limit
+            .store(stamps_per_tap(connections), Ordering::Relaxed);
+        self.taps.lock().expect("proxy taps").clear();
     }
 
     /// The wire taps of the latest `n` connections through this proxy, in the order they were

@@ -87,6 +87,9 @@ impl Route {
     /// and its keys removed (`engine::run_and_clean_up`), then, through the proxy, its wire-tap
     /// stamps in the timeline and the split.
     pub async fn run(&self, spec: RunSpec, ctx: RunContext) -> Result<RunOutcome, RunError> {
+        if let Some(proxy) = &self.proxy {
+            proxy.expect_run(spec.mode.connections());
+        }
         let mut outcome = engine::run_and_clean_up(&self.target, spec, ctx).await?;
         outcome.summary.split = self
             .stamp(&spec, outcome.started, &mut outcome.timeline)

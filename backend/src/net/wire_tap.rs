@@ -13,12 +13,20 @@ use crate::target::MAX_HANDSHAKE_COMMANDS;
 
 /// Server-side times of one proxied connection, per command in connection order: when its
 /// bytes were delivered to Redis and when its reply was read from Redis. Bounded: the first
-/// `TAP_STAMPS` of each, and counts of all.
-#[derive(Debug, Default)]
+/// `limit` of each (`TAP_STAMPS` unless the run has several connections: `stamps_per_tap`),
+/// and counts of all.
+#[derive(Debug)]
 pub struct WireTap {
     log: Mutex<TapLog>,
     /// Chunks read from the engine and not yet handed to Redis and stamped.
     pub(super) in_flight: AtomicU64,
+    limit: usize,
+}
+
+impl Default for WireTap {
+    fn default() -> Self {
+        WireTap::with_limit(TAP_STAMPS)
+    }
 }
 
 /// Wire commands per request at most, in any mode: a MULTI/EXEC of one (see `wire_indices`).
@@ -28,6 +36,15 @@ const MAX_WIRE_COMMANDS_PER_REQUEST: usize = 3;
 /// (`FULL_SPANS`, the ones drawn), in any mode, after the connection's handshake.
 pub const TAP_STAMPS: usize =
     MAX_WIRE_COMMANDS_PER_REQUEST * FULL_SPANS as usize + MAX_HANDSHAKE_COMMANDS;
+
+/// Stamps kept per connection when a run spreads its requests over `connections` of them
+/// (`Mode::connection_of`): each carries a `1 / connections` share of the requests a timeline
+/// holds in full, so the run's stamps stay within one connection's `TAP_STAMPS` however many
+/// connections it opens.
+pub fn stamps_per_tap(connections: u32) -> usize {
+    MAX_WIRE_COMMANDS_PER_REQUEST * FULL_SPANS.div_ceil(connections.max(1) as u64) as usize
+        + MAX_HANDSHAKE_COMMANDS
+}
 
 #[derive(Debug, Default, Clone)]
 pub struct TapLog {
@@ -52,17 +69,25 @@ impl TapLog {
 }
 
 impl WireTap {
+    pub fn with_limit(limit: usize) -> WireTap {
+        WireTap {
+            log: Default::default(),
+            in_flight: AtomicU64::new(0),
+            limit,
+        }
+    }
+
     pub(super) fn delivered(&self, at: Instant, n: usize) {
         let mut log = self.log.lock().expect("wire tap");
         log.commands += n as u64;
-        let room = TAP_STAMPS.saturating_sub(log.at_server.len()).min(n);
+        let room = self.limit.saturating_sub(log.at_server.len()).min(n);
         log.at_server.extend(std::iter::repeat_n(at, room));
     }
 
     pub(super) fn replied(&self, at: Instant, n: usize) {
         let mut log = self.log.lock().expect("wire tap");
         log.replies += n as u64;
-        let room = TAP_STAMPS.saturating_sub(log.from_server.len()).min(n);
+        let room = self.limit.saturating_sub(log.from_server.len()).min(n);
         log.from_server.extend(std::iter::repeat_n(at, room));
     }
 
@@ -250,6 +275,32 @@ mod tests {
                 assert!(needed <= TAP_STAMPS, "{mode:?}: {needed} stamps needed");
             }
         }
+    }
+
+    #[test]
+    fn a_pool_s_taps_together_keep_what_one_connection_s_would() {
+        assert_eq!(stamps_per_tap(1), TAP_STAMPS);
+        for c in [2u32, 8, 50, 256] {
+            // Every request the timeline holds in full is stamped on its connection…
+            let mode = Mode::Connections { connections: c };
+            let (last, _) = wire_indices(mode, 1_000_000, FULL_SPANS - 1);
+            assert!(
+                (last as usize) < stamps_per_tap(c) - MAX_HANDSHAKE_COMMANDS,
+                "C = {c}"
+            );
+            // …and all of them together stay near one connection's budget.
+            let total = stamps_per_tap(c) * c as usize;
+            assert!(
+                total <= TAP_STAMPS + (3 + MAX_HANDSHAKE_COMMANDS) * c as usize,
+                "C = {c}"
+            );
+        }
+        let tap = WireTap::with_limit(3);
+        tap.delivered(Instant::now(), 5);
+        tap.replied(Instant::now(), 2);
+        let log = tap.snapshot();
+        assert_eq!((log.commands, log.at_server.len()), (5, 3));
+        assert_eq!((log.replies, log.from_server.len()), (2, 2));
     }
 
     #[test]
