@@ -47,6 +47,11 @@ pub struct JsonRun {
     pub redis_usec_per_call: Option<f64>,
     /// The command whose calls carry the run's requests (EXEC for a transaction).
     pub redis_counted: String,
+    /// Connections the engine opened for the run (a pool's size, else one).
+    pub connections: u32,
+    /// Redis's CPU time and connections accepted across the run (`INFO cpu`, `INFO stats`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redis_load: Option<shared::RedisLoad>,
 }
 
 impl From<&RunSummary> for JsonRun {
@@ -70,6 +75,8 @@ impl From<&RunSummary> for JsonRun {
             split: s.split,
             redis_usec_per_call: s.redis_usec_per_call,
             redis_counted: engine::redis_time::counted_command(&s.spec).to_ascii_uppercase(),
+            connections: s.spec.mode.connections(),
+            redis_load: s.redis_load,
         }
     }
 }
@@ -235,7 +242,7 @@ fn print_row(format: Format, s: &RunSummary, baseline: Option<&RunSummary>) {
         Format::Csv => println!("{}", cells.join(",")),
         Format::Markdown => println!("| {} |", cells.join(" | ")),
         Format::Table => println!(
-            "{:<44} {:>10} cmds {:>10.1} ms {:>12.0} ops/s  p50 {:>8.1} µs  p99 {:>8.1} µs  max {:>9.1} µs  {} round trips  {} writes{}{}{}{}",
+            "{:<44} {:>10} cmds {:>10.1} ms {:>12.0} ops/s  p50 {:>8.1} µs  p99 {:>8.1} µs  max {:>9.1} µs  {} round trips  {} writes{}{}{}{}{}",
             s.spec.mode.label(),
             s.done,
             s.wall_ms(),
@@ -260,6 +267,14 @@ fn print_row(format: Format, s: &RunSummary, baseline: Option<&RunSummary>) {
                 .map(|us| format!(
                     "  (Redis's own time: {us:.2} µs per {}, INFO commandstats)",
                     engine::redis_time::counted_command(&s.spec).to_ascii_uppercase()
+                ))
+                .unwrap_or_default(),
+            s.redis_load
+                .map(|l| format!(
+                    "  (Redis's CPU: {:.2} µs per command, INFO cpu; {} connection{} accepted, INFO stats)",
+                    l.cpu_us_per_command,
+                    l.connections_received,
+                    if l.connections_received == 1 { "" } else { "s" }
                 ))
                 .unwrap_or_default()
         ),

@@ -172,9 +172,21 @@ struct BenchArgs {
     #[arg(long)]
     json: bool,
     /// Instead of one run: our engine beside `redis-benchmark -c 1 -P K -t set` for K = 1, 16,
-    /// 1000 on our own redis-server, and the cost of our instrumentation.
+    /// 1000 on our own redis-server, and the cost of our instrumentation. With --connections:
+    /// connections against pipelining instead, `redis-benchmark -c C -P 1` beside our pool of
+    /// C connections for each C, and one connection pipelined --batch deep (theirs and ours),
+    /// with Redis's CPU per SET (INFO cpu over INFO commandstats) for every run.
     #[arg(long)]
     against_redis_benchmark: bool,
+    /// Connections in the pool for --mode connections (one C), or the pools to compare with
+    /// --against-redis-benchmark (a list: 1,8,50). Each connection sends its share of the
+    /// commands one at a time.
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=shared::Mode::MAX_CONNECTIONS as i64))]
+    connections: Vec<u32>,
+    /// After the runs, print this process's peak resident memory (VmHWM in /proc/self/status)
+    /// and its resident memory before them: what the engine needed for the runs.
+    #[arg(long)]
+    rss: bool,
     /// Instead of one run: what observe mode's proxy costs. For K = 1, 16, 1000,
     /// `redis-benchmark -c 1 -P K` of --count SETs (shaped as for --against-redis-benchmark)
     /// on our own redis-server, directly and through an in-process observing proxy (no
@@ -239,6 +251,9 @@ enum BenchMode {
     /// Sequential, pipelined with a write per command, pipelined with one write per batch:
     /// which write policy explains which speed-up.
     Flush,
+    /// A pool of --connections connections (default 8), each sending its share one command at
+    /// a time, then one connection pipelined at --batch: what C connections buy and cost.
+    Connections,
     /// The latency proxy against its promise: round trips through --delay-us (or 100 µs,
     /// 250 µs, 1 ms and 5 ms) against 2·D + the direct round trip, --rounds alternating pairs
     /// of sequential runs of --count (at most 1,000) SETs.
@@ -419,6 +434,17 @@ async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
             pipelined(args.batch, Flush::EachCommand),
             Mode::pipelined(args.batch),
         ],
+        BenchMode::Connections => {
+            let connections = match args.connections[..] {
+                [] => 8,
+                [c] => c,
+                _ => anyhow::bail!("--mode connections takes one --connections C"),
+            };
+            vec![
+                Mode::Connections { connections },
+                pipelined(args.batch, flush),
+            ]
+        }
         // Not a list of runs: pairs of them, compared.
         BenchMode::Accuracy => return accuracy(args, target).await,
     };
@@ -440,7 +466,21 @@ async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
         no_spans: args.no_spans,
         no_instrument: args.no_instrument,
     };
+    let before = args
+        .rss
+        .then(|| pipescope::observe_rss::memory(std::process::id()))
+        .transpose()?;
     pipescope::bench::run(&target, specs, options).await?;
+    if let Some(before) = before {
+        use pipescope::observe_rss::mb;
+        let after = pipescope::observe_rss::memory(std::process::id())?;
+        say(format_args!(
+            "this process's memory (/proc/self/status): {} resident before the runs, peak {} (VmHWM), {} resident after",
+            mb(before.rss_kb),
+            mb(after.hwm_kb),
+            mb(after.rss_kb)
+        ));
+    }
     Ok(())
 }
 
@@ -482,6 +522,23 @@ async fn versus(args: BenchArgs) -> anyhow::Result<()> {
     // Our own server, whatever --redis-url says: redis-benchmark leaves keys behind.
     let local = LocalRedis::start().context("starting a redis-server for the comparison")?;
     let target = RedisTarget::parse(&local.url())?;
+    if !args.connections.is_empty() {
+        let rows = pipescope::versus::compare_connections(
+            &target,
+            local.port(),
+            args.count,
+            &args.connections,
+            args.batch,
+            args.rounds.clamp(1, pipescope::versus::MAX_ROUNDS),
+            std::time::Duration::from_secs(args.time_budget_secs),
+        )
+        .await?;
+        if args.json || args.format == Format::Json {
+            return say_json_lines(&rows);
+        }
+        print_pools(args.count, &rows);
+        return Ok(());
+    }
     let ks = [1, 16, 1000];
     let rounds = args.rounds.clamp(1, pipescope::versus::MAX_ROUNDS);
     let (rows, overheads) = pipescope::versus::compare(
@@ -499,6 +556,40 @@ async fn versus(args: BenchArgs) -> anyhow::Result<()> {
     }
     print_versus(args.count, &rows, &overheads);
     Ok(())
+}
+
+/// Connections against pipelining as a Markdown table.
+fn print_pools(count: u64, rows: &[pipescope::versus::PoolRow]) {
+    say(format_args!(
+        "{count} SETs per run, an empty database before every run, our engine sleeping for replies as redis-benchmark does; \
+         medians of rounds that rotate who goes first, 95 % confidence intervals in brackets; \
+         Redis CPU per SET = INFO cpu (used_cpu_user + used_cpu_sys) over INFO commandstats SET calls, across each run",
+    ));
+    say(format_args!(
+        "| connections × depth | rounds | redis-benchmark ops/s | pipescope ops/s | ours / theirs | Redis CPU per SET, redis-benchmark | Redis CPU per SET, pipescope |"
+    ));
+    say(format_args!("|---|---:|---:|---:|---:|---:|---:|"));
+    for r in rows {
+        let what = if r.depth == 1 {
+            format!(
+                "{} connection{} × 1 (-c {} -P 1)",
+                r.connections,
+                if r.connections == 1 { "" } else { "s" },
+                r.connections
+            )
+        } else {
+            format!("1 connection × {} pipelined (-c 1 -P {})", r.depth, r.depth)
+        };
+        say(format_args!(
+            "| {what} | {} | {:.0} | {:.0} | {} | {:.2} µs | {:.2} µs |",
+            r.rounds,
+            r.theirs_ops_per_sec,
+            r.ours_ops_per_sec,
+            r.ratio.with_interval(2, ""),
+            r.theirs_redis_cpu_us_per_set,
+            r.ours_redis_cpu_us_per_set,
+        ));
+    }
 }
 
 /// The comparison as a Markdown table, then the instrumentation's cost.

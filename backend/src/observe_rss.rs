@@ -67,7 +67,7 @@ pub struct RssReport {
 }
 
 /// `pid`'s VmRSS and VmHWM.
-fn memory(pid: u32) -> anyhow::Result<Memory> {
+pub fn memory(pid: u32) -> anyhow::Result<Memory> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
         .with_context(|| format!("reading /proc/{pid}/status"))?;
     let field = |name: &str| {
@@ -145,7 +145,7 @@ pub async fn measure(exe: &Path, count: u64, time_budget: Duration) -> anyhow::R
         .exec_async(&mut admin)
         .await?;
     let shape = Shape::like_ours(keys::first_run_id(), count);
-    let mut benchmark = redis_benchmark(addr.port(), DEPTH, count, MAX_KEYSPACE, &shape)
+    let mut benchmark = redis_benchmark(addr.port(), 1, DEPTH, count, MAX_KEYSPACE, &shape)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

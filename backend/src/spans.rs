@@ -1,6 +1,10 @@
 //! Per-request timings, kept within a flat memory budget for any run length: the first
 //! requests in full (they are what the timeline animates) and a strided sample of the whole run
 //! whose stride doubles whenever it fills (so it always covers the run evenly).
+//!
+//! Requests may be answered out of order (several connections): the first ones are kept in
+//! order of `i` and streamed only as an unbroken run from 0, so the page always gets them in
+//! order; the sample is put in order at the end.
 
 use std::sync::{Arc, Mutex};
 
@@ -21,6 +25,8 @@ pub struct SpanStore {
     max_sampled: usize,
     stride: u64,
     outbox: Option<Outbox>,
+    /// `first[..streamed]` went to the outbox.
+    streamed: usize,
 }
 
 impl SpanStore {
@@ -37,6 +43,7 @@ impl SpanStore {
             max_sampled,
             stride: 1,
             outbox,
+            streamed: 0,
         }
     }
 
@@ -47,14 +54,22 @@ impl SpanStore {
         if first < self.full_limit {
             let upto = end.min(self.full_limit);
             let new = (first..upto).map(|i| Span::new(i, issued_us, replied_us));
-            let start = self.first.len();
-            self.first.extend(new);
-            if let Some(outbox) = &self.outbox {
+            // In order (the common case) this is the end; otherwise a few places before it.
+            let at = self.first.partition_point(|s| s.i < first);
+            self.first.splice(at..at, new);
+            let mut ready = self.streamed;
+            while self.first.get(ready).is_some_and(|s| s.i == ready as u64) {
+                ready += 1;
+            }
+            if let Some(outbox) = &self.outbox
+                && ready > self.streamed
+            {
                 outbox
                     .lock()
                     .expect("span outbox")
-                    .extend_from_slice(&self.first[start..]);
+                    .extend_from_slice(&self.first[self.streamed..ready]);
             }
+            self.streamed = ready;
         }
         let mut i = first.next_multiple_of(self.stride);
         while i < end {
@@ -69,7 +84,8 @@ impl SpanStore {
         }
     }
 
-    pub fn into_timeline(self) -> Timeline {
+    pub fn into_timeline(mut self) -> Timeline {
+        self.sampled.sort_unstable_by_key(|s| s.i);
         Timeline {
             first: self.first,
             sampled: self.sampled,
@@ -136,6 +152,29 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn requests_answered_out_of_order_are_kept_and_streamed_in_order() {
+        let outbox: Outbox = Default::default();
+        let mut store = SpanStore::with_limits(30, 8, Some(outbox.clone()));
+        // Four connections, each answering its share (i % 4) at its own pace.
+        let mut order: Vec<u64> = (0..100).collect();
+        order.sort_by_key(|&i| (i / 4) * 4 + (3 - i % 4));
+        for &i in &order {
+            store.record(i, 1, i as f64, i as f64 + 1.0);
+            let streamed = outbox.lock().unwrap().clone();
+            assert!(
+                streamed.iter().enumerate().all(|(k, s)| s.i == k as u64),
+                "streamed out of order after {i}"
+            );
+        }
+        let t = store.into_timeline();
+        let firsts: Vec<u64> = t.first.iter().map(|s| s.i).collect();
+        assert_eq!(firsts, (0..30).collect::<Vec<_>>());
+        assert_eq!(*outbox.lock().unwrap(), t.first);
+        assert!(t.sampled.windows(2).all(|w| w[1].i == w[0].i + t.stride));
+        assert!(t.sampled.len() < 8);
     }
 
     #[test]

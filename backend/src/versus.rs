@@ -21,6 +21,12 @@
 //!
 //! Always on an embedded redis-server of our own: redis-benchmark writes `key:*` keys, and we
 //! empty the database before every run.
+//!
+//! With `--connections`, connections against pipelining instead (`compare_connections`): for
+//! each C, redis-benchmark `-c C -P 1` beside our engine's pool of C connections
+//! (`Mode::Connections`), and one pipelined connection (`-c 1 -P batch` beside ours) for
+//! reference; each run also reads what it cost Redis's CPU per SET (`INFO cpu` and
+//! `INFO commandstats` before and after it, on our otherwise idle server).
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -89,6 +95,10 @@ enum Section {
     Observed(u32),
     /// The round-trip probe direct, through a plain relay and through the observing proxy.
     Probe,
+    /// Theirs on C connections (`-c C -P 1`) and ours on a pool of C.
+    Pool(u32),
+    /// Theirs and ours (sleeping) on one connection pipelined K deep, as the pool's reference.
+    Pipelined(u32),
 }
 
 /// Who runs in a round.
@@ -101,6 +111,10 @@ enum Contender {
         wait: Wait,
         instrument: bool,
     },
+    /// redis-benchmark on K connections, one command at a time each (`-c K -P 1`).
+    TheirsConnections,
+    /// Our engine on a pool of K connections (`Mode::Connections`), sleeping for replies.
+    OursConnections,
 }
 
 const SLEEPING: Contender = Contender::Ours {
@@ -129,6 +143,9 @@ struct Sample {
     p50_us: Option<f64>,
     /// Through the observing proxy: the SETs it framed during the run.
     observed_sets: Option<u64>,
+    /// Redis's CPU time (`INFO cpu`, user + sys) across the run over the SETs it executed
+    /// (`INFO commandstats`), µs.
+    redis_cpu_us_per_set: Option<f64>,
 }
 
 impl Sample {
@@ -137,6 +154,7 @@ impl Sample {
             ops_per_sec,
             p50_us: None,
             observed_sets: None,
+            redis_cpu_us_per_set: None,
         }
     }
 }
@@ -173,10 +191,12 @@ impl Shape {
     }
 }
 
-/// `redis-benchmark -c 1 -P k -n count` of SETs shaped as `shape` against 127.0.0.1:`port`,
-/// over a keyspace of `keyspace` (`-r`; at most `MAX_KEYSPACE`), printing `--csv`.
+/// `redis-benchmark -c clients -P k -n count` of SETs shaped as `shape` against
+/// 127.0.0.1:`port`, over a keyspace of `keyspace` (`-r`; at most `MAX_KEYSPACE`), printing
+/// `--csv`.
 pub(crate) fn redis_benchmark(
     port: u16,
+    clients: u32,
     k: u32,
     count: u64,
     keyspace: u64,
@@ -189,7 +209,7 @@ pub(crate) fn redis_benchmark(
         "-p",
         &port.to_string(),
         "-c",
-        "1",
+        &clients.to_string(),
         "-P",
         &k.to_string(),
         "-n",
@@ -262,12 +282,55 @@ impl<'a> Bench<'a> {
             .exec_async(&mut self.admin)
             .await
             .context("emptying our redis-server between runs")?;
-        match who {
-            Contender::Theirs => self.theirs(self.port, count, k).await,
+        let before = self.redis_counters().await;
+        let sample = match who {
+            Contender::Theirs => self.theirs(self.port, 1, count, k).await,
+            Contender::TheirsConnections => self.theirs(self.port, k, count, 1).await,
             Contender::TheirsObserved => self.observed(count, k).await,
             Contender::Ours { wait, instrument } => {
                 self.run_id += 1;
-                self.ours(count, k, wait, instrument).await
+                let mode = if k == 1 {
+                    Mode::Sequential
+                } else {
+                    Mode::pipelined(k)
+                };
+                self.ours(count, mode, wait, instrument).await
+            }
+            Contender::OursConnections => {
+                self.run_id += 1;
+                let mode = Mode::Connections { connections: k };
+                self.ours(count, mode, Wait::Sleep, true).await
+            }
+        }?;
+        let after = self.redis_counters().await;
+        let cpu = match (before, after) {
+            (Some(b), Some(a)) => {
+                let sets = a.command.calls.saturating_sub(b.command.calls);
+                (sets > 0)
+                    .then(|| Some((a.cpu_us? - b.cpu_us?) / sets as f64))
+                    .flatten()
+            }
+            _ => None,
+        };
+        Ok(Sample {
+            redis_cpu_us_per_set: cpu,
+            ..sample
+        })
+    }
+
+    /// Our server's CPU time and SET calls now (`None`, logged, if INFO fails).
+    async fn redis_counters(&mut self) -> Option<engine::redis_time::Counters> {
+        let info = redis::cmd("INFO")
+            .arg("cpu")
+            .arg("stats")
+            .arg("commandstats")
+            .query_async::<String>(&mut self.admin)
+            .await;
+        match info {
+            Ok(info) => Some(engine::redis_time::parse_counters(&info, "set")),
+            Err(e) => {
+                tracing::warn!("INFO on our redis-server: {e}");
+                None
             }
         }
     }
@@ -275,15 +338,10 @@ impl<'a> Bench<'a> {
     async fn ours(
         &self,
         count: u64,
-        k: u32,
+        mode: Mode,
         wait: Wait,
         instrument: bool,
     ) -> anyhow::Result<Sample> {
-        let mode = if k == 1 {
-            Mode::Sequential
-        } else {
-            Mode::pipelined(k)
-        };
         let ctx = RunContext {
             instrument,
             ..RunContext::new(
@@ -302,9 +360,10 @@ impl<'a> Bench<'a> {
         Ok(Sample::ours(outcome.summary.ops_per_sec))
     }
 
-    /// redis-benchmark against 127.0.0.1:`port`: our server, or the observing proxy.
-    async fn theirs(&self, port: u16, count: u64, k: u32) -> anyhow::Result<Sample> {
-        let out = redis_benchmark(port, k, count, MAX_KEYSPACE, &self.shape)
+    /// redis-benchmark on `clients` connections `k` deep against 127.0.0.1:`port`: our
+    /// server, or the observing proxy.
+    async fn theirs(&self, port: u16, clients: u32, count: u64, k: u32) -> anyhow::Result<Sample> {
+        let out = redis_benchmark(port, clients, k, count, MAX_KEYSPACE, &self.shape)
             .output()
             .await
             .context("running redis-benchmark (Debian: apt-get install redis-tools)")?;
@@ -315,6 +374,7 @@ impl<'a> Bench<'a> {
             ops_per_sec,
             p50_us: Some(p50_us),
             observed_sets: None,
+            redis_cpu_us_per_set: None,
         })
     }
 
@@ -329,7 +389,7 @@ impl<'a> Bench<'a> {
             .map(|c| c.id)
             .max()
             .unwrap_or(0);
-        let sample = self.theirs(observer.addr().port(), count, k).await?;
+        let sample = self.theirs(observer.addr().port(), 1, count, k).await?;
         let sets = connections
             .snapshot()
             .iter()
@@ -374,9 +434,12 @@ impl<'a> Bench<'a> {
                     .map(|(c, s)| {
                         let s = s.last().expect("this round's sample");
                         format!(
-                            "{} {:.0} ops/s{}{}",
+                            "{} {:.0} ops/s{}{}{}",
                             c.name(),
                             s.ops_per_sec,
+                            s.redis_cpu_us_per_set
+                                .map(|us| format!(" Redis CPU {us:.2} µs/SET"))
+                                .unwrap_or_default(),
                             s.p50_us
                                 .map(|p| format!(" p50 {p:.0} µs"))
                                 .unwrap_or_default(),
@@ -406,6 +469,8 @@ impl Contender {
                 wait: Wait::Sleep, ..
             } => "sleeping",
             Contender::Ours { .. } => "busy-polling",
+            Contender::TheirsConnections => "redis-benchmark",
+            Contender::OursConnections => "pipescope",
         }
     }
 }
@@ -441,7 +506,7 @@ pub async fn compare(
             Section::Overhead(batch) => {
                 overheads.push(bench.overhead(batch, count, deadline).await?)
             }
-            Section::Observed(_) | Section::Probe => {
+            Section::Observed(_) | Section::Probe | Section::Pool(_) | Section::Pipelined(_) => {
                 unreachable!("not in a comparison's schedule")
             }
         }
@@ -681,8 +746,12 @@ fn deadlines(
     time_budget: Duration,
 ) -> Vec<(Section, Instant)> {
     let weight = |s: &Section| match s {
-        Section::Versus(1) | Section::Observed(1) => 3,
-        Section::Versus(_) | Section::Observed(_) | Section::Probe => 2,
+        Section::Versus(1) | Section::Observed(1) | Section::Pool(1) => 3,
+        Section::Versus(_)
+        | Section::Observed(_)
+        | Section::Probe
+        | Section::Pool(_)
+        | Section::Pipelined(_) => 2,
         Section::Overhead(_) => 1,
     };
     let total: u32 = order.iter().map(weight).sum();
@@ -694,6 +763,83 @@ fn deadlines(
             (s, began + time_budget * used / total)
         })
         .collect()
+}
+
+/// `pipescope bench --against-redis-benchmark --connections …`, one row: the same SETs on C
+/// connections one command at a time each (theirs `-c C -P 1`, ours `Mode::Connections`), or,
+/// for reference, on one connection pipelined `depth` deep.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PoolRow {
+    pub connections: u32,
+    /// Commands each connection has in flight: 1 for a pool, the batch for the pipeline.
+    pub depth: u32,
+    pub count: u64,
+    pub rounds: usize,
+    pub theirs_ops_per_sec: f64,
+    pub ours_ops_per_sec: f64,
+    /// Median of the rounds' ours / theirs.
+    pub ratio: Median,
+    /// Redis's CPU time per SET executed (`INFO cpu` user + sys over `INFO commandstats`
+    /// calls, across each run), medians, µs.
+    pub theirs_redis_cpu_us_per_set: f64,
+    pub ours_redis_cpu_us_per_set: f64,
+}
+
+/// Connections against pipelining: for each of `connections`, redis-benchmark `-c C -P 1`
+/// beside our engine's pool of C, then one connection pipelined `batch` deep (theirs and ours)
+/// for reference; `count` SETs a run, rounds rotating who goes first, within `time_budget`.
+pub async fn compare_connections(
+    target: &RedisTarget,
+    port: u16,
+    count: u64,
+    connections: &[u32],
+    batch: u32,
+    min_rounds: usize,
+    time_budget: Duration,
+) -> anyhow::Result<Vec<PoolRow>> {
+    let began = Instant::now();
+    let run_id = keys::first_run_id();
+    let mut bench = Bench::new(target, port, run_id, count, min_rounds).await?;
+    bench.progress = true;
+    // The quick runs first, as for the comparison: the pipeline, then the largest pools.
+    let mut by_size = connections.to_vec();
+    by_size.sort_unstable_by(|a, b| b.cmp(a));
+    let mut order = vec![Section::Pipelined(batch)];
+    order.extend(by_size.into_iter().map(Section::Pool));
+    let mut rows = Vec::new();
+    for (section, deadline) in deadlines(order, began, time_budget) {
+        let (who, c, depth, k) = match section {
+            Section::Pool(c) => (
+                [Contender::TheirsConnections, Contender::OursConnections],
+                c,
+                1,
+                c,
+            ),
+            Section::Pipelined(b) => ([Contender::Theirs, SLEEPING], 1, b, b),
+            _ => unreachable!("only pool and pipeline sections"),
+        };
+        let s = bench.rounds(&who, k, count, deadline).await?;
+        let (theirs, ours) = (&s[0], &s[1]);
+        let cpu = |s: &Sample| s.redis_cpu_us_per_set.unwrap_or(f64::NAN);
+        rows.push(PoolRow {
+            connections: c,
+            depth,
+            count,
+            rounds: theirs.len(),
+            theirs_ops_per_sec: median_of(theirs, |s| s.ops_per_sec),
+            ours_ops_per_sec: median_of(ours, |s| s.ops_per_sec),
+            ratio: per_round(ours, theirs, |a, b| a.ops_per_sec / b.ops_per_sec),
+            theirs_redis_cpu_us_per_set: median_of(theirs, cpu),
+            ours_redis_cpu_us_per_set: median_of(ours, cpu),
+        });
+    }
+    rows.sort_by_key(|r| (r.depth, r.connections));
+    redis::cmd("FLUSHALL")
+        .arg("SYNC")
+        .exec_async(&mut bench.admin)
+        .await?;
+    tracing::info!(elapsed = ?began.elapsed(), "connections comparison done");
+    Ok(rows)
 }
 
 impl Bench<'_> {

@@ -283,6 +283,82 @@ fn against_redis_benchmark_reports_a_ratio_per_depth_and_the_overhead() {
 }
 
 #[test]
+fn connections_mode_runs_a_pool_beside_one_pipelined_connection() {
+    let runs = bench_json(&[
+        "--mode",
+        "connections",
+        "--connections",
+        "5",
+        "--count",
+        "3000",
+        "--batch",
+        "100",
+    ]);
+    assert_eq!(runs.len(), 2);
+    let (pool, pipe) = (&runs[0], &runs[1]);
+    assert_eq!(pool["mode"], "connections");
+    assert_eq!(pool["connections"], 5);
+    assert_eq!(
+        (pool["round_trips"].as_u64(), pool["done"].as_u64()),
+        (Some(3000), Some(3000))
+    );
+    // Redis's own count of the connections the run opened: 5, then 1.
+    assert_eq!(pool["redis_load"]["connections_received"], 5);
+    assert_eq!(pipe["redis_load"]["connections_received"], 1);
+    assert_eq!(pipe["round_trips"], 30);
+    for r in &runs {
+        let load = &r["redis_load"];
+        let (cpu, per) = (
+            load["cpu_us"].as_f64().unwrap(),
+            load["cpu_us_per_command"].as_f64().unwrap(),
+        );
+        let want = cpu / r["wire_commands"].as_f64().unwrap();
+        assert!((per - want).abs() <= want * 1e-12, "{r}");
+    }
+}
+
+#[test]
+fn against_redis_benchmark_with_connections_compares_pools_and_a_pipeline() {
+    let rows = bench_json(&[
+        "--against-redis-benchmark",
+        "--connections",
+        "1,4",
+        "--batch",
+        "100",
+        "--count",
+        "2000",
+        "--rounds",
+        "2",
+        "--time-budget-secs",
+        "0",
+    ]);
+    let shape: Vec<(u64, u64)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["connections"].as_u64().unwrap(),
+                r["depth"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(shape, [(1, 1), (4, 1), (1, 100)]);
+    for r in &rows {
+        assert_eq!(r["rounds"], 2);
+        for side in ["theirs", "ours"] {
+            assert!(
+                r[format!("{side}_ops_per_sec")].as_f64().unwrap() > 0.0,
+                "{r}"
+            );
+            // Redis used some CPU for the SETs it executed, whoever sent them.
+            assert!(
+                r[format!("{side}_redis_cpu_us_per_set")].as_f64().unwrap() > 0.0,
+                "{r}"
+            );
+        }
+    }
+}
+
+#[test]
 fn accuracy_compares_the_delay_line_with_twice_the_delay_plus_loopback() {
     let rows = bench_json(&[
         "--mode",

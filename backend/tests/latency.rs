@@ -398,8 +398,14 @@ async fn a_pipelined_batch_is_stamped_command_by_command_in_order() {
     assert!(tap.at_server.windows(2).all(|w| w[0] <= w[1]));
     assert!(tap.from_server.windows(2).all(|w| w[0] <= w[1]));
     let mut timeline = outcome.timeline;
-    let split =
-        pipescope::net::stamp_timeline(&mut timeline, spec.mode, n, outcome.started, &tap).unwrap();
+    let split = pipescope::net::stamp_timeline(
+        &mut timeline,
+        spec.mode,
+        n,
+        outcome.started,
+        std::slice::from_ref(&tap),
+    )
+    .unwrap();
     assert_eq!(split.samples, n);
     assert_causal(&timeline);
     // The outbound leg holds each chunk at least D less the compensation taken off it.

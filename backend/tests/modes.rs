@@ -93,6 +93,7 @@ fn modes() -> Vec<Mode> {
         Mode::Multiplexed { in_flight: 8 },
         Mode::Transaction { batch: 10 },
         Mode::Mset { batch: 10 },
+        Mode::Connections { connections: 4 },
     ]
 }
 
@@ -532,6 +533,7 @@ async fn every_mode_cancels_cleanly() {
         Mode::Multiplexed { in_flight: 50 },
         Mode::Transaction { batch: 100 },
         Mode::Mset { batch: 100 },
+        Mode::Connections { connections: 8 },
     ];
     for (k, mode) in modes.into_iter().enumerate() {
         let run_id = 900 + k as u64;
@@ -545,9 +547,16 @@ async fn every_mode_cancels_cleanly() {
         );
         let done = failure.partial.done;
         assert!((1_000..5_000_000).contains(&done), "{label}: {done}");
-        // Everything sent was answered before the run stopped (multiplexed drains its window).
-        assert_eq!(done, failure.written, "{label}");
-        if !matches!(mode, Mode::Multiplexed { .. }) {
+        if let Mode::Connections { .. } = mode {
+            // Each connection stops after its own last command, so the answered requests are
+            // not one unbroken range: the keys that may exist reach past their count.
+            assert!(done <= failure.written, "{label}");
+        } else {
+            // Everything sent was answered before the run stopped (multiplexed drains its
+            // window).
+            assert_eq!(done, failure.written, "{label}");
+        }
+        if !matches!(mode, Mode::Multiplexed { .. } | Mode::Connections { .. }) {
             assert_eq!(done % 100, 0, "{label}: stops only between batches");
         }
         let d = delta(&before, &calls(&target).await);
@@ -641,4 +650,109 @@ fn writes_match_an_strace_count() {
             .count() as u64;
         assert_eq!(counted, writes, "{}: strace vs engine", modes()[k].label());
     }
+}
+
+/// A pool of C connections through the delay line: exactly C connections reach Redis (the
+/// proxy's taps, and Redis's own count of accepted connections), each carries exactly its
+/// share one command at a time, every key is written once, and the timeline stays within the
+/// span budget, in order, with each request stamped from its own connection's tap.
+#[tokio::test]
+async fn a_pool_opens_c_connections_each_sending_its_share_one_at_a_time() {
+    let (_redis, target) = support::redis();
+    let (c, n) = (8u32, 50_000u64);
+    let mode = Mode::Connections { connections: c };
+    let proxy = DelayProxy::raw(
+        target.socket_addr().await.unwrap(),
+        shared::Network::LOOPBACK,
+    )
+    .unwrap();
+    let routed = pipescope::net::Route {
+        target: target.through(proxy.addr()),
+        proxy: Some(Arc::new(proxy)),
+    };
+    let run_id = 1_100;
+    let spec = RunSpec::set(n, mode);
+    // As `Route::run` does: the pool's taps share one connection's stamp budget.
+    routed.proxy.as_ref().unwrap().expect_run(c);
+    let before = calls(&target).await;
+    let dbsize_before = support::dbsize(&target).await;
+    let ctx = RunContext::new(run_id, Default::default(), Default::default());
+    // Keys are checked before cleanup: run the engine, then Redis's counters by hand.
+    let outcome = run(&routed.target, run_id, spec).await.unwrap();
+    let s = &outcome.summary;
+    assert_eq!(delta(&before, &calls(&target).await), map(&[("set", n)]));
+    assert_eq!(
+        support::dbsize(&target).await - dbsize_before,
+        n,
+        "every key once"
+    );
+    for i in [0u64, 1, 7, 8, 12_345, n - 1] {
+        let v = get(&target, "GET", &format!("pipescope:{run_id}:k{i}")).await;
+        assert_eq!(v, redis::Value::BulkString(format!("v{i}").into()));
+    }
+    assert_eq!((s.done, s.round_trips, s.writes), (n, n, n));
+    assert_eq!(outcome.written, n);
+
+    // Exactly C connections crossed the proxy, each with its share (requests k, k + C, …),
+    // and each write was one command answered before the next (one chunk per command).
+    let proxy = routed.proxy.as_ref().unwrap();
+    let taps = proxy.last_taps(c as usize).expect("C connections");
+    assert!(
+        proxy.last_taps(c as usize + 1).is_none(),
+        "more than C connections"
+    );
+    for (k, tap) in taps.iter().enumerate() {
+        let log = tap.settle(Duration::from_secs(5)).await;
+        let share = (n - k as u64).div_ceil(c as u64);
+        assert_eq!(
+            (log.commands, log.replies),
+            (share, share),
+            "connection {k}"
+        );
+        let kept = pipescope::net::stamps_per_tap(c).min(share as usize);
+        assert_eq!(log.at_server.len(), kept, "connection {k}");
+    }
+    assert_eq!(proxy.stats().chunks_out.load(Ordering::Relaxed), n);
+
+    // One at a time per connection, at the engine: each request of a connection is issued
+    // only after the connection's previous reply.
+    let t = &outcome.timeline;
+    assert_eq!(t.first.len() as u64, pipescope::spans::FULL_SPANS);
+    assert!(t.first.iter().enumerate().all(|(k, s)| s.i == k as u64));
+    assert!(t.sampled.len() < pipescope::spans::MAX_SAMPLED && t.stride > 1);
+    assert!(t.sampled.windows(2).all(|w| w[1].i == w[0].i + t.stride));
+    for w in t.first.windows(c as usize + 1) {
+        let (prev, next) = (w[0], w[c as usize]);
+        assert_eq!(mode.connection_of(prev.i), mode.connection_of(next.i));
+        assert!(next.issued_us >= prev.replied_us, "{prev:?} then {next:?}");
+    }
+    // The taps' stamps land on each request from its own connection: never before it was
+    // issued, never after its reply.
+    let mut timeline = outcome.timeline.clone();
+    let split = routed
+        .stamp(&spec, outcome.started, &mut timeline)
+        .await
+        .expect("stamped");
+    // Every request held in full is stamped (below); of the sample beyond them, those within
+    // their connection's budget.
+    assert!(split.samples >= pipescope::spans::FULL_SPANS, "{split:?}");
+    for s in &timeline.first {
+        let (a, f) = (s.at_server_us.unwrap(), s.from_server_us.unwrap());
+        assert!(s.issued_us <= a && a <= f && f <= s.replied_us, "{s:?}");
+    }
+    keys::remove_run_keys(&target, run_id, outcome.written)
+        .await
+        .unwrap();
+    assert!(support::pipescope_keys(&target).await.is_empty());
+
+    // Redis's own count: a run with its counters read around it accepts exactly C
+    // connections, and its CPU per command is Redis's CPU time over the commands.
+    let outcome = engine::run_and_clean_up(&routed.target, spec, ctx)
+        .await
+        .unwrap();
+    let load = outcome.summary.redis_load.expect("INFO cpu and stats");
+    assert_eq!(load.connections_received, c as u64);
+    assert!(load.cpu_us > 0.0);
+    assert_eq!(load.cpu_us_per_command, load.cpu_us / n as f64);
+    assert!(support::pipescope_keys(&target).await.is_empty());
 }

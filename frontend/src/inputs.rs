@@ -16,15 +16,17 @@ pub enum ModeChoice {
     Multiplexed,
     Transaction,
     Mset,
+    Connections,
 }
 
 impl ModeChoice {
-    pub const ALL: [ModeChoice; 5] = [
+    pub const ALL: [ModeChoice; 6] = [
         ModeChoice::Sequential,
         ModeChoice::Pipelined,
         ModeChoice::Multiplexed,
         ModeChoice::Transaction,
         ModeChoice::Mset,
+        ModeChoice::Connections,
     ];
 
     /// The mode's `kind` name (`Mode::KINDS`, listed in the same order).
@@ -40,6 +42,7 @@ impl ModeChoice {
             ModeChoice::Multiplexed => "multiplexed",
             ModeChoice::Transaction => "MULTI/EXEC",
             ModeChoice::Mset => "MSET / MGET",
+            ModeChoice::Connections => "connections (a pool)",
         }
     }
 
@@ -56,6 +59,7 @@ impl ModeChoice {
         match self {
             ModeChoice::Sequential => None,
             ModeChoice::Multiplexed => Some("in flight"),
+            ModeChoice::Connections => Some("connections"),
             _ => Some("batch"),
         }
     }
@@ -108,7 +112,14 @@ pub enum Plan {
     Compare,
     /// Pipelined runs at batch 1, 2, 4, … up to the sweep's max.
     Sweep,
+    /// The Compare preset for "why not just use more connections?": a pool of
+    /// `POOL_PRESET.0` connections, each one command at a time, then one connection pipelined
+    /// at batch `POOL_PRESET.1`.
+    Pool,
 }
+
+/// The pool preset's connections (the seed's Lettuce pool of 8) and its pipeline's batch.
+pub const POOL_PRESET: (u32, u32) = (8, 1_000);
 
 impl Plan {
     pub fn value(self) -> &'static str {
@@ -116,11 +127,12 @@ impl Plan {
             Plan::Single => "run",
             Plan::Compare => "compare",
             Plan::Sweep => "sweep",
+            Plan::Pool => "pool",
         }
     }
 
     pub fn parse(value: &str) -> Option<Self> {
-        [Plan::Single, Plan::Compare, Plan::Sweep]
+        [Plan::Single, Plan::Compare, Plan::Sweep, Plan::Pool]
             .into_iter()
             .find(|p| p.value() == value)
     }
@@ -333,6 +345,7 @@ impl Form {
             ModeChoice::Multiplexed => Mode::Multiplexed { in_flight: batch },
             ModeChoice::Transaction => Mode::Transaction { batch },
             ModeChoice::Mset => Mode::Mset { batch },
+            ModeChoice::Connections => Mode::Connections { connections: batch },
         })
     }
 
@@ -361,6 +374,13 @@ impl Form {
                     _ => self.mode()?,
                 };
                 vec![self.spec(Mode::Sequential)?, self.spec(other)?]
+            }
+            Plan::Pool => {
+                let (connections, batch) = POOL_PRESET;
+                vec![
+                    self.spec(Mode::Connections { connections })?,
+                    self.spec(Mode::pipelined(batch))?,
+                ]
             }
             Plan::Sweep => {
                 let max: u32 = parse("sweep's largest batch", &self.sweep_max)?;
@@ -451,6 +471,10 @@ mod tests {
             (ModeChoice::Multiplexed, Mode::Multiplexed { in_flight: 50 }),
             (ModeChoice::Transaction, Mode::Transaction { batch: 50 }),
             (ModeChoice::Mset, Mode::Mset { batch: 50 }),
+            (
+                ModeChoice::Connections,
+                Mode::Connections { connections: 50 },
+            ),
         ];
         for (choice, mode) in modes {
             let f = form(|f| {
@@ -540,6 +564,34 @@ mod tests {
             .runs(Plan::Compare, &L)
             .unwrap();
         assert_eq!(r[1].mode, Mode::Transaction { batch: 1000 });
+    }
+
+    #[test]
+    fn the_pool_preset_is_eight_connections_then_one_pipeline() {
+        // Whatever mode is selected, with the form's count and network.
+        let r = form(|f| {
+            f.mode = ModeChoice::Multiplexed;
+            f.count = "20000".into();
+            f.delay_out = "100".into();
+        })
+        .runs(Plan::Pool, &L)
+        .unwrap();
+        let modes: Vec<Mode> = r.iter().map(|s| s.mode).collect();
+        assert_eq!(
+            modes,
+            [Mode::Connections { connections: 8 }, Mode::pipelined(1000)]
+        );
+        assert!(r.iter().all(|s| s.count == 20_000));
+        assert!(r.iter().all(|s| s.network == Network::symmetric(100)));
+        assert_eq!(Plan::parse("pool"), Some(Plan::Pool));
+        // Too many connections are refused in words.
+        let err = form(|f| {
+            f.mode = ModeChoice::Connections;
+            f.batch = "1000".into()
+        })
+        .runs(Plan::Single, &L)
+        .unwrap_err();
+        assert_eq!(err, "Connections must be between 1 and 256, got 1000.");
     }
 
     #[test]

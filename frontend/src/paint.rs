@@ -1,6 +1,7 @@
 //! Draws the timeline onto a 2D canvas: a ruler in real time units, then one panel per run with
 //! a Client lane and a Redis lane, each request an arrow out and each reply an arrow back, at
-//! their measured times, up to the playback position.
+//! their measured times, up to the playback position. A run on a pool of connections gets a
+//! client lane per connection ("connection k of C"), each request drawn from its own.
 //!
 //! Built to stay at 60 fps with tens of thousands of arrows: spans outside the window are
 //! skipped by binary search, and all arrows of one colour go into one path with one `stroke`.
@@ -79,8 +80,17 @@ impl Frame<'_> {
     }
 }
 
-/// Draws a frame; returns the arrows (requests + replies) drawn per trace.
-pub fn draw(ctx: &Ctx, f: &Frame) -> Vec<usize> {
+/// What a frame drew of one trace.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Drawn {
+    /// Arrows, requests + replies.
+    pub arrows: usize,
+    /// Client lanes: one per connection of the run.
+    pub client_lanes: u32,
+}
+
+/// Draws a frame; returns what it drew per trace.
+pub fn draw(ctx: &Ctx, f: &Frame) -> Vec<Drawn> {
     let s = f.scale;
     ctx.set_fill_style_str(f.palette.background);
     ctx.fill_rect(0.0, 0.0, f.width, f.height);
@@ -183,11 +193,20 @@ struct Panel<'a> {
     axis: &'a Axis,
     t: &'a Trace,
     top: f64,
+    /// The (first) client lane.
     y_client: f64,
     y_redis: f64,
+    /// Client lanes: the run's connections (`Mode::connections`), one under the other from
+    /// `y_client`, `lane_gap` apart.
+    lanes: u32,
+    lane_gap: f64,
     /// (request, reply).
     colours: (&'static str, &'static str),
 }
+
+/// How far down towards Redis a pool's client lanes reach (a share of the gap between the
+/// first client lane and Redis's), leaving the rest to the arrows.
+const POOL_LANES_SHARE: f64 = 0.6;
 
 fn panel(
     ctx: &Ctx,
@@ -197,17 +216,27 @@ fn panel(
     trips: Option<&[Trip]>,
     top: f64,
     height: f64,
-) -> usize {
+) -> Drawn {
     let s = f.scale;
+    let (y_client, y_redis) = (top + 34.0 * s, top + height - 16.0 * s);
+    let lanes = t.mode.map_or(1, Mode::connections).max(1);
+    let lane_gap = if lanes > 1 {
+        (y_redis - y_client) * POOL_LANES_SHARE / (lanes - 1) as f64
+    } else {
+        0.0
+    };
     let p = Panel {
         ctx,
         f,
         axis,
         t,
         top,
-        y_client: top + 34.0 * s,
-        y_redis: top + height - 16.0 * s,
-        colours: if t.is_sequential() {
+        y_client,
+        y_redis,
+        lanes,
+        lane_gap,
+        // A pool's connections each go one command at a time: sequential's colours.
+        colours: if t.is_sequential() || lanes > 1 {
             f.palette.seq
         } else {
             f.palette.pipe
@@ -218,6 +247,12 @@ fn panel(
     if let Some(trips) = trips {
         p.trip_bands(trips, heading_end);
     }
+    // Arrows stay in the plot: one that began before the window does not cross the lanes'
+    // names in the gutter.
+    ctx.save();
+    ctx.begin_path();
+    ctx.rect(axis.left_px, top, axis.right_px - axis.left_px, height);
+    ctx.clip();
     let mut count = p.arrows(&t.spans, p.colours);
     let sampled = t.sampled_beyond();
     if !sampled.is_empty() {
@@ -227,11 +262,36 @@ fn panel(
             fade(p.colours.1, bg, SAMPLED_STRENGTH),
         );
         count += p.arrows(sampled, (&faded.0, &faded.1));
-        p.sampled_mark(sampled[0].issued_us);
+    }
+    ctx.restore();
+    if let Some(first) = sampled.first() {
+        p.sampled_mark(first.issued_us);
     }
     p.unstamped_note();
     p.finished_mark();
-    count
+    Drawn {
+        arrows: count,
+        client_lanes: lanes,
+    }
+}
+
+/// A client lane's label: "Client", or on a pool "connection k of C" (k from 1).
+pub fn lane_label(k: u32, lanes: u32) -> String {
+    if lanes <= 1 {
+        "Client".to_string()
+    } else {
+        format!("connection {} of {lanes}", k + 1)
+    }
+}
+
+/// Which of a pool's `lanes` client lanes get a label, `gap` px apart with labels `px` tall:
+/// every one where they fit, else the first and the last (and their count says the rest).
+pub fn labelled_lanes(lanes: u32, gap: f64, px: f64) -> Vec<u32> {
+    if lanes <= 1 || gap >= px {
+        (0..lanes.max(1)).collect()
+    } else {
+        vec![0, lanes - 1]
+    }
 }
 
 impl Panel<'_> {
@@ -273,27 +333,67 @@ impl Panel<'_> {
         end
     }
 
-    /// The Client and Redis lanes with their names (an observed connection's are the proxy's
-    /// two sides: it stamps commands from the client and their trip to Redis and back).
+    /// Client lane `k`'s height (the lane of connection `k`).
+    fn y_lane(&self, k: u32) -> f64 {
+        self.y_client + k.min(self.lanes - 1) as f64 * self.lane_gap
+    }
+
+    /// Where request `sp` leaves from: its connection's lane.
+    fn y_of(&self, sp: &Span) -> f64 {
+        match self.t.mode {
+            Some(mode) if self.lanes > 1 => self.y_lane(mode.connection_of(sp.i)),
+            _ => self.y_client,
+        }
+    }
+
+    /// The Client lanes (one per connection) and the Redis lane with their names (an observed
+    /// connection's are the proxy's two sides: it stamps commands from the client and their
+    /// trip to Redis and back).
     fn lanes(&self) {
         let (ctx, f, s) = (self.ctx, self.f, self.f.scale);
         ctx.set_fill_style_str(f.palette.ink);
         ctx.set_text_align("right");
-        let (top, bottom, px) = match self.t.observed {
-            Some(_) => ("client ⇄ proxy", "proxy ⇄ Redis", 11.0),
-            None => ("Client", "Redis", 13.0),
-        };
-        ctx.set_font(&f.font(px, "700"));
-        let _ = ctx.fill_text(top, GUTTER * s - 10.0 * s, self.y_client + 4.0 * s);
-        let _ = ctx.fill_text(bottom, GUTTER * s - 10.0 * s, self.y_redis + 4.0 * s);
+        let x = GUTTER * s - 10.0 * s;
+        match self.t.observed {
+            Some(_) => {
+                ctx.set_font(&f.font(11.0, "700"));
+                let _ = ctx.fill_text("client ⇄ proxy", x, self.y_client + 4.0 * s);
+                let _ = ctx.fill_text("proxy ⇄ Redis", x, self.y_redis + 4.0 * s);
+            }
+            None if self.lanes > 1 => {
+                let px = 10.0;
+                ctx.set_font(&f.font(px, "700"));
+                for k in labelled_lanes(self.lanes, self.lane_gap, (px + 1.0) * s) {
+                    let y = self.y_lane(k);
+                    let _ = ctx.fill_text(&lane_label(k, self.lanes), x, y + 3.5 * s);
+                }
+                ctx.set_font(&f.font(13.0, "700"));
+                let _ = ctx.fill_text("Redis", x, self.y_redis + 4.0 * s);
+            }
+            None => {
+                ctx.set_font(&f.font(13.0, "700"));
+                let _ = ctx.fill_text("Client", x, self.y_client + 4.0 * s);
+                let _ = ctx.fill_text("Redis", x, self.y_redis + 4.0 * s);
+            }
+        }
         ctx.set_stroke_style_str(f.palette.lane);
-        ctx.set_line_width(2.0 * s);
-        ctx.begin_path();
-        for y in [self.y_client, self.y_redis] {
+        // Many lanes: thinner, so they stay lanes and not a grey block.
+        let pool_width = (self.lane_gap / 3.0).clamp(0.5, 2.0 * s);
+        for (k, y) in (0..self.lanes)
+            .map(|k| (k, self.y_lane(k)))
+            .chain([(u32::MAX, self.y_redis)])
+        {
+            let width = if k == u32::MAX || self.lanes == 1 {
+                2.0 * s
+            } else {
+                pool_width
+            };
+            ctx.set_line_width(width);
+            ctx.begin_path();
             ctx.move_to(self.axis.left_px, y);
             ctx.line_to(self.axis.right_px, y);
+            ctx.stroke();
         }
-        ctx.stroke();
     }
 
     /// A shaded band per round trip the mode paid, from its first write to its last reply
@@ -337,18 +437,36 @@ impl Panel<'_> {
     /// the playhead, in `colours` (request, reply). Returns how many were drawn.
     fn arrows(&self, spans: &[Span], colours: (&str, &str)) -> usize {
         let (start, end) = (self.axis.start_us, self.visible_end());
-        let lo = spans.partition_point(|sp| sp.replied_us < start);
-        let hi = spans.partition_point(|sp| sp.issued_us <= end);
-        if hi <= lo {
-            return 0;
-        }
-        let spans = &spans[lo..hi];
-        let style = ArrowStyle::for_spans(self.axis, spans, self.f.scale);
+        let style = if self.lanes > 1 {
+            // A pool's connections each keep their own pace, so in order of `i` its requests
+            // are not in order of time: every one is tried (the requests and replies skip those
+            // outside the picture), a few thousand comparisons a frame.
+            let shown = spans
+                .iter()
+                .filter(|sp| sp.issued_us <= end && sp.replied_us >= start)
+                .count();
+            if shown == 0 {
+                return 0;
+            }
+            ArrowStyle::for_count(self.axis, shown, self.f.scale)
+        } else {
+            let lo = spans.partition_point(|sp| sp.replied_us < start);
+            let hi = spans.partition_point(|sp| sp.issued_us <= end);
+            if hi <= lo {
+                return 0;
+            }
+            let shown = &spans[lo..hi];
+            let style = ArrowStyle::for_spans(self.axis, shown, self.f.scale);
+            return self.draw_arrows(shown, &style, colours);
+        };
+        self.draw_arrows(spans, &style, colours)
+    }
+
+    fn draw_arrows(&self, spans: &[Span], style: &ArrowStyle, colours: (&str, &str)) -> usize {
         self.ctx.set_line_width(style.width);
         self.ctx
             .set_global_alpha(if style.dense { 0.75 } else { 1.0 });
-        let count =
-            self.requests(spans, &style, colours.0) + self.replies(spans, &style, colours.1);
+        let count = self.requests(spans, style, colours.0) + self.replies(spans, style, colours.1);
         self.ctx.set_global_alpha(1.0);
         count
     }
@@ -358,37 +476,44 @@ impl Panel<'_> {
         let (ctx, axis, pos) = (self.ctx, self.axis, self.f.position_us);
         ctx.set_stroke_style_str(colour);
         ctx.begin_path();
+        let mut count = 0;
         for sp in spans {
+            // Only a pool's requests (see `arrows`) may lie outside the picture.
+            if sp.issued_us > pos.min(axis.end_us) || sp.replied_us < axis.start_us {
+                continue;
+            }
+            count += 1;
             let at = at_server_us(sp);
+            let y0 = self.y_of(sp);
             let x0 = axis.x(sp.issued_us);
             let u = if at > sp.issued_us {
                 (pos - sp.issued_us) / (at - sp.issued_us)
             } else {
                 1.0
             };
-            let (x1, y1) = (
-                lerp(x0, axis.x(at), u),
-                lerp(self.y_client, self.y_redis, u),
-            );
-            ctx.move_to(x0, self.y_client);
+            let (x1, y1) = (lerp(x0, axis.x(at), u), lerp(y0, self.y_redis, u));
+            ctx.move_to(x0, y0);
             ctx.line_to(x1, y1);
             if style.heads && u >= 1.0 {
-                head(ctx, (x0, self.y_client), (x1, y1), style.head_size);
+                head(ctx, (x0, y0), (x1, y1), style.head_size);
             }
         }
         ctx.stroke();
-        spans.len()
+        count
     }
 
     /// Replies: Redis → client, once the reply left Redis (measured, or by our estimate), with
     /// the measured time inside Redis along its lane.
     fn replies(&self, spans: &[Span], style: &ArrowStyle, colour: &str) -> usize {
         let (ctx, axis, pos) = (self.ctx, self.axis, self.f.position_us);
-        let (y_client, y_redis) = (self.y_client, self.y_redis);
+        let y_redis = self.y_redis;
         ctx.set_stroke_style_str(colour);
         ctx.begin_path();
         let mut count = 0;
         for sp in spans {
+            if sp.issued_us > pos.min(axis.end_us) || sp.replied_us < axis.start_us {
+                continue;
+            }
             let (at, from) = (at_server_us(sp), from_server_us(sp));
             if from > at && pos > at {
                 ctx.move_to(axis.x(at), y_redis);
@@ -405,7 +530,7 @@ impl Panel<'_> {
             };
             let (x1, y1) = (
                 lerp(x0, axis.x(sp.replied_us), u),
-                lerp(y_redis, y_client, u),
+                lerp(y_redis, self.y_of(sp), u),
             );
             ctx.move_to(x0, y_redis);
             ctx.line_to(x1, y1);
@@ -534,6 +659,19 @@ impl ArrowStyle {
         } else {
             f64::INFINITY
         };
+        Self::with(shown, span_px, s)
+    }
+
+    /// For `shown` arrows spread over the window (a pool's, whose order is not time's).
+    fn for_count(axis: &Axis, shown: usize, s: f64) -> Self {
+        Self::with(
+            shown,
+            (axis.right_px - axis.left_px) / shown.max(1) as f64,
+            s,
+        )
+    }
+
+    fn with(shown: usize, span_px: f64, s: f64) -> Self {
         let dense = shown > 1500;
         ArrowStyle {
             dense,
@@ -594,6 +732,17 @@ mod tests {
         assert_eq!(fade("#1d4ed8", "#ffffff", 0.0), "#ffffff");
         assert_eq!(fade("#000000", "#ffffff", 0.3), "#b3b3b3");
         assert_eq!(fade("rgba(0,0,0,1)", "#ffffff", 0.3), "rgba(0,0,0,1)");
+    }
+
+    #[test]
+    fn a_pool_s_lanes_are_named_by_connection() {
+        assert_eq!(lane_label(0, 1), "Client");
+        assert_eq!(lane_label(0, 8), "connection 1 of 8");
+        assert_eq!(lane_label(7, 8), "connection 8 of 8");
+        // Room for every label, or only the first and the last.
+        assert_eq!(labelled_lanes(8, 14.0, 11.0), (0..8).collect::<Vec<_>>());
+        assert_eq!(labelled_lanes(50, 2.0, 11.0), [0, 49]);
+        assert_eq!(labelled_lanes(1, 0.0, 11.0), [0]);
     }
 
     #[test]

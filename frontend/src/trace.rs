@@ -184,10 +184,12 @@ pub struct Counters {
 /// Counts by `position_us`. Issue and reply times grow with `i` (the engine writes and reads in
 /// order), so these are binary searches.
 pub fn counters(spans: &[Span], trips: Option<&[Trip]>, position_us: f64) -> Counters {
+    // Counted, not searched: on a pool of connections, requests in order of `i` are not in
+    // order of time (each connection keeps its own pace).
     Counters {
-        sent: spans.partition_point(|s| s.issued_us <= position_us),
-        received: spans.partition_point(|s| s.replied_us <= position_us),
-        round_trips: trips.map(|t| t.partition_point(|b| b.last_reply_us <= position_us)),
+        sent: spans.iter().filter(|s| s.issued_us <= position_us).count(),
+        received: spans.iter().filter(|s| s.replied_us <= position_us).count(),
+        round_trips: trips.map(|t| t.iter().filter(|b| b.last_reply_us <= position_us).count()),
     }
 }
 
@@ -372,6 +374,24 @@ mod tests {
         assert_eq!(ranges(mode, spans), [(0, 1), (1, 3), (3, 4)]);
         assert_eq!(trip_noun(Some(mode)), "read");
         assert_eq!(trip_noun(Some(Mode::Sequential)), "round trip");
+    }
+
+    #[test]
+    fn a_pool_s_counters_count_requests_in_any_order_of_time() {
+        // Two connections: connection 1 (odd i) runs ahead of connection 0.
+        let spans = vec![
+            span(0, 0.0, 10.0),
+            span(1, 0.0, 2.0),
+            span(2, 10.0, 20.0),
+            span(3, 2.0, 4.0),
+            span(4, 20.0, 30.0),
+            span(5, 4.0, 6.0),
+        ];
+        let mode = Mode::Connections { connections: 2 };
+        let t = trace(Some(mode), spans.clone());
+        let trips = round_trips(&t).unwrap();
+        let c = counters(&spans, Some(&trips), 5.0);
+        assert_eq!((c.sent, c.received, c.round_trips), (4, 2, Some(2)));
     }
 
     #[test]

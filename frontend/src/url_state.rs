@@ -1,7 +1,8 @@
 //! The page's URL query: everything a run can say, so a slide links to a prepared run.
-//! `?count=…&mode=sequential|pipelined|multiplexed|transaction|mset&batch=…&cmd=set|get|incr`
+//! `?count=…&mode=sequential|pipelined|multiplexed|transaction|mset|connections&batch=…`
+//! `&cmd=set|get|incr`
 //! `&value=<bytes>&flush=batch|each|buffered&every=<n>&delay=<µs>&back=<µs>&jitter=<µs>`
-//! `&bw=<Mbit/s>&poll=<µs>&sweep=<largest batch>&plan=run|compare|sweep&presenter=1`
+//! `&bw=<Mbit/s>&poll=<µs>&sweep=<largest batch>&plan=run|compare|sweep|pool&presenter=1`
 //! `&theme=light|dark` (`poll`: busy-poll for replies for up to that long).
 //! (`mode=compare`, from older links, means `plan=compare`.) The page keeps the query in step
 //! with its fields (history.replaceState). Parsing and writing are pure; the browser calls live
@@ -99,7 +100,7 @@ impl UrlState {
                 "flush" if ["batch", "each", "buffered"].contains(&value.as_str()) => {
                     out.flush = Some(value)
                 }
-                "plan" if ["run", "compare", "sweep"].contains(&value.as_str()) => {
+                "plan" if ["run", "compare", "sweep", "pool"].contains(&value.as_str()) => {
                     out.plan = Some(value)
                 }
                 "presenter" => out.presenter = matches!(value.as_str(), "1" | "true" | "on" | ""),
@@ -183,6 +184,14 @@ mod tests {
         assert!(u.presenter);
         assert_eq!(u.theme.as_deref(), Some("dark"));
         assert_eq!(UrlState::parse(&u.to_query()), u);
+    }
+
+    #[test]
+    fn the_pool_preset_is_a_plan_a_link_can_name() {
+        let u = UrlState::parse("?count=20000&plan=pool&presenter=1");
+        assert_eq!(u.plan.as_deref(), Some("pool"));
+        assert_eq!(UrlState::parse(&u.to_query()), u);
+        assert_eq!(UrlState::parse("?plan=pools").plan, None);
     }
 
     #[test]

@@ -46,6 +46,24 @@ pub struct RunSummary {
     /// calls of the same command in that window are counted too). `None` where Redis did not say.
     #[serde(default)]
     pub redis_usec_per_call: Option<f64>,
+    /// What the run cost Redis besides its commands' own time, from `INFO cpu` and
+    /// `INFO stats` read before and after it. `None` where Redis did not say.
+    #[serde(default)]
+    pub redis_load: Option<RedisLoad>,
+}
+
+/// Redis's CPU and connections across a run, measured by Redis (`INFO cpu`, `INFO stats`).
+/// Counters of the whole server: anything else Redis did in that window counts too.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct RedisLoad {
+    /// CPU time Redis's process used (`used_cpu_user` + `used_cpu_sys`, all its threads),
+    /// µs, over the run's commands on the wire (`RunSummary::wire_commands`).
+    pub cpu_us_per_command: f64,
+    /// The CPU time itself, µs.
+    pub cpu_us: f64,
+    /// Connections Redis accepted during the run (`total_connections_received`), less the
+    /// one that read the counters afterwards: the engine's, plus any other client's.
+    pub connections_received: u64,
 }
 
 /// One round trip cut at the latency proxy, from its wire tap's stamps (medians, µs): engine →

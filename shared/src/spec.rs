@@ -118,6 +118,11 @@ pub enum Mode {
     Transaction { batch: u32 },
     /// One MSET (or MGET) of `batch` keys: one command and one round trip per batch.
     Mset { batch: u32 },
+    /// A pool of `connections` connections, each sending its share one command at a time (as
+    /// a client with a connection pool does, like the seed's Lettuce pool of 8): request `i`
+    /// goes on connection `i % connections` (`Mode::connection_of`), so every connection
+    /// pays one round trip per command and the connections wait in parallel.
+    Connections { connections: u32 },
 }
 
 impl Mode {
@@ -129,6 +134,25 @@ impl Mode {
         }
     }
 
+    /// The most connections one `Connections` run may open: a pool far beyond any client's
+    /// (redis-benchmark's default is 50), small enough not to exhaust Redis's `maxclients`
+    /// or the engine's file descriptors.
+    pub const MAX_CONNECTIONS: u32 = 256;
+
+    /// Connections the run opens to Redis: the pool's size, else one.
+    pub fn connections(self) -> u32 {
+        match self {
+            Mode::Connections { connections } => connections,
+            _ => 1,
+        }
+    }
+
+    /// The connection (from 0) that carries request `i`: the one place the split into shares
+    /// is defined, so the engine, the wire tap and the page agree on it.
+    pub fn connection_of(self, i: u64) -> u32 {
+        (i % self.connections().max(1) as u64) as u32
+    }
+
     /// Commands issued before the engine waits for replies (for `Multiplexed`, the window).
     pub fn batch(self) -> u32 {
         match self {
@@ -137,17 +161,20 @@ impl Mode {
                 batch
             }
             Mode::Multiplexed { in_flight } => in_flight,
+            // Each connection waits for every reply before its next command.
+            Mode::Connections { .. } => 1,
         }
     }
 
     /// Every mode's `kind`, in the order the page lists them: the one list of mode names (the
     /// page's select, its links and its tables use these).
-    pub const KINDS: [&'static str; 5] = [
+    pub const KINDS: [&'static str; 6] = [
         "sequential",
         "pipelined",
         "multiplexed",
         "transaction",
         "mset",
+        "connections",
     ];
 
     /// One command, one round trip: the baseline the other modes are compared with.
@@ -168,6 +195,7 @@ impl Mode {
             Mode::Multiplexed { .. } => "multiplexed",
             Mode::Transaction { .. } => "transaction",
             Mode::Mset { .. } => "mset",
+            Mode::Connections { .. } => "connections",
         }
     }
 
@@ -184,12 +212,24 @@ impl Mode {
             Mode::Multiplexed { in_flight } => format!("multiplexed ({in_flight} in flight)"),
             Mode::Transaction { batch } => format!("MULTI/EXEC (batch {batch})"),
             Mode::Mset { batch } => format!("MSET/MGET (batch {batch})"),
+            Mode::Connections { connections: 1 } => "sequential on 1 connection".to_string(),
+            Mode::Connections { connections } => {
+                format!("sequential on {connections} connections")
+            }
         }
     }
 
-    /// Round trips a run of `count` commands pays in this mode (for `Multiplexed`, at least).
+    /// Round trips a run of `count` commands pays in this mode (for `Multiplexed`, at least),
+    /// summed over its connections.
     pub fn round_trips(self, count: u64) -> u64 {
         count.div_ceil(self.batch() as u64)
+    }
+
+    /// Round trips one after another: with several connections they wait side by side, so
+    /// the busiest connection's share is what the run waits for.
+    pub fn round_trips_in_series(self, count: u64) -> u64 {
+        self.round_trips(count)
+            .div_ceil(self.connections().max(1) as u64)
     }
 
     /// Writes (send syscalls) the engine makes for `count` commands, where the mode fixes it.
@@ -364,6 +404,8 @@ pub enum SpecError {
     Bandwidth { got: u64, min: u64, max: u64 },
     #[error("busy-poll must be between 1 and {max} µs, got {got}")]
     BusyPoll { got: u32, max: u32 },
+    #[error("connections must be between 1 and {max}, got {got}")]
+    Connections { got: u32, max: u32 },
     #[error("{command} has no one-command-many-keys form; use SET or GET with MSET mode")]
     NoMultiKey { command: &'static str },
     #[error(
@@ -399,6 +441,14 @@ impl RunSpec {
             return Err(SpecError::Count {
                 got: self.count,
                 max: limits.max_count,
+            });
+        }
+        if let Mode::Connections { connections } = self.mode
+            && !(1..=Mode::MAX_CONNECTIONS).contains(&connections)
+        {
+            return Err(SpecError::Connections {
+                got: connections,
+                max: Mode::MAX_CONNECTIONS,
             });
         }
         let batch = self.mode.batch();
@@ -481,7 +531,7 @@ impl RunSpec {
                 max: limits.max_bandwidth,
             });
         }
-        let round_trips = self.mode.round_trips(self.count);
+        let round_trips = self.mode.round_trips_in_series(self.count);
         let rtt_us = n.round_trip_us();
         let secs = round_trips.saturating_mul(rtt_us) / 1_000_000;
         if secs > limits.max_network_secs {
@@ -531,6 +581,7 @@ mod tests {
             Mode::Multiplexed { in_flight: 2 },
             Mode::Transaction { batch: 2 },
             Mode::Mset { batch: 2 },
+            Mode::Connections { connections: 2 },
         ];
         let kinds: Vec<&str> = modes.iter().map(|m| m.kind()).collect();
         assert_eq!(kinds, Mode::KINDS);
@@ -738,6 +789,61 @@ mod tests {
         assert_eq!(parsed.wait, Wait::Sleep);
         let json = serde_json::to_string(&Wait::BusyPoll { us: 2000 }).unwrap();
         assert_eq!(json, r#"{"kind":"busy_poll","us":2000}"#);
+    }
+
+    #[test]
+    fn connections_are_bounded_and_share_the_requests_round_robin() {
+        let l = Limits::DEFAULT;
+        let with = |connections| spec(1000, Mode::Connections { connections }).validate(&l);
+        assert_eq!(with(1), Ok(()));
+        assert_eq!(with(Mode::MAX_CONNECTIONS), Ok(()));
+        for got in [0, Mode::MAX_CONNECTIONS + 1] {
+            let err = with(got).unwrap_err();
+            assert_eq!(
+                err,
+                SpecError::Connections {
+                    got,
+                    max: Mode::MAX_CONNECTIONS
+                }
+            );
+            assert!(
+                err.to_string()
+                    .starts_with("connections must be between 1 and 256")
+            );
+        }
+        let pool = Mode::Connections { connections: 8 };
+        assert_eq!(pool.connections(), 8);
+        assert_eq!(Mode::pipelined(1000).connections(), 1);
+        let on: Vec<u32> = (0..10).map(|i| pool.connection_of(i)).collect();
+        assert_eq!(on, [0, 1, 2, 3, 4, 5, 6, 7, 0, 1]);
+        // One round trip per command, eight of them at a time.
+        assert_eq!(pool.round_trips(1_000_000), 1_000_000);
+        assert_eq!(pool.round_trips_in_series(1_000_000), 125_000);
+        assert_eq!(pool.writes(1_000), Some(1_000));
+        assert_eq!(pool.label(), "sequential on 8 connections");
+        // The delay limit counts the round trips the run waits for one after another: 100,000
+        // commands at 60 ms a round trip are 100 minutes on one connection, 12.5 on eight.
+        let far = |mode| {
+            spec(100_000, mode)
+                .with_network(Network::symmetric(30_000))
+                .validate(&l)
+        };
+        assert!(matches!(
+            far(Mode::Sequential),
+            Err(SpecError::TooSlow { .. })
+        ));
+        assert_eq!(far(pool), Ok(()));
+    }
+
+    #[test]
+    fn a_connections_spec_round_trips_through_json() {
+        let s = spec(1_000_000, Mode::Connections { connections: 8 });
+        let json = serde_json::to_string(&s).unwrap();
+        assert!(
+            json.contains(r#""mode":{"kind":"connections","connections":8}"#),
+            "{json}"
+        );
+        assert_eq!(serde_json::from_str::<RunSpec>(&json).unwrap(), s);
     }
 
     #[test]

@@ -109,7 +109,10 @@ proptest! {
             let n = spec.network;
             prop_assert!(n.delay_out_us.max(n.delay_back_us).max(n.jitter_us) <= l.max_delay_us);
             prop_assert!(n.bandwidth.is_none_or(|b| (l.min_bandwidth..=l.max_bandwidth).contains(&b)));
-            prop_assert!(spec.mode.round_trips(spec.count) * n.round_trip_us() <= (l.max_network_secs + 1) * 1_000_000);
+            prop_assert!(spec.mode.round_trips_in_series(spec.count) * n.round_trip_us() <= (l.max_network_secs + 1) * 1_000_000);
+            if let Mode::Connections { connections } = spec.mode {
+                prop_assert!((1..=Mode::MAX_CONNECTIONS).contains(&connections));
+            }
             if let Mode::Mset { .. } = spec.mode {
                 prop_assert!(spec.command != Command::Incr);
             }
@@ -143,6 +146,9 @@ fn any_spec() -> impl Strategy<Value = RunSpec> {
             .prop_map(|in_flight| Mode::Multiplexed { in_flight }),
         small.clone().prop_map(|batch| Mode::Transaction { batch }),
         small.clone().prop_map(|batch| Mode::Mset { batch }),
+        small
+            .clone()
+            .prop_map(|connections| Mode::Connections { connections }),
     ];
     let command = prop::sample::select(Command::ALL.to_vec());
     let count = prop_oneof![0u64..100, 0u64..20_000_000, any::<u64>()];

@@ -47,8 +47,9 @@ impl RunError {
     }
 }
 
-/// Runs `spec` once over `target` (maybe through a proxy), reads Redis's own time per call
-/// around it (`RunSummary::redis_usec_per_call`, on admin connections straight to Redis), then
+/// Runs `spec` once over `target` (maybe through a proxy), reads Redis's own time per call and
+/// what the run cost it around it (`RunSummary::redis_usec_per_call` and `redis_load`, on
+/// admin connections straight to Redis), then
 /// removes the run's keys, also after a failure or a cancel.
 pub async fn run_and_clean_up(
     target: &RedisTarget,
@@ -57,7 +58,7 @@ pub async fn run_and_clean_up(
 ) -> Result<RunOutcome, RunError> {
     let run_id = ctx.run_id;
     let counted = redis_time::counted_command(&spec);
-    let before = redis_time::command_stats(target, &counted).await;
+    let before = redis_time::counters(target, &counted).await;
     let outcome = super::run(target, spec, ctx).await;
     let written = match &outcome {
         Ok(o) => o.written,
@@ -65,9 +66,11 @@ pub async fn run_and_clean_up(
     };
     let result = match outcome {
         Ok(mut o) => {
-            if let Some(before) = before {
-                let after = redis_time::command_stats(target, &counted).await;
-                o.summary.redis_usec_per_call = after.and_then(|a| before.usec_per_call_until(a));
+            if let Some(before) = before
+                && let Some(after) = redis_time::counters(target, &counted).await
+            {
+                o.summary.redis_usec_per_call = before.command.usec_per_call_until(after.command);
+                o.summary.redis_load = before.load_until(after, o.summary.wire_commands);
             }
             Ok(o)
         }

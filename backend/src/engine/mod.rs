@@ -4,11 +4,14 @@
 //! - `pipeline`: sequential (a batch of one) and pipelined, with the three flush policies;
 //! - `multiplexed`: a sliding window of in-flight requests, auto-pipelined;
 //! - `transaction`: MULTI/EXEC per batch;
-//! - `mset`: one MSET/MGET per batch.
+//! - `mset`: one MSET/MGET per batch;
+//! - `connections`: a pool of connections, each sending its share one command at a time
+//!   (it opens its own connections, so it gets no `Job`).
 //!
 //! The hot path allocates nothing per command: commands are encoded straight into a reused
 //! write buffer and replies are scanned in place in a reused read buffer.
 
+mod connections;
 pub mod encode;
 mod finished;
 pub mod keys;
@@ -220,6 +223,11 @@ async fn measure(
     if spec.command == Command::Get {
         seed::seed(target, &enc, spec.count, ctx, sent).await?;
     }
+    if let Mode::Connections { .. } = spec.mode {
+        let mut pool = connections::open(target, &spec).await?;
+        tally.started = Instant::now();
+        return connections::run(&mut pool, &enc, spec, ctx, sent, tally).await;
+    }
     let mut stream = target.connect_raw().await?;
     tally.started = Instant::now();
     // Borrowed halves: no lock between the writer and the reader of one socket.
@@ -239,6 +247,7 @@ async fn measure(
         Mode::Multiplexed { .. } => multiplexed::run(job).await,
         Mode::Transaction { .. } => transaction::run(job).await,
         Mode::Mset { .. } => mset::run(job).await,
+        Mode::Connections { .. } => unreachable!("runs its own connections, above"),
     }
 }
 

@@ -1,8 +1,10 @@
 //! Redis's own time per call, as Redis measures it: `INFO commandstats` before and after a run,
 //! the change in `usec` over the change in `calls` for the command that carries the run's
-//! requests. Other clients' calls of the same command in that window count too.
+//! requests. Other clients' calls of the same command in that window count too. The same
+//! reading brings Redis's CPU time (`INFO cpu`) and the connections it accepted (`INFO stats`):
+//! what a run cost Redis as a whole (`shared::RedisLoad`).
 
-use shared::{Mode, RunSpec};
+use shared::{Mode, RedisLoad, RunSpec};
 
 use crate::target::RedisTarget;
 
@@ -13,7 +15,10 @@ pub fn counted_command(spec: &RunSpec) -> String {
     let name = match spec.mode {
         Mode::Transaction { .. } => "EXEC",
         Mode::Mset { .. } => spec.command.multi_key().unwrap_or(spec.command.name()),
-        Mode::Sequential | Mode::Pipelined { .. } | Mode::Multiplexed { .. } => spec.command.name(),
+        Mode::Sequential
+        | Mode::Pipelined { .. }
+        | Mode::Multiplexed { .. }
+        | Mode::Connections { .. } => spec.command.name(),
     };
     name.to_ascii_lowercase()
 }
@@ -53,21 +58,67 @@ pub fn parse_command_stats(info: &str, command: &str) -> CommandStats {
     }
 }
 
-/// `command`'s counters now, on an admin connection (straight to Redis). `None`, logged, where
-/// Redis does not say (INFO renamed or refused): the run goes on without the figure.
-pub async fn command_stats(target: &RedisTarget, command: &str) -> Option<CommandStats> {
+/// Redis's counters at one moment: the run's command's, its CPU time and its accepted
+/// connections.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Counters {
+    pub command: CommandStats,
+    /// `used_cpu_user` + `used_cpu_sys`, µs; `None` if INFO left them out.
+    pub cpu_us: Option<f64>,
+    /// `total_connections_received`; `None` if INFO left it out.
+    pub connections: Option<u64>,
+}
+
+impl Counters {
+    /// What the run between `self` (before) and `after` cost Redis, over `wire_commands`
+    /// commands. The reading afterwards opened one connection of its own: not counted.
+    pub fn load_until(self, after: Counters, wire_commands: u64) -> Option<RedisLoad> {
+        let cpu_us = (after.cpu_us? - self.cpu_us?).max(0.0);
+        let connections = after.connections?.checked_sub(self.connections?)?;
+        Some(RedisLoad {
+            cpu_us,
+            cpu_us_per_command: cpu_us / wire_commands.max(1) as f64,
+            connections_received: connections.saturating_sub(1),
+        })
+    }
+}
+
+/// A numeric `name:value` line of an INFO reply.
+fn info_field(info: &str, name: &str) -> Option<f64> {
+    info.lines()
+        .find_map(|l| l.trim().strip_prefix(name)?.strip_prefix(':'))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// The counters in an `INFO cpu stats commandstats` reply.
+pub fn parse_counters(info: &str, command: &str) -> Counters {
+    let cpu = info_field(info, "used_cpu_user")
+        .zip(info_field(info, "used_cpu_sys"))
+        .map(|(user, sys)| (user + sys) * 1e6);
+    Counters {
+        command: parse_command_stats(info, command),
+        cpu_us: cpu,
+        connections: info_field(info, "total_connections_received").map(|c| c as u64),
+    }
+}
+
+/// Redis's counters now, for `command`, on an admin connection (straight to Redis). `None`,
+/// logged, where Redis does not say (INFO renamed or refused): the run goes on without them.
+pub async fn counters(target: &RedisTarget, command: &str) -> Option<Counters> {
     let read = async {
         let mut con = target.admin_connection().await.map_err(|e| e.to_string())?;
         redis::cmd("INFO")
+            .arg("cpu")
+            .arg("stats")
             .arg("commandstats")
             .query_async::<String>(&mut con)
             .await
             .map_err(|e| e.to_string())
     };
     match read.await {
-        Ok(info) => Some(parse_command_stats(&info, command)),
+        Ok(info) => Some(parse_counters(&info, command)),
         Err(e) => {
-            tracing::warn!("INFO commandstats: {e}; Redis's own time is not reported");
+            tracing::warn!("INFO cpu stats commandstats: {e}; Redis's own time is not reported");
             None
         }
     }
@@ -95,6 +146,30 @@ mod tests {
         };
         assert_eq!(before.usec_per_call_until(set), Some(1.2));
         assert_eq!(set.usec_per_call_until(set), None, "no calls in between");
+    }
+
+    #[test]
+    fn reads_cpu_and_connections_and_what_a_run_cost() {
+        let info = |user: &str, sys: &str, conns: u64, calls: u64| {
+            format!(
+                "# CPU\r\nused_cpu_sys:{sys}\r\nused_cpu_user:{user}\r\nused_cpu_sys_children:9.000000\r\n# Stats\r\ntotal_connections_received:{conns}\r\n# Commandstats\r\ncmdstat_set:calls={calls},usec=10,usec_per_call=1.00\r\n"
+            )
+        };
+        let before = parse_counters(&info("1.500000", "0.250000", 10, 0), "set");
+        assert_eq!(before.cpu_us, Some(1_750_000.0));
+        assert_eq!(before.connections, Some(10));
+        let after = parse_counters(&info("2.000000", "0.750000", 19, 1000), "set");
+        assert_eq!(after.command.calls, 1000);
+        let load = before.load_until(after, 1000).unwrap();
+        assert_eq!(load.cpu_us, 1_000_000.0);
+        assert_eq!(load.cpu_us_per_command, 1_000.0);
+        // 9 accepted, one of them the reading afterwards.
+        assert_eq!(load.connections_received, 8);
+        assert_eq!(
+            parse_counters("# Commandstats\r\n", "set").load_until(after, 1),
+            None,
+            "no figure where INFO says nothing"
+        );
     }
 
     #[test]

@@ -220,7 +220,8 @@ impl<'a> Replies<'a> {
 pub struct Tally {
     pub recorder: Recorder,
     pub spans: Option<SpanStore>,
-    /// Requests answered, `0..done` (replies arrive in order on one connection).
+    /// Requests answered: `0..done` on one connection, where replies arrive in order; with
+    /// several connections (`answered_one`), how many.
     pub done: u64,
     pub round_trips: u64,
     pub started: Instant,
@@ -244,6 +245,19 @@ impl Tally {
     #[inline]
     pub fn answered(&mut self, first: u64, n: u64, issued: Instant, replied: Instant) {
         self.done = first + n;
+        self.measured(first, n, issued, replied);
+    }
+
+    /// Request `i` alone, answered in any order relative to the others (one of several
+    /// connections): `done` counts it.
+    #[inline]
+    pub fn answered_one(&mut self, i: u64, issued: Instant, replied: Instant) {
+        self.done += 1;
+        self.measured(i, 1, issued, replied);
+    }
+
+    #[inline]
+    fn measured(&mut self, first: u64, n: u64, issued: Instant, replied: Instant) {
         if self.instrument {
             self.recorder.record(replied - issued, n);
             if let Some(spans) = &mut self.spans {

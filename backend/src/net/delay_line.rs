@@ -6,9 +6,10 @@
 //! Why threads, not tokio tasks: tokio's timer ticks in 1 ms, too coarse for sub-millisecond
 //! delays. The writer sleeps until just before a chunk's release time and spins the last stretch.
 
+use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -19,7 +20,7 @@ use shared::Network;
 use super::framer::{Framer, Side};
 use super::schedule::{Compensation, Link, Links, Schedule};
 use super::stats::{Direction, ProxyStats};
-use super::wire_tap::WireTap;
+use super::wire_tap::{TAP_STAMPS, WireTap, stamps_per_tap};
 
 /// The writer spins (instead of sleeping) for at most this long before a release: Linux
 /// sleeps overshoot by tens of µs, which would swamp sub-millisecond delays.
@@ -39,9 +40,17 @@ pub struct DelayProxy {
     /// What crossed it (counted only for the integration tests).
     #[cfg(feature = "test-util")]
     stats: Arc<ProxyStats>,
-    /// The wire tap of the most recent connection (one run at a time uses the proxy).
-    last_tap: Arc<Mutex<Option<Arc<WireTap>>>>,
+    /// The wire taps of the most recent connections, oldest first (one run at a time uses the
+    /// proxy; a pool's run opens up to `Mode::MAX_CONNECTIONS` connections, all kept).
+    taps: Taps,
+    /// Stamps each new connection's tap keeps (`expect_run`).
+    tap_limit: Arc<AtomicUsize>,
 }
+
+type Taps = Arc<Mutex<VecDeque<Arc<WireTap>>>>;
+
+/// Taps kept: every connection of the largest pool.
+const KEPT_TAPS: usize = shared::Mode::MAX_CONNECTIONS as usize;
 
 /// Sees a chunk as it arrives: when, and its bytes.
 pub type OnRead = Box<dyn FnMut(Instant, &[u8]) + Send>;
@@ -118,18 +127,24 @@ impl DelayProxy {
         network: Network,
         compensation: Compensation,
     ) -> std::io::Result<DelayProxy> {
-        let last_tap: Arc<Mutex<Option<Arc<WireTap>>>> = Default::default();
+        let taps: Taps = Default::default();
+        let tap_limit = Arc::new(AtomicUsize::new(TAP_STAMPS));
         let admit: Admit = {
-            let last_tap = last_tap.clone();
+            let (taps, tap_limit) = (taps.clone(), tap_limit.clone());
             Box::new(move |_| {
-                let tap = Arc::new(WireTap::default());
-                *last_tap.lock().expect("proxy tap") = Some(tap.clone());
+                let tap = Arc::new(WireTap::with_limit(tap_limit.load(Ordering::Relaxed)));
+                let mut taps = taps.lock().expect("proxy taps");
+                if taps.len() >= KEPT_TAPS {
+                    taps.pop_front();
+                }
+                taps.push_back(tap.clone());
                 Ok(tap_hooks(tap))
             })
         };
         let listener = TcpListener::bind("127.0.0.1:0")?;
         let mut proxy = Self::start(listener, upstream, network, compensation, admit)?;
-        proxy.last_tap = last_tap;
+        proxy.taps = taps;
+        proxy.tap_limit = tap_limit;
         Ok(proxy)
     }
 
@@ -199,7 +214,8 @@ impl DelayProxy {
             accept: Some(accept),
             #[cfg(feature = "test-util")]
             stats,
-            last_tap: Default::default(),
+            taps: Default::default(),
+            tap_limit: Arc::new(AtomicUsize::new(TAP_STAMPS)),
         })
     }
 
@@ -230,7 +246,23 @@ impl DelayProxy {
 
     /// The wire tap of the latest connection through this proxy, if any.
     pub fn last_tap(&self) -> Option<Arc<WireTap>> {
-        self.last_tap.lock().expect("proxy tap").clone()
+        self.taps.lock().expect("proxy taps").back().cloned()
+    }
+
+    /// Before a run through this proxy: its connections' taps share one connection's stamp
+    /// budget (`stamps_per_tap`), and the taps of earlier runs are let go.
+    pub fn expect_run(&self, connections: u32) {
+        self.tap_limit
+            .store(stamps_per_tap(connections), Ordering::Relaxed);
+        self.taps.lock().expect("proxy taps").clear();
+    }
+
+    /// The wire taps of the latest `n` connections through this proxy, in the order they were
+    /// accepted; `None` if fewer than `n` came through.
+    pub fn last_taps(&self, n: usize) -> Option<Vec<Arc<WireTap>>> {
+        let taps = self.taps.lock().expect("proxy taps");
+        let from = taps.len().checked_sub(n)?;
+        Some(taps.range(from..).cloned().collect())
     }
 }
 

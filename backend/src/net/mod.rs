@@ -35,4 +35,4 @@ pub use route::{Proxies, Route};
 pub use schedule::Compensation;
 #[cfg(feature = "test-util")]
 pub use stats::ProxyStats;
-pub use wire_tap::{TapLog, WireTap, stamp_timeline};
+pub use wire_tap::{TAP_STAMPS, TapLog, WireTap, stamp_timeline, stamps_per_tap};

@@ -87,6 +87,9 @@ impl Route {
     /// and its keys removed (`engine::run_and_clean_up`), then, through the proxy, its wire-tap
     /// stamps in the timeline and the split.
     pub async fn run(&self, spec: RunSpec, ctx: RunContext) -> Result<RunOutcome, RunError> {
+        if let Some(proxy) = &self.proxy {
+            proxy.expect_run(spec.mode.connections());
+        }
         let mut outcome = engine::run_and_clean_up(&self.target, spec, ctx).await?;
         outcome.summary.split = self
             .stamp(&spec, outcome.started, &mut outcome.timeline)
@@ -103,12 +106,15 @@ impl Route {
         timeline: &mut Timeline,
     ) -> Option<RoundTripSplit> {
         let proxy = self.proxy.as_ref()?;
-        let tap = proxy.last_tap()?;
-        let log = tap
-            .settle(Duration::from_secs(1))
-            .await
-            .after_handshake(self.target.handshake_commands().len());
-        let split = stamp_timeline(timeline, spec.mode, spec.count, started, &log)?;
+        // One tap per connection of the run, in the order the engine opened them.
+        let taps = proxy.last_taps(spec.mode.connections() as usize)?;
+        let handshake = self.target.handshake_commands().len();
+        let mut logs = Vec::with_capacity(taps.len());
+        for tap in taps {
+            let log = tap.settle(Duration::from_secs(1)).await;
+            logs.push(log.after_handshake(handshake));
+        }
+        let split = stamp_timeline(timeline, spec.mode, spec.count, started, &logs)?;
         let early = proxy.compensation();
         let us = |d: Duration| d.as_nanos() as f64 / 1000.0;
         Some(RoundTripSplit {

@@ -13,12 +13,20 @@ use crate::target::MAX_HANDSHAKE_COMMANDS;
 
 /// Server-side times of one proxied connection, per command in connection order: when its
 /// bytes were delivered to Redis and when its reply was read from Redis. Bounded: the first
-/// `TAP_STAMPS` of each, and counts of all.
-#[derive(Debug, Default)]
+/// `limit` of each (`TAP_STAMPS` unless the run has several connections: `stamps_per_tap`),
+/// and counts of all.
+#[derive(Debug)]
 pub struct WireTap {
     log: Mutex<TapLog>,
     /// Chunks read from the engine and not yet handed to Redis and stamped.
     pub(super) in_flight: AtomicU64,
+    limit: usize,
+}
+
+impl Default for WireTap {
+    fn default() -> Self {
+        WireTap::with_limit(TAP_STAMPS)
+    }
 }
 
 /// Wire commands per request at most, in any mode: a MULTI/EXEC of one (see `wire_indices`).
@@ -28,6 +36,15 @@ const MAX_WIRE_COMMANDS_PER_REQUEST: usize = 3;
 /// (`FULL_SPANS`, the ones drawn), in any mode, after the connection's handshake.
 pub const TAP_STAMPS: usize =
     MAX_WIRE_COMMANDS_PER_REQUEST * FULL_SPANS as usize + MAX_HANDSHAKE_COMMANDS;
+
+/// Stamps kept per connection when a run spreads its requests over `connections` of them
+/// (`Mode::connection_of`): each carries a `1 / connections` share of the requests a timeline
+/// holds in full, so the run's stamps stay within one connection's `TAP_STAMPS` however many
+/// connections it opens.
+pub fn stamps_per_tap(connections: u32) -> usize {
+    MAX_WIRE_COMMANDS_PER_REQUEST * FULL_SPANS.div_ceil(connections.max(1) as u64) as usize
+        + MAX_HANDSHAKE_COMMANDS
+}
 
 #[derive(Debug, Default, Clone)]
 pub struct TapLog {
@@ -52,17 +69,25 @@ impl TapLog {
 }
 
 impl WireTap {
+    pub fn with_limit(limit: usize) -> WireTap {
+        WireTap {
+            log: Default::default(),
+            in_flight: AtomicU64::new(0),
+            limit,
+        }
+    }
+
     pub(super) fn delivered(&self, at: Instant, n: usize) {
         let mut log = self.log.lock().expect("wire tap");
         log.commands += n as u64;
-        let room = TAP_STAMPS.saturating_sub(log.at_server.len()).min(n);
+        let room = self.limit.saturating_sub(log.at_server.len()).min(n);
         log.at_server.extend(std::iter::repeat_n(at, room));
     }
 
     pub(super) fn replied(&self, at: Instant, n: usize) {
         let mut log = self.log.lock().expect("wire tap");
         log.replies += n as u64;
-        let room = TAP_STAMPS.saturating_sub(log.from_server.len()).min(n);
+        let room = self.limit.saturating_sub(log.from_server.len()).min(n);
         log.from_server.extend(std::iter::repeat_n(at, room));
     }
 
@@ -96,8 +121,14 @@ impl WireTap {
 ///   is command `b·(batch+2) + 1 + j`, and its reply travels in `EXEC`'s, command
 ///   `b·(batch+2) + n + 1` (`n` = the batch's commands; only the last batch may be short).
 /// - MSET/MGET of `batch`: one command per batch, so item `i` is command `i / batch`.
+/// - A pool of `C` connections: item `i` is command `i / C` of its connection
+///   (`Mode::connection_of`), each connection tapped on its own.
 pub fn wire_indices(mode: Mode, count: u64, i: u64) -> (u64, u64) {
     match mode {
+        Mode::Connections { connections } => {
+            let j = i / connections.max(1) as u64;
+            (j, j)
+        }
         Mode::Sequential | Mode::Pipelined { .. } | Mode::Multiplexed { .. } => (i, i),
         Mode::Transaction { batch } => {
             let batch = batch.max(1) as u64;
@@ -113,16 +144,19 @@ pub fn wire_indices(mode: Mode, count: u64, i: u64) -> (u64, u64) {
     }
 }
 
-/// Puts the wire tap's stamps into a finished run's timeline (µs since `started`, the instant
+/// Puts the wire taps' stamps into a finished run's timeline (µs since `started`, the instant
 /// its spans count from) and returns the split of a round trip: medians of engine → Redis
 /// (at_server − issued), in Redis (from_server − at_server) and Redis → engine (replied −
-/// from_server) over the spans the tap stamped. `None` if it stamped none.
+/// from_server) over the spans the taps stamped. `None` if they stamped none.
+///
+/// `taps` holds one log per connection of the run, in connection order (one, except for a
+/// pool: `Mode::connections`); a request's stamps are in its connection's log.
 pub fn stamp_timeline(
     timeline: &mut Timeline,
     mode: Mode,
     count: u64,
     started: Instant,
-    tap: &TapLog,
+    taps: &[TapLog],
 ) -> Option<RoundTripSplit> {
     // Signed: a stamp before `started` would mean stamps and requests are mismatched, and
     // must show as a negative leg, not as a plausible zero.
@@ -132,6 +166,9 @@ pub fn stamp_timeline(
     };
     let stamp = |span: &mut shared::Span| {
         let (at, from) = wire_indices(mode, count, span.i);
+        let Some(tap) = taps.get(mode.connection_of(span.i) as usize) else {
+            return;
+        };
         if let (Some(&a), Some(&f)) = (
             tap.at_server.get(at as usize),
             tap.from_server.get(from as usize),
@@ -229,6 +266,8 @@ mod tests {
             Mode::Transaction { batch: 1_000 },
             Mode::Mset { batch: 1 },
             Mode::Mset { batch: 10 },
+            Mode::Connections { connections: 1 },
+            Mode::Connections { connections: 8 },
         ] {
             for count in [FULL_SPANS, 1_000_000] {
                 let (at, from) = wire_indices(mode, count, last);
@@ -236,6 +275,32 @@ mod tests {
                 assert!(needed <= TAP_STAMPS, "{mode:?}: {needed} stamps needed");
             }
         }
+    }
+
+    #[test]
+    fn a_pool_s_taps_together_keep_what_one_connection_s_would() {
+        assert_eq!(stamps_per_tap(1), TAP_STAMPS);
+        for c in [2u32, 8, 50, 256] {
+            // Every request the timeline holds in full is stamped on its connection…
+            let mode = Mode::Connections { connections: c };
+            let (last, _) = wire_indices(mode, 1_000_000, FULL_SPANS - 1);
+            assert!(
+                (last as usize) < stamps_per_tap(c) - MAX_HANDSHAKE_COMMANDS,
+                "C = {c}"
+            );
+            // …and all of them together stay near one connection's budget.
+            let total = stamps_per_tap(c) * c as usize;
+            assert!(
+                total <= TAP_STAMPS + (3 + MAX_HANDSHAKE_COMMANDS) * c as usize,
+                "C = {c}"
+            );
+        }
+        let tap = WireTap::with_limit(3);
+        tap.delivered(Instant::now(), 5);
+        tap.replied(Instant::now(), 2);
+        let log = tap.snapshot();
+        assert_eq!((log.commands, log.at_server.len()), (5, 3));
+        assert_eq!((log.replies, log.from_server.len()), (2, 2));
     }
 
     #[test]
@@ -258,7 +323,7 @@ mod tests {
             ],
             ..Default::default()
         };
-        let split = stamp_timeline(&mut timeline, Mode::Sequential, 2, t0, &after).unwrap();
+        let split = stamp_timeline(&mut timeline, Mode::Sequential, 2, t0, &[after]).unwrap();
         assert_eq!(timeline.first[1].at_server_us, Some(300.0));
         assert_eq!(
             (split.out_us, split.server_us, split.back_us),
@@ -279,9 +344,47 @@ mod tests {
             first: vec![shared::Span::new(0, 10.0, 200.0)],
             ..Default::default()
         };
-        let split = stamp_timeline(&mut timeline, Mode::Sequential, 1, t0, &tap).unwrap();
+        let split = stamp_timeline(&mut timeline, Mode::Sequential, 1, t0, &[tap]).unwrap();
         assert_eq!(timeline.first[0].at_server_us, Some(-50.0));
         assert_eq!(split.out_us, -60.0);
+    }
+
+    #[test]
+    fn a_pool_request_is_stamped_from_its_own_connection() {
+        let t0 = Instant::now();
+        let at = |us: u64| t0 + Duration::from_micros(us);
+        let mode = Mode::Connections { connections: 3 };
+        assert_eq!(wire_indices(mode, 10, 7), (2, 2));
+        // Connection k's command j reached Redis at 1000·k + 10·j.
+        let taps: Vec<TapLog> = (0..3)
+            .map(|k| TapLog {
+                at_server: (0..4).map(|j| at(1000 * k + 10 * j)).collect(),
+                from_server: (0..4).map(|j| at(1000 * k + 10 * j + 5)).collect(),
+                commands: 4,
+                replies: 4,
+            })
+            .collect();
+        let mut timeline = Timeline {
+            first: (0..8).map(|i| shared::Span::new(i, 0.0, 5_000.0)).collect(),
+            ..Default::default()
+        };
+        stamp_timeline(&mut timeline, mode, 8, t0, &taps).unwrap();
+        let got: Vec<f64> = timeline
+            .first
+            .iter()
+            .map(|s| s.at_server_us.unwrap())
+            .collect();
+        assert_eq!(
+            got,
+            [0.0, 1000.0, 2000.0, 10.0, 1010.0, 2010.0, 20.0, 1020.0]
+        );
+        // Without its connection's tap a request stays unstamped.
+        let mut timeline = Timeline {
+            first: (0..3).map(|i| shared::Span::new(i, 0.0, 5_000.0)).collect(),
+            ..Default::default()
+        };
+        stamp_timeline(&mut timeline, mode, 3, t0, &taps[..1]).unwrap();
+        assert!(timeline.first[1].at_server_us.is_none());
     }
 
     #[test]
@@ -306,10 +409,10 @@ mod tests {
             Mode::Transaction { batch: 2 },
             4,
             t0,
-            &TapLog {
+            &[TapLog {
                 at_server: tap.at_server[..6].to_vec(),
                 ..tap
-            },
+            }],
         )
         .unwrap();
         let got: Vec<_> = timeline

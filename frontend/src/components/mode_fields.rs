@@ -41,6 +41,7 @@ pub fn ModeFields(form: RwSignal<Form>) -> impl IntoView {
             <span>
                 {move || match batch_name() {
                     Some("in flight") => "In flight",
+                    Some("connections") => "Connections",
                     _ => "Batch",
                 }}
             </span>

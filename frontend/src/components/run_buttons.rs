@@ -2,7 +2,7 @@ use leptos::prelude::*;
 
 use crate::components::NumberField;
 use crate::connection::Connection;
-use crate::inputs::{Form, Plan};
+use crate::inputs::{Form, POOL_PRESET, Plan};
 
 /// The largest batch of a sweep, and Run / Compare / Sweep / Cancel. A plan is checked with the
 /// backend's own validation before it is sent; what is wrong goes to the banner. The button of
@@ -12,6 +12,7 @@ pub fn RunButtons(form: RwSignal<Form>, conn: Connection) -> impl IntoView {
     let run_button = NodeRef::<leptos::html::Button>::new();
     let compare_button = NodeRef::<leptos::html::Button>::new();
     let sweep_button = NodeRef::<leptos::html::Button>::new();
+    let pool_button = NodeRef::<leptos::html::Button>::new();
     let can_control = move || conn.can_control();
     let idle = move || conn.is_open() && !conn.busy.get() && can_control();
     let submit = move |plan: Plan| {
@@ -31,6 +32,7 @@ pub fn RunButtons(form: RwSignal<Form>, conn: Connection) -> impl IntoView {
             Plan::Single => run_button,
             Plan::Compare => compare_button,
             Plan::Sweep => sweep_button,
+            Plan::Pool => pool_button,
         };
         if let Some(b) = button.get() {
             focused.set_value(true);
@@ -68,6 +70,20 @@ pub fn RunButtons(form: RwSignal<Form>, conn: Connection) -> impl IntoView {
                     on:click=move |_| submit(Plan::Compare)
                 >
                     "Compare"
+                </button>
+                <button
+                    id="compare-pool"
+                    node_ref=pool_button
+                    class="primary"
+                    disabled=move || !idle()
+                    title=format!(
+                        "Compare preset: {} connections, each sending one command at a time (a connection pool), beside one connection pipelined at batch {}; same count, same network",
+                        POOL_PRESET.0,
+                        crate::format::count(POOL_PRESET.1 as u64),
+                    )
+                    on:click=move |_| submit(Plan::Pool)
+                >
+                    {format!("{} connections vs pipelined", POOL_PRESET.0)}
                 </button>
                 <button
                     id="sweep"

@@ -149,7 +149,7 @@ fn draw_frame(
     key: &FrameKey,
     (width, height): (f64, f64),
     dpr: f64,
-) -> Vec<usize> {
+) -> Vec<paint::Drawn> {
     let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
     playback.traces.with_untracked(|traces| {
         playback.trips.with_untracked(|trips| {
@@ -183,10 +183,11 @@ fn set(obj: &js_sys::Object, key: &str, value: impl Into<JsValue>) {
     let _ = js_sys::Reflect::set(obj, &key.into(), &value.into());
 }
 
-/// `window.__pipescope = { runs: [{ run, mode, spans, sampled, unstamped, arrows_drawn }],
-/// playback: {…}, frame: {…} }` (`sampled`: sampled requests drawn beyond the first `spans`;
-/// `unstamped`: drawn requests the wire tap did not stamp).
-fn publish(playback: Playback, drawn: &[usize], stats: StoredValue<FrameStats>) {
+/// `window.__pipescope = { runs: [{ run, mode, spans, sampled, unstamped, arrows_drawn,
+/// client_lanes }], playback: {…}, frame: {…} }` (`sampled`: sampled requests drawn beyond the
+/// first `spans`; `unstamped`: drawn requests the wire tap did not stamp; `client_lanes`: the
+/// client lanes drawn, one per connection).
+fn publish(playback: Playback, drawn: &[paint::Drawn], stats: StoredValue<FrameStats>) {
     let root = js_sys::Object::new();
     let runs = js_sys::Array::new();
     playback.traces.with_untracked(|traces| {
@@ -198,11 +199,9 @@ fn publish(playback: Playback, drawn: &[usize], stats: StoredValue<FrameStats>) 
             set(&r, "sampled", t.sampled_beyond().len() as f64);
             set(&r, "unstamped", t.unstamped() as f64);
             set(&r, "count", t.count as f64);
-            set(
-                &r,
-                "arrows_drawn",
-                drawn.get(k).copied().unwrap_or(0) as f64,
-            );
+            let d = drawn.get(k).copied().unwrap_or_default();
+            set(&r, "arrows_drawn", d.arrows as f64);
+            set(&r, "client_lanes", d.client_lanes as f64);
             if let Some(summary) = &t.summary {
                 set(&r, "done", summary.done as f64);
                 set(&r, "wall_us", summary.wall_us as f64);
