@@ -1,0 +1,405 @@
+//! `pipescope bench`'s comparisons: each runs contenders in rounds against our own
+//! redis-server and reports medians of the rounds' own ratios with 95 % intervals.
+//!
+//! - `compare`: our engine against `redis-benchmark -c 1 -P K` (and what our measuring
+//!   costs), `--against-redis-benchmark`.
+//! - `pool`: connections against pipelining, `--against-redis-benchmark --connections`.
+//! - `observe_cost`: what the observing proxy adds, `--observe-overhead`.
+//! - `redis_benchmark`: redis-benchmark's command line, shaped like our SETs, and its output.
+//!
+//! What makes the numbers comparable, everywhere:
+//! - every timed run starts from an empty database (`FLUSHALL SYNC` on our own server, outside
+//!   the timing): Redis's hash table then grows through the same resizes for every run, where
+//!   a run that followed a deletion otherwise depended on how far Redis had shrunk it again;
+//! - rounds rotate who goes first, so the machine's mood of the moment (on a shared host,
+//!   throughput moves from one moment to the next) weighs on all alike, and the ratio is the
+//!   median of the rounds' own ratios, with a 95 % confidence interval for that median;
+//! - rounds go on while the time budget lasts (short runs, like K = 1000's, get many), at most
+//!   `MAX_ROUNDS` per comparison, and no new round after its share of `time_budget` (but at
+//!   least `min_rounds`).
+//!
+//! Always on an embedded redis-server of our own: redis-benchmark writes `key:*` keys, and we
+//! empty the database before every run.
+
+mod compare;
+mod observe_cost;
+mod pool;
+mod redis_benchmark;
+
+pub use compare::{Overhead, VersusRow, compare};
+pub use observe_cost::{ObserveCost, ObservedRow, ProbeRow, observe_overhead};
+pub use pool::{PoolRow, compare_connections};
+pub(crate) use redis_benchmark::{MAX_KEYSPACE, Shape, parse_csv, redis_benchmark};
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use shared::{Mode, RunSpec, Wait};
+
+use crate::engine::{self, RunContext};
+pub use crate::median::Median;
+use crate::observe::Observer;
+use crate::recorder::Progress;
+use crate::target::RedisTarget;
+
+/// Rounds per comparison at most, whatever the budget.
+pub const MAX_ROUNDS: usize = 101;
+/// No new round starts after this long in all (each comparison gets its share).
+pub const DEFAULT_TIME_BUDGET: Duration = Duration::from_secs(420);
+/// How the busy-polling engine waits: long enough for Redis to answer a batch of 1,000 (the
+/// largest K) on loopback, so that it does not sleep in this comparison.
+const BUSY_POLL: Wait = Wait::BusyPoll {
+    us: Wait::DEFAULT_BUSY_POLL_US,
+};
+/// Commands in each side's untimed warm-up run.
+const WARM_UP: u64 = 10_000;
+
+/// One comparison of the run.
+#[derive(Debug, Clone, Copy)]
+enum Section {
+    /// Theirs, ours sleeping and ours busy-polling at depth K.
+    Versus(u32),
+    /// Ours busy-polling with and without instrumentation at this batch.
+    Overhead(u32),
+    /// Theirs direct and through an in-process observing proxy at depth K.
+    Observed(u32),
+    /// The round-trip probe direct, through a plain relay and through the observing proxy.
+    Probe,
+    /// Theirs on C connections (`-c C -P 1`) and ours on a pool of C.
+    Pool(u32),
+    /// Theirs and ours (sleeping) on one connection pipelined K deep, as the pool's reference.
+    Pipelined(u32),
+}
+
+/// Who runs in a round.
+#[derive(Debug, Clone, Copy)]
+enum Contender {
+    Theirs,
+    /// redis-benchmark through the observing proxy (`Bench::observer`).
+    TheirsObserved,
+    Ours {
+        wait: Wait,
+        instrument: bool,
+    },
+    /// redis-benchmark on K connections, one command at a time each (`-c K -P 1`).
+    TheirsConnections,
+    /// Our engine on a pool of K connections (`Mode::Connections`), sleeping for replies.
+    OursConnections,
+}
+
+const SLEEPING: Contender = Contender::Ours {
+    wait: Wait::Sleep,
+    instrument: true,
+};
+const BUSY_POLLING: Contender = Contender::Ours {
+    wait: BUSY_POLL,
+    instrument: true,
+};
+/// The busy-polling engine measuring nothing. Instrumentation is measured against the
+/// busy-polling engine: its round trips are the shortest, so the same bookkeeping is the
+/// largest share of them (and its runs are the quickest, so more rounds fit).
+const BARE: Contender = Contender::Ours {
+    wait: BUSY_POLL,
+    instrument: false,
+};
+
+/// One timed run's result.
+#[derive(Debug, Clone, Copy)]
+struct Sample {
+    ops_per_sec: f64,
+    /// redis-benchmark's own p50 (its `--csv` column: a histogram bucket's value, 8 µs apart
+    /// below 1 ms): per request at K = 1, per batch of K above. Not measured for our engine's
+    /// runs.
+    p50_us: Option<f64>,
+    /// Through the observing proxy: the SETs it framed during the run.
+    observed_sets: Option<u64>,
+    /// Redis's CPU time (`INFO cpu`, user + sys) across the run over the SETs it executed
+    /// (`INFO commandstats`), µs.
+    redis_cpu_us_per_set: Option<f64>,
+}
+
+impl Sample {
+    fn ours(ops_per_sec: f64) -> Sample {
+        Sample {
+            ops_per_sec,
+            p50_us: None,
+            observed_sets: None,
+            redis_cpu_us_per_set: None,
+        }
+    }
+}
+
+/// The comparison's state: our server, the run ids, redis-benchmark's command shape.
+struct Bench<'a> {
+    target: &'a RedisTarget,
+    port: u16,
+    admin: redis::aio::MultiplexedConnection,
+    shape: Shape,
+    run_id: u64,
+    min_rounds: usize,
+    /// The observing proxy in front of our server, for `Contender::TheirsObserved`.
+    observer: Option<Observer>,
+    /// Print each round on stderr.
+    progress: bool,
+}
+
+impl<'a> Bench<'a> {
+    /// Against `target`'s server on `port`, with redis-benchmark's SETs shaped like runs of
+    /// `count`; no observer, and quiet.
+    async fn new(
+        target: &'a RedisTarget,
+        port: u16,
+        run_id: u64,
+        count: u64,
+        min_rounds: usize,
+    ) -> anyhow::Result<Bench<'a>> {
+        Ok(Bench {
+            target,
+            port,
+            admin: target.admin_connection().await?,
+            shape: Shape::like_ours(run_id, count),
+            run_id,
+            min_rounds: min_rounds.clamp(1, MAX_ROUNDS),
+            observer: None,
+            progress: false,
+        })
+    }
+
+    /// One timed run of `count` SETs at depth `k`, on an empty database.
+    async fn once(&mut self, who: Contender, k: u32, count: u64) -> anyhow::Result<Sample> {
+        redis::cmd("FLUSHALL")
+            .arg("SYNC")
+            .exec_async(&mut self.admin)
+            .await
+            .context("emptying our redis-server between runs")?;
+        let before = self.redis_counters().await;
+        let sample = match who {
+            Contender::Theirs => self.theirs(self.port, 1, count, k).await,
+            Contender::TheirsConnections => self.theirs(self.port, k, count, 1).await,
+            Contender::TheirsObserved => self.observed(count, k).await,
+            Contender::Ours { wait, instrument } => {
+                self.run_id += 1;
+                let mode = if k == 1 {
+                    Mode::Sequential
+                } else {
+                    Mode::pipelined(k)
+                };
+                self.ours(count, mode, wait, instrument).await
+            }
+            Contender::OursConnections => {
+                self.run_id += 1;
+                let mode = Mode::Connections { connections: k };
+                self.ours(count, mode, Wait::Sleep, true).await
+            }
+        }?;
+        let after = self.redis_counters().await;
+        let cpu = match (before, after) {
+            (Some(b), Some(a)) => {
+                let sets = a.command.calls.saturating_sub(b.command.calls);
+                (sets > 0)
+                    .then(|| Some((a.cpu_us? - b.cpu_us?) / sets as f64))
+                    .flatten()
+            }
+            _ => None,
+        };
+        Ok(Sample {
+            redis_cpu_us_per_set: cpu,
+            ..sample
+        })
+    }
+
+    /// Our server's CPU time and SET calls now (`None`, logged, if INFO fails).
+    async fn redis_counters(&mut self) -> Option<engine::redis_time::Counters> {
+        let info = redis::cmd("INFO")
+            .arg("cpu")
+            .arg("stats")
+            .arg("commandstats")
+            .query_async::<String>(&mut self.admin)
+            .await;
+        match info {
+            Ok(info) => Some(engine::redis_time::parse_counters(&info, "set")),
+            Err(e) => {
+                tracing::warn!("INFO on our redis-server: {e}");
+                None
+            }
+        }
+    }
+
+    async fn ours(
+        &self,
+        count: u64,
+        mode: Mode,
+        wait: Wait,
+        instrument: bool,
+    ) -> anyhow::Result<Sample> {
+        let ctx = RunContext {
+            instrument,
+            ..RunContext::new(
+                self.run_id,
+                Arc::new(Progress::default()),
+                Arc::new(AtomicBool::new(false)),
+            )
+        };
+        let spec = RunSpec {
+            wait,
+            ..RunSpec::set(count, mode)
+        };
+        let outcome = engine::run(self.target, spec, ctx)
+            .await
+            .map_err(|f| anyhow::anyhow!("{}", f.error))?;
+        Ok(Sample::ours(outcome.summary.ops_per_sec))
+    }
+
+    /// redis-benchmark on `clients` connections `k` deep against 127.0.0.1:`port`: our
+    /// server, or the observing proxy.
+    async fn theirs(&self, port: u16, clients: u32, count: u64, k: u32) -> anyhow::Result<Sample> {
+        let out = redis_benchmark(port, clients, k, count, MAX_KEYSPACE, &self.shape)
+            .output()
+            .await
+            .context("running redis-benchmark (Debian: apt-get install redis-tools)")?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let (ops_per_sec, p50_us) = parse_csv(&stdout)
+            .with_context(|| format!("unexpected redis-benchmark output: {stdout}"))?;
+        Ok(Sample {
+            ops_per_sec,
+            p50_us: Some(p50_us),
+            observed_sets: None,
+            redis_cpu_us_per_set: None,
+        })
+    }
+
+    /// redis-benchmark through the observing proxy, and the SETs the proxy framed meanwhile
+    /// (on the connections it accepted during the run).
+    async fn observed(&self, count: u64, k: u32) -> anyhow::Result<Sample> {
+        let observer = self.observer.as_ref().context("no observing proxy")?;
+        let connections = observer.connections();
+        let before = connections
+            .snapshot()
+            .iter()
+            .map(|c| c.id)
+            .max()
+            .unwrap_or(0);
+        let sample = self.theirs(observer.addr().port(), 1, count, k).await?;
+        let sets = connections
+            .snapshot()
+            .iter()
+            .filter(|c| c.id > before)
+            .flat_map(|c| &c.top_commands)
+            .filter(|(name, _)| name == "SET")
+            .map(|(_, n)| n)
+            .sum();
+        Ok(Sample {
+            observed_sets: Some(sets),
+            ..sample
+        })
+    }
+
+    /// After an untimed warm-up of each, rounds of one run of `count` SETs per contender at
+    /// depth `k`, the order rotating by one each round, until `deadline` (at least
+    /// `min_rounds`). Returns each contender's samples, round by round.
+    async fn rounds(
+        &mut self,
+        who: &[Contender],
+        k: u32,
+        count: u64,
+        deadline: Instant,
+    ) -> anyhow::Result<Vec<Vec<Sample>>> {
+        for &c in who {
+            self.once(c, k, count.min(WARM_UP)).await?;
+        }
+        let mut samples = vec![Vec::new(); who.len()];
+        for round in 0..MAX_ROUNDS {
+            if round >= self.min_rounds && Instant::now() >= deadline {
+                break;
+            }
+            for j in 0..who.len() {
+                let i = (round + j) % who.len();
+                let sample = self.once(who[i], k, count).await?;
+                samples[i].push(sample);
+            }
+            if self.progress {
+                let runs: Vec<String> = who
+                    .iter()
+                    .zip(&samples)
+                    .map(|(c, s)| {
+                        let s = s.last().expect("this round's sample");
+                        format!(
+                            "{} {:.0} ops/s{}{}{}",
+                            c.name(),
+                            s.ops_per_sec,
+                            s.redis_cpu_us_per_set
+                                .map(|us| format!(" Redis CPU {us:.2} µs/SET"))
+                                .unwrap_or_default(),
+                            s.p50_us
+                                .map(|p| format!(" p50 {p:.0} µs"))
+                                .unwrap_or_default(),
+                            s.observed_sets
+                                .map(|n| format!(" ({n} SETs seen by the proxy)"))
+                                .unwrap_or_default()
+                        )
+                    })
+                    .collect();
+                eprintln!("K={k} round {}: {}", round + 1, runs.join(", "));
+            }
+        }
+        tracing::debug!(k, ?who, ?samples, "rounds");
+        Ok(samples)
+    }
+}
+
+impl Contender {
+    fn name(&self) -> &'static str {
+        match self {
+            Contender::Theirs => "direct",
+            Contender::TheirsObserved => "observed",
+            Contender::Ours {
+                instrument: false, ..
+            } => "bare",
+            Contender::Ours {
+                wait: Wait::Sleep, ..
+            } => "sleeping",
+            Contender::Ours { .. } => "busy-polling",
+            Contender::TheirsConnections => "redis-benchmark",
+            Contender::OursConnections => "pipescope",
+        }
+    }
+}
+
+/// Per round, `f(a, b)`: each round's samples ran back to back and share the machine's load.
+fn per_round(a: &[Sample], b: &[Sample], f: impl Fn(&Sample, &Sample) -> f64) -> Median {
+    Median::of(a.iter().zip(b).map(|(a, b)| f(a, b)).collect())
+}
+
+fn median_of(v: &[Sample], f: impl Fn(&Sample) -> f64) -> f64 {
+    Median::of(v.iter().map(f).collect()).median
+}
+
+/// Each section's deadline: its share of `time_budget` by weight, counted from `began`, so
+/// time one leaves unused goes to those after it. Rounds of three runs (or of two runs at
+/// K = 1 through the observer) weigh more than rounds of two, and K = 1's long runs most.
+fn deadlines(
+    order: Vec<Section>,
+    began: Instant,
+    time_budget: Duration,
+) -> Vec<(Section, Instant)> {
+    let weight = |s: &Section| match s {
+        Section::Versus(1) | Section::Observed(1) | Section::Pool(1) => 3,
+        Section::Versus(_)
+        | Section::Observed(_)
+        | Section::Probe
+        | Section::Pool(_)
+        | Section::Pipelined(_) => 2,
+        Section::Overhead(_) => 1,
+    };
+    let total: u32 = order.iter().map(weight).sum();
+    let mut used = 0;
+    order
+        .into_iter()
+        .map(|s| {
+            used += weight(&s);
+            (s, began + time_budget * used / total)
+        })
+        .collect()
+}

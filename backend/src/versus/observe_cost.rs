@@ -1,0 +1,214 @@
+//! What the observing proxy adds: redis-benchmark at each depth directly and through an
+//! in-process `Observer`, then the round-trip probe (`round_trip_probe`) direct, through a
+//! plain relay and observed, so the added latency splits into relaying and recording.
+
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+
+use crate::engine::keys;
+use crate::net::{Compensation, DelayProxy, Hooks};
+use crate::observe::Observer;
+use crate::round_trip_probe;
+use crate::target::RedisTarget;
+
+use super::{
+    Bench, Contender, MAX_ROUNDS, Median, Sample, Section, deadlines, median_of, per_round,
+};
+
+/// `pipescope bench --observe-overhead`, one depth: redis-benchmark direct and through the
+/// observing proxy.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ObservedRow {
+    pub k: u32,
+    /// SETs per run.
+    pub count: u64,
+    pub rounds: usize,
+    pub direct_ops_per_sec: f64,
+    pub observed_ops_per_sec: f64,
+    /// Median of the rounds' observed / direct throughput.
+    pub ratio: Median,
+    /// redis-benchmark's own p50 (per request at K = 1, per batch of K above), medians.
+    pub direct_p50_us: f64,
+    pub observed_p50_us: f64,
+    /// Median of the rounds' observed − direct p50, µs.
+    pub added_p50_us: Median,
+    /// Median of the rounds' observed − direct mean time per command (1 / throughput), µs.
+    pub added_per_command_us: Median,
+    /// The fewest and most SETs the proxy framed in a run: `count` each, or traffic went
+    /// elsewhere.
+    pub observed_sets_min: u64,
+    pub observed_sets_max: u64,
+}
+
+/// The round-trip probe's figures: one-at-a-time SETs, each timed (`round_trip_probe`),
+/// direct, through the proxy with no hooks (a plain relay) and through the observing proxy.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ProbeRow {
+    /// SETs per run.
+    pub count: u64,
+    pub rounds: usize,
+    /// Medians of the runs' p50 round trips, µs.
+    pub direct_p50_us: f64,
+    pub relayed_p50_us: f64,
+    pub observed_p50_us: f64,
+    /// Medians of the rounds' differences in p50, µs: what relaying adds, what observing adds
+    /// in all, and what observing adds beyond relaying (framing and recording).
+    pub relay_added_us: Median,
+    pub observe_added_us: Median,
+    pub recording_added_us: Median,
+}
+
+/// What `observe_overhead` measured.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ObserveCost {
+    pub rows: Vec<ObservedRow>,
+    pub probe: ProbeRow,
+}
+
+/// SETs per probe run at most (fewer when runs are of fewer).
+const PROBE_COUNT: u64 = 20_000;
+
+/// What the observing proxy costs: for each K, `redis-benchmark -c 1 -P K` of `count` SETs
+/// shaped like ours, directly against our server (`port`) and through an in-process
+/// `Observer` with no network dialled (its instant path); then the round-trip probe direct,
+/// relayed and observed. Rounds rotate who goes first, within `time_budget` (shared as for
+/// the comparison). Prints each round on stderr.
+pub async fn observe_overhead(
+    target: &RedisTarget,
+    port: u16,
+    count: u64,
+    ks: &[u32],
+    min_rounds: usize,
+    time_budget: Duration,
+) -> anyhow::Result<ObserveCost> {
+    let began = Instant::now();
+    let run_id = keys::first_run_id();
+    let listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    let observer = Observer::start(listen, target, shared::Network::default()).await?;
+    let mut bench = Bench::new(target, port, run_id, count, min_rounds).await?;
+    bench.observer = Some(observer);
+    bench.progress = true;
+    let mut by_depth = ks.to_vec();
+    by_depth.sort_unstable_by(|a, b| b.cmp(a));
+    let mut order: Vec<Section> = by_depth.into_iter().map(Section::Observed).collect();
+    order.push(Section::Probe);
+    let mut rows = Vec::new();
+    let mut probe = None;
+    for (section, deadline) in deadlines(order, began, time_budget) {
+        match section {
+            Section::Observed(k) => rows.push(bench.observed_row(k, count, deadline).await?),
+            Section::Probe => probe = Some(bench.probe(count.min(PROBE_COUNT), deadline).await?),
+            _ => unreachable!("only observed sections and the probe"),
+        }
+    }
+    rows.sort_by_key(|r| r.k);
+    redis::cmd("FLUSHALL")
+        .arg("SYNC")
+        .exec_async(&mut bench.admin)
+        .await?;
+    tracing::info!(elapsed = ?began.elapsed(), "observe overhead done");
+    Ok(ObserveCost {
+        rows,
+        probe: probe.expect("the probe section runs"),
+    })
+}
+
+impl Bench<'_> {
+    /// redis-benchmark at depth `k`, direct and through the observer.
+    async fn observed_row(
+        &mut self,
+        k: u32,
+        count: u64,
+        deadline: Instant,
+    ) -> anyhow::Result<ObservedRow> {
+        let s = self
+            .rounds(
+                &[Contender::Theirs, Contender::TheirsObserved],
+                k,
+                count,
+                deadline,
+            )
+            .await?;
+        let (direct, observed) = (&s[0], &s[1]);
+        let p50 = |s: &Sample| s.p50_us.unwrap_or(f64::NAN);
+        let sets: Vec<u64> = observed.iter().filter_map(|s| s.observed_sets).collect();
+        Ok(ObservedRow {
+            k,
+            count,
+            rounds: direct.len(),
+            direct_ops_per_sec: median_of(direct, |s| s.ops_per_sec),
+            observed_ops_per_sec: median_of(observed, |s| s.ops_per_sec),
+            ratio: per_round(observed, direct, |o, d| o.ops_per_sec / d.ops_per_sec),
+            direct_p50_us: median_of(direct, p50),
+            observed_p50_us: median_of(observed, p50),
+            added_p50_us: per_round(observed, direct, |o, d| p50(o) - p50(d)),
+            added_per_command_us: per_round(observed, direct, |o, d| {
+                1e6 / o.ops_per_sec - 1e6 / d.ops_per_sec
+            }),
+            observed_sets_min: sets.iter().copied().min().unwrap_or(0),
+            observed_sets_max: sets.iter().copied().max().unwrap_or(0),
+        })
+    }
+
+    /// The round-trip probe direct, through a plain relay and through the observer, in
+    /// rounds that rotate who goes first, from an empty database each run.
+    async fn probe(&mut self, count: u64, deadline: Instant) -> anyhow::Result<ProbeRow> {
+        let direct = self.target.socket_addr().await?;
+        let relay = DelayProxy::start(
+            std::net::TcpListener::bind("127.0.0.1:0")?,
+            direct,
+            shared::Network::default(),
+            Compensation::default(),
+            Box::new(|_| Ok(Hooks::none())),
+        )?;
+        let observed = self
+            .observer
+            .as_ref()
+            .context("the probe needs the observer")?
+            .addr();
+        let addrs = [direct, relay.addr(), observed];
+        let names = ["direct", "relayed", "observed"];
+        let mut p50s: [Vec<f64>; 3] = Default::default();
+        for round in 0..MAX_ROUNDS {
+            if round >= self.min_rounds && Instant::now() >= deadline {
+                break;
+            }
+            for j in 0..addrs.len() {
+                let i = (round + j) % addrs.len();
+                redis::cmd("FLUSHALL")
+                    .arg("SYNC")
+                    .exec_async(&mut self.admin)
+                    .await?;
+                let addr = addrs[i];
+                let times =
+                    tokio::task::spawn_blocking(move || round_trip_probe::round_trips(addr, count))
+                        .await??;
+                p50s[i].push(round_trip_probe::p50_us(&times));
+            }
+            if self.progress {
+                let runs: Vec<String> = names
+                    .iter()
+                    .zip(&p50s)
+                    .map(|(n, v)| {
+                        format!("{n} p50 {:.1} µs", v.last().copied().unwrap_or(f64::NAN))
+                    })
+                    .collect();
+                eprintln!("probe round {}: {}", round + 1, runs.join(", "));
+            }
+        }
+        let [d, r, o] = &p50s;
+        let diff = |a: &[f64], b: &[f64]| Median::of(a.iter().zip(b).map(|(a, b)| a - b).collect());
+        let mid = |v: &[f64]| Median::of(v.to_vec()).median;
+        Ok(ProbeRow {
+            count,
+            rounds: d.len(),
+            direct_p50_us: mid(d),
+            relayed_p50_us: mid(r),
+            observed_p50_us: mid(o),
+            relay_added_us: diff(r, d),
+            observe_added_us: diff(o, d),
+            recording_added_us: diff(o, r),
+        })
+    }
+}
