@@ -14,15 +14,13 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use shared::observe::{ObservedConnection, VerdictKind};
+use support::clients::{node, redis_cli, redis_py, run};
 use support::observe::{Observe, calls, named};
 
-/// How long a client may take (they take well under a second here).
-const CLIENT_LIMIT: Duration = Duration::from_secs(120);
 /// How long pipescope may take to print its report after Ctrl-C.
 const REPORT_LIMIT: Duration = Duration::from_secs(60);
 /// The proxy reads at most this much at once (net::delay_line's CHUNK).
@@ -30,97 +28,6 @@ const PROXY_READ: u64 = 64 * 1024;
 /// What a client sends besides our commands, at most: HELLO, CLIENT SETINFO ×2, CLIENT
 /// SETNAME, INFO (ioredis's ready check), COMMAND DOCS (redis-cli's hints), QUIT, MULTI, EXEC.
 const OWN_COMMANDS: u64 = 9;
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .into()
-}
-
-fn script(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/clients")
-        .join(name)
-}
-
-fn runs(program: &Path, args: &[&str]) -> bool {
-    Command::new(program)
-        .args(args)
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-/// redis-cli, or a skip (a failure under CI=true).
-fn redis_cli() -> Option<Command> {
-    if !runs(Path::new("redis-cli"), &["--version"]) {
-        support::cannot_check(
-            "redis-cli is missing (Debian's redis-tools): run scripts/setup test",
-        );
-        return None;
-    }
-    Some(Command::new("redis-cli"))
-}
-
-/// `python tests/clients/redis_py.py` in .tools/py, or a skip.
-fn redis_py() -> Option<Command> {
-    let python = root().join(".tools/py/bin/python");
-    if !runs(&python, &["-c", "import redis"]) {
-        support::cannot_check("redis-py is missing from .tools/py: run scripts/setup test");
-        return None;
-    }
-    let mut c = Command::new(python);
-    c.arg(script("redis_py.py"));
-    Some(c)
-}
-
-/// `node tests/clients/<script>` with .tools/node's `module`, or a skip.
-fn node(module: &str, file: &str) -> Option<Command> {
-    let modules = root().join(".tools/node/node_modules");
-    if !runs(Path::new("node"), &["--version"])
-        || !modules.join(module).join("package.json").exists()
-    {
-        support::cannot_check(&format!(
-            "node or npm's {module} is missing from .tools/node: run scripts/setup test"
-        ));
-        return None;
-    }
-    let mut c = Command::new("node");
-    c.arg(script(file)).env("NODE_PATH", modules);
-    Some(c)
-}
-
-/// Runs a client to its end (deadline `CLIENT_LIMIT`); it must succeed. Its output goes to
-/// files, so it never blocks on a full pipe while we wait.
-fn run(mut cmd: Command, stdin: Option<&Path>, what: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let (out, err) = (dir.path().join("stdout"), dir.path().join("stderr"));
-    cmd.stdout(std::fs::File::create(&out).unwrap())
-        .stderr(std::fs::File::create(&err).unwrap())
-        .stdin(match stdin {
-            Some(path) => Stdio::from(std::fs::File::open(path).unwrap()),
-            None => Stdio::null(),
-        });
-    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("{what}: {e}"));
-    let deadline = Instant::now() + CLIENT_LIMIT;
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("{what}: not done within {CLIENT_LIMIT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let said = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
-    assert!(
-        status.success(),
-        "{what}: {status}\nstdout: {}\nstderr: {}",
-        said(&out),
-        said(&err)
-    );
-}
 
 /// A redis-server, `pipescope observe` in front of it, and the port clients connect to.
 fn observed() -> (pipescope::local_redis::LocalRedis, Observe) {

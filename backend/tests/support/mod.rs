@@ -148,6 +148,7 @@ impl Server {
     }
 }
 pub mod browser;
+pub mod clients;
 pub mod observe;
 
 /// Reads a child's stdout on a thread of its own (to the end, so the child never blocks on a
