@@ -215,8 +215,61 @@ async fn the_observe_view_tells_a_loop_from_a_pipeline_and_draws_both() {
         assert!(figures.contains(&r.text), "{figures}");
     }
 
+    // Each one's mean round trip drawn as the proxy saw it: at Redis (measured) and in the
+    // proxy (derived), adding up to the wait per round trip; the near lane is the proxy's.
+    for r in [plain, piped] {
+        let (parts, rtt, near): (Vec<(String, String, String)>, f64, String) = until_js(
+            c,
+            &format!(
+                "const svg = document.getElementById('observed-rtt-{id}'); \
+                 if (!svg) return [[], 0, '']; \
+                 return [[...document.querySelectorAll('#observed-rtt-legend-{id} li[data-part]')] \
+                   .map(e => [e.dataset.part, e.dataset.source, e.textContent]), \
+                   Number(svg.dataset.rttUs), svg.querySelector('.lane-name').textContent];",
+                id = r.id
+            ),
+            Duration::from_secs(30),
+            "the observed round trip drawn",
+            |(parts, _, _): &(Vec<(String, String, String)>, f64, String)| !parts.is_empty(),
+        )
+        .await;
+        assert_eq!(near, "Proxy", "{r:?}");
+        let keys: Vec<(&str, &str)> = parts
+            .iter()
+            .map(|(k, s, _)| (k.as_str(), s.as_str()))
+            .collect();
+        assert_eq!(
+            keys,
+            [("tap", "measured"), ("proxy", "derived")],
+            "{parts:?}"
+        );
+        for (_, source, text) in &parts {
+            assert!(text.contains(&format!("— {source}")), "{text}");
+        }
+        let us = |text: &str| -> f64 {
+            // "proxy → Redis → proxy 112.4 µs — measured …": the value before the dash.
+            let head = text.split(" — ").next().unwrap();
+            let mut words = head.rsplit(' ');
+            let unit = words.next().unwrap();
+            let value: f64 = words.next().unwrap().replace(',', "").parse().unwrap();
+            match unit {
+                "ns" => value / 1000.0,
+                "µs" => value,
+                "ms" => value * 1000.0,
+                "s" => value * 1e6,
+                u => panic!("{u} in {text}"),
+            }
+        };
+        let sum: f64 = parts.iter().map(|(_, _, t)| us(t)).sum();
+        assert!(rtt > 0.0, "{r:?}");
+        assert!(
+            (sum - rtt).abs() <= 0.02 * rtt + 0.1,
+            "parts {sum} µs against {rtt} µs"
+        );
+    }
+
     // Tall enough for the table, the timeline and both connections' figures in one picture.
-    c.set_window_size(1400, 2200).await.unwrap();
+    c.set_window_size(1400, 2900).await.unwrap();
     tokio::time::sleep(Duration::from_millis(500)).await;
     let shot = browser.screenshot("observe").await;
     eprintln!("screenshot: {}", shot.display());

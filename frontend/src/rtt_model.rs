@@ -5,6 +5,7 @@
 //! (from which figures) or assumed (which value). The labels print it; they never say more.
 
 use shared::keys::digits;
+use shared::observe::ObservedConnection;
 use shared::{RoundTripSplit, RunSummary, Wait};
 
 use crate::timeaxis::duration;
@@ -146,6 +147,18 @@ pub struct Trip {
     pub tapped: bool,
     /// Busy-polled rather than slept waiting for replies.
     pub busy_poll: bool,
+    /// Who timed it: the engine (a run) or the observing proxy (an application's connection).
+    pub vantage: Vantage,
+}
+
+/// Where a round trip was timed from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Vantage {
+    /// pipescope's engine, the client itself: the whole round trip.
+    Engine,
+    /// The observing proxy, between an application and Redis: from a command's arrival to its
+    /// reply handed back. The hops between the application and the proxy are not seen.
+    Proxy,
 }
 
 /// Redis's own time per call, when Redis reported it.
@@ -202,7 +215,60 @@ impl Trip {
             segments,
             tapped,
             busy_poll: matches!(s.spec.wait, Wait::BusyPoll { .. }),
+            vantage: Vantage::Engine,
         }
+    }
+
+    /// An observed connection's mean round trip as the proxy saw it: the time at Redis
+    /// (measured: handed to Redis until the reply came back) and the rest of the wait in the
+    /// proxy (derived), half each way. `None` before its first round trip.
+    pub fn observed(c: &ObservedConnection) -> Option<Trip> {
+        let trips = c.counts.round_trips;
+        if trips == 0 || c.times.waiting_us <= 0.0 {
+            return None;
+        }
+        let per_trip = |us: f64| us / trips as f64;
+        let tap = Part {
+            key: "tap",
+            name: "proxy → Redis → proxy".into(),
+            us: per_trip(c.times.at_redis_us),
+            tint: Tint::Redis,
+            source: Source::Measured("the observing proxy (mean per round trip)"),
+            what: "from handing the commands to Redis until its replies came back: Redis's work, the hop each way and, when a delay is dialled, that delay".into(),
+        };
+        let proxy = Part {
+            key: "proxy",
+            name: "in the proxy".into(),
+            us: per_trip(c.times.network_us()),
+            tint: Tint::Host,
+            source: Source::Derived(
+                "the wait per round trip less proxy → Redis → proxy".into(),
+            ),
+            what: "a command's arrival until it was handed to Redis, and a reply's arrival until it was handed back (for a pipeline, also the batch still arriving)".into(),
+        };
+        let half = |us: f64| Segment {
+            part: 1,
+            us: us / 2.0,
+            half: true,
+        };
+        Some(Trip {
+            rtt_us: per_trip(c.times.waiting_us),
+            p50_us: f64::NAN,
+            n: trips,
+            segments: vec![
+                half(proxy.us),
+                Segment {
+                    part: 0,
+                    us: tap.us,
+                    half: false,
+                },
+                half(proxy.us),
+            ],
+            parts: vec![tap, proxy],
+            tapped: true,
+            busy_poll: false,
+            vantage: Vantage::Proxy,
+        })
     }
 
     pub fn part(&self, key: &str) -> Option<&Part> {
@@ -705,5 +771,31 @@ mod tests {
             None,
             "another network"
         );
+    }
+
+    #[test]
+    fn an_observed_round_trip_is_at_redis_and_in_the_proxy_as_the_proxy_saw_it() {
+        let json = serde_json::json!({
+            "id": 1, "client": "127.0.0.1:5000", "name": null, "open": false, "ended": null,
+            "top_commands": [],
+            "counts": { "commands": 10, "replies": 10, "writes": 10, "overlapping_writes": 0,
+              "round_trips": 10, "max_depth": 1, "pushes": 0, "blocking": 0, "transactions": 0,
+              "bytes_from_client": 300, "bytes_from_redis": 50 },
+            "times": { "wall_us": 3000.0, "waiting_us": 1000.0, "at_redis_us": 700.0,
+              "client_us": 2000.0, "blocked_us": 0.0, "mean_depth": 1.0 },
+            "verdict": { "kind": "one_at_a_time", "text": "" }
+        });
+        let mut c: ObservedConnection = serde_json::from_value(json).unwrap();
+        let t = Trip::observed(&c).unwrap();
+        assert_eq!(t.vantage, Vantage::Proxy);
+        assert_eq!((t.rtt_us, t.n), (100.0, 10));
+        assert_eq!(t.part("tap").unwrap().us, 70.0);
+        assert_eq!(t.part("tap").unwrap().source.kind(), "measured");
+        assert_eq!(t.part("proxy").unwrap().us, 30.0);
+        assert_eq!(t.part("proxy").unwrap().source.kind(), "derived");
+        let drawn: f64 = t.segments.iter().map(|s| s.us).sum();
+        assert_eq!(drawn, 100.0);
+        c.counts.round_trips = 0;
+        assert!(Trip::observed(&c).is_none());
     }
 }

@@ -1,12 +1,15 @@
 use leptos::prelude::*;
 use shared::observe_report::equivalent_line;
 
+use crate::components::trip_figure::{parts_legend, trip_svg};
 use crate::connection::Connection;
 use crate::observe::{time_split, title};
+use crate::rtt_model::Trip;
 
 /// One chosen connection: its verdict, its wall time taken apart (each figure says whether it
-/// was measured, and by what, or derived, and from what), and what the same commands cost
-/// pipelined by pipescope's own engine (measured on request, by the presenter).
+/// was measured, and by what, or derived, and from what), its mean round trip drawn as the
+/// proxy saw it, and what the same commands cost pipelined by pipescope's own engine (measured
+/// on request, by the presenter).
 #[component]
 pub fn ObservedFigures(conn: Connection, id: u64) -> impl IntoView {
     let c = Memo::new(move |_| conn.observe.with(|o| o.connections.get(&id).cloned()));
@@ -27,6 +30,14 @@ pub fn ObservedFigures(conn: Connection, id: u64) -> impl IntoView {
                     }
                 })
                 .collect_view();
+            let trip = Trip::observed(&c).map(|t| {
+                view! {
+                    <figure class="rtt observed-rtt">
+                        {trip_svg(format!("observed-rtt-{id}"), &t)}
+                        {parts_legend(format!("observed-rtt-legend-{id}"), &t)}
+                    </figure>
+                }
+            });
             view! {
                 <article class="observed-figures" id=format!("figures-{id}")>
                     <h3>{title(&c)}</h3>
@@ -34,6 +45,7 @@ pub fn ObservedFigures(conn: Connection, id: u64) -> impl IntoView {
                     <table class="time-split">
                         <tbody>{rows}</tbody>
                     </table>
+                    {trip}
                     <div class="equivalent">
                         <button
                             id=format!("equivalent-{id}")

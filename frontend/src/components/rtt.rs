@@ -105,8 +105,8 @@ fn diagram(r: Runs) -> impl IntoView {
     view! {
         <section class="card rtt-card" aria-label="Round trip">
             <h2>"One round trip, taken apart"</h2>
-            {trip_svg("rtt", &trip)}
-            {parts_legend("rtt-legend", &trip)}
+            {trip_svg("rtt".into(), &trip)}
+            {parts_legend("rtt-legend".into(), &trip)}
             {comparison.map(wait_note)}
             {arithmetic(model)}
         </section>

@@ -29,8 +29,8 @@ pub fn OneTrip(tour: Tour) -> impl IntoView {
         Some(t) => view! {
             <section class="card one-trip-card stage-part focus" aria-label="One round trip">
                 <h2>"One SET's round trip, taken apart"</h2>
-                {trip_svg("one-trip", &t)}
-                {parts_legend("one-trip-legend", &t)}
+                {trip_svg("one-trip".into(), &t)}
+                {parts_legend("one-trip-legend".into(), &t)}
             </section>
         }
         .into_any(),

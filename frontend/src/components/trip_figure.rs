@@ -1,11 +1,12 @@
 //! One round trip drawn: client and Redis lanes, the request and reply arrows, a bar of the
 //! parts in time order (the one bar-segment layout), and the legend naming each part's source.
-//! Used by the RTT diagram (`rtt`) and the tour's one-trip figure (`tour_rtt`).
+//! Used by the RTT diagram (`rtt`), the tour's one-trip figure (`tour_rtt`) and an observed
+//! connection's figures (`observed_figures`), where the near lane is the proxy.
 
 use leptos::prelude::*;
 
 use crate::format;
-use crate::rtt_model::Trip;
+use crate::rtt_model::{Trip, Vantage};
 use crate::timeaxis::duration;
 
 /// Width the SVG gives a part however small, so a 0.05 µs transmission stays legible.
@@ -21,6 +22,7 @@ fn short(key: &str, half: bool) -> &'static str {
         ("out", _) => "out",
         ("tap", _) => "proxy ⇄ Redis",
         ("back", _) => "back",
+        ("proxy", _) => "proxy ½",
         _ => "",
     }
 }
@@ -53,7 +55,7 @@ fn at_redis(trip: &Trip, edges: &[f64]) -> (f64, f64) {
 
 /// The round trip drawn: client and Redis lanes, the request and reply arrows, and a bar of the
 /// parts in time order, each with its value and its source (measured / derived / assumed).
-pub fn trip_svg(id: &'static str, trip: &Trip) -> impl IntoView + use<> {
+pub fn trip_svg(id: String, trip: &Trip) -> impl IntoView + use<> {
     let (x0, width) = (110.0, 860.0);
     let edges = edges(trip, x0, width);
     let end = *edges.last().unwrap();
@@ -86,6 +88,10 @@ pub fn trip_svg(id: &'static str, trip: &Trip) -> impl IntoView + use<> {
         us("t2")
     };
     let t3 = if trip.tapped { us("tap") } else { us("redis") };
+    let (near, request, reply) = match trip.vantage {
+        Vantage::Engine => ("Client", "SET →", "← +OK"),
+        Vantage::Proxy => ("Proxy", "commands →", "← replies"),
+    };
     view! {
         <svg
             id=id
@@ -106,15 +112,15 @@ pub fn trip_svg(id: &'static str, trip: &Trip) -> impl IntoView + use<> {
                     <path d="M0,0 L10,5 L0,10 z" class="head"></path>
                 </marker>
             </defs>
-            <text x="100" y=y_client + 5.0 text-anchor="end" class="lane-name">"Client"</text>
+            <text x="100" y=y_client + 5.0 text-anchor="end" class="lane-name">{near}</text>
             <text x="100" y=y_redis + 5.0 text-anchor="end" class="lane-name">"Redis"</text>
             <line x1=x0 x2=x0 + width y1=y_client y2=y_client class="lane"></line>
             <line x1=x0 x2=x0 + width y1=y_redis y2=y_redis class="lane"></line>
             <line x1=x0 y1=y_client x2=arrive y2=y_redis class="req" marker-end=marker.clone()></line>
             <rect x=arrive y=y_redis - 14.0 width=(leave - arrive).max(4.0) height="14" class="server"></rect>
             <line x1=leave y1=y_redis x2=end y2=y_client class="reply" marker-end=marker></line>
-            <text x=(x0 + arrive) / 2.0 - 18.0 y=(y_client + y_redis) / 2.0 text-anchor="end" class="arrow-label">"SET →"</text>
-            <text x=(leave + end) / 2.0 + 18.0 y=(y_client + y_redis) / 2.0 class="arrow-label">"← +OK"</text>
+            <text x=(x0 + arrive) / 2.0 - 18.0 y=(y_client + y_redis) / 2.0 text-anchor="end" class="arrow-label">{request}</text>
+            <text x=(leave + end) / 2.0 + 18.0 y=(y_client + y_redis) / 2.0 class="arrow-label">{reply}</text>
             <line x1=x0 x2=end y1="24" y2="24" class="bracket"></line>
             <text x=(x0 + end) / 2.0 y="18" text-anchor="middle" class="rtt-label">
                 {rtt_label(trip)}
@@ -124,8 +130,15 @@ pub fn trip_svg(id: &'static str, trip: &Trip) -> impl IntoView + use<> {
     }
 }
 
-/// The RTT over the bar: the engine's mean, with the median beside it.
+/// The RTT over the bar: the engine's mean, with the median beside it; or the proxy's mean.
 fn rtt_label(trip: &Trip) -> String {
+    if trip.vantage == Vantage::Proxy {
+        return format!(
+            "Round trip at the proxy = {} (mean of {}, measured by the observing proxy)",
+            duration(trip.rtt_us),
+            shared::observe::count(trip.n, "round trip"),
+        );
+    }
     if trip.n == 1 {
         return format!(
             "RTT = {} (one request, measured by the engine)",
@@ -141,7 +154,7 @@ fn rtt_label(trip: &Trip) -> String {
 }
 
 /// Every part with its value, its source in words and what the time is.
-pub fn parts_legend(id: &'static str, trip: &Trip) -> impl IntoView + use<> {
+pub fn parts_legend(id: String, trip: &Trip) -> impl IntoView + use<> {
     let items = trip
         .parts
         .iter()
@@ -156,7 +169,9 @@ pub fn parts_legend(id: &'static str, trip: &Trip) -> impl IntoView + use<> {
             }
         })
         .collect_view();
-    let note = if trip.tapped {
+    let note = if trip.vantage == Vantage::Proxy {
+        "The proxy times a round trip from a command's arrival to its reply handed back: the hops between your application and the proxy are not seen by it, so they are not drawn. Bars are widened to stay readable; the numbers are the values."
+    } else if trip.tapped {
         "The legs are medians over the stamped requests, so they need not add up to the mean RTT. Bars are widened to stay readable; the numbers are the values."
     } else {
         "On loopback there is no wire, so no propagation: the time is the hosts'. Bars are widened to stay readable; the numbers are the values."
