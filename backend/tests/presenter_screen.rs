@@ -56,6 +56,7 @@ return {
   progress: box(document.querySelector('section.progress')),
   speedup: box(document.querySelector('#speedup')),
   timeline: box(canvas),
+  teaching: box(document.querySelector('section.teaching')),
   canvas_css: canvas ? [canvas.clientWidth, canvas.clientHeight] : [0, 0],
   labels: state.labels || [],
   finished: (state.runs || []).filter((r) => r.wall_us !== undefined).length,
@@ -113,6 +114,7 @@ struct Screen {
     progress: Option<Rect>,
     speedup: Option<Rect>,
     timeline: Option<Rect>,
+    teaching: Option<Rect>,
     canvas_css: [f64; 2],
     labels: Vec<Label>,
     finished: usize,
@@ -223,6 +225,8 @@ fn check(s: &Screen, when: &str, after: bool) {
     }
     let timeline = s.timeline.as_ref().expect("the timeline canvas");
     inside(timeline);
+    // The timeline's card too: its counters and playback controls are on screen.
+    inside(s.teaching.as_ref().expect("the timeline's card"));
     assert!(
         timeline.h >= height * 0.3,
         "{at}: the timeline takes the room it has left ({} px of {height})",
