@@ -409,6 +409,20 @@ async fn presenter_mode_keeps_presets_and_buttons_in_reach() {
     .await;
     let c = &browser.client;
     wait_enabled(c, "#run").await;
+    // Folded into one line: the buttons are on it, the presets one click (Edit) away.
+    for id in ["#run", "#compare", "#sweep", "#edit-controls"] {
+        let el = c.find(css(id)).await.unwrap();
+        assert!(
+            el.is_displayed().await.unwrap(),
+            "{id} visible on a projector"
+        );
+    }
+    let preset = c.find(css("button.preset[data-us='30000']")).await.unwrap();
+    assert!(
+        !preset.is_displayed().await.unwrap(),
+        "the presets are folded away until Edit"
+    );
+    click(c, "#edit-controls").await;
     for id in [
         "#run",
         "#compare",

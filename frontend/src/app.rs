@@ -50,11 +50,16 @@ pub fn Page(conn: Connection, #[prop(optional)] url: UrlState) -> impl IntoView 
     view! {
         <Header conn=conn look=look />
         <main>
-            <ErrorBanner conn=conn />
-            <Controls conn=conn look=look url=url />
-            <SpeedupHeadline conn=conn />
-            <RunProgress conn=conn />
-            <TeachingView conn=conn playback=playback look=look />
+            // What the room watches; in presenter mode exactly one screen high.
+            <div class="screen">
+                <ErrorBanner conn=conn />
+                <Controls conn=conn look=look url=url />
+                <div class="stage">
+                    <SpeedupHeadline conn=conn />
+                    <RunProgress conn=conn />
+                </div>
+                <TeachingView conn=conn playback=playback look=look />
+            </div>
             <div class="explain-grid">
                 <RttDiagram playback=playback />
                 <Charts conn=conn />

@@ -131,6 +131,16 @@ impl Plan {
         }
     }
 
+    /// Its button's name.
+    pub fn label(self) -> &'static str {
+        match self {
+            Plan::Single => "Run",
+            Plan::Compare => "Compare",
+            Plan::Sweep => "Sweep",
+            Plan::Pool => "8 connections vs pipelined",
+        }
+    }
+
     pub fn parse(value: &str) -> Option<Self> {
         [Plan::Single, Plan::Compare, Plan::Sweep, Plan::Pool]
             .into_iter()
@@ -364,6 +374,40 @@ impl Form {
         })
     }
 
+    /// The form in one line, for folded controls: "Compare · 10,000 SET · one at a time vs
+    /// pipelined (batch 1000) · one-way delay 250 µs". Whatever does not parse says so.
+    pub fn summary(&self) -> String {
+        let count = match self.count.trim().parse::<u64>() {
+            Ok(n) => crate::format::count(n),
+            Err(_) => format!("{:?}", self.count),
+        };
+        let mode = self
+            .mode()
+            .map(|m| m.label())
+            .unwrap_or_else(|e| format!("mode: {e}"));
+        let modes = match self.plan {
+            Plan::Single => mode,
+            Plan::Compare if self.mode == ModeChoice::Sequential => {
+                format!("one at a time vs pipelined (batch {})", self.batch.trim())
+            }
+            Plan::Compare => format!("one at a time vs {mode}"),
+            Plan::Sweep => format!("pipelined, batch 1 to {}", self.sweep_max.trim()),
+            Plan::Pool => format!(
+                "{} connections one at a time vs pipelined (batch {})",
+                POOL_PRESET.0, POOL_PRESET.1
+            ),
+        };
+        let network = self
+            .network()
+            .map(|n| n.label())
+            .unwrap_or_else(|e| format!("network: {e}"));
+        format!(
+            "{} · {count} {} · {modes} · {network}",
+            self.plan.label(),
+            self.command.name()
+        )
+    }
+
     /// The runs a button would start, or why they are refused (in words).
     pub fn runs(&self, plan: Plan, limits: &Limits) -> Result<Vec<RunSpec>, String> {
         let runs = match plan {
@@ -439,6 +483,29 @@ mod tests {
         let mut form = Form::default();
         f(&mut form);
         form
+    }
+
+    #[test]
+    fn the_folded_controls_say_what_the_buttons_run() {
+        let url = UrlState::parse(
+            "?count=100000&mode=pipelined&batch=1000&plan=compare&delay=250&presenter=1",
+        );
+        assert_eq!(
+            Form::from_url(&url).summary(),
+            "Compare · 100,000 SET · one at a time vs pipelined (batch 1000) · one-way delay 250 µs"
+        );
+        let seq = form(|f| {
+            f.mode = ModeChoice::Sequential;
+            f.plan = Plan::Compare;
+            f.count = "50".into();
+            f.batch = "10".into();
+        });
+        assert!(
+            seq.summary()
+                .contains("50 SET · one at a time vs pipelined (batch 10)"),
+            "{}",
+            seq.summary()
+        );
     }
 
     #[test]

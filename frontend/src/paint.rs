@@ -7,6 +7,8 @@
 //! skipped by binary search, and all arrows of one colour go into one path with one `stroke`.
 //! A long run's first requests are drawn in full, the rest from its strided sample, lighter.
 
+use std::cell::RefCell;
+
 use web_sys::CanvasRenderingContext2d as Ctx;
 
 use crate::timeaxis::{self, Axis};
@@ -80,20 +82,108 @@ impl Frame<'_> {
     }
 }
 
+/// A piece of text painted on the canvas and the box it takes (CSS pixels, from the canvas's
+/// top left; the font's ascent and descent, so a line's box whatever its glyphs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Label {
+    pub text: String,
+    pub x: f64,
+    pub y: f64,
+    pub w: f64,
+    pub h: f64,
+}
+
+impl Label {
+    /// Whether the two boxes share more than half a pixel each way.
+    pub fn overlaps(&self, o: &Label) -> bool {
+        let ox = (self.x + self.w).min(o.x + o.w) - self.x.max(o.x);
+        let oy = (self.y + self.h).min(o.y + o.h) - self.y.max(o.y);
+        ox > 0.5 && oy > 0.5
+    }
+}
+
 /// What a frame drew of one trace.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Drawn {
+pub struct DrawnTrace {
     /// Arrows, requests + replies.
     pub arrows: usize,
     /// Client lanes: one per connection of the run.
     pub client_lanes: u32,
 }
 
-/// Draws a frame; returns what it drew per trace.
-pub fn draw(ctx: &Ctx, f: &Frame) -> Vec<Drawn> {
+/// What a frame drew: per trace, and every label.
+pub struct Drawn {
+    pub traces: Vec<DrawnTrace>,
+    pub labels: Vec<Label>,
+}
+
+/// The labels painted so far in a frame. Text is only painted where it fits inside the canvas
+/// and clear of every label already there, so no two labels ever overlap.
+struct Texts {
+    width: f64,
+    height: f64,
+    placed: RefCell<Vec<Label>>,
+}
+
+impl Texts {
+    /// The box `text` would take at (`x`, baseline `y`) with the context's font and `align`.
+    fn measure(ctx: &Ctx, text: &str, x: f64, y: f64, align: &str) -> Label {
+        ctx.set_text_align(align);
+        let (w, ascent, descent) = match ctx.measure_text(text) {
+            Ok(m) => (
+                m.width(),
+                m.font_bounding_box_ascent(),
+                m.font_bounding_box_descent(),
+            ),
+            Err(_) => (text.len() as f64 * 8.0, 12.0, 4.0),
+        };
+        let left = match align {
+            "right" => x - w,
+            "center" => x - w / 2.0,
+            _ => x,
+        };
+        Label {
+            text: text.to_string(),
+            x: left,
+            y: y - ascent,
+            w,
+            h: ascent + descent,
+        }
+    }
+
+    fn fits(&self, l: &Label) -> bool {
+        l.x >= 0.0
+            && l.y >= 0.0
+            && l.x + l.w <= self.width
+            && l.y + l.h <= self.height
+            && !self.placed.borrow().iter().any(|p| p.overlaps(l))
+    }
+
+    /// Paints `text` (font and colour already set) at the first baseline of `ys` where it fits;
+    /// returns its box, or `None` where it fits nowhere (then nothing is painted).
+    fn put(&self, ctx: &Ctx, text: &str, x: f64, ys: &[f64], align: &str) -> Option<Label> {
+        for &y in ys {
+            let label = Self::measure(ctx, text, x, y, align);
+            if self.fits(&label) {
+                let _ = ctx.fill_text(text, x, y);
+                self.placed.borrow_mut().push(label.clone());
+                return Some(label);
+            }
+        }
+        None
+    }
+}
+
+/// Draws a frame; returns what it drew per trace and the labels painted.
+pub fn draw(ctx: &Ctx, f: &Frame) -> Drawn {
     let s = f.scale;
     ctx.set_fill_style_str(f.palette.background);
     ctx.fill_rect(0.0, 0.0, f.width, f.height);
+    let texts = Texts {
+        width: f.width,
+        height: f.height,
+        placed: RefCell::new(Vec::new()),
+    };
     let axis = Axis::new(
         f.start_us,
         f.start_us + f.window_us,
@@ -101,39 +191,46 @@ pub fn draw(ctx: &Ctx, f: &Frame) -> Vec<Drawn> {
         f.width - RIGHT * s,
     );
     if f.traces.is_empty() {
-        empty(ctx, f);
-        return Vec::new();
+        empty(ctx, f, &texts);
+        return Drawn {
+            traces: Vec::new(),
+            labels: texts.placed.into_inner(),
+        };
     }
-    ruler(ctx, f, &axis);
+    ruler(ctx, f, &axis, &texts);
+    footer(ctx, f, &texts);
     let panel_h = (f.height - (RULER + FOOTER) * s) / f.traces.len() as f64;
-    let drawn = f
+    let traces = f
         .traces
         .iter()
         .enumerate()
         .map(|(k, t)| {
             let trips = f.trips.get(k).and_then(Option::as_deref);
             let top = RULER * s + k as f64 * panel_h;
-            panel(ctx, f, &axis, t, trips, top, panel_h)
+            panel(ctx, f, &axis, &texts, t, trips, top, panel_h)
         })
         .collect();
     playhead(ctx, f, &axis);
-    footer(ctx, f);
-    drawn
+    Drawn {
+        traces,
+        labels: texts.placed.into_inner(),
+    }
 }
 
-fn empty(ctx: &Ctx, f: &Frame) {
+fn empty(ctx: &Ctx, f: &Frame, texts: &Texts) {
     ctx.set_fill_style_str(f.palette.muted);
     ctx.set_font(&f.font(16.0, "600"));
-    ctx.set_text_align("center");
-    let _ = ctx.fill_text(
+    texts.put(
+        ctx,
         "Run or Compare: every request and reply will be drawn here at its measured time.",
         f.width / 2.0,
-        f.height / 2.0,
+        &[f.height / 2.0],
+        "center",
     );
 }
 
 /// Nice ticks in real units, with grid lines through the panels.
-fn ruler(ctx: &Ctx, f: &Frame, axis: &Axis) {
+fn ruler(ctx: &Ctx, f: &Frame, axis: &Axis, texts: &Texts) {
     let (p, s) = (f.palette, f.scale);
     let max_ticks = ((axis.right_px - axis.left_px) / (90.0 * s)).max(2.0) as usize;
     let (step, ticks) = timeaxis::ticks(axis.start_us, axis.end_us, max_ticks);
@@ -148,12 +245,11 @@ fn ruler(ctx: &Ctx, f: &Frame, axis: &Axis) {
     ctx.stroke();
     ctx.set_fill_style_str(p.muted);
     ctx.set_font(&f.font(12.0, "600"));
-    ctx.set_text_align("center");
+    texts.put(ctx, "run time →", 10.0 * s, &[19.0 * s], "left");
     for t in &ticks {
-        let _ = ctx.fill_text(&timeaxis::tick_label(*t, step), axis.x(*t), 19.0 * s);
+        let label = timeaxis::tick_label(*t, step);
+        texts.put(ctx, &label, axis.x(*t), &[19.0 * s], "center");
     }
-    ctx.set_text_align("left");
-    let _ = ctx.fill_text("run time →", 10.0 * s, 19.0 * s);
 }
 
 fn playhead(ctx: &Ctx, f: &Frame, axis: &Axis) {
@@ -170,12 +266,11 @@ fn playhead(ctx: &Ctx, f: &Frame, axis: &Axis) {
     ctx.stroke();
 }
 
-/// How the arrival at Redis was obtained, for the runs on screen.
-fn footer(ctx: &Ctx, f: &Frame) {
+/// How the arrival at Redis was obtained, for the runs on screen (in smaller type where the
+/// canvas is too narrow for it).
+fn footer(ctx: &Ctx, f: &Frame, texts: &Texts) {
     let s = f.scale;
     ctx.set_fill_style_str(f.palette.muted);
-    ctx.set_font(&f.font(12.0, "400"));
-    ctx.set_text_align("left");
     let note = if f.traces.iter().any(|t| t.observed.is_some()) {
         "Every time measured by the observing proxy: a command's arrival from the client, its hand-over to Redis, the reply from Redis and its hand-back."
     } else if f.traces.iter().any(Trace::measured_at_server) {
@@ -183,7 +278,13 @@ fn footer(ctx: &Ctx, f: &Frame) {
     } else {
         "Arrival at Redis is drawn at the midpoint (issued + replied) / 2: an estimate (the wire tap measures it when a network is dialled in)."
     };
-    let _ = ctx.fill_text(note, 10.0 * s, f.height - 7.0 * s);
+    let room = f.width - 20.0 * s;
+    ctx.set_font(&f.font(12.0, "400"));
+    let w = ctx.measure_text(note).map_or(room, |m| m.width());
+    if w > room {
+        ctx.set_font(&f.font((12.0 * room / w).max(8.0), "400"));
+    }
+    texts.put(ctx, note, 10.0 * s, &[f.height - 7.0 * s], "left");
 }
 
 /// One run's panel: where its lanes are and what it is drawn with.
@@ -191,6 +292,7 @@ struct Panel<'a> {
     ctx: &'a Ctx,
     f: &'a Frame<'a>,
     axis: &'a Axis,
+    texts: &'a Texts,
     t: &'a Trace,
     top: f64,
     /// The (first) client lane.
@@ -208,15 +310,17 @@ struct Panel<'a> {
 /// first client lane and Redis's), leaving the rest to the arrows.
 const POOL_LANES_SHARE: f64 = 0.6;
 
+#[allow(clippy::too_many_arguments)]
 fn panel(
     ctx: &Ctx,
     f: &Frame,
     axis: &Axis,
+    texts: &Texts,
     t: &Trace,
     trips: Option<&[Trip]>,
     top: f64,
     height: f64,
-) -> Drawn {
+) -> DrawnTrace {
     let s = f.scale;
     let (y_client, y_redis) = (top + 34.0 * s, top + height - 16.0 * s);
     let lanes = t.mode.map_or(1, Mode::connections).max(1);
@@ -229,6 +333,7 @@ fn panel(
         ctx,
         f,
         axis,
+        texts,
         t,
         top,
         y_client,
@@ -269,7 +374,7 @@ fn panel(
     }
     p.unstamped_note();
     p.finished_mark();
-    Drawn {
+    DrawnTrace {
         arrows: count,
         client_lanes: lanes,
     }
@@ -299,8 +404,8 @@ impl Panel<'_> {
         self.axis.end_us.min(self.f.position_us)
     }
 
-    /// Separator, title (mode and network) and what of the run is drawn. Returns where its
-    /// text ends (x).
+    /// Separator, title (mode and network) and what of the run is drawn (left out where it
+    /// does not fit: the card's heading says it too). Returns where its text ends (x).
     fn heading(&self) -> f64 {
         let (ctx, f, t, s) = (self.ctx, self.f, self.t, self.f.scale);
         ctx.set_stroke_style_str(f.palette.grid);
@@ -321,14 +426,22 @@ impl Panel<'_> {
         if let Some(network) = t.network {
             title += &format!(" · {}", network.label());
         }
-        let _ = ctx.fill_text(&title, 10.0 * s, self.top + 17.0 * s);
-        let title_w = ctx.measure_text(&title).map_or(200.0, |m| m.width());
-        let mut end = 10.0 * s + title_w;
+        let y = self.top + 17.0 * s;
+        let Some(title) = self.texts.put(ctx, &title, 10.0 * s, &[y], "left") else {
+            return 10.0 * s;
+        };
+        let mut end = title.x + title.w;
         if let Some(note) = trace::drawn_note(t) {
             ctx.set_fill_style_str(f.palette.muted);
             ctx.set_font(&f.font(12.0, "400"));
-            let _ = ctx.fill_text(&note, end + 14.0 * s, self.top + 17.0 * s);
-            end += 14.0 * s + ctx.measure_text(&note).map_or(300.0, |m| m.width());
+            let x = end + 14.0 * s;
+            let fits = Texts::measure(ctx, &note, x, y, "left").w + x <= self.axis.right_px;
+            if let Some(l) = fits
+                .then(|| self.texts.put(ctx, &note, x, &[y], "left"))
+                .flatten()
+            {
+                end = l.x + l.w;
+            }
         }
         end
     }
@@ -357,23 +470,34 @@ impl Panel<'_> {
         match self.t.observed {
             Some(_) => {
                 ctx.set_font(&f.font(11.0, "700"));
-                let _ = ctx.fill_text("client ⇄ proxy", x, self.y_client + 4.0 * s);
-                let _ = ctx.fill_text("proxy ⇄ Redis", x, self.y_redis + 4.0 * s);
+                self.texts.put(
+                    ctx,
+                    "client ⇄ proxy",
+                    x,
+                    &[self.y_client + 4.0 * s],
+                    "right",
+                );
+                self.texts
+                    .put(ctx, "proxy ⇄ Redis", x, &[self.y_redis + 4.0 * s], "right");
             }
             None if self.lanes > 1 => {
                 let px = 10.0;
                 ctx.set_font(&f.font(px, "700"));
                 for k in labelled_lanes(self.lanes, self.lane_gap, (px + 1.0) * s) {
                     let y = self.y_lane(k);
-                    let _ = ctx.fill_text(&lane_label(k, self.lanes), x, y + 3.5 * s);
+                    self.texts
+                        .put(ctx, &lane_label(k, self.lanes), x, &[y + 3.5 * s], "right");
                 }
                 ctx.set_font(&f.font(13.0, "700"));
-                let _ = ctx.fill_text("Redis", x, self.y_redis + 4.0 * s);
+                self.texts
+                    .put(ctx, "Redis", x, &[self.y_redis + 4.0 * s], "right");
             }
             None => {
                 ctx.set_font(&f.font(13.0, "700"));
-                let _ = ctx.fill_text("Client", x, self.y_client + 4.0 * s);
-                let _ = ctx.fill_text("Redis", x, self.y_redis + 4.0 * s);
+                self.texts
+                    .put(ctx, "Client", x, &[self.y_client + 4.0 * s], "right");
+                self.texts
+                    .put(ctx, "Redis", x, &[self.y_redis + 4.0 * s], "right");
             }
         }
         ctx.set_stroke_style_str(f.palette.lane);
@@ -424,10 +548,12 @@ impl Panel<'_> {
                 ctx.set_font(&f.font(11.0, "600"));
                 ctx.set_text_align("left");
                 let label = trip_label(self.t.mode, n + 1, b.end - b.start);
-                let w = ctx.measure_text(&label).map_or(140.0, |m| m.width());
-                if w + 4.0 * s < x1 - lx {
-                    let _ = ctx.fill_text(&label, lx, self.y_client - 12.0 * s);
-                    label_end = lx + w + 8.0 * s;
+                let y = self.y_client - 12.0 * s;
+                let w = Texts::measure(ctx, &label, lx, y, "left").w;
+                if w + 4.0 * s < x1 - lx
+                    && let Some(l) = self.texts.put(ctx, &label, lx, &[y], "left")
+                {
+                    label_end = l.x + l.w + 8.0 * s;
                 }
             }
         }
@@ -583,21 +709,39 @@ impl Panel<'_> {
         self.note(&label, self.axis.left_px + 6.0 * s, self.y_redis - 8.0 * s);
     }
 
-    /// Small muted text on a backing, readable over arrows.
+    /// Baselines for a label between the lanes: `y` first, then a line further from the
+    /// client lane, then one nearer, never beyond the lanes.
+    fn between_lanes(&self, y: f64) -> Vec<f64> {
+        let line = 16.0 * self.f.scale;
+        [y, y + line, y - line, y + 2.0 * line]
+            .into_iter()
+            .filter(|y| *y > self.y_client && *y < self.y_redis)
+            .collect()
+    }
+
+    /// Small muted text on a backing, readable over arrows, at the first of `y`'s baselines
+    /// where it is clear of every other label (not drawn where there is none).
     fn note(&self, text: &str, x: f64, y: f64) {
         let (ctx, f, s) = (self.ctx, self.f, self.f.scale);
         ctx.set_font(&f.font(11.0, "600"));
-        ctx.set_text_align("left");
-        let w = ctx.measure_text(text).map_or(300.0, |m| m.width());
+        let w = Texts::measure(ctx, text, x, y, "left").w;
         let x = x
             .min(self.axis.right_px - w - 4.0 * s)
             .max(self.axis.left_px);
+        let ys = self.between_lanes(y);
+        let Some(y) = ys
+            .iter()
+            .copied()
+            .find(|&y| self.texts.fits(&Texts::measure(ctx, text, x, y, "left")))
+        else {
+            return;
+        };
         ctx.set_global_alpha(0.85);
         ctx.set_fill_style_str(f.palette.background);
         ctx.fill_rect(x - 3.0 * s, y - 11.0 * s, w + 6.0 * s, 15.0 * s);
         ctx.set_global_alpha(1.0);
         ctx.set_fill_style_str(f.palette.muted);
-        let _ = ctx.fill_text(text, x, y);
+        self.texts.put(ctx, text, x, &[y], "left");
     }
 
     /// Where the run finished, once playback gets there.
@@ -622,13 +766,15 @@ impl Panel<'_> {
         ctx.set_fill_style_str(self.colours.0);
         ctx.set_font(&f.font(13.0, "800"));
         let label = format!("finished · {}", timeaxis::duration(done));
-        let w = ctx.measure_text(&label).map_or(120.0, |m| m.width());
+        let w = Texts::measure(ctx, &label, x, y_client, "left").w;
         let right = x + 6.0 * s + w <= axis.right_px;
-        ctx.set_text_align(if right { "left" } else { "right" });
-        let _ = ctx.fill_text(
+        let ys = self.between_lanes((y_client + y_redis) / 2.0);
+        self.texts.put(
+            ctx,
             &label,
             if right { x + 6.0 * s } else { x - 6.0 * s },
-            (y_client + y_redis) / 2.0,
+            &ys,
+            if right { "left" } else { "right" },
         );
     }
 }

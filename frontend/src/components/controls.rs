@@ -1,7 +1,7 @@
 use leptos::prelude::*;
 
 use crate::address_bar;
-use crate::components::{ModeFields, NetworkControls, RunButtons, WorkloadFields};
+use crate::components::{ControlsBar, ModeFields, NetworkControls, RunButtons, WorkloadFields};
 use crate::connection::Connection;
 use crate::inputs::Form;
 use crate::look::Look;
@@ -12,7 +12,8 @@ use crate::url_state::UrlState;
 /// as typed: input is checked as it is typed (shown inline) and again on click (shown in the
 /// banner) with the backend's own validation; nothing invalid is sent and nothing typed is
 /// lost. The form starts from the URL query (else the server's network) and keeps the query up
-/// to date, so a slide can link to a prepared run that opens with its button focused.
+/// to date, so a slide can link to a prepared run that opens with its button focused. In
+/// presenter mode the fields fold into one line (`ControlsBar`) until Edit opens them.
 #[component]
 pub fn Controls(conn: Connection, look: Look, url: UrlState) -> impl IntoView {
     let form = RwSignal::new(Form::from_url(&url));
@@ -21,11 +22,13 @@ pub fn Controls(conn: Connection, look: Look, url: UrlState) -> impl IntoView {
         form.with(|f| f.runs(f.plan, &limits).err())
     });
     let watch_only = move || conn.server.with(Option::is_some) && !conn.can_control();
+    let editing = RwSignal::new(false);
     start_from_the_servers_network(form, conn, &url);
     keep_the_url_in_step(form, look);
 
     view! {
-        <section class="card controls" aria-label="Run controls">
+        <section class="card controls" class:editing=move || editing.get() aria-label="Run controls">
+            <ControlsBar form=form editing=editing />
             <div class="fields">
                 <WorkloadFields form=form />
                 <ModeFields form=form />

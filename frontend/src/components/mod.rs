@@ -7,6 +7,7 @@
 pub mod charts;
 pub mod connect_box;
 pub mod controls;
+pub mod controls_bar;
 pub mod error_banner;
 pub mod export_bar;
 pub mod handout_chart;
@@ -45,6 +46,7 @@ pub mod workload_fields;
 pub use charts::Charts;
 pub use connect_box::ConnectBox;
 pub use controls::Controls;
+pub use controls_bar::ControlsBar;
 pub use error_banner::ErrorBanner;
 pub use export_bar::ExportBar;
 pub use header::Header;

@@ -142,14 +142,14 @@ pub fn Timeline(playback: Playback, look: Look) -> impl IntoView {
 }
 
 /// Draws the traces as `key` says (CSS pixels scaled by `dpr`); returns the arrows drawn per
-/// trace.
+/// trace and the labels painted.
 fn draw_frame(
     ctx: &CanvasRenderingContext2d,
     playback: Playback,
     key: &FrameKey,
     (width, height): (f64, f64),
     dpr: f64,
-) -> Vec<paint::Drawn> {
+) -> paint::Drawn {
     let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
     playback.traces.with_untracked(|traces| {
         playback.trips.with_untracked(|trips| {
@@ -158,7 +158,7 @@ fn draw_frame(
                 &Frame {
                     width,
                     height,
-                    scale: if key.presenter { 1.35 } else { 1.0 },
+                    scale: presenter_scale(key.presenter, height),
                     palette: if key.dark {
                         &paint::DARK
                     } else {
@@ -175,6 +175,16 @@ fn draw_frame(
     })
 }
 
+/// Presenter mode's larger type, as large as the canvas's height leaves room for: a short
+/// canvas (a 720-line screen) keeps its lanes apart rather than its type large.
+fn presenter_scale(presenter: bool, height: f64) -> f64 {
+    if presenter {
+        (height / 440.0).clamp(1.0, 1.35)
+    } else {
+        1.0
+    }
+}
+
 fn now_ms() -> f64 {
     window().performance().map_or(0.0, |p| p.now())
 }
@@ -184,10 +194,11 @@ fn set(obj: &js_sys::Object, key: &str, value: impl Into<JsValue>) {
 }
 
 /// `window.__pipescope = { runs: [{ run, mode, spans, sampled, unstamped, arrows_drawn,
-/// client_lanes }], playback: {…}, frame: {…} }` (`sampled`: sampled requests drawn beyond the
-/// first `spans`; `unstamped`: drawn requests the wire tap did not stamp; `client_lanes`: the
-/// client lanes drawn, one per connection).
-fn publish(playback: Playback, drawn: &[paint::Drawn], stats: StoredValue<FrameStats>) {
+/// client_lanes }], playback: {…}, frame: {…}, labels: [{ text, x, y, w, h }] }` (`sampled`:
+/// sampled requests drawn beyond the first `spans`; `unstamped`: drawn requests the wire tap
+/// did not stamp; `client_lanes`: the client lanes drawn, one per connection; `labels`: every
+/// text painted, its box in CSS pixels of the canvas).
+fn publish(playback: Playback, drawn: &paint::Drawn, stats: StoredValue<FrameStats>) {
     let root = js_sys::Object::new();
     let runs = js_sys::Array::new();
     playback.traces.with_untracked(|traces| {
@@ -199,7 +210,7 @@ fn publish(playback: Playback, drawn: &[paint::Drawn], stats: StoredValue<FrameS
             set(&r, "sampled", t.sampled_beyond().len() as f64);
             set(&r, "unstamped", t.unstamped() as f64);
             set(&r, "count", t.count as f64);
-            let d = drawn.get(k).copied().unwrap_or_default();
+            let d = drawn.traces.get(k).copied().unwrap_or_default();
             set(&r, "arrows_drawn", d.arrows as f64);
             set(&r, "client_lanes", d.client_lanes as f64);
             if let Some(summary) = &t.summary {
@@ -231,6 +242,17 @@ fn publish(playback: Playback, drawn: &[paint::Drawn], stats: StoredValue<FrameS
         set(&f, "max_ms", s.max_ms);
     });
     set(&root, "frame", f);
+    let labels = js_sys::Array::new();
+    for l in &drawn.labels {
+        let o = js_sys::Object::new();
+        set(&o, "text", l.text.as_str());
+        set(&o, "x", l.x);
+        set(&o, "y", l.y);
+        set(&o, "w", l.w);
+        set(&o, "h", l.h);
+        labels.push(&o);
+    }
+    set(&root, "labels", labels);
     set(&window(), "__pipescope", root);
 }
 
