@@ -381,7 +381,9 @@ fn accuracy_compares_the_delay_line_with_twice_the_delay_plus_loopback() {
         r["expected_us"].as_f64().unwrap(),
         r["measured_p50_us"].as_f64().unwrap(),
     );
-    assert_eq!(expected, 400.0 + direct);
+    // 2·D plus the loopback round trip, as computed by the bench (in floating point: the JSON
+    // may carry 432.14300000000003 for 400 + 32.143).
+    assert!((expected - (400.0 + direct)).abs() < 1e-6, "{r}");
     // The delay line never delivers earlier than the compensation for its own cost allows
     // (how close it comes is the benchmark's to say; the histogram keeps 3 digits).
     let early = r["compensation_us"].as_f64().unwrap();
