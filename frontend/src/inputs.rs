@@ -348,6 +348,7 @@ impl Form {
                 Some(us) => Wait::BusyPoll { us },
                 None => Wait::Sleep,
             },
+            other_client: false,
         })
     }
 
@@ -483,6 +484,7 @@ mod tests {
                 value_bytes: Some(1024),
                 network: Network::LOOPBACK,
                 wait: Wait::Sleep,
+                other_client: false,
             }
         );
         let each = form(|f| f.flush = FlushChoice::EachCommand);

@@ -46,6 +46,10 @@ pub struct RunSummary {
     /// calls of the same command in that window are counted too). `None` where Redis did not say.
     #[serde(default)]
     pub redis_usec_per_call: Option<f64>,
+    /// With the other client (`RunSpec::other_client`): where its INCRs landed among the run's,
+    /// from the counter values Redis replied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interleaving: Option<crate::interleave::Interleaving>,
 }
 
 /// One round trip cut at the latency proxy, from its wire tap's stamps (medians, µs): engine →
