@@ -28,7 +28,11 @@ async fn measured(target: &RedisTarget, run_id: u64, count: u64, mode: Mode) -> 
     let i = s
         .interleaving
         .expect("a run with the other client reports where it landed");
-    println!("{}: {}", mode.label(), i.sentence("batches"));
+    println!(
+        "{}: {}",
+        mode.label(),
+        i.sentence("batches", |n| n.to_string())
+    );
     assert_eq!(i.batches, mode.round_trips(count));
     assert!(
         i.other_commands > 0,

@@ -76,20 +76,23 @@ impl Interleaving {
         b.holds(v).then_some(k - 1)
     }
 
-    /// The measured result in words, e.g. "the other client's 812 INCRs: 640 landed inside
-    /// the run's 100 pipelines (interleaved)".
-    pub fn sentence(&self, batch_word: &str) -> String {
+    /// The measured result in words, numbers written by `n`, e.g. "the other client's 812
+    /// INCRs: 640 landed inside the run's 100 pipelines (interleaved in 97 of 100 pipelines)".
+    pub fn sentence(&self, batch_word: &str, n: impl Fn(u64) -> String) -> String {
         let verdict = if self.other_inside > 0 {
             format!(
                 "interleaved in {} of {} {batch_word}",
-                self.batches_interleaved, self.batches
+                n(self.batches_interleaved),
+                n(self.batches)
             )
         } else {
             "none interleaved".to_string()
         };
         format!(
             "the other client's {} INCRs: {} landed inside the run's {} {batch_word} ({verdict})",
-            self.other_commands, self.other_inside, self.batches
+            n(self.other_commands),
+            n(self.other_inside),
+            n(self.batches)
         )
     }
 }
@@ -150,7 +153,7 @@ mod tests {
             ..Interleaving::default()
         };
         assert_eq!(
-            i.sentence("pipelines"),
+            i.sentence("pipelines", |n| n.to_string()),
             "the other client's 812 INCRs: 640 landed inside the run's 100 pipelines (interleaved in 97 of 100 pipelines)"
         );
         let none = Interleaving {

@@ -1,6 +1,7 @@
 use leptos::prelude::*;
 use shared::Mode;
 
+use crate::components::AtomicityLines;
 use crate::connection::Connection;
 use crate::export;
 use crate::format;
@@ -116,6 +117,7 @@ pub fn Results(conn: Connection) -> impl IntoView {
                         </table>
                     </div>
                     <p class="note">"Latency: from a command written to its reply read, per command (p90 and p99.9 are in the latency chart)."</p>
+                    <AtomicityLines conn=conn />
                 </section>
             }
         })

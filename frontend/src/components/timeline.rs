@@ -203,6 +203,16 @@ fn publish(playback: Playback, drawn: &[usize], stats: StoredValue<FrameStats>) 
                 "arrows_drawn",
                 drawn.get(k).copied().unwrap_or(0) as f64,
             );
+            if let Some(i) = t.summary.as_ref().and_then(|s| s.interleaving.as_ref()) {
+                // The other client's lane: its INCRs drawn, and those inside a batch.
+                let inside = i
+                    .other_first
+                    .iter()
+                    .filter(|o| i.batch_holding(o.value).is_some())
+                    .count();
+                set(&r, "other_lane", i.other_first.len() as f64);
+                set(&r, "other_lane_inside", inside as f64);
+            }
             if let Some(summary) = &t.summary {
                 set(&r, "done", summary.done as f64);
                 set(&r, "wall_us", summary.wall_us as f64);
