@@ -97,3 +97,56 @@ async fn through_the_delay_line_the_result_is_the_same() {
     let transaction = measured(&routed, 4, 20_000, Mode::Transaction { batch: 1_000 }).await;
     assert_eq!(transaction.other_inside, 0, "{transaction:?}");
 }
+
+/// `bench --other-client` prints the measured result under each run's row.
+#[test]
+fn bench_prints_where_the_other_clients_incrs_landed() {
+    let (redis, _target) = support::redis();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pipescope"))
+        .env_remove("REDIS_URL")
+        .args([
+            "--redis-url",
+            &redis.url(),
+            "bench",
+            "--mode",
+            "transaction",
+            "--batch",
+            "1000",
+            "--count",
+            "20000",
+            "--other-client",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("the other client's"))
+        .unwrap_or_else(|| panic!("no atomicity line in:\n{stdout}"));
+    // "the other client's N INCRs: 0 landed inside the run's 20 transactions (none
+    // interleaved); counter ended at M (measured: …)", with M = 20,000 + N.
+    let number_after = |word: &str| -> u64 {
+        let rest = &line[line.find(word).unwrap() + word.len()..];
+        rest.split(|c: char| !c.is_ascii_digit())
+            .find(|s| !s.is_empty())
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let other = number_after("the other client's ");
+    assert!(other > 0, "{line}");
+    assert!(
+        line.contains(": 0 landed inside the run's 20 transactions"),
+        "{line}"
+    );
+    assert_eq!(number_after("counter ended at "), 20_000 + other, "{line}");
+    assert!(
+        line.contains("measured: INCR replies give Redis's order"),
+        "{line}"
+    );
+}
