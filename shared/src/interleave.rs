@@ -162,7 +162,7 @@ mod tests {
             ..i
         };
         assert!(
-            none.sentence("transactions")
+            none.sentence("transactions", |n| n.to_string())
                 .ends_with("(none interleaved)")
         );
     }
