@@ -279,6 +279,17 @@ fn print_row(format: Format, s: &RunSummary, baseline: Option<&RunSummary>) {
                 .unwrap_or_default()
         ),
     }
+    if let (Format::Table, Some(i)) = (format, &s.interleaving) {
+        let batches = match s.spec.mode {
+            shared::Mode::Transaction { .. } => "transactions",
+            _ => "pipelines",
+        };
+        println!(
+            "    {}; counter ended at {} (measured: INCR replies give Redis's order)",
+            i.sentence(batches, |n| n.to_string()),
+            i.final_value.map_or("?".to_string(), |v| v.to_string())
+        );
+    }
 }
 
 /// The wire tap's split beside what was dialled in and what the proxy took off each leg.

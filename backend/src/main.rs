@@ -229,6 +229,11 @@ struct BenchArgs {
     /// libraries do). Takes the client's own wake-up out of every round trip, for a CPU.
     #[arg(long, value_name = "US")]
     busy_poll_us: Option<u32>,
+    /// Atomicity, measured: the pipelined and MULTI/EXEC runs INCR one shared counter while a
+    /// second client INCRs it too (straight to Redis, one at a time); the counter's values say
+    /// how many of its INCRs Redis ran inside the runs' batches. Makes the command INCR.
+    #[arg(long)]
+    other_client: bool,
     #[command(flatten)]
     network: NetworkArgs,
 }
@@ -452,7 +457,13 @@ async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
     let specs = modes
         .into_iter()
         .map(|mode| RunSpec {
-            command: args.command,
+            command: if args.other_client {
+                Command::Incr
+            } else {
+                args.command
+            },
+            other_client: args.other_client
+                && matches!(mode, Mode::Pipelined { .. } | Mode::Transaction { .. }),
             value_bytes: args.value_bytes,
             wait: match args.busy_poll_us {
                 Some(us) => Wait::BusyPoll { us },

@@ -121,6 +121,7 @@ impl Recorder {
             split: None,
             redis_usec_per_call: None,
             redis_load: None,
+            interleaving: None,
         }
     }
 }

@@ -122,6 +122,14 @@ pub fn error_text(reply: &[u8]) -> String {
     String::from_utf8_lossy(body.strip_suffix(b"\r\n").unwrap_or(body)).into_owned()
 }
 
+/// The value of a complete integer reply (`:42\r\n` → 42), e.g. INCR's.
+pub fn integer(reply: &[u8]) -> Result<i64, ProtocolError> {
+    match reply {
+        [b':', rest @ ..] => parse_int(rest.strip_suffix(b"\r\n").unwrap_or(rest)),
+        _ => Err(ProtocolError("expected an integer reply")),
+    }
+}
+
 /// The elements of a complete array reply (e.g. EXEC's), each as its own complete reply,
 /// without allocating. `Ok(None)` for a null array (`*-1`), which is how EXEC says the
 /// transaction did not run.
@@ -191,6 +199,13 @@ fn parse_int(digits: &[u8]) -> Result<i64, ProtocolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_integers() {
+        assert_eq!(integer(b":42\r\n"), Ok(42));
+        assert_eq!(integer(b":-3\r\n"), Ok(-3));
+        assert!(integer(b"+OK\r\n").is_err());
+    }
 
     #[test]
     fn encodes_a_set() {

@@ -29,7 +29,7 @@ const SWEEP_ROLES: [&str; 15] = [
 const KNEE_GAIN: f64 = 1.5;
 
 /// Runs per step (roles), as in `frontend/src/tour.rs`.
-const STEPS: [(&str, &[&str], Option<u64>); 7] = [
+const STEPS: [(&str, &[&str], Option<u64>); 8] = [
     ("One SET, one round trip", &["one"], Some(1)),
     ("Ten SETs, one at a time", &["seq"], Some(10)),
     ("The same ten, pipelined", &["seq", "pipe"], Some(10)),
@@ -53,7 +53,12 @@ const STEPS: [(&str, &[&str], Option<u64>); 7] = [
         &["m1", "m10", "m100"],
         None,
     ),
+    ("Is a pipeline atomic?", &["pipe", "tx"], Some(ATOMIC_COUNT)),
 ];
+
+/// The atomicity step's INCRs per run (fixed: batches of 10,000 are what let the other
+/// client in between a pipeline's reads).
+const ATOMIC_COUNT: u64 = 100_000;
 
 /// `?count=` for the steps whose count may change, and `?delay=` (µs one way): seconds, not minutes.
 const COUNT: u64 = 60;
@@ -343,6 +348,25 @@ fn expected(
         "early_out" => s["split"]["early_out_us"].as_f64().unwrap(),
         "early_back" => s["split"]["early_back_us"].as_f64().unwrap(),
         "redis" => f("redis_usec_per_call"),
+        // The other client, measured by the counter's values.
+        "other" => s["interleaving"]["other_commands"].as_f64().unwrap(),
+        "inside" => s["interleaving"]["other_inside"].as_f64().unwrap(),
+        "interleaved" => s["interleaving"]["batches_interleaved"].as_f64().unwrap(),
+        "batches" => s["interleaving"]["batches"].as_f64().unwrap(),
+        "final" => s["interleaving"]["final_value"].as_f64().unwrap(),
+        "inside_some" => {
+            let v = s["interleaving"]["other_inside"].as_f64().unwrap();
+            assert!(
+                v > 0.0,
+                "{key}: the prose says some ran inside, the backend says none"
+            );
+            v
+        }
+        "inside_none" => {
+            let v = s["interleaving"]["other_inside"].as_f64().unwrap();
+            assert_eq!(v, 0.0, "{key}: the prose says none ran inside");
+            v
+        }
         other => panic!("unknown field {other} in {key}"),
     }
 }
@@ -393,13 +417,10 @@ async fn check_numbers(
     shown
 }
 
-/// SETs Redis has executed so far (INFO commandstats).
+/// SETs and INCRs Redis has executed so far (INFO commandstats): the tour's runs' commands.
 async fn sets(target: &pipescope::target::RedisTarget) -> u64 {
-    support::command_calls(target)
-        .await
-        .get("set")
-        .copied()
-        .unwrap_or(0)
+    let calls = support::command_calls(target).await;
+    calls.get("incr").copied().unwrap_or(0) + calls.get("set").copied().unwrap_or(0)
 }
 
 /// Step 1's figure: the engine's mean RTT, and every part the wire tap measured, each labelled
@@ -592,6 +613,21 @@ async fn the_whole_tour_walks_with_the_keyboard_on_real_runs() {
             top(c).await;
             browser.screenshot("tour-step-4").await;
         }
+        if step == 8 {
+            // Atomicity: both runs' other client, measured; none inside a MULTI/EXEC.
+            assert_eq!(shown["tx.inside"], 0.0, "{shown:?}");
+            assert!(shown.contains_key("pipe.inside") && shown.contains_key("tx.other"));
+            support::browser::until_js(
+                c,
+                "return document.querySelectorAll('#atomicity .atomicity').length",
+                Duration::from_secs(10),
+                "the stage's atomicity lines",
+                |n: &u64| *n == 2,
+            )
+            .await;
+            top(c).await;
+            browser.screenshot("tour-atomicity").await;
+        }
         earlier.insert(step, runs);
         press(c, RIGHT).await;
     }
@@ -640,11 +676,11 @@ async fn the_whole_tour_walks_with_the_keyboard_on_real_runs() {
 
     // Back goes back, and a revisited step's stage shows that step's own runs again.
     press(c, LEFT).await;
-    until(c, "step 7 again", 10, |s| {
-        s["step"] == 7 && s["state"] == "done"
+    until(c, "step 8 again", 10, |s| {
+        s["step"] == 8 && s["state"] == "done"
     })
     .await;
-    for _ in 0..3 {
+    for _ in 0..4 {
         press(c, LEFT).await;
     }
     let state = until(c, "step 4 again", 10, |s| {

@@ -174,6 +174,8 @@ pub struct Form {
     pub sweep_max: String,
     /// The button a linked demonstration is about (the last one pressed afterwards).
     pub plan: Plan,
+    /// The other client INCRs the run's shared counter (pipelined and MULTI/EXEC runs).
+    pub other_client: bool,
 }
 
 impl Default for Form {
@@ -194,6 +196,7 @@ impl Default for Form {
             busy_poll_us: String::new(),
             sweep_max: "1024".into(),
             plan: Plan::Single,
+            other_client: false,
         }
     }
 }
@@ -261,6 +264,7 @@ impl Form {
         if let Some(p) = url.plan.as_deref().and_then(Plan::parse) {
             f.plan = p;
         }
+        f.other_client = url.other;
         f
     }
 
@@ -273,6 +277,7 @@ impl Form {
         url.mode = Some(self.mode.value().to_string());
         url.batch = Some(self.batch.clone());
         url.command = (self.command != d.command).then(|| self.command.name().to_lowercase());
+        url.other = self.other_client;
         url.value = keep(&self.value_bytes, &d.value_bytes);
         url.flush = (self.flush != d.flush).then(|| self.flush.value().to_string());
         url.every = (self.flush == FlushChoice::Buffered).then(|| self.flush_every.clone());
@@ -371,6 +376,8 @@ impl Form {
                 Some(us) => Wait::BusyPoll { us },
                 None => Wait::Sleep,
             },
+            other_client: self.other_client
+                && matches!(mode, Mode::Pipelined { .. } | Mode::Transaction { .. }),
         })
     }
 
@@ -574,6 +581,7 @@ mod tests {
                 value_bytes: Some(1024),
                 network: Network::LOOPBACK,
                 wait: Wait::Sleep,
+                other_client: false,
             }
         );
         let each = form(|f| f.flush = FlushChoice::EachCommand);

@@ -12,6 +12,7 @@ use std::cell::RefCell;
 use web_sys::CanvasRenderingContext2d as Ctx;
 
 use crate::timeaxis::{self, Axis};
+use shared::interleave::Interleaving;
 use shared::{Mode, Span};
 
 use crate::trace::{self, Trace, Trip, at_server_us, from_server_us};
@@ -28,6 +29,8 @@ pub struct Palette {
     /// (request, reply) per mode: sequential, pipelined, other.
     pub seq: (&'static str, &'static str),
     pub pipe: (&'static str, &'static str),
+    /// The other client's INCRs: (between the run's batches, inside one).
+    pub other: (&'static str, &'static str),
 }
 
 pub const LIGHT: Palette = Palette {
@@ -40,6 +43,7 @@ pub const LIGHT: Palette = Palette {
     playhead: "#1d4ed8",
     seq: ("#d9480f", "#8f2d06"),
     pipe: ("#0b7a75", "#1d4ed8"),
+    other: ("#7c8695", "#e11d48"),
 };
 
 pub const DARK: Palette = Palette {
@@ -52,6 +56,7 @@ pub const DARK: Palette = Palette {
     playhead: "#facc15",
     seq: ("#ff8a4c", "#ffd166"),
     pipe: ("#2dd4bf", "#60a5fa"),
+    other: ("#8b95a5", "#fb7185"),
 };
 
 pub struct Frame<'a> {
@@ -69,6 +74,8 @@ pub struct Frame<'a> {
 }
 
 const GUTTER: f64 = 118.0;
+/// Room for the other client's lane under the Redis lane.
+const OTHER_LANE: f64 = 34.0;
 const RIGHT: f64 = 22.0;
 const RULER: f64 = 30.0;
 const FOOTER: f64 = 22.0;
@@ -322,7 +329,12 @@ fn panel(
     height: f64,
 ) -> DrawnTrace {
     let s = f.scale;
-    let (y_client, y_redis) = (top + 34.0 * s, top + height - 16.0 * s);
+    let other = t.summary.as_ref().and_then(|s| s.interleaving.as_ref());
+    let bottom = top + height - 16.0 * s;
+    let (y_client, y_redis) = (
+        top + 34.0 * s,
+        bottom - other.map_or(0.0, |_| OTHER_LANE * s),
+    );
     let lanes = t.mode.map_or(1, Mode::connections).max(1);
     let lane_gap = if lanes > 1 {
         (y_redis - y_client) * POOL_LANES_SHARE / (lanes - 1) as f64
@@ -371,6 +383,9 @@ fn panel(
     ctx.restore();
     if let Some(first) = sampled.first() {
         p.sampled_mark(first.issued_us);
+    }
+    if let Some(other) = other {
+        p.other_lane(other, bottom);
     }
     p.unstamped_note();
     p.finished_mark();
@@ -557,6 +572,64 @@ impl Panel<'_> {
                 }
             }
         }
+    }
+
+    /// The other client's lane at `y`: each of its INCRs an arrow up to Redis (at the midpoint of
+    /// its round trip, an estimate) and back, highlighted when the counter values say Redis ran
+    /// it inside one of the run's batches (measured).
+    fn other_lane(&self, other: &Interleaving, y: f64) {
+        let (ctx, f, axis, s) = (self.ctx, self.f, self.axis, self.f.scale);
+        ctx.set_fill_style_str(f.palette.ink);
+        ctx.set_text_align("right");
+        ctx.set_font(&f.font(12.0, "700"));
+        self.texts.put(
+            ctx,
+            "Other client",
+            GUTTER * s - 10.0 * s,
+            &[y + 4.0 * s],
+            "right",
+        );
+        ctx.set_stroke_style_str(f.palette.lane);
+        ctx.set_line_width(1.0 * s);
+        ctx.begin_path();
+        ctx.move_to(axis.left_px, y);
+        ctx.line_to(axis.right_px, y);
+        ctx.stroke();
+        let (start, end, pos) = (axis.start_us, self.visible_end(), f.position_us);
+        let incrs = &other.other_first;
+        let lo = incrs.partition_point(|o| o.replied_us < start);
+        let hi = incrs.partition_point(|o| o.issued_us <= end);
+        for (inside, colour, width) in [
+            (false, f.palette.other.0, 1.0),
+            (true, f.palette.other.1, 2.0),
+        ] {
+            ctx.set_stroke_style_str(colour);
+            ctx.set_line_width(width * s);
+            ctx.begin_path();
+            for o in incrs.get(lo..hi).unwrap_or_default() {
+                if other.batch_holding(o.value).is_some() != inside {
+                    continue;
+                }
+                let at = (o.issued_us + o.replied_us) / 2.0;
+                ctx.move_to(axis.x(o.issued_us), y);
+                ctx.line_to(axis.x(at.min(pos)), self.y_redis);
+                if o.replied_us <= pos {
+                    ctx.move_to(axis.x(at), self.y_redis);
+                    ctx.line_to(axis.x(o.replied_us), y);
+                }
+            }
+            ctx.stroke();
+        }
+        ctx.set_fill_style_str(f.palette.other.1);
+        ctx.set_font(&f.font(11.0, "600"));
+        ctx.set_text_align("right");
+        self.texts.put(
+            ctx,
+            "red: ran inside a batch (INCR replies give Redis's order)",
+            axis.right_px,
+            &[y + 14.0 * s],
+            "right",
+        );
     }
 
     /// Arrows for `spans` (in order of `i`) whose round trip overlaps the window and had begun by

@@ -588,6 +588,7 @@ mod tests {
             split: None,
             redis_usec_per_call: None,
             redis_load: None,
+            interleaving: None,
         }
     }
 

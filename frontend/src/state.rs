@@ -438,6 +438,7 @@ mod tests {
             split: None,
             redis_usec_per_call: None,
             redis_load: None,
+            interleaving: None,
         }
     }
 

@@ -206,6 +206,7 @@ mod tests {
             split: None,
             redis_usec_per_call: None,
             redis_load: None,
+            interleaving: None,
         }
     }
 

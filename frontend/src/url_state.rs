@@ -3,7 +3,8 @@
 //! `&cmd=set|get|incr`
 //! `&value=<bytes>&flush=batch|each|buffered&every=<n>&delay=<µs>&back=<µs>&jitter=<µs>`
 //! `&bw=<Mbit/s>&poll=<µs>&sweep=<largest batch>&plan=run|compare|sweep|pool&presenter=1`
-//! `&theme=light|dark` (`poll`: busy-poll for replies for up to that long).
+//! `&theme=light|dark&other=1` (`poll`: busy-poll for replies for up to that long; `other`: the
+//! other client INCRs the run's counter).
 //! (`mode=compare`, from older links, means `plan=compare`.) The page keeps the query in step
 //! with its fields (history.replaceState). Parsing and writing are pure; the browser calls live
 //! in the callers; `inputs::Form` maps the fields to and from this.
@@ -40,6 +41,8 @@ pub struct UrlState {
     /// The prepared button: `run`, `compare` or `sweep`.
     pub plan: Option<String>,
     pub presenter: bool,
+    /// The other client runs beside a pipelined or MULTI/EXEC run of INCR.
+    pub other: bool,
     /// `light` or `dark`.
     pub theme: Option<String>,
     /// The presenter token, when the server needs one to start runs (kept in the URL so the
@@ -104,6 +107,7 @@ impl UrlState {
                     out.plan = Some(value)
                 }
                 "presenter" => out.presenter = matches!(value.as_str(), "1" | "true" | "on" | ""),
+                "other" => out.other = matches!(value.as_str(), "1" | "true" | "on" | ""),
                 "theme" if ["light", "dark"].contains(&value.as_str()) => out.theme = Some(value),
                 "token" if !value.is_empty() => out.token = Some(value),
                 _ => {}
@@ -150,6 +154,9 @@ impl UrlState {
                 parts.push(format!("{key}={}", encode(v.trim())));
             }
         }
+        if self.other {
+            parts.push("other=1".to_string());
+        }
         if self.presenter {
             parts.push("presenter=1".to_string());
         }
@@ -166,6 +173,14 @@ impl UrlState {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_other_client_is_a_flag() {
+        let u = UrlState::parse("?mode=transaction&cmd=incr&other=1");
+        assert!(u.other);
+        assert!(u.to_query().contains("other=1"));
+        assert!(!UrlState::parse("?mode=transaction").other);
+    }
 
     #[test]
     fn the_presenter_token_survives_a_rewrite() {

@@ -15,6 +15,12 @@ pub fn key(run: u64, i: u64) -> String {
     format!("{}k{i}", namespace(run))
 }
 
+/// The one counter a run with the other client INCRs, both sides: `pipescope:<run>:counter`
+/// (inside the run's namespace, so its cleanup removes it).
+pub fn counter(run: u64) -> String {
+    format!("{}counter", namespace(run))
+}
+
 /// `key(run, i).len()`, without building the key.
 pub fn key_len(run: u64, i: u64) -> u64 {
     PREFIX.len() as u64 + digits(run) + ":k".len() as u64 + digits(i)
@@ -42,5 +48,6 @@ mod tests {
         }
         assert_eq!(key(3, 42), "pipescope:3:k42");
         assert!(key(3, 42).starts_with(&namespace(3)));
+        assert!(counter(3).starts_with(&namespace(3)));
     }
 }

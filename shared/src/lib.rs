@@ -1,9 +1,10 @@
 //! Types shared verbatim by the backend and the page: what a run is (`spec`), what the two
 //! sides say to each other (`protocol`), what a run produced (`report`), the keys it writes
-//! (`keys`), how its requests grouped into round trips (`trips`), and what observe mode saw of
+//! (`keys`), where another client's commands landed among a run's (`interleave`), how its requests grouped into round trips (`trips`), and what observe mode saw of
 //! an application's connections (`observe`, and `observe_report` to export it).
 //! Compiles for native and wasm32; no I/O here.
 
+pub mod interleave;
 pub mod keys;
 pub mod observe;
 pub mod observe_report;

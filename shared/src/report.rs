@@ -50,6 +50,10 @@ pub struct RunSummary {
     /// `INFO stats` read before and after it. `None` where Redis did not say.
     #[serde(default)]
     pub redis_load: Option<RedisLoad>,
+    /// With the other client (`RunSpec::other_client`): where its INCRs landed among the run's,
+    /// from the counter values Redis replied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interleaving: Option<crate::interleave::Interleaving>,
 }
 
 /// Redis's CPU and connections across a run, measured by Redis (`INFO cpu`, `INFO stats`).

@@ -372,6 +372,16 @@ pub struct RunSpec {
     /// How the engine waits for replies.
     #[serde(default)]
     pub wait: Wait,
+    /// A second client INCRs the run's shared counter one command at a time while the run
+    /// goes, so Redis's replies show where its commands landed among the run's (atomicity,
+    /// measured). Needs INCR and a pipelined or MULTI/EXEC run; every command of the run then
+    /// INCRs that one counter (`keys::counter`) instead of `k{i}`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub other_client: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -409,6 +419,13 @@ pub enum SpecError {
     #[error("{command} has no one-command-many-keys form; use SET or GET with MSET mode")]
     NoMultiKey { command: &'static str },
     #[error(
+        "the other client shares an INCR counter with a pipelined or MULTI/EXEC run; got {command}, {mode}"
+    )]
+    OtherClient {
+        command: &'static str,
+        mode: &'static str,
+    },
+    #[error(
         "this run would spend at least {secs} s waiting on the injected delay ({round_trips} round trips × {rtt_us} µs), more than the {max} s allowed; lower the count or the delay, or pipeline"
     )]
     TooSlow {
@@ -429,6 +446,16 @@ impl RunSpec {
             value_bytes: None,
             network: Network::LOOPBACK,
             wait: Wait::Sleep,
+            other_client: false,
+        }
+    }
+
+    /// `count` INCRs of one shared counter in `mode` while the other client INCRs it too.
+    pub fn with_other_client(count: u64, mode: Mode) -> RunSpec {
+        RunSpec {
+            command: Command::Incr,
+            other_client: true,
+            ..RunSpec::set(count, mode)
         }
     }
 
@@ -472,6 +499,15 @@ impl RunSpec {
             return Err(SpecError::Buffered {
                 got: commands,
                 batch,
+            });
+        }
+        if self.other_client
+            && (self.command != Command::Incr
+                || !matches!(self.mode, Mode::Pipelined { .. } | Mode::Transaction { .. }))
+        {
+            return Err(SpecError::OtherClient {
+                command: self.command.name(),
+                mode: self.mode.kind(),
             });
         }
         if let Mode::Mset { .. } = self.mode
@@ -844,6 +880,49 @@ mod tests {
             "{json}"
         );
         assert_eq!(serde_json::from_str::<RunSpec>(&json).unwrap(), s);
+    }
+
+    #[test]
+    fn the_other_client_needs_incr_and_a_pipeline_or_transaction() {
+        let l = Limits::DEFAULT;
+        for mode in [Mode::pipelined(100), Mode::Transaction { batch: 100 }] {
+            assert_eq!(RunSpec::with_other_client(1000, mode).validate(&l), Ok(()));
+        }
+        for mode in [
+            Mode::Sequential,
+            Mode::Multiplexed { in_flight: 8 },
+            Mode::Mset { batch: 100 },
+        ] {
+            let err = RunSpec::with_other_client(1000, mode)
+                .validate(&l)
+                .unwrap_err();
+            assert!(matches!(err, SpecError::OtherClient { .. }), "{mode:?}");
+        }
+        let set = RunSpec {
+            command: Command::Set,
+            ..RunSpec::with_other_client(1000, Mode::pipelined(100))
+        };
+        assert_eq!(
+            set.validate(&l),
+            Err(SpecError::OtherClient {
+                command: "SET",
+                mode: "pipelined"
+            })
+        );
+    }
+
+    #[test]
+    fn the_other_client_is_off_unless_asked_and_round_trips() {
+        // Absent (an older page), it is off, and off it is not written at all.
+        let parsed: RunSpec =
+            serde_json::from_str(r#"{"count":5,"mode":{"kind":"sequential"}}"#).unwrap();
+        assert!(!parsed.other_client);
+        let plain = serde_json::to_string(&RunSpec::set(5, Mode::Sequential)).unwrap();
+        assert!(!plain.contains("other_client"), "{plain}");
+        let on = RunSpec::with_other_client(5, Mode::Transaction { batch: 5 });
+        let json = serde_json::to_string(&on).unwrap();
+        assert!(json.contains(r#""other_client":true"#), "{json}");
+        assert_eq!(serde_json::from_str::<RunSpec>(&json).unwrap(), on);
     }
 
     #[test]

@@ -116,6 +116,11 @@ proptest! {
             if let Mode::Mset { .. } = spec.mode {
                 prop_assert!(spec.command != Command::Incr);
             }
+            if spec.other_client {
+                prop_assert!(spec.command == Command::Incr);
+                let batched = matches!(spec.mode, Mode::Pipelined { .. } | Mode::Transaction { .. });
+                prop_assert!(batched);
+            }
             if let Wait::BusyPoll { us } = spec.wait {
                 prop_assert!((1..=Wait::MAX_BUSY_POLL_US).contains(&us));
             }
@@ -171,14 +176,24 @@ fn any_spec() -> impl Strategy<Value = RunSpec> {
         Just(Wait::Sleep),
         small.clone().prop_map(|us| Wait::BusyPoll { us }),
     ];
-    (command, count, mode, prop::option::of(small), network, wait).prop_map(
-        |(command, count, mode, value_bytes, network, wait)| RunSpec {
-            command,
-            count,
-            mode,
-            value_bytes,
-            network,
-            wait,
-        },
+    (
+        command,
+        count,
+        mode,
+        prop::option::of(small),
+        network,
+        wait,
+        any::<bool>(),
     )
+        .prop_map(
+            |(command, count, mode, value_bytes, network, wait, other_client)| RunSpec {
+                command,
+                count,
+                mode,
+                value_bytes,
+                network,
+                wait,
+                other_client,
+            },
+        )
 }

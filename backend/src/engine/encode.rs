@@ -1,7 +1,8 @@
 //! Commands of a run, encoded straight into the write buffer: no per-command allocation, no
 //! intermediate key or value buffers. The key of request `i` is `<namespace>k<i>` (exactly
 //! what `keys::write_key` produces, so cleanup finds it); the value is `v<i>` or, with a
-//! value size, one fixed deterministic value encoded once and copied.
+//! value size, one fixed deterministic value encoded once and copied. A run with the other
+//! client INCRs one shared key instead (`shared::keys::counter`).
 
 use shared::Command;
 
@@ -9,8 +10,10 @@ use super::keys::namespace;
 
 pub struct Encoder {
     command: Command,
-    /// `pipescope:<run>:k`, the key without its index.
+    /// `pipescope:<run>:k`, the key without its index (or the whole shared counter's key).
     key_prefix: Vec<u8>,
+    /// Keys carry the request index; false for the shared counter.
+    indexed: bool,
     /// `$n\r\n<n bytes>\r\n`, when the run has a value size.
     fixed_value: Option<Vec<u8>>,
 }
@@ -33,7 +36,18 @@ impl Encoder {
         Encoder {
             command,
             key_prefix,
+            indexed: true,
             fixed_value,
+        }
+    }
+
+    /// INCRs of run `run_id`'s shared counter, the key the other client INCRs too.
+    pub fn shared_counter(run_id: u64) -> Encoder {
+        Encoder {
+            command: Command::Incr,
+            key_prefix: shared::keys::counter(run_id).into_bytes(),
+            indexed: false,
+            fixed_value: None,
         }
     }
 
@@ -108,6 +122,7 @@ impl Encoder {
     /// `$len\r\n<prefix><digits>\r\n`, `digits` being the request index.
     #[inline]
     fn key(&self, out: &mut Vec<u8>, digits: &[u8]) {
+        let digits = if self.indexed { digits } else { &[] };
         out.push(b'$');
         push_len(out, self.key_prefix.len() + digits.len());
         out.extend_from_slice(b"\r\n");
@@ -271,6 +286,14 @@ mod tests {
         let value = fixed_value(30);
         assert_eq!(value.len(), 30);
         assert_eq!(out, reference(&[b"SET", b"pipescope:1:k3", &value]));
+    }
+
+    #[test]
+    fn the_shared_counter_is_one_key() {
+        let mut out = Vec::new();
+        Encoder::shared_counter(5).encode_range(&mut out, 7, 2);
+        let one = reference(&[b"INCR", b"pipescope:5:counter"]);
+        assert_eq!(out, [one.clone(), one].concat());
     }
 
     #[test]

@@ -8,6 +8,9 @@
 //! - `connections`: a pool of connections, each sending its share one command at a time
 //!   (it opens its own connections, so it gets no `Job`).
 //!
+//! With `RunSpec::other_client`, `other_client` INCRs the run's shared counter from a second
+//! connection while the run goes, and the run keeps its batches' counter values.
+//!
 //! The hot path allocates nothing per command: commands are encoded straight into a reused
 //! write buffer and replies are scanned in place in a reused read buffer.
 
@@ -17,6 +20,7 @@ mod finished;
 pub mod keys;
 mod mset;
 mod multiplexed;
+mod other_client;
 mod pipeline;
 pub mod redis_time;
 mod seed;
@@ -32,6 +36,7 @@ use shared::{Command, Mode, RunSpec, RunSummary, Timeline, Wait};
 pub use finished::{RunError, run_and_clean_up};
 
 use encode::Encoder;
+use other_client::OtherClient;
 use wire::{Job, Replies, Sent, Tally, Writer};
 
 use crate::recorder::Progress;
@@ -66,6 +71,8 @@ pub enum EngineError {
     Protocol(#[from] resp::ProtocolError),
     #[error("cancelled")]
     Cancelled,
+    #[error("the other client failed: {0}")]
+    OtherClient(String),
     #[error("the engine crashed; see the server log")]
     Crashed,
 }
@@ -185,6 +192,9 @@ async fn run_here(
         .summary(spec, tally.done, wall, tally.round_trips);
     summary.writes = sent.writes.get();
     summary.wire_commands = sent.commands.get();
+    if let (Some(run), Some(other)) = (tally.counter, tally.other) {
+        summary.interleaving = Some(other_client::interleaving(run, other, tally.started));
+    }
     let timeline = tally
         .spans
         .map(crate::spans::SpanStore::into_timeline)
@@ -219,7 +229,11 @@ async fn measure(
     {
         return Err(EngineError::NoMultiKey(spec.command.name()));
     }
-    let enc = Encoder::new(spec.command, ctx.run_id, spec.value_bytes);
+    let enc = if spec.other_client {
+        Encoder::shared_counter(ctx.run_id)
+    } else {
+        Encoder::new(spec.command, ctx.run_id, spec.value_bytes)
+    };
     if spec.command == Command::Get {
         seed::seed(target, &enc, spec.count, ctx, sent).await?;
     }
@@ -228,6 +242,14 @@ async fn measure(
         tally.started = Instant::now();
         return connections::run(&mut pool, &enc, spec, ctx, sent, tally).await;
     }
+    // Connected first, so it is INCRing before the run's first command.
+    let other = match spec.other_client {
+        true => {
+            tally.counter = Some(Default::default());
+            Some(OtherClient::start(target, ctx.run_id, ctx.response_timeout).await?)
+        }
+        false => None,
+    };
     let mut stream = target.connect_raw().await?;
     tally.started = Instant::now();
     // Borrowed halves: no lock between the writer and the reader of one socket.
@@ -242,13 +264,22 @@ async fn measure(
         ctx,
         tally,
     };
-    match spec.mode {
+    let result = match spec.mode {
         Mode::Sequential | Mode::Pipelined { .. } => pipeline::run(job).await,
         Mode::Multiplexed { .. } => multiplexed::run(job).await,
         Mode::Transaction { .. } => transaction::run(job).await,
         Mode::Mset { .. } => mset::run(job).await,
         Mode::Connections { .. } => unreachable!("runs its own connections, above"),
+    };
+    // Stopped once the run's last reply is in, so its final GET sees both sides' INCRs.
+    // A failed run's own error is the one reported.
+    if let Some(other) = other {
+        let landed = other.stop().await;
+        result?;
+        tally.other = Some(landed?);
+        return Ok(());
     }
+    result
 }
 
 /// How long to busy-poll for each reply before sleeping, if at all.

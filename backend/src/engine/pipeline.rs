@@ -88,11 +88,26 @@ async fn read_batch(
     tally: &mut Tally,
 ) -> Result<(), EngineError> {
     let mut got = 0u64;
+    // With the shared counter: the batch's first and last values.
+    let (mut low, mut high) = (0, 0);
     while got < n {
         let read_at = replies.fill(first + got).await?;
         let before = got;
-        while got < n && replies.next_ok(first + got)? {
-            got += 1;
+        if tally.counter.is_some() {
+            while got < n {
+                let Some(v) = replies.next_integer(first + got)? else {
+                    break;
+                };
+                if got == 0 {
+                    low = v;
+                }
+                high = v;
+                got += 1;
+            }
+        } else {
+            while got < n && replies.next_ok(first + got)? {
+                got += 1;
+            }
         }
         // Tally what this read completed, one group per write it spans.
         let issued = issued.borrow();
@@ -107,6 +122,9 @@ async fn read_batch(
         if got > before {
             tally.publish(ctx);
         }
+    }
+    if let Some(counter) = &mut tally.counter {
+        counter.batch(low, high, n);
     }
     Ok(())
 }

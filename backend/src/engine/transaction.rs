@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use super::wire::{Job, Replies, Tally, write_buffer};
+use super::wire::{Job, Replies, Tally, counter_value, write_buffer};
 use super::{EngineError, RunContext};
 use crate::resp::{self, array_elements};
 
@@ -77,8 +77,16 @@ async fn read_transaction(
                 ));
             };
             let mut count = 0u64;
+            // With the shared counter: the batch's first and last values.
+            let (mut low, mut high) = (0, 0);
             for (k, element) in elements.enumerate() {
                 let element = element?;
+                if tally.counter.is_some() && !resp::is_error(element) {
+                    high = counter_value(element)?;
+                    if k == 0 {
+                        low = high;
+                    }
+                }
                 if resp::is_error(element) {
                     return Err(EngineError::Refused {
                         index: first + k as u64,
@@ -94,6 +102,9 @@ async fn read_transaction(
                 return Err(
                     resp::ProtocolError("EXEC answered a different number of commands").into(),
                 );
+            }
+            if let Some(counter) = &mut tally.counter {
+                counter.batch(low, high, n);
             }
             tally.answered(first, n, issued, read_at);
             tally.publish(ctx);

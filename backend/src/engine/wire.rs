@@ -12,6 +12,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{ReadHalf, WriteHalf};
 
 use super::encode::Encoder;
+use super::other_client::{Landed, RunCounter};
 use super::{EngineError, RunContext};
 use crate::recorder::Recorder;
 use crate::resp::{self, Reply, scan_reply};
@@ -214,12 +215,35 @@ impl<'a> Replies<'a> {
             None => Ok(false),
         }
     }
+
+    /// Like `next_ok`, for an integer reply whose value the caller keeps (INCRs of the shared
+    /// counter): `None` until it is complete.
+    #[inline]
+    pub fn next_integer(&mut self, index: u64) -> Result<Option<u64>, EngineError> {
+        match self.next()? {
+            None => Ok(None),
+            Some(reply) if resp::is_error(reply) => Err(EngineError::Refused {
+                index,
+                message: resp::error_text(reply),
+            }),
+            Some(reply) => Ok(Some(counter_value(reply)?)),
+        }
+    }
+}
+
+/// The counter's value in an INCR's reply.
+pub fn counter_value(reply: &[u8]) -> Result<u64, resp::ProtocolError> {
+    u64::try_from(resp::integer(reply)?)
+        .map_err(|_| resp::ProtocolError("the counter went below zero"))
 }
 
 /// What the run measured: answered requests, their latencies and spans, and round trips.
 pub struct Tally {
     pub recorder: Recorder,
     pub spans: Option<SpanStore>,
+    /// With the other client: the run's batches' counter values, and what the other client saw.
+    pub counter: Option<RunCounter>,
+    pub other: Option<Landed>,
     /// Requests answered: `0..done` on one connection, where replies arrive in order; with
     /// several connections (`answered_one`), how many.
     pub done: u64,
@@ -234,6 +258,8 @@ impl Tally {
             recorder: Recorder::new(),
             spans: (ctx.record_spans && ctx.instrument)
                 .then(|| SpanStore::new(ctx.span_outbox.clone())),
+            counter: None,
+            other: None,
             done: 0,
             round_trips: 0,
             started: Instant::now(),

@@ -4,6 +4,7 @@
 //! controller are the only ways back to the server. `tour_prose` and `handout_chart` hold no
 //! component: they render the tour's prose and the handout's chart for the views that do.
 
+pub mod atomicity;
 pub mod charts;
 pub mod connect_box;
 pub mod controls;
@@ -43,6 +44,7 @@ pub mod trip_figure;
 pub mod view_toggles;
 pub mod workload_fields;
 
+pub use atomicity::AtomicityLines;
 pub use charts::Charts;
 pub use connect_box::ConnectBox;
 pub use controls::Controls;

@@ -213,6 +213,16 @@ fn publish(playback: Playback, drawn: &paint::Drawn, stats: StoredValue<FrameSta
             let d = drawn.traces.get(k).copied().unwrap_or_default();
             set(&r, "arrows_drawn", d.arrows as f64);
             set(&r, "client_lanes", d.client_lanes as f64);
+            if let Some(i) = t.summary.as_ref().and_then(|s| s.interleaving.as_ref()) {
+                // The other client's lane: its INCRs drawn, and those inside a batch.
+                let inside = i
+                    .other_first
+                    .iter()
+                    .filter(|o| i.batch_holding(o.value).is_some())
+                    .count();
+                set(&r, "other_lane", i.other_first.len() as f64);
+                set(&r, "other_lane_inside", inside as f64);
+            }
             if let Some(summary) = &t.summary {
                 set(&r, "done", summary.done as f64);
                 set(&r, "wall_us", summary.wall_us as f64);

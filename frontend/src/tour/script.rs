@@ -61,6 +61,9 @@ pub struct Step {
     /// Shown after the run, one template per sentence.
     pub result: &'static [&'static str],
     pub focus: Focus,
+    /// Its runs INCR one shared counter while the other client INCRs it too
+    /// (`RunSpec::other_client`).
+    pub other_client: bool,
 }
 
 impl Step {
@@ -86,7 +89,11 @@ impl Step {
         let count = self.count(chosen);
         self.runs
             .iter()
-            .map(|r| RunSpec::set(count, r.mode).with_network(self.network(delay_us)))
+            .map(|r| match self.other_client {
+                true => RunSpec::with_other_client(count, r.mode),
+                false => RunSpec::set(count, r.mode),
+            })
+            .map(|spec| spec.with_network(self.network(delay_us)))
             .collect()
     }
 }
@@ -144,6 +151,7 @@ pub const STEPS: &[Step] = &[
             "[t1|Transmission] was not measured: a few dozen bytes at an assumed 10 Gbit/s take well under a microsecond.",
         ],
         focus: Focus::OneTrip,
+        other_client: false,
     },
     Step {
         title: "Ten SETs, one at a time",
@@ -160,6 +168,7 @@ pub const STEPS: &[Step] = &[
             "Redis was idle almost all that time, waiting for the next request to arrive.",
         ],
         focus: Focus::Timeline,
+        other_client: false,
     },
     Step {
         title: "The same ten, pipelined",
@@ -182,6 +191,7 @@ pub const STEPS: &[Step] = &[
             "[seq|Sequential]: {seq.round_trips|round trip}, {seq.wall}: pipelining was {speedup:seq:pipe} faster.",
         ],
         focus: Focus::Timeline,
+        other_client: false,
     },
     Step {
         title: "The blog's experiment: 100,000 SETs",
@@ -204,6 +214,7 @@ pub const STEPS: &[Step] = &[
             "[pipe|Pipelined] paid {pipe.round_trips|round trip} and took {pipe.wall}: {speedup:seq:pipe} faster.",
         ],
         focus: Focus::Rtt,
+        other_client: false,
     },
     Step {
         title: "The blog's 3.6×: a write per command?",
@@ -228,6 +239,7 @@ pub const STEPS: &[Step] = &[
             "What the blog's own client did on the wire only that client can show: point it at pipescope's Observe view (or `pipescope observe`) and it counts that client's writes and round trips and times its own work between them.",
         ],
         focus: Focus::Results,
+        other_client: false,
     },
     Step {
         title: "How big a batch? The sweep and its knee",
@@ -245,6 +257,7 @@ pub const STEPS: &[Step] = &[
             "Every step up to batch {beyond.batch} still paid at least 1.5× per doubling: the knee lies beyond this sweep.",
         ],
         focus: Focus::Charts,
+        other_client: false,
     },
     Step {
         title: "Multiplexing: many clients, one connection",
@@ -271,5 +284,31 @@ pub const STEPS: &[Step] = &[
             "[mux|{m10.batch} callers] on one connection: {m10.ops} ops/s. [mux|{m100.batch} callers]: {m100.ops} ops/s in {m100.round_trips|round trip}, {speedup:m1:m100} the single caller.",
         ],
         focus: Focus::Charts,
+        other_client: false,
+    },
+    Step {
+        title: "Is a pipeline atomic?",
+        intro: "A pipeline saves round trips, but does it keep other clients out? Two runs INCR one shared counter while [other|another client] INCRs it too, one command at a time: first [pipe|pipelined], then [tx|MULTI/EXEC], both in batches of 10,000. Every reply is the counter's value just after that command, so the replies give Redis's own order: a batch whose values skip numbers had the other client's commands run in the middle of it.",
+        look_at: "The Other client lane under each run: red marks are its INCRs that Redis ran inside a batch.",
+        runs: &[
+            RunDef {
+                role: "pipe",
+                mode: Mode::pipelined(10_000),
+            },
+            RunDef {
+                role: "tx",
+                mode: Mode::Transaction { batch: 10_000 },
+            },
+        ],
+        count: StepCount::Fixed(100_000),
+        delay_us: TOUR_DELAY_US,
+        result: &[
+            "[pipe|Pipelined]: of the [other|other client's] {pipe.other|INCR}, {pipe.inside} ran inside the run's {pipe.batches|pipeline}, between its own commands ({pipe.interleaved} of the pipelines were interleaved).",
+            "[tx|MULTI/EXEC]: of the [other|other client's] {tx.other|INCR}, {tx.inside} ran inside the run's {tx.batches|transaction}.",
+            "Measured, not assumed: the INCR replies give Redis's order, and the counter ended at {pipe.final} and {tx.final}, every INCR of both sides counted.",
+            "So a pipeline is not atomic: {pipe.inside_some|command} of another client ran in the middle of its batches. A MULTI/EXEC batch is: {tx.inside_none} did.",
+        ],
+        focus: Focus::Timeline,
+        other_client: true,
     },
 ];

@@ -19,6 +19,10 @@
 //!   beyond the sweep. `knee.rt_major` / `knee.rt_minor`: the round trips' share of the knee's
 //!   time, resolving only when it is at least / under half, so the sentence says what the
 //!   number says.
+//! - With the other client (`RunSpec::other_client`): `other` (its INCRs), `inside` (those Redis
+//!   ran inside the run's batches), `interleaved` (batches with any inside), `batches`, `final`
+//!   (the counter at the end); `inside_some` / `inside_none` resolve only when some / none ran
+//!   inside, so a sentence claiming either says what was measured.
 //! - `{speedup:seq:pipe}`: how many times the throughput of `pipe` beats `seq`'s.
 //! - `{seq.round_trips|round trip}`: the number followed by the noun, plural unless it is 1.
 //!
@@ -106,6 +110,20 @@ pub fn field(s: &RunSummary, name: &str) -> Option<(f64, String)> {
         "delay" => {
             let v = s.spec.network.delay_out_us as f64;
             Some((v, format::latency(v)))
+        }
+        "other" | "inside" | "interleaved" | "batches" | "final" | "inside_some"
+        | "inside_none" => {
+            let i = s.interleaving.as_ref()?;
+            let v = match name {
+                "other" => i.other_commands,
+                "interleaved" => i.batches_interleaved,
+                "batches" => i.batches,
+                "final" => i.final_value?,
+                "inside_some" if i.other_inside == 0 => return None,
+                "inside_none" if i.other_inside > 0 => return None,
+                _ => i.other_inside,
+            };
+            n(v)
         }
         // The wire tap's medians, when a network was dialled in.
         "out" | "server" | "back" | "early_out" | "early_back" => {

@@ -29,7 +29,63 @@ fn summary(mode: Mode, count: u64, wall_us: u64) -> RunSummary {
         }),
         redis_usec_per_call: None,
         redis_load: None,
+        interleaving: None,
     }
+}
+
+/// What a run with the other client might measure: some INCRs inside a pipeline's batches,
+/// none inside a transaction's.
+fn interleaving(mode: Mode, count: u64) -> shared::interleave::Interleaving {
+    let inside = if mode.is_pipelined() { 40 } else { 0 };
+    shared::interleave::Interleaving {
+        batches: mode.round_trips(count),
+        batches_interleaved: inside.min(mode.round_trips(count)),
+        other_commands: 900,
+        other_inside: inside,
+        final_value: Some(count + 900),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn the_atomicity_step_says_only_what_was_measured() {
+    let k = STEPS
+        .iter()
+        .position(|s| s.other_client)
+        .expect("a step runs the other client");
+    let step = &STEPS[k];
+    let specs = step.specs(None, None);
+    assert!(
+        specs
+            .iter()
+            .all(|s| s.other_client && s.command == shared::Command::Incr)
+    );
+    let result = |pipe_inside: u64| {
+        let runs = step
+            .runs
+            .iter()
+            .zip(&specs)
+            .map(|(r, s)| {
+                let mut run = summary(s.mode, s.count, 1_000_000);
+                let mut i = interleaving(s.mode, s.count);
+                if s.mode.is_pipelined() {
+                    i.other_inside = pipe_inside;
+                }
+                run.interleaving = Some(i);
+                (r.role.to_string(), run)
+            })
+            .collect();
+        let r = StepResult {
+            step: k,
+            runs,
+            ids: vec![],
+        };
+        let all = [r.clone()];
+        result_sentences(&r, &all).len()
+    };
+    assert_eq!(result(40), step.result.len());
+    // Had nothing landed inside the pipeline, the claim that some did is left out.
+    assert_eq!(result(0), step.result.len() - 1);
 }
 
 fn step4() -> StepResult {
@@ -239,6 +295,9 @@ fn every_result_sentence_resolves_once_its_plan_ran() {
             .map(|(r, s)| {
                 let mut run = summary(s.mode, s.count, 1_000_000);
                 run.redis_usec_per_call = Some(1.0);
+                if s.other_client {
+                    run.interleaving = Some(interleaving(s.mode, s.count));
+                }
                 (r.role.to_string(), run)
             })
             .collect();
