@@ -120,6 +120,7 @@ impl Recorder {
             latency: self.latency(),
             split: None,
             redis_usec_per_call: None,
+            redis_memory: None,
         }
     }
 }

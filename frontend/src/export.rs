@@ -205,6 +205,7 @@ mod tests {
             },
             split: None,
             redis_usec_per_call: None,
+            redis_memory: None,
         }
     }
 

@@ -205,6 +205,7 @@ mod tests {
             latency: Latency::default(),
             split: None,
             redis_usec_per_call: None,
+            redis_memory: None,
         }
     }
 

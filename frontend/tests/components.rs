@@ -33,6 +33,7 @@ fn summary(spec: RunSpec, done: u64, wall_us: u64) -> RunSummary {
         },
         split: None,
         redis_usec_per_call: None,
+        redis_memory: None,
     }
 }
 

@@ -13,5 +13,5 @@ pub mod spec;
 pub mod trips;
 
 pub use protocol::{ClientMsg, PROTOCOL_VERSION, ServerMsg};
-pub use report::{Latency, RoundTripSplit, RunRecord, RunSummary, Span, Timeline};
+pub use report::{Latency, RedisMemory, RoundTripSplit, RunRecord, RunSummary, Span, Timeline};
 pub use spec::{Command, Flush, Limits, Mode, Network, RunSpec, SpecError, Wait, validate_runs};

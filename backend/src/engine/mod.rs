@@ -9,6 +9,7 @@
 //! The hot path allocates nothing per command: commands are encoded straight into a reused
 //! write buffer and replies are scanned in place in a reused read buffer.
 
+pub mod client_memory;
 pub mod encode;
 mod finished;
 pub mod keys;
@@ -119,7 +120,8 @@ pub struct RunFailure {
     pub started: Instant,
 }
 
-/// Runs `spec` once. The caller removes the keys afterwards with `keys::remove_run_keys`,
+/// Runs `spec` once, and while it is in flight samples Redis's memory for its connection
+/// (`client_memory`, when instrumented) into `RunSummary::redis_memory`. The caller removes the keys afterwards with `keys::remove_run_keys`,
 /// whatever the outcome (`run_and_clean_up` does both).
 ///
 /// The run gets a thread and a single-threaded runtime of its own: replies are handled on the
@@ -133,8 +135,13 @@ pub async fn run(
     spec: RunSpec,
     ctx: RunContext,
 ) -> Result<RunOutcome, RunFailure> {
+    let sampler = match ctx.instrument {
+        true => client_memory::Sampler::connect(target).await,
+        false => None,
+    };
     let target = target.clone();
     let (tx, rx) = tokio::sync::oneshot::channel();
+    let (id_tx, id_rx) = tokio::sync::oneshot::channel();
     let spawned = std::thread::Builder::new()
         .name(format!("engine-{}", ctx.run_id))
         .spawn(move || {
@@ -142,7 +149,7 @@ pub async fn run(
                 .enable_all()
                 .build()
             {
-                Ok(rt) => rt.block_on(run_here(&target, spec, ctx)),
+                Ok(rt) => rt.block_on(run_here(&target, spec, ctx, id_tx)),
                 Err(e) => Err(not_started(spec, EngineError::Io(e))),
             };
             let _ = tx.send(result);
@@ -150,8 +157,19 @@ pub async fn run(
     if let Err(e) = spawned {
         return Err(not_started(spec, EngineError::Io(e)));
     }
-    rx.await
-        .unwrap_or_else(|_| Err(not_started(spec, EngineError::Crashed)))
+    let finished = async {
+        rx.await
+            .unwrap_or_else(|_| Err(not_started(spec, EngineError::Crashed)))
+    };
+    let Some(sampler) = sampler else {
+        return finished.await;
+    };
+    let (mut result, memory) = sampler.sample_while(id_rx, finished).await;
+    match &mut result {
+        Ok(o) => o.summary.redis_memory = memory,
+        Err(f) => f.partial.redis_memory = memory,
+    }
+    result
 }
 
 /// A failure before anything was sent.
@@ -171,10 +189,11 @@ async fn run_here(
     target: &RedisTarget,
     spec: RunSpec,
     ctx: RunContext,
+    client_id: tokio::sync::oneshot::Sender<u64>,
 ) -> Result<RunOutcome, RunFailure> {
     let sent = Sent::default();
     let mut tally = Tally::new(&ctx);
-    let result = measure(target, spec, &ctx, &sent, &mut tally).await;
+    let result = measure(target, spec, &ctx, &sent, &mut tally, client_id).await;
     let wall = tally.started.elapsed();
     ctx.progress.update(tally.done, wall);
     let mut summary = tally
@@ -210,6 +229,7 @@ async fn measure(
     ctx: &RunContext,
     sent: &Sent,
     tally: &mut Tally,
+    client_id: tokio::sync::oneshot::Sender<u64>,
 ) -> Result<(), EngineError> {
     if let Mode::Mset { .. } = spec.mode
         && spec.command.multi_key().is_none()
@@ -220,7 +240,11 @@ async fn measure(
     if spec.command == Command::Get {
         seed::seed(target, &enc, spec.count, ctx, sent).await?;
     }
-    let mut stream = target.connect_raw().await?;
+    let (mut stream, id) = target.connect_identified().await?;
+    if let Some(id) = id {
+        // The sampler starts now; nobody listening (not instrumented) is fine.
+        let _ = client_id.send(id);
+    }
     tally.started = Instant::now();
     // Borrowed halves: no lock between the writer and the reader of one socket.
     let (r, w) = stream.split();

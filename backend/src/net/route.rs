@@ -107,7 +107,7 @@ impl Route {
         let log = tap
             .settle(Duration::from_secs(1))
             .await
-            .after_handshake(self.target.handshake_commands().len());
+            .after_handshake(self.target.commands_before_run());
         let split = stamp_timeline(timeline, spec.mode, spec.count, started, &log)?;
         let early = proxy.compensation();
         let us = |d: Duration| d.as_nanos() as f64 / 1000.0;

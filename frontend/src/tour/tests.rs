@@ -28,6 +28,7 @@ fn summary(mode: Mode, count: u64, wall_us: u64) -> RunSummary {
             ..Default::default()
         }),
         redis_usec_per_call: None,
+        redis_memory: None,
     }
 }
 
