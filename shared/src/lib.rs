@@ -1,7 +1,8 @@
 //! Types shared verbatim by the backend and the page: what a run is (`spec`), what the two
 //! sides say to each other (`protocol`), what a run produced (`report`), the keys it writes
 //! (`keys`), how its requests grouped into round trips (`trips`), and what observe mode saw of
-//! an application's connections (`observe`, and `observe_report` to export it).
+//! an application's connections (`observe`, and `observe_report` to export it), and the batch
+//! sizes a sweep steps through (`sweep`).
 //! Compiles for native and wasm32; no I/O here.
 
 pub mod keys;
@@ -10,6 +11,7 @@ pub mod observe_report;
 pub mod protocol;
 pub mod report;
 pub mod spec;
+pub mod sweep;
 pub mod trips;
 
 pub use protocol::{ClientMsg, PROTOCOL_VERSION, ServerMsg};
