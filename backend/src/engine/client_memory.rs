@@ -67,11 +67,14 @@ impl Sampler {
     }
 
     /// Runs `run` to its end while sampling, from the moment its connection's id arrives on
-    /// `id` until `run` finishes. `None` if no id came (CLIENT ID refused, or the run failed
-    /// before connecting) or Redis answered no sample; the run's result is returned either way.
+    /// `id` until `run` finishes. The first sample is taken before the run's first command:
+    /// the id comes with a sender the sampler answers once it has it (`Ready`), so even a
+    /// run shorter than one interval has a sample. `None` if no id came (CLIENT ID refused, or
+    /// the run failed before connecting) or Redis answered no sample; the run's result is
+    /// returned either way.
     pub async fn sample_while<T>(
         mut self,
-        id: oneshot::Receiver<u64>,
+        id: oneshot::Receiver<(u64, Ready)>,
         run: impl Future<Output = T>,
     ) -> (T, Option<RedisMemory>) {
         tokio::pin!(run);
@@ -79,7 +82,7 @@ impl Sampler {
             out = &mut run => return (out, None),
             id = id => id.ok(),
         };
-        let Some(id) = id else {
+        let Some((id, ready)) = id else {
             return (run.await, None);
         };
         let before = self.before.unwrap_or(0);
@@ -89,24 +92,40 @@ impl Sampler {
             interval_us: INTERVAL.as_micros() as u32,
             ..RedisMemory::default()
         };
-        let mut tick = tokio::time::interval(INTERVAL);
+        let mut take = async |memory: &mut RedisMemory| {
+            if let Some((client, used)) = sample(&mut self.con, id).await {
+                memory.client_tot_mem_peak = memory.client_tot_mem_peak.max(client.tot_mem);
+                memory.client_omem_peak = memory.client_omem_peak.max(client.omem);
+                memory.client_qbuf_peak = memory.client_qbuf_peak.max(client.qbuf);
+                memory.used_memory_peak = memory.used_memory_peak.max(used);
+                memory.samples += 1;
+            }
+        };
+        take(&mut memory).await;
+        let _ = ready.send(());
+        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + INTERVAL, INTERVAL);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let out = loop {
             tokio::select! {
                 biased;
                 out = &mut run => break out,
-                _ = tick.tick() => {
-                    if let Some((client, used)) = sample(&mut self.con, id).await {
-                        memory.client_tot_mem_peak = memory.client_tot_mem_peak.max(client.tot_mem);
-                        memory.client_omem_peak = memory.client_omem_peak.max(client.omem);
-                        memory.client_qbuf_peak = memory.client_qbuf_peak.max(client.qbuf);
-                        memory.used_memory_peak = memory.used_memory_peak.max(used);
-                        memory.samples += 1;
-                    }
-                }
+                _ = tick.tick() => take(&mut memory).await,
             }
         };
         (out, (memory.samples > 0).then_some(memory))
+    }
+}
+
+/// Answered by the sampler once it has sampled the run's connection before its first command.
+pub type Ready = oneshot::Sender<()>;
+
+/// The run's side: hands its connection's id to the sampler, if there is one, and waits (at
+/// most `wait`) until it has taken its first sample, before the run's first command and its
+/// clock start.
+pub async fn announce(to: oneshot::Sender<(u64, Ready)>, id: u64, wait: Duration) {
+    let (ready, sampled) = oneshot::channel();
+    if to.send((id, ready)).is_ok() {
+        let _ = tokio::time::timeout(wait, sampled).await;
     }
 }
 

@@ -189,7 +189,7 @@ async fn run_here(
     target: &RedisTarget,
     spec: RunSpec,
     ctx: RunContext,
-    client_id: tokio::sync::oneshot::Sender<u64>,
+    client_id: tokio::sync::oneshot::Sender<(u64, client_memory::Ready)>,
 ) -> Result<RunOutcome, RunFailure> {
     let sent = Sent::default();
     let mut tally = Tally::new(&ctx);
@@ -229,7 +229,7 @@ async fn measure(
     ctx: &RunContext,
     sent: &Sent,
     tally: &mut Tally,
-    client_id: tokio::sync::oneshot::Sender<u64>,
+    client_id: tokio::sync::oneshot::Sender<(u64, client_memory::Ready)>,
 ) -> Result<(), EngineError> {
     if let Mode::Mset { .. } = spec.mode
         && spec.command.multi_key().is_none()
@@ -242,8 +242,9 @@ async fn measure(
     }
     let (mut stream, id) = target.connect_identified().await?;
     if let Some(id) = id {
-        // The sampler starts now; nobody listening (not instrumented) is fine.
-        let _ = client_id.send(id);
+        // The sampler takes its first sample now, before the clock starts (nobody listening,
+        // when not instrumented, is fine).
+        client_memory::announce(client_id, id, ctx.response_timeout).await;
     }
     tally.started = Instant::now();
     // Borrowed halves: no lock between the writer and the reader of one socket.
