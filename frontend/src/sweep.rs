@@ -2,7 +2,7 @@
 //! knee is. The page's sweep and the tour's step use the same definition (`knee`). Pure.
 
 pub use shared::sweep::series;
-use shared::{Flush, Limits, Mode, RunSummary};
+use shared::{Flush, Limits, Mode, RedisMemory, RunSummary};
 
 /// A doubling of the batch "pays" when it multiplies throughput by at least this much. The knee
 /// is the last batch size reached by a doubling that paid: beyond it no doubling paid any more,
@@ -68,6 +68,12 @@ pub struct Point {
     pub per_rt_us: f64,
     /// The median run's round trips ÷ commands.
     pub rt_per_cmd: f64,
+    /// The median run's p99 latency per command, µs, measured by the engine: from the moment
+    /// its batch's write began to the moment its reply was read.
+    pub p99_us: f64,
+    /// The median run's memory at Redis (`RedisMemory`: its connection's peak `tot-mem` …),
+    /// when it was sampled.
+    pub memory: Option<RedisMemory>,
 }
 
 /// The median run of `runs` by throughput (the lower middle one of an even number), `None` if
@@ -92,6 +98,8 @@ fn point(batch: u32, runs: Vec<&RunSummary>) -> Point {
         cost_us: m.wall_us as f64 / m.done as f64,
         per_rt_us: m.wall_us as f64 / m.round_trips.max(1) as f64,
         rt_per_cmd: m.round_trips as f64 / m.done as f64,
+        p99_us: m.latency.p99_us,
+        memory: m.redis_memory,
     }
 }
 
