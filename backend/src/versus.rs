@@ -284,8 +284,10 @@ impl<'a> Bench<'a> {
         } else {
             Mode::pipelined(k)
         };
+        // Not sampling Redis's memory: redis-benchmark's runs beside these are not polled either.
         let ctx = RunContext {
             instrument,
+            sample_memory: false,
             ..RunContext::new(
                 self.run_id,
                 Arc::new(Progress::default()),

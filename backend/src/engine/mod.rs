@@ -80,6 +80,10 @@ pub struct RunContext {
     /// Measure at all (histogram, spans, live progress). Off only to measure what measuring
     /// costs: the run then reports wall time and throughput alone.
     pub instrument: bool,
+    /// Sample Redis's memory for the run's connection while it is in flight (`client_memory`;
+    /// only when instrumented). Off where the caller's own syscalls are being counted: the
+    /// sampler polls from the caller's runtime.
+    pub sample_memory: bool,
     /// Where the first requests' timings go as they happen, for live streaming.
     pub span_outbox: Option<crate::spans::Outbox>,
 }
@@ -93,6 +97,7 @@ impl RunContext {
             response_timeout: DEFAULT_RESPONSE_TIMEOUT,
             record_spans: true,
             instrument: true,
+            sample_memory: true,
             span_outbox: None,
         }
     }
@@ -135,7 +140,7 @@ pub async fn run(
     spec: RunSpec,
     ctx: RunContext,
 ) -> Result<RunOutcome, RunFailure> {
-    let sampler = match ctx.instrument {
+    let sampler = match ctx.instrument && ctx.sample_memory {
         true => client_memory::Sampler::connect(target).await,
         false => None,
     };
