@@ -167,6 +167,8 @@ pub async fn run(
             .unwrap_or_else(|_| Err(not_started(spec, EngineError::Crashed)))
     };
     let Some(sampler) = sampler else {
+        // Nobody samples: the run must not wait for a first sample.
+        drop(id_rx);
         return finished.await;
     };
     let (mut result, memory) = sampler.sample_while(id_rx, finished).await;
