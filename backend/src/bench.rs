@@ -52,6 +52,9 @@ pub struct JsonRun {
     /// Redis's CPU time and connections accepted across the run (`INFO cpu`, `INFO stats`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub redis_load: Option<shared::RedisLoad>,
+    /// Redis's memory while the run was in flight: its connection's peak `CLIENT LIST`
+    /// tot-mem, omem and qbuf, and `INFO memory` used_memory before and at its peak.
+    pub redis_memory: Option<shared::RedisMemory>,
 }
 
 impl From<&RunSummary> for JsonRun {
@@ -77,6 +80,7 @@ impl From<&RunSummary> for JsonRun {
             redis_counted: engine::redis_time::counted_command(&s.spec).to_ascii_uppercase(),
             connections: s.spec.mode.connections(),
             redis_load: s.redis_load,
+            redis_memory: s.redis_memory,
         }
     }
 }
@@ -184,7 +188,10 @@ fn progress_bar(
     (bar, ticker)
 }
 
-const COLUMNS: [&str; 12] = [
+/// The columns of CSV and Markdown. The last three are Redis's memory during the run
+/// (`shared::RedisMemory`): the run's connection's peak `CLIENT LIST` tot-mem and omem, and the
+/// `INFO memory` used_memory peak, sampled every few ms; empty where not sampled.
+const COLUMNS: [&str; 15] = [
     "mode",
     "batch",
     "count",
@@ -197,6 +204,9 @@ const COLUMNS: [&str; 12] = [
     "p99_us",
     "max_us",
     "speedup",
+    "redis_client_peak_kb",
+    "redis_omem_peak_kb",
+    "redis_used_memory_peak_mb",
 ];
 
 fn print_header(format: Format) {
@@ -233,6 +243,9 @@ fn print_row(format: Format, s: &RunSummary, baseline: Option<&RunSummary>) {
         format!("{:.1}", l.p99_us),
         format!("{:.1}", l.max_us),
         format!("{speedup:.2}"),
+        memory_cell(s, |m| m.client_tot_mem_peak as f64 / 1e3),
+        memory_cell(s, |m| m.client_omem_peak as f64 / 1e3),
+        memory_cell(s, |m| m.used_memory_peak as f64 / 1e6),
     ];
     match format {
         Format::Json => println!(
@@ -242,7 +255,7 @@ fn print_row(format: Format, s: &RunSummary, baseline: Option<&RunSummary>) {
         Format::Csv => println!("{}", cells.join(",")),
         Format::Markdown => println!("| {} |", cells.join(" | ")),
         Format::Table => println!(
-            "{:<44} {:>10} cmds {:>10.1} ms {:>12.0} ops/s  p50 {:>8.1} µs  p99 {:>8.1} µs  max {:>9.1} µs  {} round trips  {} writes{}{}{}{}{}",
+            "{:<44} {:>10} cmds {:>10.1} ms {:>12.0} ops/s  p50 {:>8.1} µs  p99 {:>8.1} µs  max {:>9.1} µs  {} round trips  {} writes{}{}{}{}{}{}",
             s.spec.mode.label(),
             s.done,
             s.wall_ms(),
@@ -276,7 +289,8 @@ fn print_row(format: Format, s: &RunSummary, baseline: Option<&RunSummary>) {
                     l.connections_received,
                     if l.connections_received == 1 { "" } else { "s" }
                 ))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            s.redis_memory.map(memory_note).unwrap_or_default()
         ),
     }
     if let (Format::Table, Some(i)) = (format, &s.interleaving) {
@@ -290,6 +304,26 @@ fn print_row(format: Format, s: &RunSummary, baseline: Option<&RunSummary>) {
             i.final_value.map_or("?".to_string(), |v| v.to_string())
         );
     }
+}
+
+/// A memory figure in the unit `f` gives, one decimal; empty where Redis was not sampled.
+fn memory_cell(s: &RunSummary, f: impl Fn(&shared::RedisMemory) -> f64) -> String {
+    s.redis_memory
+        .map(|m| format!("{:.1}", f(&m)))
+        .unwrap_or_default()
+}
+
+/// Redis's memory during the run, for the table, saying how it was measured.
+fn memory_note(m: shared::RedisMemory) -> String {
+    format!(
+        "  (Redis for this connection: peak tot-mem {:.1} KB, omem {:.1} KB, CLIENT LIST, {} samples every {} ms; used_memory {:.1} → peak {:.1} MB)",
+        m.client_tot_mem_peak as f64 / 1e3,
+        m.client_omem_peak as f64 / 1e3,
+        m.samples,
+        m.interval_us as f64 / 1e3,
+        m.used_memory_before as f64 / 1e6,
+        m.used_memory_peak as f64 / 1e6,
+    )
 }
 
 /// The wire tap's split beside what was dialled in and what the proxy took off each leg.

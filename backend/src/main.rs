@@ -215,8 +215,8 @@ struct BenchArgs {
     /// gets its share).
     #[arg(long, default_value_t = pipescope::versus::DEFAULT_TIME_BUDGET.as_secs())]
     time_budget_secs: u64,
-    /// With --mode sweep: the largest batch (batches 1, 2, 4, … up to it).
-    #[arg(long, default_value_t = 1024)]
+    /// With --mode sweep: the largest batch (batches 1, 2, 5, 10, 20, 50, … up to it).
+    #[arg(long, default_value_t = 1000)]
     max_batch: u32,
     /// Don't keep per-request timings (only the latency histogram), e.g. to measure their cost.
     #[arg(long)]
@@ -425,8 +425,8 @@ async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
         BenchMode::Sequential => vec![Mode::Sequential],
         BenchMode::Pipelined => vec![pipelined(args.batch, flush)],
         BenchMode::Compare => vec![Mode::Sequential, pipelined(args.batch, flush)],
-        BenchMode::Sweep => std::iter::successors(Some(1u32), |b| b.checked_mul(2))
-            .take_while(|b| *b <= args.max_batch)
+        BenchMode::Sweep => shared::sweep::up_to(args.max_batch)
+            .into_iter()
             .map(Mode::pipelined)
             .collect(),
         BenchMode::Multiplexed => vec![Mode::Multiplexed {

@@ -122,6 +122,7 @@ impl Recorder {
             redis_usec_per_call: None,
             redis_load: None,
             interleaving: None,
+            redis_memory: None,
         }
     }
 }

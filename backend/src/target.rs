@@ -8,8 +8,9 @@ use tokio::net::TcpStream;
 
 use crate::resp;
 
-/// Commands `connect_raw` sends before the engine's own, at most (AUTH and SELECT).
-pub const MAX_HANDSHAKE_COMMANDS: usize = 2;
+/// Commands sent on the engine's measured connection before its first own command, at most
+/// (AUTH, SELECT and CLIENT ID: see `connect_identified`).
+pub const MAX_HANDSHAKE_COMMANDS: usize = 3;
 
 /// How long to wait for a TCP connection to Redis before saying it is unreachable.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -165,6 +166,33 @@ impl RedisTarget {
         Ok(stream)
     }
 
+    /// The engine's measured connection: `connect_raw`, then `CLIENT ID` on it, so that a
+    /// second connection can watch what Redis holds for this one (`CLIENT LIST ID`). Through a
+    /// proxy the id is that of the proxy's connection to Redis, the one whose buffers hold the
+    /// run's traffic. `None` (logged) where Redis refuses CLIENT ID; the run goes on.
+    pub async fn connect_identified(&self) -> Result<(TcpStream, Option<u64>), TargetError> {
+        let mut stream = self.connect_raw().await?;
+        let mut cmd = Vec::new();
+        resp::encode_command(&mut cmd, &[b"CLIENT", b"ID"]);
+        let id = match self.handshake(&mut stream, &cmd).await {
+            Ok(reply) => std::str::from_utf8(&reply)
+                .ok()
+                .and_then(|r| r.strip_prefix(':')?.trim_end().parse().ok()),
+            Err(TargetError::Handshake { message, .. }) => {
+                tracing::warn!("CLIENT ID refused ({message}); Redis's memory is not sampled");
+                None
+            }
+            Err(e) => return Err(e),
+        };
+        Ok((stream, id))
+    }
+
+    /// Commands sent on the engine's measured connection before the run's first: the
+    /// handshake, then CLIENT ID (`connect_identified`).
+    pub fn commands_before_run(&self) -> usize {
+        self.handshake_commands().len() + 1
+    }
+
     /// What `connect_raw` sends before the engine's first command, encoded, one command each:
     /// AUTH if the URL has a password, SELECT if its db is not 0. The wire tap counts them as
     /// commands, so their number is where a run's first command is on the wire.
@@ -189,7 +217,8 @@ impl RedisTarget {
         commands
     }
 
-    async fn handshake(&self, stream: &mut TcpStream, cmd: &[u8]) -> Result<(), TargetError> {
+    /// Sends `cmd` and reads its reply, returned whole; an error reply is an error.
+    async fn handshake(&self, stream: &mut TcpStream, cmd: &[u8]) -> Result<Vec<u8>, TargetError> {
         let addr = self.addr();
         let io = |cause| TargetError::Unreachable {
             addr: addr.clone(),
@@ -207,7 +236,10 @@ impl RedisTarget {
                 message: m.to_string(),
             };
             match resp::scan_reply(&buf) {
-                Ok(Some(resp::Reply::Ok { .. })) => return Ok(()),
+                Ok(Some(resp::Reply::Ok { len })) => {
+                    buf.truncate(len);
+                    return Ok(buf);
+                }
                 Ok(Some(resp::Reply::Error { len })) => {
                     return Err(message(String::from_utf8_lossy(&buf[1..len - 2]).as_ref()));
                 }
@@ -266,7 +298,7 @@ mod tests {
         assert_eq!(count("redis://:pw@127.0.0.1:6400/0"), 1);
         let both = RedisTarget::parse("redis://alice:pw@127.0.0.1:6400/3").unwrap();
         let both = both.handshake_commands();
-        assert_eq!(both.len(), MAX_HANDSHAKE_COMMANDS);
+        assert_eq!(both.len() + 1, MAX_HANDSHAKE_COMMANDS, "and CLIENT ID");
         assert_eq!(both[0], b"*3\r\n$4\r\nAUTH\r\n$5\r\nalice\r\n$2\r\npw\r\n");
         assert_eq!(both[1], b"*2\r\n$6\r\nSELECT\r\n$1\r\n3\r\n");
     }

@@ -209,9 +209,26 @@ fn sweep_prints_a_markdown_row_per_batch_size() {
     assert_eq!(rows[0][0], "mode");
     assert!(rows[1].iter().all(|c| c.chars().all(|ch| ch == '-')));
     let batches: Vec<&str> = rows[2..].iter().map(|r| r[1]).collect();
-    assert_eq!(batches, ["1", "2", "4", "8", "16", "32", "64"]);
+    assert_eq!(batches, ["1", "2", "5", "10", "20", "50"]);
     let round_trips: Vec<u64> = rows[2..].iter().map(|r| r[6].parse().unwrap()).collect();
-    assert_eq!(round_trips, [512, 256, 128, 64, 32, 16, 8]);
+    assert_eq!(round_trips, [512, 256, 103, 52, 26, 11]);
+    // Beside ops/s: p99 per command and Redis's memory for the run's connection, sampled.
+    assert_eq!(rows[0][9], "p99_us");
+    assert_eq!(
+        rows[0][12..],
+        [
+            "redis_client_peak_kb",
+            "redis_omem_peak_kb",
+            "redis_used_memory_peak_mb"
+        ]
+    );
+    for r in &rows[2..] {
+        let number = |k: usize| r[k].parse::<f64>().unwrap_or_else(|_| panic!("{r:?}"));
+        assert!(
+            number(9) > 0.0 && number(12) > 0.0 && number(14) > 0.0,
+            "{r:?}"
+        );
+    }
 }
 
 /// Runs `pipescope bench <args> --json` (on its own redis-server), which must succeed, and

@@ -289,7 +289,8 @@ async fn big_values_and_big_batches_still_land_exactly() {
 /// The engine's own write count, checked against the latency proxy's count of what it read
 /// from the engine (`chunks_out`). Exact, not statistical: in these modes the engine writes
 /// and then waits for every reply before writing again, so the proxy can never find two
-/// writes' bytes waiting together; and each write is one small segment on loopback, which the
+/// writes' bytes waiting together (CLIENT ID before the run waits for its reply too); and
+/// each write is one small segment on loopback, which the
 /// proxy's 64 KiB read takes whole. So reads at the proxy == writes at the engine. (Flush
 /// each command and multiplexed runs write without waiting, so there the proxy may merge
 /// writes: not an exact check, and not made.) GET's seeding goes straight to Redis, so the
@@ -327,14 +328,18 @@ async fn write_counts_match_what_the_proxy_reads() {
             .unwrap()
             .settle(Duration::from_secs(5))
             .await;
+        // Before its first command the engine asks CLIENT ID, one write of one command.
+        let before = routed.commands_before_run() as u64;
+        assert_eq!(before, 1, "no AUTH or SELECT here, only CLIENT ID");
         assert_eq!(
             proxy.stats().chunks_out.load(Ordering::Relaxed),
-            s.writes,
+            s.writes + before,
             "{label}: the proxy read what the engine wrote"
         );
         assert_eq!(
-            tap.commands, s.wire_commands,
-            "{label}: the tap saw only measured commands"
+            tap.commands,
+            s.wire_commands + before,
+            "{label}: the tap saw only measured commands and CLIENT ID"
         );
         keys::remove_run_keys(&target, run_id, outcome.written)
             .await

@@ -184,7 +184,7 @@ async fn the_controls_say_everything_a_run_can_and_keep_it_in_the_url() {
 async fn a_sweep_draws_one_point_per_batch_and_the_markdown_has_each_runs_ops() {
     let (_redis, target) = support::redis();
     let server = support::Server::start(target.clone()).await;
-    let browser = Browser::open(&format!("{}?count=2000&sweep=16", server.http_url())).await;
+    let browser = Browser::open(&format!("{}?count=2000&sweep=20", server.http_url())).await;
     let c = &browser.client;
 
     wait_enabled(c, "#sweep").await;
@@ -193,10 +193,10 @@ async fn a_sweep_draws_one_point_per_batch_and_the_markdown_has_each_runs_ops() 
     c.wait()
         .at_most(Duration::from_secs(120))
         .for_element(css(
-            "#sweep-chart[data-points='5'] circle.sweep-point[data-batch='16'][data-runs='3']",
+            "#sweep-chart[data-points='5'] circle.sweep-point[data-batch='20'][data-runs='3']",
         ))
         .await
-        .expect("a sweep chart of batch 1, 2, 4, 8, 16, each run three times");
+        .expect("a sweep chart of batch 1, 2, 5, 10, 20, each run three times");
     let chart = c.find(css("#sweep-chart")).await.unwrap();
     let points = chart.find_all(css("circle.sweep-point")).await.unwrap();
     let mut batches = Vec::new();
@@ -205,7 +205,7 @@ async fn a_sweep_draws_one_point_per_batch_and_the_markdown_has_each_runs_ops() 
     }
     assert_eq!(
         batches,
-        ["1", "2", "4", "8", "16"],
+        ["1", "2", "5", "10", "20"],
         "one point per batch size"
     );
     assert_eq!(

@@ -207,6 +207,7 @@ mod tests {
             redis_usec_per_call: None,
             redis_load: None,
             interleaving: None,
+            redis_memory: None,
         }
     }
 

@@ -63,6 +63,25 @@ pub fn latency(us: f64) -> String {
     }
 }
 
+/// A size in bytes, decimal units: `"512 B"`, `"37.6 KB"`, `"87 MB"`.
+pub fn bytes(b: u64) -> String {
+    let b = b as f64;
+    let (v, unit) = if b >= 1e9 {
+        (b / 1e9, "GB")
+    } else if b >= 1e6 {
+        (b / 1e6, "MB")
+    } else if b >= 1e3 {
+        (b / 1e3, "KB")
+    } else {
+        return format!("{b:.0} B");
+    };
+    if v < 100.0 {
+        format!("{v:.1} {unit}")
+    } else {
+        format!("{v:.0} {unit}")
+    }
+}
+
 /// A speed-up factor for the headline: `"23.4×"`, `"1.05×"`, `"250×"`.
 pub fn factor(x: f64) -> String {
     if x >= 100.0 {
@@ -77,6 +96,14 @@ pub fn factor(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bytes_read_in_decimal_units() {
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(37_632), "37.6 KB");
+        assert_eq!(bytes(87_225_784), "87.2 MB");
+        assert_eq!(bytes(250_000_000), "250 MB");
+    }
 
     #[test]
     fn counts_are_grouped() {

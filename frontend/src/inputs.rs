@@ -110,7 +110,7 @@ pub enum Plan {
     Single,
     /// Sequential, then the selected mode (pipelined if sequential is selected).
     Compare,
-    /// Pipelined runs at batch 1, 2, 4, … up to the sweep's max.
+    /// Pipelined runs at batch 1, 2, 5, 10, … up to the sweep's max (`sweep::plan`).
     Sweep,
     /// The Compare preset for "why not just use more connections?": a pool of
     /// `POOL_PRESET.0` connections, each one command at a time, then one connection pipelined
@@ -194,7 +194,7 @@ impl Default for Form {
             jitter: String::new(),
             bandwidth_mbit: String::new(),
             busy_poll_us: String::new(),
-            sweep_max: "1024".into(),
+            sweep_max: "1000".into(),
             plan: Plan::Single,
             other_client: false,
         }
@@ -435,8 +435,8 @@ impl Form {
             }
             Plan::Sweep => {
                 let max: u32 = parse("sweep's largest batch", &self.sweep_max)?;
-                let batches = sweep::plan(max, limits)?;
                 let base = self.spec(Mode::Sequential)?;
+                let batches = sweep::plan(max, base.count, limits)?;
                 batches
                     .into_iter()
                     .map(|b| RunSpec {
@@ -670,21 +670,35 @@ mod tests {
     }
 
     #[test]
-    fn a_sweep_doubles_the_batch() {
+    fn a_sweep_steps_the_batch_one_two_five() {
         let r = form(|f| {
-            f.sweep_max = "16".into();
+            f.sweep_max = "20".into();
             f.delay_out = "100".into()
         })
         .runs(Plan::Sweep, &L)
         .unwrap();
         let batches: Vec<u32> = r.iter().map(|s| s.mode.batch()).collect();
-        assert_eq!(batches, [1, 2, 4, 8, 16].repeat(crate::sweep::REPEATS));
+        assert_eq!(batches, [1, 2, 5, 10, 20].repeat(crate::sweep::REPEATS));
         assert!(r.iter().all(|s| s.network == Network::symmetric(100)));
         assert!(
             form(|f| f.sweep_max = "1000000".into())
                 .runs(Plan::Sweep, &L)
                 .is_err()
         );
+        let short = form(|f| {
+            f.sweep_max = "100000".into();
+            f.count = "50000".into()
+        })
+        .runs(Plan::Sweep, &L)
+        .unwrap_err();
+        assert!(
+            short.contains("at least 100000 commands per run"),
+            "{short}"
+        );
+        let full = form(|f| f.sweep_max = "100000".into())
+            .runs(Plan::Sweep, &L)
+            .unwrap();
+        assert_eq!(full.len(), L.max_runs, "16 batch sizes, 3 times each");
     }
 
     #[test]

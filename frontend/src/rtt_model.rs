@@ -589,6 +589,7 @@ mod tests {
             redis_usec_per_call: None,
             redis_load: None,
             interleaving: None,
+            redis_memory: None,
         }
     }
 

@@ -1,24 +1,27 @@
 //! The batch-size sweep: which runs to ask for, which finished results form one, and where its
 //! knee is. The page's sweep and the tour's step use the same definition (`knee`). Pure.
 
-use shared::{Flush, Limits, Mode, RunSummary};
+pub use shared::sweep::series;
+use shared::{Flush, Limits, Mode, RedisMemory, RunSummary};
 
 /// A doubling of the batch "pays" when it multiplies throughput by at least this much. The knee
 /// is the last batch size reached by a doubling that paid: beyond it no doubling paid any more,
 /// so bigger batches buy little. Taking the last paying doubling, not the first one that did
 /// not, keeps one noisy step early in a sweep from calling the knee too soon. Batches further
-/// apart than a doubling (the tour's 1, 10, 100…) are judged per doubling: a tenfold step pays
+/// apart than a doubling (the sweep's 2 → 5, the tour's 1, 10, 100…) are judged per doubling: a tenfold step pays
 /// when it multiplies throughput by at least `KNEE_GAIN` to the power log2(10).
 pub const KNEE_GAIN: f64 = 1.5;
 
 /// How many times a sweep runs each batch size, so each point has a spread (median, min, max).
 pub const REPEATS: usize = 3;
 
-/// Batch sizes 1, 2, 4, … up to `max` (inclusive when `max` is a power of two), the whole
-/// series `REPEATS` times over (rounds, not each batch back to back, so a slow moment of the
-/// machine lands on several batch sizes rather than on all of one). Refused, in words, when
-/// `max` is below 2, above the batch limit, or needs more runs than a start may have.
-pub fn plan(max: u32, limits: &Limits) -> Result<Vec<u32>, String> {
+/// Batch sizes of `series` up to `max` (inclusive when `max` is one of them), the whole series
+/// `REPEATS` times over (rounds, not each batch back to back, so a slow moment of the machine
+/// lands on several batch sizes rather than on all of one). Refused, in words, when `max` is
+/// below 2 or above the batch limit, when the runs would hold fewer than the largest batch's
+/// commands (`count`: every run must fill at least one batch), or when it needs more runs than
+/// a start may have.
+pub fn plan(max: u32, count: u64, limits: &Limits) -> Result<Vec<u32>, String> {
     if max < 2 {
         return Err("A sweep needs a largest batch of at least 2.".into());
     }
@@ -28,17 +31,21 @@ pub fn plan(max: u32, limits: &Limits) -> Result<Vec<u32>, String> {
             limits.max_batch
         ));
     }
-    let batches: Vec<u32> = std::iter::successors(Some(1u32), |b| b.checked_mul(2))
-        .take_while(|b| *b <= max)
-        .collect();
+    let batches = shared::sweep::up_to(max);
+    let largest = batches[batches.len() - 1];
+    if count < largest as u64 {
+        return Err(format!(
+            "A sweep up to batch {largest} needs at least {largest} commands per run (one whole batch), got {count}."
+        ));
+    }
     let runs = batches.len() * REPEATS;
     if runs > limits.max_runs {
         let sizes = (limits.max_runs / REPEATS).max(1);
         return Err(format!(
-            "A sweep up to batch {max} needs {runs} runs ({} batch sizes, each {REPEATS} times), more than the {} one start may have; choose a largest batch of at most {}.",
+            "A sweep up to batch {largest} needs {runs} runs ({} batch sizes, each {REPEATS} times), more than the {} one start may have; choose a largest batch of at most {}.",
             batches.len(),
             limits.max_runs,
-            1u64 << (sizes - 1)
+            series().nth(sizes - 1).unwrap_or(1)
         ));
     }
     Ok(batches.repeat(REPEATS))
@@ -61,6 +68,12 @@ pub struct Point {
     pub per_rt_us: f64,
     /// The median run's round trips ÷ commands.
     pub rt_per_cmd: f64,
+    /// The median run's p99 latency per command, µs, measured by the engine: from the moment
+    /// its batch's write began to the moment its reply was read.
+    pub p99_us: f64,
+    /// The median run's memory at Redis (`RedisMemory`: its connection's peak `tot-mem` …),
+    /// when it was sampled.
+    pub memory: Option<RedisMemory>,
 }
 
 /// The median run of `runs` by throughput (the lower middle one of an even number), `None` if
@@ -85,6 +98,8 @@ fn point(batch: u32, runs: Vec<&RunSummary>) -> Point {
         cost_us: m.wall_us as f64 / m.done as f64,
         per_rt_us: m.wall_us as f64 / m.round_trips.max(1) as f64,
         rt_per_cmd: m.round_trips as f64 / m.done as f64,
+        p99_us: m.latency.p99_us,
+        memory: m.redis_memory,
     }
 }
 
@@ -123,15 +138,15 @@ pub fn group(runs: &[RunSummary]) -> Option<Vec<Point>> {
     )
 }
 
-/// The results as the page's sweep, if they are one: batch sizes 1, 2, 4, … (at least two),
-/// each run the same number of times.
+/// The results as the page's sweep, if they are one: batch sizes 1, 2, 5, 10, … (`series`, at
+/// least two), each run the same number of times.
 pub fn points(runs: &[RunSummary]) -> Option<Vec<Point>> {
     let points = group(runs)?;
-    let doubling = points
+    let sweep = points
         .iter()
-        .enumerate()
-        .all(|(k, p)| k < 32 && p.batch == 1 << k && p.runs == points[0].runs);
-    doubling.then_some(points)
+        .zip(series())
+        .all(|(p, b)| p.batch == b && p.runs == points[0].runs);
+    sweep.then_some(points)
 }
 
 /// Throughput gained per doubling of the batch from `a` to `b` (medians).
@@ -179,18 +194,43 @@ mod tests {
     const L: Limits = Limits::DEFAULT;
 
     #[test]
-    fn the_plan_repeats_the_doubling_series() {
-        let five = [1, 2, 4, 8, 16];
-        assert_eq!(plan(16, &L).unwrap(), five.repeat(REPEATS));
-        assert_eq!(plan(20, &L).unwrap(), five.repeat(REPEATS));
-        assert_eq!(plan(2, &L).unwrap(), [1, 2].repeat(REPEATS));
-        assert_eq!(plan(32_768, &L).unwrap().len(), 16 * REPEATS);
-        assert!(plan(1, &L).unwrap_err().contains("at least 2"));
-        assert!(plan(65_536, &L).unwrap_err().contains("51 runs"));
-        assert!(plan(200_000, &L).unwrap_err().contains("at most 100000"));
+    fn the_plan_repeats_the_series_up_to_100k() {
+        let four = [1, 2, 5, 10];
+        assert_eq!(plan(10, 1000, &L).unwrap(), four.repeat(REPEATS));
+        assert_eq!(plan(16, 1000, &L).unwrap(), four.repeat(REPEATS));
+        assert_eq!(plan(2, 1000, &L).unwrap(), [1, 2].repeat(REPEATS));
+        let full = plan(100_000, 100_000, &L).unwrap();
+        assert_eq!(full.len(), 16 * REPEATS);
+        assert!(full.len() <= L.max_runs);
+        assert_eq!(full[15], 100_000);
+        assert!(plan(1, 1000, &L).unwrap_err().contains("at least 2"));
+        assert!(
+            plan(200_000, 1_000_000, &L)
+                .unwrap_err()
+                .contains("at most 100000")
+        );
+        assert!(
+            plan(100_000, 99_999, &L)
+                .unwrap_err()
+                .contains("at least 100000 commands per run")
+        );
+        assert!(
+            plan(16, 5, &L)
+                .unwrap_err()
+                .contains("up to batch 10 needs at least 10")
+        );
         let few = Limits { max_runs: 9, ..L };
-        assert!(plan(8, &few).unwrap_err().contains("at most 4"));
-        assert_eq!(plan(4, &few).unwrap().len(), 9);
+        let err = plan(10, 1000, &few).unwrap_err();
+        assert!(
+            err.contains("12 runs") && err.contains("at most 5"),
+            "{err}"
+        );
+        assert_eq!(plan(5, 1000, &few).unwrap().len(), 9);
+        let err = plan(100_000, 100_000, &Limits { max_runs: 47, ..L }).unwrap_err();
+        assert!(
+            err.contains("48 runs") && err.contains("at most 50000"),
+            "{err}"
+        );
     }
 
     fn run(mode: Mode, wall_us: u64) -> RunSummary {
@@ -207,22 +247,23 @@ mod tests {
             redis_usec_per_call: None,
             redis_load: None,
             interleaving: None,
+            redis_memory: None,
         }
     }
 
-    /// Wall times of a typical sweep: halving while round trips dominate, then flat.
+    /// A sweep's runs (batches 1, 2, 5, …) with these wall times.
     fn sweep(walls: &[u64]) -> Vec<RunSummary> {
         walls
             .iter()
-            .enumerate()
-            .map(|(k, w)| run(Mode::pipelined(1 << k), *w))
+            .zip(series())
+            .map(|(w, b)| run(Mode::pipelined(b), *w))
             .collect()
     }
 
     #[test]
-    fn only_a_doubling_series_of_batched_pipelines_is_a_sweep() {
+    fn only_the_series_of_batched_pipelines_is_a_sweep() {
         let p = points(&sweep(&[64_000, 32_000, 16_000])).unwrap();
-        assert_eq!(p.iter().map(|p| p.batch).collect::<Vec<_>>(), [1, 2, 4]);
+        assert_eq!(p.iter().map(|p| p.batch).collect::<Vec<_>>(), [1, 2, 5]);
         assert_eq!(p[0].cost_us, 64.0);
         assert_eq!(p[2].ops_per_sec, 62_500.0);
         assert!(points(&sweep(&[1000])).is_none(), "one run is no sweep");
@@ -268,28 +309,30 @@ mod tests {
 
     #[test]
     fn the_round_trip_share_is_derived_from_the_smallest_batch() {
-        // Batch 1: 64 µs a round trip. Batch 8: 125 round trips in 10 ms, 10 µs a command,
-        // of which 64 ÷ 8 = 8 µs is round trip: 80 %.
+        // Batch 1: 64 µs a round trip. Batch 10: 100 round trips in 10 ms, 10 µs a command,
+        // of which 64 ÷ 10 = 6.4 µs is round trip: 64 %.
         let p = points(&sweep(&[64_000, 32_000, 16_000, 10_000])).unwrap();
         assert_eq!(round_trip_share(&p, 0), 1.0);
-        assert!((round_trip_share(&p, 3) - 0.8).abs() < 1e-12);
+        assert!((round_trip_share(&p, 3) - 0.64).abs() < 1e-12);
         assert_eq!(best(&p), Some(3));
     }
 
     #[test]
     fn the_knee_is_where_doubling_stops_paying() {
-        // 2×, 2×, 1.6×, 1.25×, 1.1×: the doubling after batch 8 pays only 1.25×.
-        let p = points(&sweep(&[64_000, 32_000, 16_000, 10_000, 8_000, 7_300])).unwrap();
+        // Per doubling: 2×, 2× (2.5× over 2 → 5), 1.6×, 1.14×, 1.06×: the doubling after
+        // batch 10 pays only 1.14×.
+        let p = points(&sweep(&[64_000, 32_000, 12_800, 8_000, 7_000, 6_500])).unwrap();
         assert_eq!(knee(&p), Some(3));
-        assert_eq!(p[3].batch, 8);
-        // Every doubling paid: no knee yet.
-        let p = points(&sweep(&[8_000, 4_000, 2_000])).unwrap();
+        assert_eq!(p[3].batch, 10);
+        // Every step paid: no knee yet.
+        let p = points(&sweep(&[8_000, 4_000, 1_600])).unwrap();
         assert_eq!(knee(&p), None);
         // A slower bigger batch (noise) is past the knee too.
         let p = points(&sweep(&[8_000, 9_000])).unwrap();
         assert_eq!(knee(&p), Some(0));
-        // One noisy early step (1.4×) does not call the knee at batch 1: 2→4 still paid 2×.
-        let p = points(&sweep(&[89_000, 63_000, 31_500, 22_000, 20_000])).unwrap();
+        // One noisy early step (1.4×) does not call the knee at batch 1: 2→5 still paid 2× per
+        // doubling.
+        let p = points(&sweep(&[89_000, 63_000, 25_200, 17_000, 16_000])).unwrap();
         assert_eq!(knee(&p), Some(2));
     }
 }

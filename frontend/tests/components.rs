@@ -35,6 +35,7 @@ fn summary(spec: RunSpec, done: u64, wall_us: u64) -> RunSummary {
         redis_usec_per_call: None,
         redis_load: None,
         interleaving: None,
+        redis_memory: None,
     }
 }
 

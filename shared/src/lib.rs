@@ -1,7 +1,9 @@
 //! Types shared verbatim by the backend and the page: what a run is (`spec`), what the two
 //! sides say to each other (`protocol`), what a run produced (`report`), the keys it writes
-//! (`keys`), where another client's commands landed among a run's (`interleave`), how its requests grouped into round trips (`trips`), and what observe mode saw of
-//! an application's connections (`observe`, and `observe_report` to export it).
+//! (`keys`), where another client's commands landed among a run's (`interleave`), how its
+//! requests grouped into round trips (`trips`), what observe mode saw of an application's
+//! connections (`observe`, and `observe_report` to export it), and the batch sizes a sweep
+//! steps through (`sweep`).
 //! Compiles for native and wasm32; no I/O here.
 
 pub mod interleave;
@@ -11,8 +13,11 @@ pub mod observe_report;
 pub mod protocol;
 pub mod report;
 pub mod spec;
+pub mod sweep;
 pub mod trips;
 
 pub use protocol::{ClientMsg, PROTOCOL_VERSION, ServerMsg};
-pub use report::{Latency, RedisLoad, RoundTripSplit, RunRecord, RunSummary, Span, Timeline};
+pub use report::{
+    Latency, RedisLoad, RedisMemory, RoundTripSplit, RunRecord, RunSummary, Span, Timeline,
+};
 pub use spec::{Command, Flush, Limits, Mode, Network, RunSpec, SpecError, Wait, validate_runs};

@@ -54,6 +54,10 @@ pub struct RunSummary {
     /// from the counter values Redis replied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interleaving: Option<crate::interleave::Interleaving>,
+    /// Redis's memory while the run was in flight, sampled by polling Redis (`RedisMemory`).
+    /// `None` where it was not sampled (not instrumented, or Redis refused CLIENT ID).
+    #[serde(default)]
+    pub redis_memory: Option<RedisMemory>,
 }
 
 /// Redis's CPU and connections across a run, measured by Redis (`INFO cpu`, `INFO stats`).
@@ -68,6 +72,29 @@ pub struct RedisLoad {
     /// Connections Redis accepted during the run (`total_connections_received`), less the
     /// one that read the counters afterwards: the engine's, plus any other client's.
     pub connections_received: u64,
+}
+
+/// Redis's memory during a run, measured by polling Redis on a second (admin) connection every
+/// `interval_us` while the run was in flight: `CLIENT LIST ID <id>` for the run's own
+/// connection (its id from `CLIENT ID`, asked on it before the first command) and
+/// `INFO memory`. Peaks are the largest of the `samples` taken, so a peak between two samples
+/// can be missed; the polling itself costs Redis a little time.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct RedisMemory {
+    /// Peak `tot-mem` of the run's connection, bytes: everything Redis held for this client
+    /// (query buffer, arguments, output buffers).
+    pub client_tot_mem_peak: u64,
+    /// Peak `omem`: replies waiting in the client's output list, bytes.
+    pub client_omem_peak: u64,
+    /// Peak `qbuf`: request bytes read but not yet executed, bytes.
+    pub client_qbuf_peak: u64,
+    /// `INFO memory` `used_memory` just before the run, and the largest sampled during it.
+    pub used_memory_before: u64,
+    pub used_memory_peak: u64,
+    /// Samples of the run's connection taken.
+    pub samples: u32,
+    /// The polling interval, µs.
+    pub interval_us: u32,
 }
 
 /// One round trip cut at the latency proxy, from its wire tap's stamps (medians, µs): engine →

@@ -70,7 +70,9 @@ pub async fn run_and_clean_up(
                 && let Some(after) = redis_time::counters(target, &counted).await
             {
                 o.summary.redis_usec_per_call = before.command.usec_per_call_until(after.command);
-                o.summary.redis_load = before.load_until(after, o.summary.wire_commands);
+                // The memory sampler's connection, when it ran, is pipescope's, not the run's.
+                let watchers = o.summary.redis_memory.is_some() as u64;
+                o.summary.redis_load = before.load_until(after, o.summary.wire_commands, watchers);
             }
             Ok(o)
         }

@@ -14,6 +14,7 @@
 //! The hot path allocates nothing per command: commands are encoded straight into a reused
 //! write buffer and replies are scanned in place in a reused read buffer.
 
+pub mod client_memory;
 mod connections;
 pub mod encode;
 mod finished;
@@ -89,6 +90,10 @@ pub struct RunContext {
     /// Measure at all (histogram, spans, live progress). Off only to measure what measuring
     /// costs: the run then reports wall time and throughput alone.
     pub instrument: bool,
+    /// Sample Redis's memory for the run's connection while it is in flight (`client_memory`;
+    /// only when instrumented). Off where the caller's own syscalls are being counted: the
+    /// sampler polls from the caller's runtime.
+    pub sample_memory: bool,
     /// Where the first requests' timings go as they happen, for live streaming.
     pub span_outbox: Option<crate::spans::Outbox>,
 }
@@ -102,6 +107,7 @@ impl RunContext {
             response_timeout: DEFAULT_RESPONSE_TIMEOUT,
             record_spans: true,
             instrument: true,
+            sample_memory: true,
             span_outbox: None,
         }
     }
@@ -129,7 +135,8 @@ pub struct RunFailure {
     pub started: Instant,
 }
 
-/// Runs `spec` once. The caller removes the keys afterwards with `keys::remove_run_keys`,
+/// Runs `spec` once, and while it is in flight samples Redis's memory for its connection
+/// (`client_memory`, when instrumented) into `RunSummary::redis_memory`. The caller removes the keys afterwards with `keys::remove_run_keys`,
 /// whatever the outcome (`run_and_clean_up` does both).
 ///
 /// The run gets a thread and a single-threaded runtime of its own: replies are handled on the
@@ -143,8 +150,15 @@ pub async fn run(
     spec: RunSpec,
     ctx: RunContext,
 ) -> Result<RunOutcome, RunFailure> {
+    // A pool's connections are many: the sampler follows one run connection only.
+    let pool = matches!(spec.mode, Mode::Connections { .. });
+    let sampler = match ctx.instrument && ctx.sample_memory && !pool {
+        true => client_memory::Sampler::connect(target).await,
+        false => None,
+    };
     let target = target.clone();
     let (tx, rx) = tokio::sync::oneshot::channel();
+    let (id_tx, id_rx) = tokio::sync::oneshot::channel();
     let spawned = std::thread::Builder::new()
         .name(format!("engine-{}", ctx.run_id))
         .spawn(move || {
@@ -152,7 +166,7 @@ pub async fn run(
                 .enable_all()
                 .build()
             {
-                Ok(rt) => rt.block_on(run_here(&target, spec, ctx)),
+                Ok(rt) => rt.block_on(run_here(&target, spec, ctx, id_tx)),
                 Err(e) => Err(not_started(spec, EngineError::Io(e))),
             };
             let _ = tx.send(result);
@@ -160,8 +174,21 @@ pub async fn run(
     if let Err(e) = spawned {
         return Err(not_started(spec, EngineError::Io(e)));
     }
-    rx.await
-        .unwrap_or_else(|_| Err(not_started(spec, EngineError::Crashed)))
+    let finished = async {
+        rx.await
+            .unwrap_or_else(|_| Err(not_started(spec, EngineError::Crashed)))
+    };
+    let Some(sampler) = sampler else {
+        // Nobody samples: the run must not wait for a first sample.
+        drop(id_rx);
+        return finished.await;
+    };
+    let (mut result, memory) = sampler.sample_while(id_rx, finished).await;
+    match &mut result {
+        Ok(o) => o.summary.redis_memory = memory,
+        Err(f) => f.partial.redis_memory = memory,
+    }
+    result
 }
 
 /// A failure before anything was sent.
@@ -181,10 +208,11 @@ async fn run_here(
     target: &RedisTarget,
     spec: RunSpec,
     ctx: RunContext,
+    client_id: tokio::sync::oneshot::Sender<(u64, client_memory::Ready)>,
 ) -> Result<RunOutcome, RunFailure> {
     let sent = Sent::default();
     let mut tally = Tally::new(&ctx);
-    let result = measure(target, spec, &ctx, &sent, &mut tally).await;
+    let result = measure(target, spec, &ctx, &sent, &mut tally, client_id).await;
     let wall = tally.started.elapsed();
     ctx.progress.update(tally.done, wall);
     let mut summary = tally
@@ -223,6 +251,7 @@ async fn measure(
     ctx: &RunContext,
     sent: &Sent,
     tally: &mut Tally,
+    client_id: tokio::sync::oneshot::Sender<(u64, client_memory::Ready)>,
 ) -> Result<(), EngineError> {
     if let Mode::Mset { .. } = spec.mode
         && spec.command.multi_key().is_none()
@@ -250,7 +279,12 @@ async fn measure(
         }
         false => None,
     };
-    let mut stream = target.connect_raw().await?;
+    let (mut stream, id) = target.connect_identified().await?;
+    if let Some(id) = id {
+        // The sampler takes its first sample now, before the clock starts (nobody listening,
+        // when not instrumented, is fine).
+        client_memory::announce(client_id, id, ctx.response_timeout).await;
+    }
     tally.started = Instant::now();
     // Borrowed halves: no lock between the writer and the reader of one socket.
     let (r, w) = stream.split();

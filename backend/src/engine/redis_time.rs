@@ -71,14 +71,20 @@ pub struct Counters {
 
 impl Counters {
     /// What the run between `self` (before) and `after` cost Redis, over `wire_commands`
-    /// commands. The reading afterwards opened one connection of its own: not counted.
-    pub fn load_until(self, after: Counters, wire_commands: u64) -> Option<RedisLoad> {
+    /// commands. The reading afterwards opened one connection of its own, and `watchers` more
+    /// were pipescope's own during the run (the memory sampler's): none of them counted.
+    pub fn load_until(
+        self,
+        after: Counters,
+        wire_commands: u64,
+        watchers: u64,
+    ) -> Option<RedisLoad> {
         let cpu_us = (after.cpu_us? - self.cpu_us?).max(0.0);
         let connections = after.connections?.checked_sub(self.connections?)?;
         Some(RedisLoad {
             cpu_us,
             cpu_us_per_command: cpu_us / wire_commands.max(1) as f64,
-            connections_received: connections.saturating_sub(1),
+            connections_received: connections.saturating_sub(1 + watchers),
         })
     }
 }
@@ -160,13 +166,13 @@ mod tests {
         assert_eq!(before.connections, Some(10));
         let after = parse_counters(&info("2.000000", "0.750000", 19, 1000), "set");
         assert_eq!(after.command.calls, 1000);
-        let load = before.load_until(after, 1000).unwrap();
+        let load = before.load_until(after, 1000, 0).unwrap();
         assert_eq!(load.cpu_us, 1_000_000.0);
         assert_eq!(load.cpu_us_per_command, 1_000.0);
         // 9 accepted, one of them the reading afterwards.
         assert_eq!(load.connections_received, 8);
         assert_eq!(
-            parse_counters("# Commandstats\r\n", "set").load_until(after, 1),
+            parse_counters("# Commandstats\r\n", "set").load_until(after, 1, 0),
             None,
             "no figure where INFO says nothing"
         );

@@ -72,8 +72,10 @@ pub async fn forwarding_cost(
         } else {
             (&routed, &mut via)
         };
+        // Round trips only: no second connection polling Redis meanwhile.
         let ctx = RunContext {
             record_spans: false,
+            sample_memory: false,
             ..RunContext::new(run_id, Default::default(), Default::default())
         };
         let spec = shared::RunSpec::set(count, Mode::Sequential);

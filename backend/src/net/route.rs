@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use shared::{Network, RoundTripSplit, RunSpec, Timeline};
+use shared::{Mode, Network, RoundTripSplit, RunSpec, Timeline};
 
 use super::calibration::forwarding_cost;
 use super::delay_line::DelayProxy;
@@ -108,7 +108,12 @@ impl Route {
         let proxy = self.proxy.as_ref()?;
         // One tap per connection of the run, in the order the engine opened them.
         let taps = proxy.last_taps(spec.mode.connections() as usize)?;
-        let handshake = self.target.handshake_commands().len();
+        // A run's one connection asks CLIENT ID before its first command (for the memory
+        // sampler); a pool's connections do not.
+        let handshake = match spec.mode {
+            Mode::Connections { .. } => self.target.handshake_commands().len(),
+            _ => self.target.commands_before_run(),
+        };
         let mut logs = Vec::with_capacity(taps.len());
         for tap in taps {
             let log = tap.settle(Duration::from_secs(1)).await;

@@ -234,8 +234,10 @@ impl<'a> Bench<'a> {
         wait: Wait,
         instrument: bool,
     ) -> anyhow::Result<Sample> {
+        // Not sampling Redis's memory: redis-benchmark's runs beside these are not polled either.
         let ctx = RunContext {
             instrument,
+            sample_memory: false,
             ..RunContext::new(
                 self.run_id,
                 Arc::new(Progress::default()),

@@ -187,7 +187,7 @@ pub fn Results(conn: Connection) -> impl IntoView {
                             <tbody>{rows.into_iter().map(row).collect_view()}</tbody>
                         </table>
                     </div>
-                    <p class="note">"Latency: from a command written to its reply read, per command (p90 and p99.9 are in the latency chart). Round trips: counted by the engine. Connections and Redis CPU / cmd: measured by Redis, from INFO stats (connections it accepted during the run) and INFO cpu (its user + system CPU time over the commands on the wire) read before and after each run; the whole server's counters, so another client's work meanwhile counts too."</p>
+                    <p class="note">"Latency: from a command written to its reply read, per command (p90 and p99.9 are in the latency chart). Round trips: counted by the engine. Connections and Redis CPU / cmd: measured by Redis, from INFO stats (connections it accepted during the run) and INFO cpu (its user + system CPU time over the commands on the wire) read before and after each run; the whole server's counters, so another client's work meanwhile counts too, and so does pipescope's own memory sampling of a one-connection run (CLIENT LIST and INFO every 2 ms; its connection is not counted)."</p>
                     <AtomicityLines conn=conn />
                 </section>
             }

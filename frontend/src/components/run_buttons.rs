@@ -49,7 +49,7 @@ pub fn RunButtons(form: RwSignal<Form>, conn: Connection) -> impl IntoView {
                 get=|f| &f.sweep_max
                 set=|f, v| f.sweep_max = v
                 min="2"
-                title="Pipelined runs at batch 1, 2, 4, … up to this"
+                title="Pipelined runs at batch 1, 2, 5, 10, 20, 50, … up to this, each 3 times; every run needs at least this many commands"
             />
             <div class="buttons">
                 <button

@@ -5,6 +5,8 @@ use crate::format;
 use crate::log_scale::Decades;
 use crate::sweep::{self, KNEE_GAIN, Point};
 
+use super::SweepCostChart;
+
 const W: f64 = 640.0;
 const H: f64 = 300.0;
 const LEFT: f64 = 78.0;
@@ -15,6 +17,7 @@ const BOTTOM: f64 = H - 46.0;
 /// The batch sweep: ops/s (left axis, each batch's median run with its runs' min–max) and
 /// per-command cost, wall ÷ commands (right axis), against the batch size, all on log scales
 /// (hand-written SVG like `Charts`). Marks the knee (`sweep::knee`, the tour's definition too).
+/// Beside it, what bigger batches cost (`SweepCostChart`: p99 per command and Redis's memory).
 /// Shown when the finished runs form a sweep (`sweep::points`); derived, never stored.
 #[component]
 pub fn SweepChart(conn: Connection) -> impl IntoView {
@@ -33,7 +36,10 @@ pub fn SweepChart(conn: Connection) -> impl IntoView {
             view! {
                 <section class="card sweep-card" aria-label="Batch sweep">
                     <h2>"Batch sweep: throughput and cost per command (log–log)"</h2>
-                    {chart(&p)}
+                    <div class="sweep-charts">
+                        {chart(&p)}
+                        <SweepCostChart points=p.clone() />
+                    </div>
                     {explain(&p)}
                 </section>
             }
@@ -41,10 +47,10 @@ pub fn SweepChart(conn: Connection) -> impl IntoView {
     }
 }
 
-/// `32768` → `"32k"`.
-fn batch_label(b: u32) -> String {
-    if b >= 1024 && b.is_multiple_of(1024) {
-        format!("{}k", b / 1024)
+/// `50000` → `"50k"`.
+pub(super) fn batch_label(b: u32) -> String {
+    if b >= 1000 && b.is_multiple_of(1000) {
+        format!("{}k", b / 1000)
     } else {
         b.to_string()
     }
@@ -232,7 +238,7 @@ fn knee_mark(points: &[Point], s: Scales) -> impl IntoView + use<> {
 fn knee_text(points: &[Point]) -> String {
     let Some(k) = sweep::knee(points) else {
         return format!(
-            "The last doubling still multiplied the median throughput by at least {KNEE_GAIN}×: round trips still dominate; sweep to a larger batch to find the knee."
+            "The last step still multiplied the median throughput by at least {KNEE_GAIN}× per doubling of the batch: round trips still dominate; sweep to a larger batch to find the knee."
         );
     };
     let share = sweep::round_trip_share(points, k);
@@ -242,7 +248,7 @@ fn knee_text(points: &[Point]) -> String {
         "the work per command is now the larger part, and each doubling buys less than"
     };
     format!(
-        "Knee at batch {}: the last doubling that multiplied the median throughput by at least {KNEE_GAIN}× led there; none did beyond it. There round trips take about {:.0} % of the time (derived: batch {}'s time per round trip × batch {}'s round trips ÷ its wall time) and {} a command: {verdict} {KNEE_GAIN}×.",
+        "Knee at batch {}: the last step that multiplied the median throughput by at least {KNEE_GAIN}× per doubling of the batch led there; none did beyond it. There round trips take about {:.0} % of the time (derived: batch {}'s time per round trip × batch {}'s round trips ÷ its wall time) and {} a command: {verdict} {KNEE_GAIN}×.",
         points[k].batch,
         share * 100.0,
         points[0].batch,
