@@ -7,11 +7,10 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fantoccini::{Client, Locator};
-use serde_json::Value;
-use support::browser::Browser;
+use support::browser::{Browser, until_state};
 
 const COUNT: u64 = 2_000;
 const POOL: &str = "sequential on 8 connections";
@@ -19,27 +18,6 @@ const PIPE: &str = "pipelined (batch 1000)";
 
 fn css(s: &str) -> Locator<'_> {
     Locator::Css(s)
-}
-
-async fn state(c: &Client) -> Value {
-    c.execute("return window.__pipescope || null", vec![])
-        .await
-        .unwrap()
-}
-
-async fn until(c: &Client, what: &str, limit: Duration, check: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + limit;
-    loop {
-        let s = state(c).await;
-        if check(&s) {
-            return s;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting for {what}: {s}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 async fn attr(c: &Client, selector: &str, name: &str) -> String {
@@ -119,7 +97,7 @@ async fn the_pool_preset_draws_a_lane_per_connection_and_shows_what_it_cost_redi
 
     // The timeline: eight client lanes for the pool, one for the pipeline, every request and
     // reply drawn once playback reaches the end, each stamped by its connection's wire tap.
-    until(c, "both runs drawn", Duration::from_secs(30), |s| {
+    until_state(c, "both runs drawn", Duration::from_secs(30), |s| {
         s["runs"].as_array().is_some_and(|r| r.len() == 2)
             && s["runs"][0]["spans"].as_u64() == Some(COUNT)
             && s["runs"][1]["spans"].as_u64() == Some(COUNT)
@@ -139,7 +117,7 @@ async fn the_pool_preset_draws_a_lane_per_connection_and_shows_what_it_cost_redi
     )
     .await
     .unwrap();
-    let s = until(c, "every arrow drawn", Duration::from_secs(30), |s| {
+    let s = until_state(c, "every arrow drawn", Duration::from_secs(30), |s| {
         let p = &s["playback"];
         let at_end = p["position_us"].as_f64() >= p["extent_us"].as_f64();
         let whole = p["window_us"].as_f64() >= p["extent_us"].as_f64().map(|e| e * (1.0 - 1e-9));
@@ -181,7 +159,7 @@ async fn the_pool_preset_draws_a_lane_per_connection_and_shows_what_it_cost_redi
     )
     .await
     .unwrap();
-    until(c, "a narrow window drawn", Duration::from_secs(10), |s| {
+    until_state(c, "a narrow window drawn", Duration::from_secs(10), |s| {
         let p = &s["playback"];
         match (p["window_us"].as_f64(), p["extent_us"].as_f64()) {
             (Some(w), Some(e)) => w < e / 20.0 && s["runs"][0]["arrows_drawn"].as_u64() > Some(0),

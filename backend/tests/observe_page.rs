@@ -8,10 +8,10 @@ mod support;
 
 use std::time::Duration;
 
-use fantoccini::{Client, Locator};
+use fantoccini::Locator;
 use pipescope::hub::Hub;
 use serde::Deserialize;
-use support::browser::{Browser, until_js, wait_enabled};
+use support::browser::{Browser, click, until_js, wait_enabled};
 use support::clients::{redis_py, run};
 
 /// SETs the loop sends, one at a time; SETs in the pipeline, one `execute()`.
@@ -50,17 +50,6 @@ fn number(s: &str) -> u64 {
     s.replace(',', "")
         .parse()
         .unwrap_or_else(|e| panic!("{s:?}: {e}"))
-}
-
-async fn click(c: &Client, selector: &str) {
-    c.wait()
-        .at_most(Duration::from_secs(30))
-        .for_element(Locator::Css(selector))
-        .await
-        .unwrap_or_else(|e| panic!("{selector}: {e}"))
-        .click()
-        .await
-        .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,7 +6,7 @@ mod support;
 use std::time::Duration;
 
 use fantoccini::{Client, Locator};
-use support::browser::Browser;
+use support::browser::{Browser, click};
 
 fn css(s: &str) -> Locator<'_> {
     Locator::Css(s)
@@ -23,17 +23,6 @@ fn rate(ops: f64) -> String {
         out.push(c);
     }
     out
-}
-
-async fn click(c: &Client, selector: &str) {
-    c.wait()
-        .at_most(Duration::from_secs(30))
-        .for_element(css(selector))
-        .await
-        .unwrap_or_else(|e| panic!("{selector}: {e}"))
-        .click()
-        .await
-        .unwrap();
 }
 
 async fn set_field(c: &Client, selector: &str, text: &str) {

@@ -7,11 +7,11 @@
 
 mod support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fantoccini::{Client, Locator};
 use serde_json::Value;
-use support::browser::Browser;
+use support::browser::{Browser, page_state, until_state};
 
 /// Small enough to be quick, large enough for many round trips in every mode.
 const COUNT: u64 = 300;
@@ -47,28 +47,6 @@ async fn open(c: &Client, url: &str) {
         .for_element(css("#status[data-state='open']"))
         .await
         .expect("the page connects to /ws");
-}
-
-/// `window.__pipescope` (null until the timeline's first draw).
-async fn state(c: &Client) -> Value {
-    c.execute("return window.__pipescope || null", vec![])
-        .await
-        .unwrap()
-}
-
-async fn until(c: &Client, what: &str, limit: Duration, check: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + limit;
-    loop {
-        let s = state(c).await;
-        if check(&s) {
-            return s;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "timed out waiting for {what}: {s}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 async fn text(c: &Client, selector: &str) -> String {
@@ -112,7 +90,7 @@ async fn run(c: &Client, base: &str, query: &str, label: &str) -> String {
 
 /// Takes playback to the end of the drawn runs and waits until the timeline has drawn there.
 async fn to_the_end(c: &Client) -> Value {
-    until(c, "the finished run drawn", Duration::from_secs(30), |s| {
+    until_state(c, "the finished run drawn", Duration::from_secs(30), |s| {
         s["runs"][0]["spans"].as_u64() == Some(COUNT) && s["playback"]["live"] == false
     })
     .await;
@@ -123,7 +101,7 @@ async fn to_the_end(c: &Client) -> Value {
     )
     .await
     .unwrap();
-    until(c, "playback at the end", Duration::from_secs(10), |s| {
+    until_state(c, "playback at the end", Duration::from_secs(10), |s| {
         let p = &s["playback"];
         p["position_us"].as_f64().is_some_and(|pos| {
             p["extent_us"]
@@ -225,7 +203,7 @@ async fn flush_each_command_and_multiplexed_timelines_through_a_network() {
             .click()
             .await
             .unwrap();
-        until(
+        until_state(
             c,
             "the whole run in the window",
             Duration::from_secs(10),
@@ -240,7 +218,7 @@ async fn flush_each_command_and_multiplexed_timelines_through_a_network() {
         .unwrap();
         let shot = browser.screenshot(name).await;
         // Requests the wire tap did not stamp are drawn at the midpoint, and the lane says so.
-        let unstamped = &state(c).await["runs"][0]["unstamped"];
+        let unstamped = &page_state(c).await["runs"][0]["unstamped"];
         println!(
             "{label}: {paid} round trips, {unstamped} requests without the tap's stamps; screenshot {}",
             shot.display()
@@ -288,7 +266,7 @@ async fn a_long_run_draws_its_sample_beyond_the_first_requests_and_says_so() {
     .unwrap();
     // The state can show the sample's spans a frame before they are painted: wait for the
     // frame that draws them.
-    let s = until(c, "the sample drawn", Duration::from_secs(30), |s| {
+    let s = until_state(c, "the sample drawn", Duration::from_secs(30), |s| {
         let run = &s["runs"][0];
         let (first, sampled) = (
             run["spans"].as_u64().unwrap_or(0),

@@ -10,18 +10,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use fantoccini::{Client, Locator};
-use support::browser::{Browser, wait_enabled};
-
-async fn click(c: &Client, selector: &str) {
-    c.wait()
-        .at_most(Duration::from_secs(30))
-        .for_element(Locator::Css(selector))
-        .await
-        .unwrap_or_else(|e| panic!("{selector}: {e}"))
-        .click()
-        .await
-        .unwrap();
-}
+use support::browser::{Browser, click, wait_enabled};
 
 /// The legend's parts: key → (data-source, text). Every item's text names its source.
 async fn legend(c: &Client) -> HashMap<String, (String, String)> {

@@ -11,7 +11,6 @@
 
 use std::time::{Duration, Instant};
 
-use crate::engine::keys;
 use crate::target::RedisTarget;
 
 use super::{
@@ -61,8 +60,7 @@ pub async fn compare(
     time_budget: Duration,
 ) -> anyhow::Result<(Vec<VersusRow>, Vec<Overhead>)> {
     let began = Instant::now();
-    let run_id = keys::first_run_id();
-    let mut bench = Bench::new(target, port, run_id, count, min_rounds).await?;
+    let mut bench = Bench::new(target, port, count, min_rounds).await?;
     let mut rows = Vec::new();
     let mut overheads = Vec::new();
     for (section, deadline) in schedule(ks, began, time_budget) {
@@ -78,10 +76,7 @@ pub async fn compare(
     }
     rows.sort_by_key(|r| r.k);
     overheads.sort_by_key(|o| o.batch);
-    redis::cmd("FLUSHALL")
-        .arg("SYNC")
-        .exec_async(&mut bench.admin)
-        .await?;
+    bench.empty().await?;
     tracing::info!(elapsed = ?began.elapsed(), "comparison done");
     Ok((rows, overheads))
 }

@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use shared::{Mode, RunSpec, Wait};
 
-use crate::engine::{self, RunContext};
+use crate::engine::{self, RunContext, keys};
 pub use crate::median::Median;
 use crate::observe::Observer;
 use crate::recorder::Progress;
@@ -151,10 +151,10 @@ impl<'a> Bench<'a> {
     async fn new(
         target: &'a RedisTarget,
         port: u16,
-        run_id: u64,
         count: u64,
         min_rounds: usize,
     ) -> anyhow::Result<Bench<'a>> {
+        let run_id = keys::first_run_id();
         Ok(Bench {
             target,
             port,
@@ -167,13 +167,18 @@ impl<'a> Bench<'a> {
         })
     }
 
-    /// One timed run of `count` SETs at depth `k`, on an empty database.
-    async fn once(&mut self, who: Contender, k: u32, count: u64) -> anyhow::Result<Sample> {
+    /// Empties our redis-server (between runs, and when a comparison is done).
+    async fn empty(&mut self) -> anyhow::Result<()> {
         redis::cmd("FLUSHALL")
             .arg("SYNC")
             .exec_async(&mut self.admin)
             .await
-            .context("emptying our redis-server between runs")?;
+            .context("emptying our redis-server")
+    }
+
+    /// One timed run of `count` SETs at depth `k`, on an empty database.
+    async fn once(&mut self, who: Contender, k: u32, count: u64) -> anyhow::Result<Sample> {
+        self.empty().await?;
         let before = self.redis_counters().await;
         let sample = match who {
             Contender::Theirs => self.theirs(self.port, 1, count, k).await,

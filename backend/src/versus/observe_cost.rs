@@ -6,7 +6,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
-use crate::engine::keys;
 use crate::net::{Compensation, DelayProxy, Hooks};
 use crate::observe::Observer;
 use crate::round_trip_probe;
@@ -83,10 +82,9 @@ pub async fn observe_overhead(
     time_budget: Duration,
 ) -> anyhow::Result<ObserveCost> {
     let began = Instant::now();
-    let run_id = keys::first_run_id();
     let listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
     let observer = Observer::start(listen, target, shared::Network::default()).await?;
-    let mut bench = Bench::new(target, port, run_id, count, min_rounds).await?;
+    let mut bench = Bench::new(target, port, count, min_rounds).await?;
     bench.observer = Some(observer);
     bench.progress = true;
     let mut by_depth = ks.to_vec();
@@ -103,10 +101,7 @@ pub async fn observe_overhead(
         }
     }
     rows.sort_by_key(|r| r.k);
-    redis::cmd("FLUSHALL")
-        .arg("SYNC")
-        .exec_async(&mut bench.admin)
-        .await?;
+    bench.empty().await?;
     tracing::info!(elapsed = ?began.elapsed(), "observe overhead done");
     Ok(ObserveCost {
         rows,
@@ -176,10 +171,7 @@ impl Bench<'_> {
             }
             for j in 0..addrs.len() {
                 let i = (round + j) % addrs.len();
-                redis::cmd("FLUSHALL")
-                    .arg("SYNC")
-                    .exec_async(&mut self.admin)
-                    .await?;
+                self.empty().await?;
                 let addr = addrs[i];
                 let times =
                     tokio::task::spawn_blocking(move || round_trip_probe::round_trips(addr, count))

@@ -6,7 +6,6 @@
 
 use std::time::{Duration, Instant};
 
-use crate::engine::keys;
 use crate::target::RedisTarget;
 
 use super::{Bench, Contender, Median, SLEEPING, Sample, Section, deadlines, median_of, per_round};
@@ -44,8 +43,7 @@ pub async fn compare_connections(
     time_budget: Duration,
 ) -> anyhow::Result<Vec<PoolRow>> {
     let began = Instant::now();
-    let run_id = keys::first_run_id();
-    let mut bench = Bench::new(target, port, run_id, count, min_rounds).await?;
+    let mut bench = Bench::new(target, port, count, min_rounds).await?;
     bench.progress = true;
     // The quick runs first, as for the comparison: the pipeline, then the largest pools.
     let mut by_size = connections.to_vec();
@@ -80,10 +78,7 @@ pub async fn compare_connections(
         });
     }
     rows.sort_by_key(|r| (r.depth, r.connections));
-    redis::cmd("FLUSHALL")
-        .arg("SYNC")
-        .exec_async(&mut bench.admin)
-        .await?;
+    bench.empty().await?;
     tracing::info!(elapsed = ?began.elapsed(), "connections comparison done");
     Ok(rows)
 }

@@ -173,3 +173,43 @@ pub async fn until_js<T: serde::de::DeserializeOwned + std::fmt::Debug>(
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// Clicks `selector` once it is on the page (at most 30 s).
+pub async fn click(c: &Client, selector: &str) {
+    c.wait()
+        .at_most(Duration::from_secs(30))
+        .for_element(fantoccini::Locator::Css(selector))
+        .await
+        .unwrap_or_else(|e| panic!("{selector}: {e}"))
+        .click()
+        .await
+        .unwrap();
+}
+
+/// `window.__pipescope`, the timeline's published state (null until its first draw).
+pub async fn page_state(c: &Client) -> serde_json::Value {
+    c.execute("return window.__pipescope || null", vec![])
+        .await
+        .unwrap()
+}
+
+/// Polls `page_state` until `check` holds, at most `limit`; fails with `what` and the state.
+pub async fn until_state(
+    c: &Client,
+    what: &str,
+    limit: Duration,
+    check: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let deadline = Instant::now() + limit;
+    loop {
+        let s = page_state(c).await;
+        if check(&s) {
+            return s;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {what}: {s}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
