@@ -664,16 +664,17 @@ async fn observe_overhead(args: BenchArgs) -> anyhow::Result<()> {
     }
     let rows = &cost.rows;
     say(format_args!(
-        "redis-benchmark -c 1 -P K -n {} SETs, direct and through an in-process observing proxy \
-         (no delay dialled); an empty database before every run; medians of rounds that rotate \
-         who goes first, 95 % confidence intervals in brackets",
+        "redis-benchmark -c 1 -P K -n {} SETs, direct, through the proxy with no hooks (a \
+         plain relay) and through an in-process observing proxy (no delay dialled); an empty \
+         database before every run; medians of rounds that rotate who goes first, 95 % \
+         confidence intervals in brackets",
         args.count
     ));
     say(format_args!(
-        "| K | rounds | direct ops/s | observed ops/s | observed / direct | direct p50 | observed p50 | added p50 | added per command (1/throughput) | SETs the proxy counted per run | target |"
+        "| K | rounds | direct ops/s | observed ops/s | observed / direct | relayed / direct | observed / relayed | direct p50 | observed p50 | added p50 | added per command (1/throughput) | SETs the proxy counted per run | target |"
     ));
     say(format_args!(
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
     ));
     for r in rows {
         let target = match r.k {
@@ -693,12 +694,14 @@ async fn observe_overhead(args: BenchArgs) -> anyhow::Result<()> {
             format!("{}–{}", r.observed_sets_min, r.observed_sets_max)
         };
         say(format_args!(
-            "| {} | {} | {:.0} | {:.0} | {} | {:.0} µs | {:.0} µs | {} | {} | {}{} | {} |",
+            "| {} | {} | {:.0} | {:.0} | {} | {} | {} | {:.0} µs | {:.0} µs | {} | {} | {}{} | {} |",
             r.k,
             r.rounds,
             r.direct_ops_per_sec,
             r.observed_ops_per_sec,
             r.ratio.with_interval(2, "×"),
+            r.relayed_ratio.with_interval(2, "×"),
+            r.recording_ratio.with_interval(2, "×"),
             r.direct_p50_us,
             r.observed_p50_us,
             r.added_p50_us.with_interval(0, " µs"),

@@ -15,9 +15,24 @@
 /// Longest header or inline line accepted: Redis's own inline limit (64 KiB).
 const MAX_LINE: usize = 64 * 1024;
 
-/// Arguments kept per command: the name and what identifies a client name (`CLIENT SETNAME x`,
-/// `HELLO 3 SETNAME x` needs four).
-const KEPT_ARGS: usize = 4;
+/// Elements kept of a message: its first (a command's name), and for the few commands whose
+/// arguments observe mode reads, as many as it reads (`kept_args`). Copying no more keeps
+/// framing cheap for the common case of millions of SETs.
+const KEPT_FIRST: usize = 1;
+
+/// Elements kept of a command named `name` (upper or lower case).
+fn kept_args(name: &[u8]) -> usize {
+    let is = |s: &[u8]| name.eq_ignore_ascii_case(s);
+    if is(b"CLIENT") {
+        3 // CLIENT SETNAME x
+    } else if is(b"HELLO") {
+        7 // HELLO 3 AUTH user pass SETNAME x
+    } else if is(b"XREAD") || is(b"XREADGROUP") {
+        8 // XREADGROUP GROUP g c COUNT n NOACK BLOCK
+    } else {
+        KEPT_FIRST
+    }
+}
 
 /// Longest argument kept (longer ones are counted, not kept).
 const KEPT_ARG_LEN: usize = 256;
@@ -37,8 +52,9 @@ pub struct Message {
     /// Its first byte: `*` for a command or array reply, `>` for a RESP3 push, `-` for an error,
     /// `i` for an inline command.
     pub kind: u8,
-    /// Its first `KEPT_ARGS` elements when they are short strings (a command's name and first
-    /// arguments; an array reply's first element), end to end; `ends[i]` is where element i ends.
+    /// Its first elements when they are short strings (a command's name, and the arguments
+    /// `kept_args` names; an array reply's first element), end to end; `ends[i]` is where
+    /// element i ends.
     data: Vec<u8>,
     ends: Vec<usize>,
 }
@@ -112,6 +128,8 @@ pub struct Framer {
     message: Message,
     /// The bulk string in progress is kept (short, and among the first elements).
     keeping: bool,
+    /// Elements of the message in progress to keep.
+    keep: usize,
     /// Set once the stream is not RESP; nothing more is framed.
     broken: bool,
 }
@@ -125,6 +143,7 @@ impl Framer {
             open: Vec::new(),
             message: Message::default(),
             keeping: false,
+            keep: KEPT_FIRST,
             broken: false,
         }
     }
@@ -162,9 +181,26 @@ impl Framer {
                         m.data.truncate(m.data.len() - 2);
                         m.ends.push(m.data.len());
                         self.keeping = false;
+                        if m.ends.len() == 1 && self.side == Side::Commands {
+                            self.keep = kept_args(&m.data);
+                        }
                     }
                     self.value_done(&mut done);
                 }
+                continue;
+            }
+            if self.line.is_empty()
+                && let Some((kind, n, len)) = counted_header(&bytes[at..])
+                && (kind == b'*'
+                    || (kind == b'$' && !(self.open.is_empty() && self.side == Side::Commands)))
+            {
+                // The usual header, `*<n>` or `$<len>`, whole in this read: one pass, no copy. (A
+                // `$` line that starts a command is an inline command: `header` reads those.)
+                at += len;
+                if self.open.is_empty() {
+                    self.start(kind);
+                }
+                self.sized(kind, n, &mut done);
                 continue;
             }
             match memchr(b'\n', &bytes[at..]) {
@@ -200,14 +236,15 @@ impl Framer {
         let top = self.open.is_empty();
         if top && self.side == Side::Commands && body.first() != Some(&b'*') {
             // An inline command; Redis ignores a blank line.
-            self.message.clear();
-            self.message.kind = b'i';
-            for arg in body
+            self.start(b'i');
+            let mut args = body
                 .split(|b| b.is_ascii_whitespace())
-                .filter(|a| !a.is_empty())
-                .take(KEPT_ARGS)
-            {
-                self.message.push(arg);
+                .filter(|a| !a.is_empty());
+            if let Some(name) = args.next() {
+                self.message.push(name);
+                for arg in args.take(kept_args(name) - 1) {
+                    self.message.push(arg);
+                }
             }
             if !self.message.ends.is_empty() {
                 done(&self.message);
@@ -219,47 +256,52 @@ impl Framer {
             return;
         };
         if top {
-            self.message.clear();
-            self.message.kind = kind;
+            self.start(kind);
         }
         match kind {
-            b'*' | b'~' | b'>' | b'%' | b'|' => {
-                let Some(n) = parse_int(rest) else {
-                    self.broken = true;
-                    return;
-                };
-                let n = if matches!(kind, b'%' | b'|') {
-                    n * 2
-                } else {
-                    n
-                };
-                if n <= 0 {
-                    self.value_done(done);
-                } else {
-                    self.open.push(n);
-                }
-            }
-            b'$' | b'!' | b'=' => {
-                let Some(len) = parse_int(rest) else {
-                    self.broken = true;
-                    return;
-                };
-                if len < 0 {
-                    self.value_done(done);
-                    return;
-                }
-                self.skip = len as u64 + 2;
-                self.keeping = self.open.len() == 1
-                    && self.message.ends.len() < KEPT_ARGS
-                    && (len as usize) <= KEPT_ARG_LEN;
-            }
+            b'*' | b'~' | b'>' | b'%' | b'|' | b'$' | b'!' | b'=' => match parse_int(rest) {
+                Some(n) => self.sized(kind, n, done),
+                None => self.broken = true,
+            },
             b'+' | b'-' | b':' | b'_' | b',' | b'#' | b'(' => {
-                if self.open.len() == 1 && self.message.ends.len() < KEPT_ARGS && kind == b'+' {
+                if self.open.len() == 1 && self.message.ends.len() < self.keep && kind == b'+' {
                     self.message.push(rest);
                 }
                 self.value_done(done)
             }
             _ => self.broken = true,
+        }
+    }
+
+    /// A message starts with a value of this kind.
+    fn start(&mut self, kind: u8) {
+        self.message.clear();
+        self.message.kind = kind;
+        self.keep = KEPT_FIRST;
+    }
+
+    /// A header with a count (an aggregate's elements, a blob's length) was read.
+    fn sized(&mut self, kind: u8, n: i64, done: &mut impl FnMut(&Message)) {
+        if matches!(kind, b'$' | b'!' | b'=') {
+            if n < 0 {
+                self.value_done(done);
+                return;
+            }
+            self.skip = n as u64 + 2;
+            self.keeping = self.open.len() == 1
+                && self.message.ends.len() < self.keep
+                && (n as usize) <= KEPT_ARG_LEN;
+            return;
+        }
+        let n = if matches!(kind, b'%' | b'|') {
+            n * 2
+        } else {
+            n
+        };
+        if n <= 0 {
+            self.value_done(done);
+        } else {
+            self.open.push(n);
         }
     }
 
@@ -282,6 +324,22 @@ impl Framer {
 
 fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
     haystack.iter().position(|&b| b == needle)
+}
+
+/// `*<n>\r\n` or `$<n>\r\n` (any kind, a plain count of up to 18 digits) at the start of
+/// `bytes`: its kind, count and length. None for anything else, or a line not whole here, which
+/// `Framer::header` then handles.
+fn counted_header(bytes: &[u8]) -> Option<(u8, i64, usize)> {
+    let (&kind, rest) = bytes.split_first()?;
+    let mut n = 0i64;
+    for (i, &b) in rest.iter().enumerate().take(19) {
+        match b {
+            b'0'..=b'9' => n = n * 10 + i64::from(b - b'0'),
+            b'\r' if i > 0 && rest.get(i + 1) == Some(&b'\n') => return Some((kind, n, i + 3)),
+            _ => return None,
+        }
+    }
+    None
 }
 
 fn parse_int(digits: &[u8]) -> Option<i64> {
@@ -340,16 +398,42 @@ mod tests {
         let value = vec![b'x'; 1 << 20];
         let mut bytes = Vec::new();
         crate::resp::encode_command(&mut bytes, &[b"SET", b"big", &value]);
+        crate::resp::encode_command(&mut bytes, &[b"HELLO", b"3", b"SETNAME", &value]);
         crate::resp::encode_command(&mut bytes, &[b"PING"]);
         for piece in [1000, 4096, 65_536, 65_537] {
             let ms = frame_in_pieces(Side::Commands, &bytes, piece);
-            assert_eq!(names(&ms), ["SET", "PING"]);
+            assert_eq!(names(&ms), ["SET", "HELLO", "PING"]);
+            assert_eq!(ms[0].args().count(), 1, "a SET's arguments are not kept");
             assert_eq!(
-                ms[0].args().count(),
-                2,
-                "the 1 MB value is counted, not kept"
+                ms[1].args().count(),
+                3,
+                "HELLO's are, but the 1 MB name is counted, not kept"
             );
         }
+    }
+
+    #[test]
+    fn only_the_commands_whose_arguments_are_read_keep_them() {
+        let mut bytes = Vec::new();
+        crate::resp::encode_command(&mut bytes, &[b"set", b"k", b"v"]);
+        let long: Vec<&[u8]> = vec![
+            b"XREADGROUP",
+            b"GROUP",
+            b"g",
+            b"c",
+            b"COUNT",
+            b"1",
+            b"NOACK",
+            b"BLOCK",
+            b"0",
+        ];
+        crate::resp::encode_command(&mut bytes, &long);
+        bytes.extend_from_slice(b"hello 3 AUTH u p SETNAME inline-app\r\n");
+        let ms = frame_in_pieces(Side::Commands, &bytes, bytes.len());
+        assert_eq!(ms[0].args().collect::<Vec<_>>(), [b"set"]);
+        assert_eq!(ms[1].arg(7), Some(&b"BLOCK"[..]));
+        assert_eq!(ms[1].arg(8), None);
+        assert_eq!(ms[2].arg(6), Some(&b"inline-app"[..]));
     }
 
     #[test]

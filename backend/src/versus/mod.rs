@@ -40,6 +40,7 @@ use shared::{Mode, RunSpec, Wait};
 
 use crate::engine::{self, RunContext, keys};
 pub use crate::median::Median;
+use crate::net::DelayProxy;
 use crate::observe::Observer;
 use crate::recorder::Progress;
 use crate::target::RedisTarget;
@@ -79,6 +80,8 @@ enum Contender {
     Theirs,
     /// redis-benchmark through the observing proxy (`Bench::observer`).
     TheirsObserved,
+    /// redis-benchmark through a plain relay (`Bench::relay`): what any proxy in between costs.
+    TheirsRelayed,
     Ours {
         wait: Wait,
         instrument: bool,
@@ -141,6 +144,8 @@ struct Bench<'a> {
     min_rounds: usize,
     /// The observing proxy in front of our server, for `Contender::TheirsObserved`.
     observer: Option<Observer>,
+    /// A proxy with no hooks in front of our server, for `Contender::TheirsRelayed`.
+    relay: Option<DelayProxy>,
     /// Print each round on stderr.
     progress: bool,
 }
@@ -163,6 +168,7 @@ impl<'a> Bench<'a> {
             run_id,
             min_rounds: min_rounds.clamp(1, MAX_ROUNDS),
             observer: None,
+            relay: None,
             progress: false,
         })
     }
@@ -184,6 +190,10 @@ impl<'a> Bench<'a> {
             Contender::Theirs => self.theirs(self.port, 1, count, k).await,
             Contender::TheirsConnections => self.theirs(self.port, k, count, 1).await,
             Contender::TheirsObserved => self.observed(count, k).await,
+            Contender::TheirsRelayed => {
+                let relay = self.relay.as_ref().context("no relay")?;
+                self.theirs(relay.addr().port(), 1, count, k).await
+            }
             Contender::Ours { wait, instrument } => {
                 self.run_id += 1;
                 let mode = if k == 1 {
@@ -361,6 +371,7 @@ impl Contender {
         match self {
             Contender::Theirs => "direct",
             Contender::TheirsObserved => "observed",
+            Contender::TheirsRelayed => "relayed",
             Contender::Ours {
                 instrument: false, ..
             } => "bare",

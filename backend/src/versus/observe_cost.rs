@@ -1,6 +1,6 @@
-//! What the observing proxy adds: redis-benchmark at each depth directly and through an
-//! in-process `Observer`, then the round-trip probe (`round_trip_probe`) direct, through a
-//! plain relay and observed, so the added latency splits into relaying and recording.
+//! What the observing proxy adds: redis-benchmark at each depth directly, through a plain
+//! relay and through an in-process `Observer`, then the round-trip probe (`round_trip_probe`)
+//! the same three ways, so what observing costs splits into relaying and recording.
 
 use std::time::{Duration, Instant};
 
@@ -15,8 +15,8 @@ use super::{
     Bench, Contender, MAX_ROUNDS, Median, Sample, Section, deadlines, median_of, per_round,
 };
 
-/// `pipescope bench --observe-overhead`, one depth: redis-benchmark direct and through the
-/// observing proxy.
+/// `pipescope bench --observe-overhead`, one depth: redis-benchmark direct, through a plain
+/// relay and through the observing proxy.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ObservedRow {
     pub k: u32,
@@ -24,9 +24,14 @@ pub struct ObservedRow {
     pub count: u64,
     pub rounds: usize,
     pub direct_ops_per_sec: f64,
+    pub relayed_ops_per_sec: f64,
     pub observed_ops_per_sec: f64,
     /// Median of the rounds' observed / direct throughput.
     pub ratio: Median,
+    /// Median of the rounds' relayed / direct throughput: what any proxy in between costs.
+    pub relayed_ratio: Median,
+    /// Median of the rounds' observed / relayed throughput: what framing and recording cost.
+    pub recording_ratio: Median,
     /// redis-benchmark's own p50 (per request at K = 1, per batch of K above), medians.
     pub direct_p50_us: f64,
     pub observed_p50_us: f64,
@@ -84,8 +89,16 @@ pub async fn observe_overhead(
     let began = Instant::now();
     let listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
     let observer = Observer::start(listen, target, shared::Network::default()).await?;
+    let relay = DelayProxy::start(
+        std::net::TcpListener::bind(listen)?,
+        target.socket_addr().await?,
+        shared::Network::default(),
+        Compensation::default(),
+        Box::new(|_| Ok(Hooks::none())),
+    )?;
     let mut bench = Bench::new(target, port, count, min_rounds).await?;
     bench.observer = Some(observer);
+    bench.relay = Some(relay);
     bench.progress = true;
     let mut by_depth = ks.to_vec();
     by_depth.sort_unstable_by(|a, b| b.cmp(a));
@@ -110,7 +123,7 @@ pub async fn observe_overhead(
 }
 
 impl Bench<'_> {
-    /// redis-benchmark at depth `k`, direct and through the observer.
+    /// redis-benchmark at depth `k`, direct, relayed and observed.
     async fn observed_row(
         &mut self,
         k: u32,
@@ -119,13 +132,18 @@ impl Bench<'_> {
     ) -> anyhow::Result<ObservedRow> {
         let s = self
             .rounds(
-                &[Contender::Theirs, Contender::TheirsObserved],
+                &[
+                    Contender::Theirs,
+                    Contender::TheirsRelayed,
+                    Contender::TheirsObserved,
+                ],
                 k,
                 count,
                 deadline,
             )
             .await?;
-        let (direct, observed) = (&s[0], &s[1]);
+        let (direct, relayed, observed) = (&s[0], &s[1], &s[2]);
+        let throughput = |a: &Sample, b: &Sample| a.ops_per_sec / b.ops_per_sec;
         let p50 = |s: &Sample| s.p50_us.unwrap_or(f64::NAN);
         let sets: Vec<u64> = observed.iter().filter_map(|s| s.observed_sets).collect();
         Ok(ObservedRow {
@@ -133,8 +151,11 @@ impl Bench<'_> {
             count,
             rounds: direct.len(),
             direct_ops_per_sec: median_of(direct, |s| s.ops_per_sec),
+            relayed_ops_per_sec: median_of(relayed, |s| s.ops_per_sec),
             observed_ops_per_sec: median_of(observed, |s| s.ops_per_sec),
-            ratio: per_round(observed, direct, |o, d| o.ops_per_sec / d.ops_per_sec),
+            ratio: per_round(observed, direct, throughput),
+            relayed_ratio: per_round(relayed, direct, throughput),
+            recording_ratio: per_round(observed, relayed, throughput),
             direct_p50_us: median_of(direct, p50),
             observed_p50_us: median_of(observed, p50),
             added_p50_us: per_round(observed, direct, |o, d| p50(o) - p50(d)),
@@ -150,19 +171,17 @@ impl Bench<'_> {
     /// rounds that rotate who goes first, from an empty database each run.
     async fn probe(&mut self, count: u64, deadline: Instant) -> anyhow::Result<ProbeRow> {
         let direct = self.target.socket_addr().await?;
-        let relay = DelayProxy::start(
-            std::net::TcpListener::bind("127.0.0.1:0")?,
-            direct,
-            shared::Network::default(),
-            Compensation::default(),
-            Box::new(|_| Ok(Hooks::none())),
-        )?;
+        let relayed = self
+            .relay
+            .as_ref()
+            .context("the probe needs the relay")?
+            .addr();
         let observed = self
             .observer
             .as_ref()
             .context("the probe needs the observer")?
             .addr();
-        let addrs = [direct, relay.addr(), observed];
+        let addrs = [direct, relayed, observed];
         let names = ["direct", "relayed", "observed"];
         let mut p50s: [Vec<f64>; 3] = Default::default();
         for round in 0..MAX_ROUNDS {
