@@ -58,6 +58,22 @@ fn count_name(names: &mut HashMap<String, u64>, name: &str, n: u64) {
     }
 }
 
+/// A run of commands of one name.
+#[derive(Debug)]
+struct Run {
+    name: Name,
+    n: u64,
+    /// Its class, once known, when neither it nor anything noted depends on the arguments:
+    /// the next command of the name needs no more look.
+    plain: Option<CommandClass>,
+}
+
+/// Commands whose class or what they say of the connection depend on their arguments, or
+/// that are counted on their own (EXEC: transactions).
+fn looked_at_each_time(name: &str) -> bool {
+    matches!(name, "EXEC" | "HELLO" | "CLIENT" | "XREAD" | "XREADGROUP")
+}
+
 /// A request's four stamps, µs from the connection's first command.
 #[derive(Debug, Clone, Copy, Default)]
 struct Stamps {
@@ -78,7 +94,7 @@ pub struct Record {
     names: HashMap<String, u64>,
     /// The latest command name and how many times in a row it came, not yet in `names`: a
     /// pipeline of one command costs a lookup when the name changes, not one per command.
-    run: Option<(Name, u64)>,
+    run: Option<Run>,
     /// Commands that expect a reply: arrived, handed to Redis; replies read, handed back.
     expecting: u64,
     delivered: u64,
@@ -190,10 +206,7 @@ impl Record {
             self.time.clock = Some(at);
         }
         self.counts.commands += 1;
-        let name = m.name();
-        let name_str = name.as_str();
-        self.note_name(&name, name_str, m);
-        let class = classify(name_str, m);
+        let class = self.note_name(m);
         if class == CommandClass::Subscribe {
             if !self.resp3 {
                 self.subscribed = true;
@@ -217,21 +230,38 @@ impl Record {
             self.blocking.push_back(i);
         }
         self.counts.max_depth = self.counts.max_depth.max(self.in_flight());
-        self.stamp(i, |s| s.arrived = arrived, true);
+        self.arrive(i, arrived);
         true
     }
 
-    fn note_name(&mut self, name: &Name, name_str: &str, m: &Message) {
+    /// Counts the command by name and notes what it says of the connection; returns its class.
+    fn note_name(&mut self, m: &Message) -> CommandClass {
+        let name = m.name();
         match &mut self.run {
-            Some((latest, n)) if latest == name => *n += 1,
-            _ => {
-                if let Some((latest, n)) = self.run.take() {
-                    count_name(&mut self.names, latest.as_str(), n);
+            Some(run) if run.name == name => {
+                run.n += 1;
+                if let Some(class) = run.plain {
+                    return class;
                 }
-                self.run = Some((*name, 1));
+            }
+            _ => {
+                if let Some(run) = self.run.take() {
+                    count_name(&mut self.names, run.name.as_str(), run.n);
+                }
+                self.run = Some(Run {
+                    name,
+                    n: 1,
+                    plain: None,
+                });
             }
         }
-        let name = name_str;
+        let name = name.as_str();
+        let class = classify(name, m);
+        if !looked_at_each_time(name)
+            && let Some(run) = &mut self.run
+        {
+            run.plain = Some(class);
+        }
         let arg_is = |i: usize, s: &[u8]| m.arg(i).is_some_and(|a| a.eq_ignore_ascii_case(s));
         match name {
             "EXEC" => self.counts.transactions += 1,
@@ -246,6 +276,7 @@ impl Record {
             "CLIENT" if arg_is(1, b"SETNAME") => self.set_name(m.arg(2)),
             _ => {}
         }
+        class
     }
 
     fn set_name(&mut self, name: Option<&[u8]>) {
@@ -259,9 +290,7 @@ impl Record {
         self.advance(at);
         let n = self.out_chunks.pop_front().unwrap_or(0);
         let t = self.us(at);
-        for i in self.delivered..self.delivered + n {
-            self.stamp(i, |s| s.at_redis = Some(t), false);
-        }
+        self.stamp(self.delivered..self.delivered + n, |s| s.at_redis = Some(t));
         self.delivered += n;
     }
 
@@ -284,9 +313,9 @@ impl Record {
             }
         });
         let t = self.us(at);
-        for i in self.from_redis..self.from_redis + replies {
-            self.stamp(i, |s| s.from_redis = Some(t), false);
-        }
+        self.stamp(self.from_redis..self.from_redis + replies, |s| {
+            s.from_redis = Some(t)
+        });
         self.from_redis += replies;
         self.counts.pushes += pushes;
         self.back_chunks.push_back((replies, pushes));
@@ -297,9 +326,7 @@ impl Record {
         self.advance(at);
         let (n, _) = self.back_chunks.pop_front().unwrap_or((0, 0));
         let t = self.us(at);
-        for i in self.handed..self.handed + n {
-            self.stamp(i, |s| s.handed = Some(t), false);
-        }
+        self.stamp(self.handed..self.handed + n, |s| s.handed = Some(t));
         self.handed += n;
         self.counts.replies += n;
         while self.blocking.front().is_some_and(|&b| b < self.handed) {
@@ -320,33 +347,43 @@ impl Record {
         self.ended = Some(why);
     }
 
-    /// Sets request `i`'s stamp if it is kept (`create`: it arrives now).
-    fn stamp(&mut self, i: u64, set: impl FnOnce(&mut Stamps), create: bool) {
+    /// Request `i` arrived: it is kept if among the first `FULL_SPANS` or on the stride of
+    /// the sample (which thins out, every other one dropped, when it fills).
+    fn arrive(&mut self, i: u64, arrived: f64) {
+        let stamps = Stamps {
+            arrived,
+            ..Stamps::default()
+        };
         if i < FULL_SPANS {
-            if create {
-                self.first.push(Stamps::default());
-            }
-            if let Some(s) = self.first.get_mut(i as usize) {
-                set(s);
-            }
+            self.first.push(stamps);
             return;
         }
-        if create {
-            if !i.is_multiple_of(self.stride) {
+        if !i.is_multiple_of(self.stride) {
+            return;
+        }
+        if self.sampled.len() == SAMPLED {
+            let stride = self.stride * 2;
+            self.sampled.retain(|(j, _)| j.is_multiple_of(stride));
+            self.stride = stride;
+            if !i.is_multiple_of(stride) {
                 return;
             }
-            if self.sampled.len() == SAMPLED {
-                let stride = self.stride * 2;
-                self.sampled.retain(|(j, _)| j.is_multiple_of(stride));
-                self.stride = stride;
-                if !i.is_multiple_of(stride) {
-                    return;
-                }
-            }
-            self.sampled.push((i, Stamps::default()));
         }
-        if let Ok(at) = self.sampled.binary_search_by_key(&i, |(j, _)| *j) {
-            set(&mut self.sampled[at].1);
+        self.sampled.push((i, stamps));
+    }
+
+    /// Sets the stamps of the kept requests among `requests`.
+    fn stamp(&mut self, requests: std::ops::Range<u64>, set: impl Fn(&mut Stamps)) {
+        // The first requests are all kept, at their own index.
+        let end = (requests.end.min(FULL_SPANS) as usize).min(self.first.len());
+        let start = (requests.start as usize).min(end);
+        self.first[start..end].iter_mut().for_each(&set);
+        let from = self.sampled.partition_point(|(j, _)| *j < requests.start);
+        for (_, s) in self.sampled[from..]
+            .iter_mut()
+            .take_while(|(j, _)| *j < requests.end)
+        {
+            set(s);
         }
     }
 
@@ -361,8 +398,8 @@ impl Record {
         }
         let times = time.times();
         let mut names = self.names.clone();
-        if let Some((latest, n)) = &self.run {
-            count_name(&mut names, latest.as_str(), *n);
+        if let Some(run) = &self.run {
+            count_name(&mut names, run.name.as_str(), run.n);
         }
         let mut top: Vec<(String, u64)> = names.into_iter().collect();
         top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -700,6 +737,11 @@ mod tests {
             timeline.sampled.len()
         );
         assert!(timeline.sampled.iter().all(|s| s.i % timeline.stride == 0));
+        // Every kept request has all four stamps, in order.
+        for s in timeline.first.iter().chain(&timeline.sampled) {
+            let (at, from) = (s.at_server_us.unwrap(), s.from_server_us.unwrap());
+            assert!(s.issued_us <= at && at <= from && from <= s.replied_us, "{s:?}");
+        }
         assert_eq!(writes.len(), FULL_SPANS as usize);
     }
 }
