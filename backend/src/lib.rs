@@ -44,6 +44,7 @@
 
 pub mod assets;
 pub mod bench;
+pub mod cluster;
 pub mod engine;
 pub mod hub;
 pub mod local_redis;

@@ -740,7 +740,10 @@ mod tests {
         // Every kept request has all four stamps, in order.
         for s in timeline.first.iter().chain(&timeline.sampled) {
             let (at, from) = (s.at_server_us.unwrap(), s.from_server_us.unwrap());
-            assert!(s.issued_us <= at && at <= from && from <= s.replied_us, "{s:?}");
+            assert!(
+                s.issued_us <= at && at <= from && from <= s.replied_us,
+                "{s:?}"
+            );
         }
         assert_eq!(writes.len(), FULL_SPANS as usize);
     }

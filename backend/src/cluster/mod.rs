@@ -1,0 +1,13 @@
+//! Redis Cluster: where a key lives (`slot`), and a cluster of pipescope's own to run against
+//! (`local`).
+//!
+//! A cluster splits the key space into 16,384 hash slots, each served by one master. A
+//! pipeline that spans slots on several masters is, on the wire, one batch per master: each
+//! pays its own round trip, and they can run in parallel. Hash tags (`{user}:a`, `{user}:b`)
+//! put keys in one slot on purpose, which is what MULTI/EXEC and MSET across keys need.
+
+pub mod local;
+pub mod slot;
+
+pub use local::{LocalCluster, LocalClusterError};
+pub use slot::{SLOTS, key_slot};

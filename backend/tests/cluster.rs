@@ -1,0 +1,97 @@
+//! The local cluster and the slot function, against real redis-servers in cluster mode.
+
+use pipescope::cluster::{LocalCluster, SLOTS, key_slot};
+
+fn conn(url: &str) -> redis::Connection {
+    redis::Client::open(url).unwrap().get_connection().unwrap()
+}
+
+#[test]
+fn three_masters_form_a_cluster_that_covers_every_slot_and_stops_on_drop() {
+    let cluster = LocalCluster::start(3).expect("a local cluster");
+    let ports = cluster.ports();
+    assert_eq!(ports.len(), 3);
+    for i in 0..3 {
+        let mut c = conn(&cluster.node_url(i));
+        let info: String = redis::cmd("CLUSTER").arg("INFO").query(&mut c).unwrap();
+        assert!(info.contains("cluster_state:ok"), "node {i}: {info}");
+        assert!(info.contains("cluster_known_nodes:3"), "node {i}: {info}");
+        assert!(
+            info.contains("cluster_slots_assigned:16384"),
+            "node {i}: {info}"
+        );
+    }
+    // CLUSTER SLOTS: [[first, last, [host, port, id], …], …], one range per master here.
+    let mut c = conn(&cluster.url());
+    let slots: Vec<(u16, u16, (String, u16))> = redis::cmd("CLUSTER")
+        .arg("SLOTS")
+        .query::<Vec<redis::Value>>(&mut c)
+        .unwrap()
+        .into_iter()
+        .map(|range| {
+            let redis::Value::Array(parts) = range else {
+                panic!("{range:?}")
+            };
+            let first: u16 = redis::from_redis_value(parts[0].clone()).unwrap();
+            let last: u16 = redis::from_redis_value(parts[1].clone()).unwrap();
+            let redis::Value::Array(node) = &parts[2] else {
+                panic!("{parts:?}")
+            };
+            let host: String = redis::from_redis_value(node[0].clone()).unwrap();
+            let port: u16 = redis::from_redis_value(node[1].clone()).unwrap();
+            (first, last, (host, port))
+        })
+        .collect();
+    let mut covered = 0u32;
+    let mut masters: Vec<u16> = Vec::new();
+    for (first, last, (host, port)) in &slots {
+        assert_eq!(host, "127.0.0.1");
+        covered += u32::from(last - first) + 1;
+        masters.push(*port);
+    }
+    assert_eq!(covered, u32::from(SLOTS), "{slots:?}");
+    masters.sort_unstable();
+    let mut expected = ports.clone();
+    expected.sort_unstable();
+    assert_eq!(masters, expected, "each master serves one range");
+
+    drop(cluster);
+    for port in ports {
+        assert!(
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+            "node on port {port} still answers after the cluster was dropped"
+        );
+    }
+}
+
+#[test]
+fn key_slot_agrees_with_cluster_keyslot() {
+    let cluster = LocalCluster::start(1).expect("a one-master cluster");
+    let mut c = conn(&cluster.url());
+    let mut keys: Vec<Vec<u8>> = (0..2_000u64)
+        .map(|i| shared::keys::key(7, i).into_bytes())
+        .collect();
+    for tagged in [
+        "{user1000}.following",
+        "{user1000}.followers",
+        "foo{}{bar}",
+        "foo{{bar}}zap",
+        "foo{bar}{zap}",
+        "x{",
+        "}{",
+        "{pipescope:7}:k1",
+        "",
+        "ключ",
+    ] {
+        keys.push(tagged.as_bytes().to_vec());
+    }
+    keys.push(vec![0xff, 0x00, b'{', 0x80, b'}']);
+    let mut pipe = redis::pipe();
+    for k in &keys {
+        pipe.cmd("CLUSTER").arg("KEYSLOT").arg(k.as_slice());
+    }
+    let theirs: Vec<u16> = pipe.query(&mut c).unwrap();
+    for (k, slot) in keys.iter().zip(theirs) {
+        assert_eq!(key_slot(k), slot, "{:?}", String::from_utf8_lossy(k));
+    }
+}
