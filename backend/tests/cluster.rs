@@ -95,3 +95,70 @@ fn key_slot_agrees_with_cluster_keyslot() {
         assert_eq!(key_slot(k), slot, "{:?}", String::from_utf8_lossy(k));
     }
 }
+
+async fn discover(
+    url: &str,
+) -> Result<pipescope::cluster::SlotMap, pipescope::cluster::ClusterError> {
+    let target = pipescope::target::RedisTarget::parse(url).unwrap();
+    let mut admin = target.admin_connection().await.unwrap();
+    pipescope::cluster::SlotMap::discover(&mut admin, &target.addr()).await
+}
+
+#[tokio::test]
+async fn the_map_sends_each_key_to_the_master_that_takes_it_and_others_answer_moved() {
+    let cluster = LocalCluster::start(3).expect("a local cluster");
+    let map = discover(&cluster.node_url(1)).await.expect("a slot map");
+    let mut ports: Vec<u16> = map.masters().iter().map(|m| m.port).collect();
+    ports.sort_unstable();
+    let mut expected = cluster.ports();
+    expected.sort_unstable();
+    assert_eq!(ports, expected);
+    let mut conns: Vec<redis::Connection> = map
+        .masters()
+        .iter()
+        .map(|m| conn(&format!("redis://{}/", m.addr())))
+        .collect();
+    let mut moved = 0;
+    for i in 0..300u64 {
+        let key = shared::keys::key(9, i);
+        let owner = map.master_of(key_slot(key.as_bytes()));
+        let () = redis::cmd("SET")
+            .arg(&key)
+            .arg(i)
+            .query(&mut conns[owner])
+            .unwrap();
+        let other = (owner + 1) % conns.len();
+        let err = redis::cmd("SET")
+            .arg(&key)
+            .arg(i)
+            .query::<()>(&mut conns[other])
+            .expect_err("a master that does not serve the slot refuses the key");
+        let text = format!("{err}");
+        assert!(text.contains("Moved") || text.contains("MOVED"), "{text}");
+        assert!(text.contains(&map.masters()[owner].addr()), "{text}");
+        moved += 1;
+    }
+    assert_eq!(moved, 300);
+}
+
+#[tokio::test]
+async fn a_single_server_and_a_cluster_with_a_hole_are_named_as_such() {
+    let single = pipescope::local_redis::LocalRedis::start().unwrap();
+    let err = discover(&single.url()).await.expect_err("not a cluster");
+    assert!(
+        matches!(err, pipescope::cluster::ClusterError::NotACluster { .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("is not a cluster"), "{err}");
+
+    let cluster = LocalCluster::start(3).expect("a local cluster");
+    let mut c = conn(&cluster.node_url(2));
+    let () = redis::cmd("CLUSTER")
+        .arg("DELSLOTSRANGE")
+        .arg(16_000)
+        .arg(16_383)
+        .query(&mut c)
+        .unwrap();
+    let err = discover(&cluster.node_url(2)).await.expect_err("a hole");
+    assert!(err.to_string().contains("slots 16000–16383"), "{err}");
+}

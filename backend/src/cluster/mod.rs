@@ -1,5 +1,5 @@
-//! Redis Cluster: where a key lives (`slot`), and a cluster of pipescope's own to run against
-//! (`local`).
+//! Redis Cluster: where a key lives (`slot`), which master serves it and how a node says it
+//! moved (`map`), and a cluster of pipescope's own to run against (`local`).
 //!
 //! A cluster splits the key space into 16,384 hash slots, each served by one master. A
 //! pipeline that spans slots on several masters is, on the wire, one batch per master: each
@@ -7,7 +7,9 @@
 //! put keys in one slot on purpose, which is what MULTI/EXEC and MSET across keys need.
 
 pub mod local;
+pub mod map;
 pub mod slot;
 
 pub use local::{LocalCluster, LocalClusterError};
+pub use map::{ClusterError, Master, Redirect, SlotMap};
 pub use slot::{SLOTS, key_slot};
