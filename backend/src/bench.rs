@@ -328,6 +328,9 @@ fn memory_note(m: shared::RedisMemory) -> String {
 
 /// The wire tap's split beside what was dialled in and what the proxy took off each leg.
 fn split_note(p: &RoundTripSplit, n: Network) -> String {
+    if p.encrypted {
+        return "  (wire tap: encrypted (TLS), cannot read it: no split at the wire)".into();
+    }
     format!(
         "  (round trip at the wire, medians: out {:.0} µs of {} µs dialled, {:.0} µs released early; proxy → Redis → proxy {:.0} µs; back {:.0} µs of {} µs dialled, {:.0} µs released early)",
         p.out_us,

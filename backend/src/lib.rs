@@ -58,5 +58,6 @@ pub mod round_trip_probe;
 pub mod server;
 pub mod spans;
 pub mod target;
+pub mod tls;
 pub mod versus;
 pub mod ws;

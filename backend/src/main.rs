@@ -23,6 +23,14 @@ struct Cli {
     /// its own redis-server on a free loopback port and stops it on exit.
     #[arg(long, env = "REDIS_URL", global = true, hide_env_values = true)]
     redis_url: Option<String>,
+    /// For a rediss:// URL: trust only the CA certificates in this PEM file (a private CA)
+    /// instead of the system's roots.
+    #[arg(long, global = true, value_name = "FILE")]
+    tls_ca: Option<std::path::PathBuf>,
+    /// For a rediss:// URL: accept any server certificate, without verifying it. Anyone in
+    /// between can then read and change the traffic; pipescope says so loudly.
+    #[arg(long, global = true)]
+    tls_insecure: bool,
     /// Serving is the default, so its options work without `serve` too
     /// (`pipescope --delay-us 250`).
     #[command(flatten)]
@@ -297,14 +305,28 @@ async fn main() -> std::process::ExitCode {
 async fn run(cli: Cli) -> anyhow::Result<()> {
     // Started on the main thread, which lives as long as the process: redis-server is tied to
     // the thread that spawned it (see local_redis::die_with_parent).
+    let tls = pipescope::target::TlsOptions {
+        ca: cli.tls_ca.clone(),
+        insecure: cli.tls_insecure,
+    };
     let (target, local) = match &cli.redis_url {
-        Some(url) => (RedisTarget::parse(url)?, None),
+        Some(url) => (RedisTarget::parse_with(url, &tls)?, None),
+        None if cli.tls_ca.is_some() || cli.tls_insecure => {
+            anyhow::bail!("--tls-ca and --tls-insecure need a rediss:// --redis-url")
+        }
         None => {
             let local = LocalRedis::supervised().context("starting the embedded redis-server")?;
             tracing::info!(port = local.port(), "started embedded redis-server");
             (RedisTarget::parse(&local.url())?, Some(local))
         }
     };
+    if target.tls_trust() == Some(&pipescope::tls::Trust::Insecure) {
+        eprintln!(
+            "pipescope: WARNING: --tls-insecure: the Redis server's certificate is NOT verified; \
+             anyone between here and {} can read and change this traffic. Use --tls-ca FILE instead.",
+            target.addr()
+        );
+    }
     let redis_version = target.server_version().await?;
     let result = match cli.command.unwrap_or(Cmd::Serve(cli.serve)) {
         Cmd::Serve(args) => serve(args, target, redis_version).await,
@@ -335,7 +357,7 @@ async fn serve(args: ServeArgs, target: RedisTarget, redis_version: String) -> a
         "pipescope {} — Redis {} at {}",
         env!("CARGO_PKG_VERSION"),
         redis_version,
-        target.redacted()
+        target.shown()
     ));
     let token = presenter_token(args.listen, args.token);
     let hub = match &token {

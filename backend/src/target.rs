@@ -7,6 +7,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::resp;
+use crate::tls::{RedisStream, Tls, TlsError, Trust};
 
 /// Commands sent on the engine's measured connection before its first own command, at most
 /// (AUTH, SELECT and CLIENT ID: see `connect_identified`).
@@ -21,6 +22,10 @@ pub enum TargetError {
     BadUrl(String),
     #[error("{0} is not supported by the engine yet; use a redis://host:port URL")]
     Unsupported(&'static str),
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+    #[error("TLS to Redis at {addr} failed: {message}")]
+    TlsHandshake { addr: String, message: String },
     #[error(
         "cannot reach Redis at {addr}: {cause}. Is redis-server running there? Check the address, or omit --redis-url to use pipescope's own local redis-server"
     )]
@@ -44,6 +49,16 @@ pub struct RedisTarget {
     /// Where the engine's measured connection goes instead, e.g. a latency proxy in front of
     /// Redis. Admin traffic (version, cleanup) always goes straight to Redis.
     via: Option<std::net::SocketAddr>,
+    /// For `rediss://`: TLS end to end with Redis (through the proxy too, which relays the
+    /// encrypted bytes).
+    tls: Option<Tls>,
+}
+
+/// How a `rediss://` target is trusted, from the command line (`--tls-ca`, `--tls-insecure`).
+#[derive(Debug, Clone, Default)]
+pub struct TlsOptions {
+    pub ca: Option<std::path::PathBuf>,
+    pub insecure: bool,
 }
 
 /// Debug shows the redacted URL: `ConnectionInfo`'s own Debug would print the password.
@@ -56,24 +71,58 @@ impl std::fmt::Debug for RedisTarget {
 }
 
 impl RedisTarget {
+    /// A `redis://` or `rediss://` URL (trusting the system's roots for the latter).
     pub fn parse(url: &str) -> Result<Self, TargetError> {
+        Self::parse_with(url, &TlsOptions::default())
+    }
+
+    /// A URL and how to trust its server if it is `rediss://` (`#insecure` at the end of the
+    /// URL, as redis-rs reads it, is `--tls-insecure`).
+    pub fn parse_with(url: &str, options: &TlsOptions) -> Result<Self, TargetError> {
+        // redis-rs parses `rediss://` only with its own TLS features; the TLS here is ours,
+        // so it reads the rest of the URL as `redis://`.
+        let (url, tls_from_url) = match url.strip_prefix("rediss://") {
+            Some(rest) => match rest.strip_suffix("#insecure") {
+                Some(rest) => (format!("redis://{rest}"), Some(true)),
+                None => (format!("redis://{rest}"), Some(false)),
+            },
+            None => (url.to_string(), None),
+        };
         // Never echo the URL itself in the error: it may hold a password.
         let info = url
+            .as_str()
             .into_connection_info()
             .map_err(|e| TargetError::BadUrl(format!("{:?}", e.kind())))?;
-        let (host, port) = match info.addr() {
-            ConnectionAddr::Tcp(host, port) => (host.clone(), *port),
-            ConnectionAddr::TcpTls { .. } => {
-                return Err(TargetError::Unsupported("TLS (rediss://)"));
+        let ConnectionAddr::Tcp(host, port) = info.addr() else {
+            return Err(TargetError::Unsupported("a unix socket"));
+        };
+        let (host, port) = (host.clone(), *port);
+        let tls = match tls_from_url {
+            None if options.ca.is_some() || options.insecure => {
+                return Err(TlsError::NotTls.into());
             }
-            _ => return Err(TargetError::Unsupported("a unix socket")),
+            None => None,
+            Some(insecure_in_url) => {
+                let trust = match (&options.ca, options.insecure || insecure_in_url) {
+                    (_, true) => Trust::Insecure,
+                    (Some(ca), false) => Trust::Ca(ca.clone()),
+                    (None, false) => Trust::System,
+                };
+                Some(Tls::new(&host, trust)?)
+            }
         };
         Ok(Self {
             info,
             host,
             port,
             via: None,
+            tls,
         })
+    }
+
+    /// How the connection is trusted, for TLS targets.
+    pub fn tls_trust(&self) -> Option<&Trust> {
+        self.tls.as_ref().map(Tls::trust)
     }
 
     /// The same Redis, with the engine's connection routed through `proxy`.
@@ -120,7 +169,20 @@ impl RedisTarget {
             (None, Some(_)) => ":***@".to_string(),
             (None, None) => String::new(),
         };
-        format!("redis://{user}{}/{}", self.addr(), settings.db())
+        let scheme = if self.tls.is_some() {
+            "rediss"
+        } else {
+            "redis"
+        };
+        format!("{scheme}://{user}{}/{}", self.addr(), settings.db())
+    }
+
+    /// The redacted URL and, for TLS, how the server is trusted: the target line people see.
+    pub fn shown(&self) -> String {
+        match self.tls_trust() {
+            Some(trust) => format!("{} ({})", self.redacted(), trust.label()),
+            None => self.redacted(),
+        }
     }
 
     /// A redis-rs client for the admin side (version, cleanup); not used for measured traffic.
@@ -135,6 +197,23 @@ impl RedisTarget {
         let config = redis::AsyncConnectionConfig::new()
             .set_connection_timeout(Some(CONNECT_TIMEOUT))
             .set_response_timeout(Some(Duration::from_secs(30)));
+        if self.tls.is_some() {
+            // Over our own TLS stream (the engine's config, the same trust); redis-rs does
+            // the AUTH and SELECT the URL asks for.
+            let stream = self.direct().connect_stream().await?;
+            let (con, driver) = redis::aio::MultiplexedConnection::new_with_config(
+                self.info.redis_settings(),
+                stream,
+                config,
+            )
+            .await
+            .map_err(|source| TargetError::Redis {
+                addr: self.addr(),
+                source,
+            })?;
+            tokio::spawn(driver);
+            return Ok(con);
+        }
         self.client()?
             .get_multiplexed_async_connection_with_config(&config)
             .await
@@ -144,9 +223,19 @@ impl RedisTarget {
             })
     }
 
-    /// The engine's own connection: plain TCP with Nagle off (it would hold back small writes
-    /// and distort every round trip), authenticated and on the right db.
-    pub async fn connect_raw(&self) -> Result<TcpStream, TargetError> {
+    /// The engine's own connection: TCP with Nagle off (it would hold back small writes and
+    /// distort every round trip), TLS for `rediss://`, authenticated and on the right db.
+    pub async fn connect_raw(&self) -> Result<RedisStream, TargetError> {
+        let mut stream = self.connect_stream().await?;
+        for cmd in self.handshake_commands() {
+            self.handshake(&mut stream, &cmd).await?;
+        }
+        Ok(stream)
+    }
+
+    /// TCP (through the proxy if there is one) and, for `rediss://`, the TLS handshake with
+    /// Redis: a connection ready for its first command.
+    async fn connect_stream(&self) -> Result<RedisStream, TargetError> {
         let addr = self.via.map_or_else(|| self.addr(), |via| via.to_string());
         let stream = match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(&addr)).await {
             Err(_) => return Err(TargetError::ConnectTimeout { addr }),
@@ -159,18 +248,31 @@ impl RedisTarget {
                 addr: addr.clone(),
                 cause,
             })?;
-        let mut stream = stream;
-        for cmd in self.handshake_commands() {
-            self.handshake(&mut stream, &cmd).await?;
+        let Some(tls) = &self.tls else {
+            return Ok(RedisStream::Tcp(stream));
+        };
+        match tokio::time::timeout(CONNECT_TIMEOUT, tls.connect(stream)).await {
+            // A plain Redis port reads a ClientHello as the start of an inline command and
+            // waits for the rest of the line.
+            Err(_) => Err(TargetError::TlsHandshake {
+                addr: self.addr(),
+                message: format!(
+                    "no TLS answer within {CONNECT_TIMEOUT:?}: is this port a TLS port? (a plain port takes redis://)"
+                ),
+            }),
+            Ok(Err(e)) => Err(TargetError::TlsHandshake {
+                addr: self.addr(),
+                message: crate::tls::explain(&e),
+            }),
+            Ok(Ok(stream)) => Ok(stream),
         }
-        Ok(stream)
     }
 
     /// The engine's measured connection: `connect_raw`, then `CLIENT ID` on it, so that a
     /// second connection can watch what Redis holds for this one (`CLIENT LIST ID`). Through a
     /// proxy the id is that of the proxy's connection to Redis, the one whose buffers hold the
     /// run's traffic. `None` (logged) where Redis refuses CLIENT ID; the run goes on.
-    pub async fn connect_identified(&self) -> Result<(TcpStream, Option<u64>), TargetError> {
+    pub async fn connect_identified(&self) -> Result<(RedisStream, Option<u64>), TargetError> {
         let mut stream = self.connect_raw().await?;
         let mut cmd = Vec::new();
         resp::encode_command(&mut cmd, &[b"CLIENT", b"ID"]);
@@ -218,13 +320,18 @@ impl RedisTarget {
     }
 
     /// Sends `cmd` and reads its reply, returned whole; an error reply is an error.
-    async fn handshake(&self, stream: &mut TcpStream, cmd: &[u8]) -> Result<Vec<u8>, TargetError> {
+    async fn handshake(
+        &self,
+        stream: &mut RedisStream,
+        cmd: &[u8],
+    ) -> Result<Vec<u8>, TargetError> {
         let addr = self.addr();
         let io = |cause| TargetError::Unreachable {
             addr: addr.clone(),
             cause,
         };
         stream.write_all(cmd).await.map_err(io)?;
+        stream.flush().await.map_err(io)?;
         let mut buf = Vec::with_capacity(256);
         loop {
             let read = tokio::time::timeout(CONNECT_TIMEOUT, stream.read_buf(&mut buf))
@@ -309,5 +416,39 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(!err.contains("s3cret"), "{err}");
+    }
+
+    #[test]
+    fn rediss_urls_are_tls_and_the_tls_flags_need_one() {
+        let insecure = TlsOptions {
+            ca: None,
+            insecure: true,
+        };
+        let t =
+            RedisTarget::parse_with("rediss://pipe:s3cret@127.0.0.1:6400/2", &insecure).unwrap();
+        assert_eq!(t.redacted(), "rediss://pipe:***@127.0.0.1:6400/2");
+        assert_eq!(t.tls_trust(), Some(&Trust::Insecure));
+        assert!(t.shown().contains("NOT VERIFIED"));
+        let both = t.handshake_commands();
+        assert_eq!(
+            both[0],
+            b"*3\r\n$4\r\nAUTH\r\n$4\r\npipe\r\n$6\r\ns3cret\r\n"
+        );
+        // redis-rs's own spelling of insecure.
+        let t = RedisTarget::parse("rediss://127.0.0.1:6400/0#insecure").unwrap();
+        assert_eq!(t.tls_trust(), Some(&Trust::Insecure));
+        let err = RedisTarget::parse_with("redis://127.0.0.1:6400", &insecure).unwrap_err();
+        assert!(matches!(err, TargetError::Tls(TlsError::NotTls)), "{err}");
+        let missing = TlsOptions {
+            ca: Some("/nonexistent/ca.pem".into()),
+            insecure: false,
+        };
+        let err = RedisTarget::parse_with("rediss://127.0.0.1:6400", &missing)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("cannot read the CA file /nonexistent/ca.pem"),
+            "{err}"
+        );
     }
 }

@@ -319,8 +319,12 @@ fn untapped_parts(
             us: net.delay_out_us as f64,
             tint: Tint::Trip,
             source: Source::Assumed(
-                "the latency proxy's dialled delay, out (the wire tap did not measure this run)"
-                    .into(),
+                if s.split.is_some_and(|sp| sp.encrypted) {
+                    "the latency proxy's dialled delay, out (the wire tap cannot read encrypted traffic: this run is TLS)"
+                } else {
+                    "the latency proxy's dialled delay, out (the wire tap did not measure this run)"
+                }
+                .into(),
             ),
             what: "the dialled-in network, one way".into(),
         });

@@ -115,6 +115,10 @@ pub struct RoundTripSplit {
     pub early_out_us: f64,
     #[serde(default)]
     pub early_back_us: f64,
+    /// The connection was TLS: the wire tap could not read it, so it stamped nothing
+    /// (`samples` is 0) rather than counting ciphertext as commands.
+    #[serde(default)]
+    pub encrypted: bool,
 }
 
 impl RunSummary {

@@ -14,8 +14,8 @@ use std::cell::{Cell, RefCell};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+use crate::tls::RedisStream;
 use futures_util::future::join_all;
-use tokio::net::TcpStream;
 
 use super::encode::Encoder;
 use super::wire::{Replies, Sent, Tally, Writer, write_buffer};
@@ -24,7 +24,7 @@ use crate::target::RedisTarget;
 use shared::RunSpec;
 
 /// Opens the pool: `spec.mode.connections()` connections, in order.
-pub async fn open(target: &RedisTarget, spec: &RunSpec) -> Result<Vec<TcpStream>, EngineError> {
+pub async fn open(target: &RedisTarget, spec: &RunSpec) -> Result<Vec<RedisStream>, EngineError> {
     let mut pool = Vec::with_capacity(spec.mode.connections() as usize);
     for _ in 0..spec.mode.connections() {
         pool.push(target.connect_raw().await?);
@@ -34,7 +34,7 @@ pub async fn open(target: &RedisTarget, spec: &RunSpec) -> Result<Vec<TcpStream>
 
 /// Runs `spec` over the `pool` opened by `open`.
 pub async fn run(
-    pool: &mut [TcpStream],
+    pool: &mut [RedisStream],
     enc: &Encoder,
     spec: RunSpec,
     ctx: &RunContext,
@@ -72,7 +72,7 @@ pub async fn run(
 /// Connection `k`'s share: requests `k, k + C, k + 2C, …`, one at a time.
 #[allow(clippy::too_many_arguments)]
 async fn share(
-    stream: &mut TcpStream,
+    stream: &mut RedisStream,
     k: u64,
     enc: &Encoder,
     spec: RunSpec,

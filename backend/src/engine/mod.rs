@@ -68,6 +68,10 @@ pub enum EngineError {
     },
     #[error("{0} has no one-command-many-keys form (MSET mode takes SET or GET)")]
     NoMultiKey(&'static str),
+    #[error(
+        "busy-polling reads replies straight off the socket, below TLS: over rediss:// a run waits for replies by sleeping (drop --busy-poll-us, or choose sleep on the page)"
+    )]
+    BusyPollOverTls,
     #[error(transparent)]
     Protocol(#[from] resp::ProtocolError),
     #[error("cancelled")]
@@ -257,6 +261,9 @@ async fn measure(
         && spec.command.multi_key().is_none()
     {
         return Err(EngineError::NoMultiKey(spec.command.name()));
+    }
+    if target.tls_trust().is_some() && matches!(spec.wait, Wait::BusyPoll { .. }) {
+        return Err(EngineError::BusyPollOverTls);
     }
     let enc = if spec.other_client {
         Encoder::shared_counter(ctx.run_id)

@@ -12,12 +12,12 @@ use std::time::{Duration, Instant};
 
 use shared::interleave::{BatchValues, DRAWN_BATCHES, DRAWN_OTHER, Interleaving, OtherIncr};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 use super::EngineError;
 use super::wire::counter_value;
 use crate::resp::{self, encode_command, scan_reply};
-use crate::target::RedisTarget;
+use crate::target::{RedisTarget, TargetError};
+use crate::tls::RedisStream;
 
 /// The other client sends at most this many INCRs, however long the run.
 pub const MAX_OTHER_COMMANDS: u64 = 1_000_000;
@@ -99,10 +99,12 @@ impl OtherClient {
         run_id: u64,
         timeout: Duration,
     ) -> Result<OtherClient, EngineError> {
-        let stream = target.direct().connect_raw().await?;
-        let stream = stream.into_std()?;
+        // Connected on its own thread's runtime (a TLS session cannot move between
+        // runtimes); `ready` says when, or why not.
+        let target = target.direct();
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, done) = tokio::sync::oneshot::channel();
+        let (ready_tx, ready) = tokio::sync::oneshot::channel();
         let flag = stop.clone();
         std::thread::Builder::new()
             .name(format!("other-client-{run_id}"))
@@ -113,12 +115,25 @@ impl OtherClient {
                     .map_err(EngineError::from)
                     .and_then(|rt| {
                         rt.block_on(async {
-                            let stream = TcpStream::from_std(stream)?;
+                            let stream = match target.connect_raw().await {
+                                Ok(stream) => {
+                                    let _ = ready_tx.send(Ok(()));
+                                    stream
+                                }
+                                Err(e) => {
+                                    let _ = ready_tx.send(Err(e));
+                                    return Err(EngineError::Crashed);
+                                }
+                            };
                             incr_until(stream, run_id, timeout, &flag).await
                         })
                     });
                 let _ = tx.send(result);
             })?;
+        ready.await.unwrap_or(Err(TargetError::Unreachable {
+            addr: "the other client's runtime".into(),
+            cause: std::io::Error::other("did not start"),
+        }))?;
         Ok(OtherClient { stop, done })
     }
 
@@ -131,7 +146,7 @@ impl OtherClient {
 
 /// INCRs the counter one at a time until `stop`, then GETs it.
 async fn incr_until(
-    mut stream: TcpStream,
+    mut stream: RedisStream,
     run_id: u64,
     timeout: Duration,
     stop: &AtomicBool,
@@ -164,15 +179,18 @@ async fn incr_until(
 
 /// Sends one command and reads its one reply.
 async fn request(
-    stream: &mut TcpStream,
+    stream: &mut RedisStream,
     command: &[u8],
     buf: &mut Vec<u8>,
     timeout: Duration,
 ) -> Result<Vec<u8>, EngineError> {
     let timed_out = || EngineError::OtherClient(format!("no reply from Redis in {timeout:?}"));
-    tokio::time::timeout(timeout, stream.write_all(command))
-        .await
-        .map_err(|_| timed_out())??;
+    tokio::time::timeout(timeout, async {
+        stream.write_all(command).await?;
+        stream.flush().await
+    })
+    .await
+    .map_err(|_| timed_out())??;
     buf.clear();
     loop {
         if let Some(reply) = scan_reply(buf)? {

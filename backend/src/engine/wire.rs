@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use shared::RunSpec;
 
+use crate::tls::{ReadHalf, WriteHalf};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::tcp::{ReadHalf, WriteHalf};
 
 use super::encode::Encoder;
 use super::other_client::{Landed, RunCounter};
@@ -91,6 +91,11 @@ impl<'a> Writer<'a> {
             }
             buf = &buf[n..];
         }
+        // TLS may hold the last record back when the socket was full; plain TCP has nothing
+        // to flush.
+        tokio::time::timeout(self.timeout, self.half.flush())
+            .await
+            .map_err(|_| EngineError::Timeout(self.timeout, keys_upto.saturating_sub(1)))??;
         Ok(())
     }
 }
@@ -122,8 +127,10 @@ impl<'a> Replies<'a> {
     /// updates, so a busy loop on it would never see new bytes); the socket is non-blocking,
     /// so each attempt is one `recv` that returns at once.
     fn poll_for(&mut self, budget: Duration) -> std::io::Result<usize> {
-        use std::os::fd::AsRawFd;
-        let fd = self.half.as_ref().as_raw_fd();
+        // Plain TCP only: the engine refuses busy-polling over TLS (`BusyPollOverTls`).
+        let Some(fd) = self.half.plain_fd() else {
+            return Ok(0);
+        };
         let began = Instant::now();
         loop {
             let spare = self.buf.spare_capacity_mut();

@@ -179,7 +179,7 @@ impl Hub {
             protocol: PROTOCOL_VERSION,
             server_version: env!("CARGO_PKG_VERSION").to_string(),
             redis_version: self.inner.redis_version.clone(),
-            target: self.inner.target.redacted(),
+            target: self.inner.target.shown(),
             limits: self.inner.limits,
             network: self.inner.network,
             can_control: false,

@@ -299,8 +299,13 @@ fn tap_hooks(tap: Arc<WireTap>) -> Hooks {
             tap_read.in_flight.fetch_add(1, Ordering::AcqRel);
         }),
         to_server: Box::new(move |_, at, bytes| {
-            // Commands whose last byte has just been handed to Redis.
-            tap_out.delivered(at, commands.count(bytes));
+            // Commands whose last byte has just been handed to Redis; none when the
+            // connection is TLS, which the tap says rather than counting ciphertext.
+            let n = commands.count(bytes);
+            if commands.encrypted() {
+                tap_out.encrypted();
+            }
+            tap_out.delivered(at, n);
             tap_out.in_flight.fetch_sub(1, Ordering::AcqRel);
         }),
         server_read: Box::new(move |at, bytes| tap_back.replied(at, replies.count(bytes))),

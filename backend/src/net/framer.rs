@@ -132,7 +132,15 @@ pub struct Framer {
     keep: usize,
     /// Set once the stream is not RESP; nothing more is framed.
     broken: bool,
+    /// The stream began with a TLS record: it is encrypted, not broken RESP.
+    encrypted: bool,
+    /// Any byte has been fed yet.
+    started: bool,
 }
+
+/// The first byte of a TLS handshake record (a ClientHello or ServerHello), which no RESP
+/// message starts with.
+const TLS_HANDSHAKE_RECORD: u8 = 0x16;
 
 impl Framer {
     pub fn new(side: Side) -> Framer {
@@ -145,12 +153,19 @@ impl Framer {
             keeping: false,
             keep: KEPT_FIRST,
             broken: false,
+            encrypted: false,
+            started: false,
         }
     }
 
     /// True once the stream turned out not to be RESP.
     pub fn broken(&self) -> bool {
         self.broken
+    }
+
+    /// True when the stream began as TLS: nothing in it can be read, so nothing is framed.
+    pub fn encrypted(&self) -> bool {
+        self.encrypted
     }
 
     /// Feeds the next piece; returns how many messages it completed.
@@ -162,6 +177,13 @@ impl Framer {
 
     /// Feeds the next piece, calling `done` for each message it completes.
     pub fn feed(&mut self, bytes: &[u8], mut done: impl FnMut(&Message)) {
+        if !self.started && !bytes.is_empty() {
+            self.started = true;
+            if bytes[0] == TLS_HANDSHAKE_RECORD {
+                self.encrypted = true;
+                self.broken = true;
+            }
+        }
         let mut at = 0;
         while at < bytes.len() && !self.broken {
             if self.skip > 0 {
@@ -480,5 +502,22 @@ mod tests {
             f.count(b"\r\nPING\r\n") == 0,
             "nothing is framed once broken"
         );
+    }
+
+    #[test]
+    fn a_stream_that_begins_as_tls_is_encrypted_and_never_framed() {
+        // A TLS 1.2 record header (handshake, version 3.1) and bytes that happen to hold
+        // CRLFs and a '*': none of it is counted.
+        let hello = b"\x16\x03\x01\x00\x2a*1\r\n$4\r\nPING\r\n";
+        for side in [Side::Commands, Side::Replies] {
+            let mut f = Framer::new(side);
+            assert_eq!(f.count(hello), 0);
+            assert!(f.encrypted() && f.broken(), "{side:?}");
+            assert_eq!(f.count(b"*1\r\n$4\r\nPING\r\n"), 0);
+        }
+        // The byte later in a RESP stream is just a byte of a value.
+        let mut f = Framer::new(Side::Commands);
+        assert_eq!(f.count(b"*2\r\n$4\r\nECHO\r\n$1\r\n\x16\r\n"), 1);
+        assert!(!f.encrypted());
     }
 }

@@ -119,9 +119,18 @@ impl Route {
             let log = tap.settle(Duration::from_secs(1)).await;
             logs.push(log.after_handshake(handshake));
         }
-        let split = stamp_timeline(timeline, spec.mode, spec.count, started, &logs)?;
         let early = proxy.compensation();
         let us = |d: Duration| d.as_nanos() as f64 / 1000.0;
+        if logs.iter().any(|l| l.encrypted) {
+            // TLS: the tap read nothing, and says so instead of a split.
+            return Some(RoundTripSplit {
+                encrypted: true,
+                early_out_us: us(early.out),
+                early_back_us: us(early.back),
+                ..Default::default()
+            });
+        }
+        let split = stamp_timeline(timeline, spec.mode, spec.count, started, &logs)?;
         Some(RoundTripSplit {
             early_out_us: us(early.out),
             early_back_us: us(early.back),

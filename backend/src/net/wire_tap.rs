@@ -52,6 +52,8 @@ pub struct TapLog {
     pub from_server: Vec<Instant>,
     pub commands: u64,
     pub replies: u64,
+    /// The connection is TLS: its bytes cannot be read, so nothing was counted or stamped.
+    pub encrypted: bool,
 }
 
 impl TapLog {
@@ -64,6 +66,7 @@ impl TapLog {
             from_server: skip(&self.from_server),
             commands: self.commands.saturating_sub(n as u64),
             replies: self.replies.saturating_sub(n as u64),
+            encrypted: self.encrypted,
         }
     }
 }
@@ -82,6 +85,11 @@ impl WireTap {
         log.commands += n as u64;
         let room = self.limit.saturating_sub(log.at_server.len()).min(n);
         log.at_server.extend(std::iter::repeat_n(at, room));
+    }
+
+    /// The connection turned out to be TLS (`Framer::encrypted`).
+    pub(super) fn encrypted(&self) {
+        self.log.lock().expect("wire tap").encrypted = true;
     }
 
     pub(super) fn replied(&self, at: Instant, n: usize) {
@@ -313,6 +321,7 @@ mod tests {
             from_server: vec![t0 - Duration::from_micros(40), t0, at(110), at(310)],
             commands: 4,
             replies: 4,
+            encrypted: false,
         };
         let after = tap.after_handshake(2);
         assert_eq!((after.commands, after.replies), (2, 2));
@@ -339,6 +348,7 @@ mod tests {
             from_server: vec![t0 + Duration::from_micros(20)],
             commands: 1,
             replies: 1,
+            encrypted: false,
         };
         let mut timeline = Timeline {
             first: vec![shared::Span::new(0, 10.0, 200.0)],
@@ -362,6 +372,7 @@ mod tests {
                 from_server: (0..4).map(|j| at(1000 * k + 10 * j + 5)).collect(),
                 commands: 4,
                 replies: 4,
+                encrypted: false,
             })
             .collect();
         let mut timeline = Timeline {
@@ -397,6 +408,7 @@ mod tests {
             from_server: (0..8).map(|k| at(200 + k)).collect(),
             commands: 8,
             replies: 8,
+            encrypted: false,
         };
         let span = |i| shared::Span::new(i, 10.0, 400.0);
         let mut timeline = Timeline {

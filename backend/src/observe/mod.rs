@@ -56,6 +56,10 @@ pub enum ObserveError {
     },
     #[error(transparent)]
     Target(#[from] TargetError),
+    #[error(
+        "observe mode reads your application's RESP as it passes, and TLS hides it: it cannot observe a rediss:// Redis. Point pipescope at a plain redis:// port of that Redis to observe"
+    )]
+    Tls,
 }
 
 /// The observing proxy and what it has seen. Dropping it closes the proxy and every
@@ -74,6 +78,9 @@ impl Observer {
         target: &RedisTarget,
         network: Network,
     ) -> Result<Observer, ObserveError> {
+        if target.tls_trust().is_some() {
+            return Err(ObserveError::Tls);
+        }
         let upstream = target.socket_addr().await?;
         let compensation = Compensation::default();
         let listener = TcpListener::bind(listen).map_err(|source| ObserveError::Listen {

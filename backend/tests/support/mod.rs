@@ -150,6 +150,7 @@ impl Server {
 pub mod browser;
 pub mod clients;
 pub mod observe;
+pub mod tls;
 
 /// Reads a child's stdout on a thread of its own (to the end, so the child never blocks on a
 /// full pipe) and returns the first line `pick` accepts, within `limit`; fails with `what` and
