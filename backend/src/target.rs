@@ -39,6 +39,8 @@ pub enum TargetError {
         addr: String,
         source: redis::RedisError,
     },
+    #[error(transparent)]
+    Cluster(#[from] crate::cluster::ClusterError),
 }
 
 #[derive(Clone)]
@@ -52,6 +54,8 @@ pub struct RedisTarget {
     /// For `rediss://`: TLS end to end with Redis (through the proxy too, which relays the
     /// encrypted bytes).
     tls: Option<Tls>,
+    /// A node of a Redis Cluster (`--cluster`): runs go to every master (`crate::cluster`).
+    cluster: bool,
 }
 
 /// How a `rediss://` target is trusted, from the command line (`--tls-ca`, `--tls-insecure`).
@@ -117,6 +121,39 @@ impl RedisTarget {
             port,
             via: None,
             tls,
+            cluster: false,
+        })
+    }
+
+    /// The same node, taken as the way into a Redis Cluster.
+    pub fn as_cluster(self) -> RedisTarget {
+        RedisTarget {
+            cluster: true,
+            ..self
+        }
+    }
+
+    pub fn is_cluster(&self) -> bool {
+        self.cluster
+    }
+
+    /// Another node of the same deployment at `host:port`: the same user, password, db and
+    /// TLS trust (verified against that host's name), no proxy.
+    pub fn at(&self, host: &str, port: u16) -> Result<RedisTarget, TargetError> {
+        let tls = match &self.tls {
+            Some(tls) => Some(Tls::new(host, tls.trust().clone())?),
+            None => None,
+        };
+        Ok(RedisTarget {
+            info: self
+                .info
+                .clone()
+                .set_addr(ConnectionAddr::Tcp(host.to_string(), port)),
+            host: host.to_string(),
+            port,
+            via: None,
+            tls,
+            cluster: self.cluster,
         })
     }
 

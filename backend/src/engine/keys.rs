@@ -37,6 +37,9 @@ pub async fn remove_run_keys(
     run_id: u64,
     written: u64,
 ) -> Result<u64, TargetError> {
+    if target.is_cluster() {
+        return remove_cluster_run_keys(target, run_id, written).await;
+    }
     let redis_err = |source| TargetError::Redis {
         addr: target.addr(),
         source,
@@ -71,19 +74,82 @@ pub async fn remove_run_keys(
     Ok(removed)
 }
 
+/// `remove_run_keys` on a cluster: each key UNLINKed on the master serving its slot (one key
+/// per UNLINK: keys of several slots in one command are refused), then each master swept.
+async fn remove_cluster_run_keys(
+    target: &RedisTarget,
+    run_id: u64,
+    written: u64,
+) -> Result<u64, TargetError> {
+    let mut seed = target.admin_connection().await?;
+    let map = crate::cluster::SlotMap::discover(&mut seed, &target.addr()).await?;
+    let ns = namespace(run_id);
+    let mut removed = 0u64;
+    for (m, master) in map.masters().iter().enumerate() {
+        let node = target.at(&master.host, master.port)?;
+        let redis_err = |source| TargetError::Redis {
+            addr: node.addr(),
+            source,
+        };
+        let mut con = node.admin_connection().await?;
+        let mut key = Vec::new();
+        let mut pipe = redis::pipe();
+        let mut queued = 0;
+        for i in 0..written {
+            write_key(&mut key, &ns, i);
+            if map.master_of(crate::cluster::key_slot(&key)) != m {
+                continue;
+            }
+            pipe.cmd("UNLINK").arg(&key[..]);
+            queued += 1;
+            if queued == UNLINK_CHUNK || i + 1 == written {
+                let counts: Vec<u64> = pipe.query_async(&mut con).await.map_err(redis_err)?;
+                removed += counts.iter().sum::<u64>();
+                pipe = redis::pipe();
+                queued = 0;
+            }
+        }
+        if queued > 0 {
+            let counts: Vec<u64> = pipe.query_async(&mut con).await.map_err(redis_err)?;
+            removed += counts.iter().sum::<u64>();
+        }
+        removed += unlink_each(&mut con, &format!("{ns}*"), |_| true)
+            .await
+            .map_err(redis_err)?;
+    }
+    Ok(removed)
+}
+
 /// Removes keys left under `pipescope:<id>:` by runs older than `before` (runs of an earlier
 /// pipescope that crashed or was killed before it could clean up). SCAN + UNLINK, never KEYS.
 /// Returns how many keys were removed.
 pub async fn sweep_leftovers(target: &RedisTarget, before: u64) -> Result<u64, TargetError> {
-    let mut con = target.admin_connection().await?;
-    unlink_matching(&mut con, &format!("{}*", shared::keys::PREFIX), |k| {
-        run_id_of(k).is_some_and(|id| id < before)
-    })
-    .await
-    .map_err(|source| TargetError::Redis {
-        addr: target.addr(),
-        source,
-    })
+    let select = |k: &[u8]| run_id_of(k).is_some_and(|id| id < before);
+    let pattern = format!("{}*", shared::keys::PREFIX);
+    if !target.is_cluster() {
+        let mut con = target.admin_connection().await?;
+        return unlink_matching(&mut con, &pattern, select)
+            .await
+            .map_err(|source| TargetError::Redis {
+                addr: target.addr(),
+                source,
+            });
+    }
+    // Each master holds its own keys, and SCANs only those.
+    let mut seed = target.admin_connection().await?;
+    let map = crate::cluster::SlotMap::discover(&mut seed, &target.addr()).await?;
+    let mut removed = 0;
+    for master in map.masters() {
+        let node = target.at(&master.host, master.port)?;
+        let mut con = node.admin_connection().await?;
+        removed += unlink_each(&mut con, &pattern, select)
+            .await
+            .map_err(|source| TargetError::Redis {
+                addr: node.addr(),
+                source,
+            })?;
+    }
+    Ok(removed)
 }
 
 /// UNLINKs every key matching the SCAN `pattern` for which `select(key)` holds, a page of
@@ -109,6 +175,38 @@ pub async fn unlink_matching(
         if !chosen.is_empty() {
             let n: u64 = con.unlink(&chosen).await?;
             removed += n;
+        }
+        if next == 0 {
+            return Ok(removed);
+        }
+        cursor = next;
+    }
+}
+
+/// `unlink_matching` one key per UNLINK, for a cluster node (a page of SCAN spans slots).
+async fn unlink_each(
+    con: &mut redis::aio::MultiplexedConnection,
+    pattern: &str,
+    select: impl Fn(&[u8]) -> bool,
+) -> redis::RedisResult<u64> {
+    let mut cursor = 0u64;
+    let mut removed = 0;
+    loop {
+        let (next, found): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(pattern)
+            .arg("COUNT")
+            .arg(UNLINK_CHUNK)
+            .query_async(con)
+            .await?;
+        let mut pipe = redis::pipe();
+        for k in found.iter().filter(|k| select(k)) {
+            pipe.cmd("UNLINK").arg(k);
+        }
+        if !pipe.is_empty() {
+            let counts: Vec<u64> = pipe.query_async(con).await?;
+            removed += counts.iter().sum::<u64>();
         }
         if next == 0 {
             return Ok(removed);

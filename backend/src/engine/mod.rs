@@ -6,7 +6,8 @@
 //! - `transaction`: MULTI/EXEC per batch;
 //! - `mset`: one MSET/MGET per batch;
 //! - `connections`: a pool of connections, each sending its share one command at a time
-//!   (it opens its own connections, so it gets no `Job`).
+//!   (it opens its own connections, so it gets no `Job`);
+//! - `cluster`: sequential and pipelined on a Redis Cluster, each batch split per master.
 //!
 //! With `RunSpec::other_client`, `other_client` INCRs the run's shared counter from a second
 //! connection while the run goes, and the run keeps its batches' counter values.
@@ -15,6 +16,7 @@
 //! write buffer and replies are scanned in place in a reused read buffer.
 
 pub mod client_memory;
+mod cluster;
 mod connections;
 pub mod encode;
 mod finished;
@@ -80,6 +82,10 @@ pub enum EngineError {
     OtherClient(String),
     #[error("the engine crashed; see the server log")]
     Crashed,
+    #[error(transparent)]
+    Cluster(#[from] crate::cluster::ClusterError),
+    #[error("{0} on a Redis Cluster is not supported yet: use sequential or pipelined")]
+    NotOnCluster(String),
 }
 
 /// What the caller hands the engine besides the spec.
@@ -155,7 +161,8 @@ pub async fn run(
     ctx: RunContext,
 ) -> Result<RunOutcome, RunFailure> {
     // A pool's connections are many: the sampler follows one run connection only.
-    let pool = matches!(spec.mode, Mode::Connections { .. });
+    // A cluster's masters are as many.
+    let pool = matches!(spec.mode, Mode::Connections { .. }) || target.is_cluster();
     let sampler = match ctx.instrument && ctx.sample_memory && !pool {
         true => client_memory::Sampler::connect(target).await,
         false => None,
@@ -270,6 +277,9 @@ async fn measure(
     } else {
         Encoder::new(spec.command, ctx.run_id, spec.value_bytes)
     };
+    if target.is_cluster() {
+        return on_cluster(target, spec, &enc, ctx, sent, tally).await;
+    }
     if spec.command == Command::Get {
         seed::seed(target, &enc, spec.count, ctx, sent).await?;
     }
@@ -321,6 +331,32 @@ async fn measure(
         return Ok(());
     }
     result
+}
+
+/// A run on a Redis Cluster (`cluster`): the slot map from the target node, a connection to
+/// each master, then the batches.
+async fn on_cluster(
+    target: &RedisTarget,
+    spec: RunSpec,
+    enc: &Encoder,
+    ctx: &RunContext,
+    sent: &Sent,
+    tally: &mut Tally,
+) -> Result<(), EngineError> {
+    let unsupported = match (spec.mode, spec.command, spec.other_client) {
+        (_, _, true) => Some("the other client".to_string()),
+        (_, Command::Get, _) => Some("GET (its keys are seeded first)".to_string()),
+        (Mode::Sequential | Mode::Pipelined { .. }, _, _) => None,
+        (mode, _, _) => Some(format!("{mode:?}")),
+    };
+    if let Some(what) = unsupported {
+        return Err(EngineError::NotOnCluster(what));
+    }
+    let mut admin = target.admin_connection().await?;
+    let map = crate::cluster::SlotMap::discover(&mut admin, &target.addr()).await?;
+    let mut conns = cluster::open(target, &map).await?;
+    tally.started = Instant::now();
+    cluster::run(&mut conns, &map, enc, spec, ctx, sent, tally).await
 }
 
 /// How long to busy-poll for each reply before sleeping, if at all.
