@@ -31,6 +31,11 @@ struct Cli {
     /// between can then read and change the traffic; pipescope says so loudly.
     #[arg(long, global = true)]
     tls_insecure: bool,
+    /// Run against a Redis Cluster: with --redis-url, the cluster that node belongs to; without
+    /// it, three masters of pipescope's own on free loopback ports, stopped on exit. Sequential
+    /// and pipelined runs for now, each batch split per master.
+    #[arg(long, global = true)]
+    cluster: bool,
     /// Serving is the default, so its options work without `serve` too
     /// (`pipescope --delay-us 250`).
     #[command(flatten)]
@@ -309,10 +314,20 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         ca: cli.tls_ca.clone(),
         insecure: cli.tls_insecure,
     };
+    let mut local_cluster = None;
     let (target, local) = match &cli.redis_url {
+        Some(url) if cli.cluster => (RedisTarget::parse_with(url, &tls)?.as_cluster(), None),
         Some(url) => (RedisTarget::parse_with(url, &tls)?, None),
         None if cli.tls_ca.is_some() || cli.tls_insecure => {
             anyhow::bail!("--tls-ca and --tls-insecure need a rediss:// --redis-url")
+        }
+        None if cli.cluster => {
+            let cluster = pipescope::cluster::LocalCluster::start(3)
+                .context("starting the embedded three-master cluster")?;
+            tracing::info!(ports = ?cluster.ports(), "started embedded cluster");
+            let target = RedisTarget::parse(&cluster.url())?.as_cluster();
+            local_cluster = Some(cluster);
+            (target, None)
         }
         None => {
             let local = LocalRedis::supervised().context("starting the embedded redis-server")?;
@@ -328,12 +343,24 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         );
     }
     let redis_version = target.server_version().await?;
+    if target.is_cluster() {
+        // Said now, before anything runs: not a cluster, or slots no master serves.
+        let mut admin = target.admin_connection().await?;
+        let map = pipescope::cluster::SlotMap::discover(&mut admin, &target.addr()).await?;
+        let masters: Vec<String> = map.masters().iter().map(|m| m.addr()).collect();
+        eprintln!(
+            "pipescope: Redis Cluster, {} masters: {}",
+            masters.len(),
+            masters.join(", ")
+        );
+    }
     let result = match cli.command.unwrap_or(Cmd::Serve(cli.serve)) {
         Cmd::Serve(args) => serve(args, target, redis_version).await,
         Cmd::Bench(args) => bench(args, target).await,
         Cmd::Observe(args) => observe(args, target).await,
     };
     drop(local);
+    drop(local_cluster);
     result
 }
 

@@ -137,6 +137,11 @@ impl RedisTarget {
         self.cluster
     }
 
+    /// Whether the engine's connection goes through a proxy (`through`).
+    pub fn is_proxied(&self) -> bool {
+        self.via.is_some()
+    }
+
     /// Another node of the same deployment at `host:port`: the same user, password, db and
     /// TLS trust (verified against that host's name), no proxy.
     pub fn at(&self, host: &str, port: u16) -> Result<RedisTarget, TargetError> {

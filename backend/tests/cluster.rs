@@ -295,3 +295,67 @@ async fn sequential_on_a_cluster_pays_a_round_trip_per_command_and_other_modes_s
     );
     assert_eq!(dbsizes(&cluster), [0, 0, 0], "nothing sent");
 }
+
+fn pipescope() -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_pipescope"));
+    cmd.env_remove("REDIS_URL").env("RUST_LOG", "warn");
+    cmd
+}
+
+#[test]
+fn bench_with_cluster_starts_three_masters_and_runs_both_modes() {
+    let out = pipescope()
+        .args(["bench", "--cluster", "--count", "3000", "--batch", "500"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("Redis Cluster, 3 masters: 127.0.0.1:"),
+        "{stderr}"
+    );
+    let sequential = stdout
+        .lines()
+        .find(|l| l.starts_with("sequential"))
+        .expect(&stdout);
+    assert!(
+        sequential.contains("3000 cmds") && sequential.contains("3000 round trips"),
+        "{sequential}"
+    );
+    let pipelined = stdout
+        .lines()
+        .find(|l| l.starts_with("pipelined"))
+        .expect(&stdout);
+    // Six batches, each touching all three masters.
+    assert!(
+        pipelined.contains("3000 cmds") && pipelined.contains("18 round trips"),
+        "{pipelined}"
+    );
+}
+
+#[test]
+fn a_single_server_given_as_a_cluster_is_refused_before_anything_runs() {
+    let single = pipescope::local_redis::LocalRedis::start().unwrap();
+    let out = pipescope()
+        .args([
+            "bench",
+            "--cluster",
+            "--count",
+            "100",
+            "--redis-url",
+            &single.url(),
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("is not a cluster"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let dbsize: u64 = redis::cmd("DBSIZE")
+        .query(&mut conn(&single.url()))
+        .unwrap();
+    assert_eq!(dbsize, 0, "nothing written");
+}
