@@ -123,6 +123,7 @@ impl Recorder {
             redis_load: None,
             interleaving: None,
             redis_memory: None,
+            cluster: None,
         }
     }
 }

@@ -208,6 +208,7 @@ mod tests {
             redis_load: None,
             interleaving: None,
             redis_memory: None,
+            cluster: None,
         }
     }
 

@@ -440,6 +440,7 @@ mod tests {
             redis_load: None,
             interleaving: None,
             redis_memory: None,
+            cluster: None,
         }
     }
 

@@ -18,6 +18,7 @@ pub mod trips;
 
 pub use protocol::{ClientMsg, PROTOCOL_VERSION, ServerMsg};
 pub use report::{
-    Latency, RedisLoad, RedisMemory, RoundTripSplit, RunRecord, RunSummary, Span, Timeline,
+    ClusterRun, Latency, MasterShare, RedisLoad, RedisMemory, RoundTripSplit, RunRecord,
+    RunSummary, Span, Timeline,
 };
 pub use spec::{Command, Flush, Limits, Mode, Network, RunSpec, SpecError, Wait, validate_runs};

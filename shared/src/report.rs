@@ -58,6 +58,35 @@ pub struct RunSummary {
     /// `None` where it was not sampled (not instrumented, or Redis refused CLIENT ID).
     #[serde(default)]
     pub redis_memory: Option<RedisMemory>,
+    /// On a Redis Cluster: what each master got, and the redirects on the way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterRun>,
+}
+
+/// A run on a Redis Cluster, counted by the engine: each batch goes out as one sub-batch per
+/// master it touches, side by side.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ClusterRun {
+    pub masters: Vec<MasterShare>,
+    /// MOVED replies: the slot's master had changed; the command went again where the reply
+    /// said, and the slot map was read again.
+    pub moved: u64,
+    /// ASK replies: the slot was migrating; the command went again, after ASKING, to the
+    /// node importing it.
+    pub ask: u64,
+    /// Times the slot map was read during the run (after MOVED; at most once per batch).
+    pub map_refreshes: u64,
+}
+
+/// One master's part of a cluster run.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct MasterShare {
+    /// `host:port`.
+    pub addr: String,
+    /// Commands it executed for the run (redirected ones counted where they ran).
+    pub commands: u64,
+    /// Sub-batches it answered: its round trips.
+    pub round_trips: u64,
 }
 
 /// Redis's CPU and connections across a run, measured by Redis (`INFO cpu`, `INFO stats`).

@@ -231,6 +231,7 @@ async fn run_here(
         .summary(spec, tally.done, wall, tally.round_trips);
     summary.writes = sent.writes.get();
     summary.wire_commands = sent.commands.get();
+    summary.cluster = tally.cluster.take();
     if let (Some(run), Some(other)) = (tally.counter, tally.other) {
         summary.interleaving = Some(other_client::interleaving(run, other, tally.started));
     }
@@ -359,7 +360,11 @@ async fn on_cluster(
     let map = crate::cluster::SlotMap::discover(&mut admin, &target.addr()).await?;
     let mut conns = cluster::open(target, &map).await?;
     tally.started = Instant::now();
-    cluster::run(&mut conns, &map, enc, spec, ctx, sent, tally).await
+    let seed = cluster::Seed {
+        admin,
+        addr: target.addr(),
+    };
+    cluster::run(&mut conns, map, seed, enc, spec, ctx, sent, tally).await
 }
 
 /// How long to busy-poll for each reply before sleeping, if at all.

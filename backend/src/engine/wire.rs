@@ -256,6 +256,8 @@ pub struct Tally {
     pub done: u64,
     pub round_trips: u64,
     pub started: Instant,
+    /// On a cluster: each master's share and the redirects (`super::cluster`).
+    pub cluster: Option<shared::ClusterRun>,
     instrument: bool,
 }
 
@@ -270,6 +272,7 @@ impl Tally {
             done: 0,
             round_trips: 0,
             started: Instant::now(),
+            cluster: None,
             instrument: ctx.instrument,
         }
     }
