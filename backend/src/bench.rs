@@ -293,6 +293,26 @@ fn print_row(format: Format, s: &RunSummary, baseline: Option<&RunSummary>) {
             s.redis_memory.map(memory_note).unwrap_or_default()
         ),
     }
+    if let (Format::Table, Some(c)) = (format, &s.cluster) {
+        let masters: Vec<String> = c
+            .masters
+            .iter()
+            .map(|m| {
+                format!(
+                    "{} {} cmds in {} round trips",
+                    m.addr, m.commands, m.round_trips
+                )
+            })
+            .collect();
+        println!(
+            "    per master: {}; {} MOVED, {} ASK, slot map read again {} time{} (counted by the engine)",
+            masters.join(" · "),
+            c.moved,
+            c.ask,
+            c.map_refreshes,
+            if c.map_refreshes == 1 { "" } else { "s" }
+        );
+    }
     if let (Format::Table, Some(i)) = (format, &s.interleaving) {
         let batches = match s.spec.mode {
             shared::Mode::Transaction { .. } => "transactions",

@@ -334,6 +334,22 @@ fn bench_with_cluster_starts_three_masters_and_runs_both_modes() {
         pipelined.contains("3000 cmds") && pipelined.contains("18 round trips"),
         "{pipelined}"
     );
+    // Each master's share: six round trips each, 3,000 commands in all.
+    let shares = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("pipelined"))
+        .find_map(|l| l.trim().strip_prefix("per master: "))
+        .expect(&stdout);
+    let (masters, redirects) = shares.split_once("; ").expect(shares);
+    let commands: u64 = masters
+        .split(" · ")
+        .map(|m| {
+            assert!(m.ends_with(" cmds in 6 round trips"), "{m}");
+            m.split(' ').nth(1).unwrap().parse::<u64>().unwrap()
+        })
+        .sum();
+    assert_eq!(commands, 3000, "{shares}");
+    assert!(redirects.starts_with("0 MOVED, 0 ASK"), "{shares}");
 }
 
 #[test]
