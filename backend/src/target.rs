@@ -219,11 +219,16 @@ impl RedisTarget {
         format!("{scheme}://{user}{}/{}", self.addr(), settings.db())
     }
 
-    /// The redacted URL and, for TLS, how the server is trusted: the target line people see.
+    /// The redacted URL and, for TLS, how the server is trusted, and whether it is the way into
+    /// a cluster: the target line people see.
     pub fn shown(&self) -> String {
-        match self.tls_trust() {
+        let url = match self.tls_trust() {
             Some(trust) => format!("{} ({})", self.redacted(), trust.label()),
             None => self.redacted(),
+        };
+        match self.cluster {
+            true => format!("Redis Cluster via {url}"),
+            false => url,
         }
     }
 
