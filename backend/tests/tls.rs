@@ -309,3 +309,36 @@ fn the_cli_says_what_is_wrong_and_exits_non_zero() {
     assert!(stderr.contains("only apply to rediss://"), "{stderr}");
     assert_eq!(rt.block_on(support::dbsize(&redis.plain())), 0);
 }
+
+/// `bench --tls-cost`: plain against TLS on one server of its own, a row per depth with both
+/// throughputs measured and the ratio their rounds gave.
+#[test]
+fn bench_tls_cost_prints_a_row_per_depth() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pipescope"))
+        .env_remove("REDIS_URL")
+        .args(["bench", "--tls-cost", "--count", "300", "--batch", "100"])
+        .args(["--rounds", "1", "--time-budget-secs", "1", "--json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let rows: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ks: Vec<u64> = rows.iter().map(|r| r["k"].as_u64().unwrap()).collect();
+    assert_eq!(ks, [1, 16, 100]);
+    for r in &rows {
+        let (plain, tls) = (
+            r["plain_ops_per_sec"].as_f64().unwrap(),
+            r["tls_ops_per_sec"].as_f64().unwrap(),
+        );
+        assert!(plain > 0.0 && tls > 0.0, "{r}");
+        assert!(r["rounds"].as_u64().unwrap() >= 1, "{r}");
+        let m = |f: &str| r["ratio"][f].as_f64().unwrap();
+        assert!(
+            0.0 < m("low") && m("low") <= m("median") && m("median") <= m("high"),
+            "{r}"
+        );
+    }
+}

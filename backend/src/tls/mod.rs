@@ -6,6 +6,7 @@
 
 mod insecure;
 mod stream;
+pub mod throwaway;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
