@@ -191,6 +191,19 @@ async fn a_wrong_ca_an_expired_certificate_and_a_plain_port_each_say_what_is_wro
         .to_string();
     assert!(err.contains("certificate has expired"), "{err}");
 
+    // A self-signed CA certificate as the server's own, trusted as the CA.
+    let the_ca = TlsRedis::start(ServerCert::TheCa);
+    let err = the_ca
+        .target(None)
+        .server_version()
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("presents a CA certificate as its own"),
+        "{err}"
+    );
+
     // rediss:// to the plain port.
     let url = format!("rediss://127.0.0.1:{}/0", redis.redis.port());
     let err = RedisTarget::parse_with(&url, &redis.trust_ca())
