@@ -355,3 +355,22 @@ fn bench_tls_cost_prints_a_row_per_depth() {
         );
     }
 }
+
+/// Observe mode reads an application's RESP as it passes: against a `rediss://` Redis it
+/// refuses to start, saying why, rather than misreading ciphertext.
+#[tokio::test]
+async fn observe_mode_refuses_a_tls_redis_in_words() {
+    let redis = TlsRedis::start(ServerCert::Valid);
+    let listen = "127.0.0.1:0".parse().unwrap();
+    let err =
+        match pipescope::observe::Observer::start(listen, &redis.target(None), Network::default())
+            .await
+        {
+            Ok(_) => panic!("observing a TLS Redis started"),
+            Err(e) => e.to_string(),
+        };
+    assert!(
+        err.contains("cannot observe a rediss:// Redis") && err.contains("plain redis:// port"),
+        "{err}"
+    );
+}
