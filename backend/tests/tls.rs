@@ -191,6 +191,19 @@ async fn a_wrong_ca_an_expired_certificate_and_a_plain_port_each_say_what_is_wro
         .to_string();
     assert!(err.contains("certificate has expired"), "{err}");
 
+    // A self-signed CA certificate as the server's own, trusted as the CA.
+    let the_ca = TlsRedis::start(ServerCert::TheCa);
+    let err = the_ca
+        .target(None)
+        .server_version()
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("presents a CA certificate as its own"),
+        "{err}"
+    );
+
     // rediss:// to the plain port.
     let url = format!("rediss://127.0.0.1:{}/0", redis.redis.port());
     let err = RedisTarget::parse_with(&url, &redis.trust_ca())
@@ -308,4 +321,56 @@ fn the_cli_says_what_is_wrong_and_exits_non_zero() {
     assert!(!status.success());
     assert!(stderr.contains("only apply to rediss://"), "{stderr}");
     assert_eq!(rt.block_on(support::dbsize(&redis.plain())), 0);
+}
+
+/// `bench --tls-cost`: plain against TLS on one server of its own, a row per depth with both
+/// throughputs measured and the ratio their rounds gave.
+#[test]
+fn bench_tls_cost_prints_a_row_per_depth() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pipescope"))
+        .env_remove("REDIS_URL")
+        .args(["bench", "--tls-cost", "--count", "300", "--batch", "100"])
+        .args(["--rounds", "1", "--time-budget-secs", "1", "--json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let rows: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ks: Vec<u64> = rows.iter().map(|r| r["k"].as_u64().unwrap()).collect();
+    assert_eq!(ks, [1, 16, 100]);
+    for r in &rows {
+        let (plain, tls) = (
+            r["plain_ops_per_sec"].as_f64().unwrap(),
+            r["tls_ops_per_sec"].as_f64().unwrap(),
+        );
+        assert!(plain > 0.0 && tls > 0.0, "{r}");
+        assert!(r["rounds"].as_u64().unwrap() >= 1, "{r}");
+        let m = |f: &str| r["ratio"][f].as_f64().unwrap();
+        assert!(
+            0.0 < m("low") && m("low") <= m("median") && m("median") <= m("high"),
+            "{r}"
+        );
+    }
+}
+
+/// Observe mode reads an application's RESP as it passes: against a `rediss://` Redis it
+/// refuses to start, saying why, rather than misreading ciphertext.
+#[tokio::test]
+async fn observe_mode_refuses_a_tls_redis_in_words() {
+    let redis = TlsRedis::start(ServerCert::Valid);
+    let listen = "127.0.0.1:0".parse().unwrap();
+    let err =
+        match pipescope::observe::Observer::start(listen, &redis.target(None), Network::default())
+            .await
+        {
+            Ok(_) => panic!("observing a TLS Redis started"),
+            Err(e) => e.to_string(),
+        };
+    assert!(
+        err.contains("cannot observe a rediss:// Redis") && err.contains("plain redis:// port"),
+        "{err}"
+    );
 }

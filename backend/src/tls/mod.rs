@@ -6,6 +6,7 @@
 
 mod insecure;
 mod stream;
+pub mod throwaway;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -135,6 +136,12 @@ pub fn explain(e: &std::io::Error) -> String {
             }
             CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. } => {
                 "the server's certificate is for another host name: connect by the name it carries"
+            }
+            // webpki's CaUsedAsEndEntity, only reachable through `Other`.
+            CertificateError::Other(other)
+                if format!("{other:?}").contains("CaUsedAsEndEntity") =>
+            {
+                "the server presents a CA certificate as its own (a self-signed certificate with CA:TRUE, as `openssl req -x509` makes by default): sign a server certificate with that CA and give the CA with --tls-ca FILE"
             }
             _ => "the server's certificate was rejected",
         },

@@ -69,7 +69,11 @@ pub async fn compare(
             Section::Overhead(batch) => {
                 overheads.push(bench.overhead(batch, count, deadline).await?)
             }
-            Section::Observed(_) | Section::Probe | Section::Pool(_) | Section::Pipelined(_) => {
+            Section::Observed(_)
+            | Section::Probe
+            | Section::Pool(_)
+            | Section::Pipelined(_)
+            | Section::Tls(_) => {
                 unreachable!("not in a comparison's schedule")
             }
         }

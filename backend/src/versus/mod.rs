@@ -5,6 +5,7 @@
 //!   costs), `--against-redis-benchmark`.
 //! - `pool`: connections against pipelining, `--against-redis-benchmark --connections`.
 //! - `observe_cost`: what the observing proxy adds, `--observe-overhead`.
+//! - `tls_cost`: our engine over plain TCP and over TLS to the same server, `--tls-cost`.
 //! - `redis_benchmark`: redis-benchmark's command line, shaped like our SETs, and its output.
 //!
 //! What makes the numbers comparable, everywhere:
@@ -25,11 +26,13 @@ mod compare;
 mod observe_cost;
 mod pool;
 mod redis_benchmark;
+mod tls_cost;
 
 pub use compare::{Overhead, VersusRow, compare};
 pub use observe_cost::{ObserveCost, ObservedRow, ProbeRow, observe_overhead};
 pub use pool::{PoolRow, compare_connections};
 pub(crate) use redis_benchmark::{MAX_KEYSPACE, Shape, parse_csv, redis_benchmark};
+pub use tls_cost::{TlsCostRow, tls_cost};
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -72,6 +75,8 @@ enum Section {
     Pool(u32),
     /// Theirs and ours (sleeping) on one connection pipelined K deep, as the pool's reference.
     Pipelined(u32),
+    /// Ours (sleeping) at depth K over plain TCP and over TLS to the same server.
+    Tls(u32),
 }
 
 /// Who runs in a round.
@@ -90,6 +95,8 @@ enum Contender {
     TheirsConnections,
     /// Our engine on a pool of K connections (`Mode::Connections`), sleeping for replies.
     OursConnections,
+    /// Our engine sleeping for replies, over TLS to the same server (`Bench::tls`).
+    OursOverTls,
 }
 
 const SLEEPING: Contender = Contender::Ours {
@@ -148,6 +155,8 @@ struct Bench<'a> {
     relay: Option<DelayProxy>,
     /// Print each round on stderr.
     progress: bool,
+    /// The same server over TLS, for `Contender::OursOverTls`.
+    tls: Option<RedisTarget>,
 }
 
 impl<'a> Bench<'a> {
@@ -170,6 +179,7 @@ impl<'a> Bench<'a> {
             observer: None,
             relay: None,
             progress: false,
+            tls: None,
         })
     }
 
@@ -201,12 +211,22 @@ impl<'a> Bench<'a> {
                 } else {
                     Mode::pipelined(k)
                 };
-                self.ours(count, mode, wait, instrument).await
+                self.ours(self.target, count, mode, wait, instrument).await
             }
             Contender::OursConnections => {
                 self.run_id += 1;
                 let mode = Mode::Connections { connections: k };
-                self.ours(count, mode, Wait::Sleep, true).await
+                self.ours(self.target, count, mode, Wait::Sleep, true).await
+            }
+            Contender::OursOverTls => {
+                self.run_id += 1;
+                let tls = self.tls.as_ref().context("no TLS target")?;
+                let mode = if k == 1 {
+                    Mode::Sequential
+                } else {
+                    Mode::pipelined(k)
+                };
+                self.ours(tls, count, mode, Wait::Sleep, true).await
             }
         }?;
         let after = self.redis_counters().await;
@@ -244,6 +264,7 @@ impl<'a> Bench<'a> {
 
     async fn ours(
         &self,
+        target: &RedisTarget,
         count: u64,
         mode: Mode,
         wait: Wait,
@@ -263,7 +284,7 @@ impl<'a> Bench<'a> {
             wait,
             ..RunSpec::set(count, mode)
         };
-        let outcome = engine::run(self.target, spec, ctx)
+        let outcome = engine::run(target, spec, ctx)
             .await
             .map_err(|f| anyhow::anyhow!("{}", f.error))?;
         Ok(Sample::ours(outcome.summary.ops_per_sec))
@@ -381,6 +402,7 @@ impl Contender {
             Contender::Ours { .. } => "busy-polling",
             Contender::TheirsConnections => "redis-benchmark",
             Contender::OursConnections => "pipescope",
+            Contender::OursOverTls => "over TLS",
         }
     }
 }
@@ -403,12 +425,13 @@ fn deadlines(
     time_budget: Duration,
 ) -> Vec<(Section, Instant)> {
     let weight = |s: &Section| match s {
-        Section::Versus(1) | Section::Observed(1) | Section::Pool(1) => 3,
+        Section::Versus(1) | Section::Observed(1) | Section::Pool(1) | Section::Tls(1) => 3,
         Section::Versus(_)
         | Section::Observed(_)
         | Section::Probe
         | Section::Pool(_)
-        | Section::Pipelined(_) => 2,
+        | Section::Pipelined(_)
+        | Section::Tls(_) => 2,
         Section::Overhead(_) => 1,
     };
     let total: u32 = order.iter().map(weight).sum();

@@ -17,6 +17,8 @@ use rcgen::{
 pub enum ServerCert {
     Valid,
     Expired,
+    /// The CA's own certificate (CA:TRUE), as `openssl req -x509` makes by default.
+    TheCa,
 }
 
 pub struct TlsRedis {
@@ -50,6 +52,7 @@ impl TlsRedis {
         let dir = tempfile::tempdir().unwrap();
         let (ca_params, ca_key) = ca("pipescope test CA");
         let ca_pem = ca_params.self_signed(&ca_key).unwrap().pem();
+        let ca_key_pem = ca_key.serialize_pem();
         let issuer = Issuer::new(ca_params, ca_key);
         let (wrong_params, wrong_key) = ca("some other CA");
         let wrong_pem = wrong_params.self_signed(&wrong_key).unwrap().pem();
@@ -73,8 +76,13 @@ impl TlsRedis {
         };
         let ca = write("ca.pem", &ca_pem);
         let wrong_ca = write("wrong-ca.pem", &wrong_pem);
-        let cert_file = write("server.pem", &server_pem);
-        let key_file = write("server.key", &key.serialize_pem());
+        let (cert_file, key_file) = match cert {
+            ServerCert::TheCa => (ca.clone(), write("ca.key", &ca_key_pem)),
+            _ => (
+                write("server.pem", &server_pem),
+                write("server.key", &key.serialize_pem()),
+            ),
+        };
 
         let tls_port = free_port().unwrap();
         let port = tls_port.to_string();
