@@ -223,6 +223,12 @@ struct BenchArgs {
     /// 95 % interval. Each round on stderr.
     #[arg(long, conflicts_with_all = ["against_redis_benchmark", "observe_overhead", "observe_rss"])]
     tls_cost: bool,
+    /// Starts a redis-server and a three-master cluster of its own and runs --count SETs
+    /// sequentially and pipelined 16 and --batch deep on each (on the cluster each batch split
+    /// per master), in rounds that rotate who goes first. Prints per depth the median cluster /
+    /// single throughput ratio with its 95 % interval. Each round on stderr.
+    #[arg(long, conflicts_with_all = ["against_redis_benchmark", "observe_overhead", "observe_rss", "tls_cost"])]
+    cluster_cost: bool,
     /// With --observe-rss: SETs to send through the observer.
     #[arg(long, default_value_t = 10_000_000)]
     rss_sets: u64,
@@ -469,6 +475,9 @@ async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
     if args.observe_rss {
         return observe_rss(args).await;
     }
+    if args.cluster_cost {
+        return cluster_cost(args).await;
+    }
     if args.tls_cost {
         return tls_cost(args).await;
     }
@@ -625,6 +634,53 @@ async fn versus(args: BenchArgs) -> anyhow::Result<()> {
         return say_json_lines(&overheads);
     }
     print_versus(args.count, &rows, &overheads);
+    Ok(())
+}
+
+async fn cluster_cost(args: BenchArgs) -> anyhow::Result<()> {
+    // Our own servers, whatever --redis-url says: every run starts on empty databases.
+    let local = LocalRedis::start().context("starting a redis-server for the comparison")?;
+    let cluster = pipescope::cluster::LocalCluster::start(3)
+        .context("starting a three-master cluster for the comparison")?;
+    let single = RedisTarget::parse(&local.url())?;
+    let on_cluster = RedisTarget::parse(&cluster.url())?.as_cluster();
+    let mut ks = vec![1, 16, args.batch.max(1)];
+    ks.dedup();
+    let rows = pipescope::versus::cluster_cost(
+        &single,
+        &on_cluster,
+        local.port(),
+        args.count,
+        &ks,
+        args.rounds.clamp(1, pipescope::versus::MAX_ROUNDS),
+        std::time::Duration::from_secs(args.time_budget_secs),
+    )
+    .await?;
+    if args.json || args.format == Format::Json {
+        return say_json_lines(&rows);
+    }
+    say(format_args!(
+        "{} SETs per run, our engine sleeping for replies, on one redis-server and on a cluster of three (each batch split per master, sent side by side), all on this machine's cores with the client; empty databases before every run; medians of rounds that rotate who goes first, 95 % confidence intervals in brackets",
+        args.count
+    ));
+    say(format_args!(
+        "| K | rounds | one server ops/s | cluster ops/s | cluster / one server |"
+    ));
+    say(format_args!("|---:|---:|---:|---:|---:|"));
+    for r in &rows {
+        say(format_args!(
+            "| {} | {} | {:.0} | {:.0} | {} |",
+            if r.k == 1 {
+                "1 (sequential)".to_string()
+            } else {
+                r.k.to_string()
+            },
+            r.rounds,
+            r.single_ops_per_sec,
+            r.cluster_ops_per_sec,
+            r.ratio.with_interval(2, "×"),
+        ));
+    }
     Ok(())
 }
 

@@ -549,3 +549,47 @@ async fn slots_resharded_mid_run_are_followed_by_moved_and_ask_and_every_set_run
     assert_eq!(removed, n);
     assert_eq!(dbsizes(&cluster), [0, 0, 0]);
 }
+
+#[test]
+fn cluster_cost_prints_a_ratio_per_depth() {
+    let out = pipescope()
+        .args([
+            "bench",
+            "--cluster-cost",
+            "--count",
+            "2000",
+            "--batch",
+            "500",
+            "--rounds",
+            "1",
+            "--time-budget-secs",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    let rows: Vec<Vec<&str>> = stdout
+        .lines()
+        .filter(|l| l.starts_with("| ") && l[2..].starts_with(|c: char| c.is_ascii_digit()))
+        .map(|l| l.trim_matches('|').split(" | ").map(str::trim).collect())
+        .collect();
+    let ks: Vec<&str> = rows.iter().map(|r| r[0]).collect();
+    assert_eq!(ks, ["1 (sequential)", "16", "500"], "{stdout}");
+    for r in &rows {
+        assert_eq!(r.len(), 5, "{r:?}");
+        for ops in &r[2..4] {
+            assert!(ops.parse::<f64>().unwrap() > 0.0, "{r:?}");
+        }
+        let (median, interval) = r[4].split_once("× [").expect(r[4]);
+        assert!(median.parse::<f64>().unwrap() > 0.0, "{r:?}");
+        assert!(interval.ends_with(']'), "{r:?}");
+    }
+    assert!(
+        stderr.contains("on the cluster "),
+        "a line per round: {stderr}"
+    );
+}

@@ -35,13 +35,19 @@ async fn a_compare_on_a_cluster_runs_both_modes_and_leaves_no_key() {
     let c = &browser.client;
     wait_enabled(c, "#compare", Duration::from_secs(30)).await;
     let header: String = c
-        .execute("return document.querySelector('header').textContent", vec![])
+        .execute(
+            "return document.querySelector('header').textContent",
+            vec![],
+        )
         .await
         .unwrap()
         .as_str()
         .unwrap()
         .to_string();
-    assert!(header.contains("Redis Cluster via redis://127.0.0.1:"), "{header}");
+    assert!(
+        header.contains("Redis Cluster via redis://127.0.0.1:"),
+        "{header}"
+    );
     click(c, "#compare").await;
     let rows: Vec<String> = support::browser::until_js(
         c,

@@ -73,7 +73,8 @@ pub async fn compare(
             | Section::Probe
             | Section::Pool(_)
             | Section::Pipelined(_)
-            | Section::Tls(_) => {
+            | Section::Tls(_)
+            | Section::Cluster(_) => {
                 unreachable!("not in a comparison's schedule")
             }
         }

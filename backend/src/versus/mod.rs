@@ -22,12 +22,14 @@
 //! Always on an embedded redis-server of our own: redis-benchmark writes `key:*` keys, and we
 //! empty the database before every run.
 
+mod cluster_cost;
 mod compare;
 mod observe_cost;
 mod pool;
 mod redis_benchmark;
 mod tls_cost;
 
+pub use cluster_cost::{ClusterCostRow, cluster_cost};
 pub use compare::{Overhead, VersusRow, compare};
 pub use observe_cost::{ObserveCost, ObservedRow, ProbeRow, observe_overhead};
 pub use pool::{PoolRow, compare_connections};
@@ -77,6 +79,8 @@ enum Section {
     Pipelined(u32),
     /// Ours (sleeping) at depth K over plain TCP and over TLS to the same server.
     Tls(u32),
+    /// Ours (sleeping) at depth K on our single server and on a cluster.
+    Cluster(u32),
 }
 
 /// Who runs in a round.
@@ -97,6 +101,9 @@ enum Contender {
     OursConnections,
     /// Our engine sleeping for replies, over TLS to the same server (`Bench::tls`).
     OursOverTls,
+    /// Our engine sleeping for replies, on a cluster (`Bench::cluster`), batches split per
+    /// master.
+    OursOnCluster,
 }
 
 const SLEEPING: Contender = Contender::Ours {
@@ -157,6 +164,9 @@ struct Bench<'a> {
     progress: bool,
     /// The same server over TLS, for `Contender::OursOverTls`.
     tls: Option<RedisTarget>,
+    /// A cluster and an admin connection to each of its masters, for
+    /// `Contender::OursOnCluster`.
+    cluster: Option<(RedisTarget, Vec<redis::aio::MultiplexedConnection>)>,
 }
 
 impl<'a> Bench<'a> {
@@ -180,16 +190,34 @@ impl<'a> Bench<'a> {
             relay: None,
             progress: false,
             tls: None,
+            cluster: None,
         })
     }
 
-    /// Empties our redis-server (between runs, and when a comparison is done).
+    /// Empties our redis-server, and the cluster's masters when there is one (between runs,
+    /// and when a comparison is done).
     async fn empty(&mut self) -> anyhow::Result<()> {
-        redis::cmd("FLUSHALL")
-            .arg("SYNC")
-            .exec_async(&mut self.admin)
-            .await
-            .context("emptying our redis-server")
+        let masters = self.cluster.iter_mut().flat_map(|(_, m)| m.iter_mut());
+        for con in std::iter::once(&mut self.admin).chain(masters) {
+            redis::cmd("FLUSHALL")
+                .arg("SYNC")
+                .exec_async(con)
+                .await
+                .context("emptying our redis-server")?;
+        }
+        Ok(())
+    }
+
+    /// Adds `cluster` (a node of it) for `Contender::OursOnCluster`.
+    async fn with_cluster(&mut self, cluster: &RedisTarget) -> anyhow::Result<()> {
+        let mut seed = cluster.admin_connection().await?;
+        let map = crate::cluster::SlotMap::discover(&mut seed, &cluster.addr()).await?;
+        let mut masters = Vec::new();
+        for m in map.masters() {
+            masters.push(cluster.at(&m.host, m.port)?.admin_connection().await?);
+        }
+        self.cluster = Some((cluster.clone(), masters));
+        Ok(())
     }
 
     /// One timed run of `count` SETs at depth `k`, on an empty database.
@@ -227,6 +255,16 @@ impl<'a> Bench<'a> {
                     Mode::pipelined(k)
                 };
                 self.ours(tls, count, mode, Wait::Sleep, true).await
+            }
+            Contender::OursOnCluster => {
+                self.run_id += 1;
+                let (cluster, _) = self.cluster.as_ref().context("no cluster")?;
+                let mode = if k == 1 {
+                    Mode::Sequential
+                } else {
+                    Mode::pipelined(k)
+                };
+                self.ours(cluster, count, mode, Wait::Sleep, true).await
             }
         }?;
         let after = self.redis_counters().await;
@@ -403,6 +441,7 @@ impl Contender {
             Contender::TheirsConnections => "redis-benchmark",
             Contender::OursConnections => "pipescope",
             Contender::OursOverTls => "over TLS",
+            Contender::OursOnCluster => "on the cluster",
         }
     }
 }
@@ -425,13 +464,18 @@ fn deadlines(
     time_budget: Duration,
 ) -> Vec<(Section, Instant)> {
     let weight = |s: &Section| match s {
-        Section::Versus(1) | Section::Observed(1) | Section::Pool(1) | Section::Tls(1) => 3,
+        Section::Versus(1)
+        | Section::Observed(1)
+        | Section::Pool(1)
+        | Section::Tls(1)
+        | Section::Cluster(1) => 3,
         Section::Versus(_)
         | Section::Observed(_)
         | Section::Probe
         | Section::Pool(_)
         | Section::Pipelined(_)
-        | Section::Tls(_) => 2,
+        | Section::Tls(_)
+        | Section::Cluster(_) => 2,
         Section::Overhead(_) => 1,
     };
     let total: u32 = order.iter().map(weight).sum();
