@@ -691,6 +691,7 @@ mod tests {
             samples: 1000,
             early_out_us: 20.0,
             early_back_us: 20.0,
+            encrypted: false,
         });
         seq.redis_usec_per_call = Some(1.2);
         let trip = Trip::of(1, &seq);

@@ -31,6 +31,7 @@ fn summary(mode: Mode, count: u64, wall_us: u64) -> RunSummary {
         redis_load: None,
         interleaving: None,
         redis_memory: None,
+        cluster: None,
     }
 }
 
