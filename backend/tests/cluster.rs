@@ -593,3 +593,53 @@ fn cluster_cost_prints_a_ratio_per_depth() {
         "a line per round: {stderr}"
     );
 }
+
+#[tokio::test]
+async fn a_master_dying_mid_run_is_named_and_the_others_are_cleaned() {
+    let cluster = LocalCluster::start(3).expect("a local cluster");
+    let ports = cluster.ports();
+    let dead = ports[2];
+    let target = pipescope::target::RedisTarget::parse(&cluster.url())
+        .unwrap()
+        .as_cluster();
+    let (n, run_id) = (2_000_000u64, 61);
+    let progress = std::sync::Arc::new(pipescope::recorder::Progress::default());
+    let ctx = pipescope::engine::RunContext::new(run_id, progress.clone(), Default::default());
+    let run = pipescope::engine::run(
+        &target,
+        shared::RunSpec::set(n, shared::Mode::pipelined(1000)),
+        ctx,
+    );
+    let killer = std::thread::spawn(move || {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while progress.read().0 < 50_000 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the run never got going"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        // SHUTDOWN closes the connection instead of replying.
+        let _ = redis::cmd("SHUTDOWN")
+            .arg("NOSAVE")
+            .query::<()>(&mut conn(&format!("redis://127.0.0.1:{dead}/")));
+    });
+    let failure = run.await.expect_err("a run whose master died fails");
+    killer.join().unwrap();
+    let said = failure.error.to_string();
+    assert!(
+        said.contains(&format!("cluster master 127.0.0.1:{dead}")),
+        "the dead master is named: {said}"
+    );
+    assert!(failure.written < n, "it stopped: {}", failure.written);
+    let cleanup = pipescope::engine::keys::remove_run_keys(&target, run_id, failure.written)
+        .await
+        .expect_err("the dead master cannot be cleaned");
+    assert!(cleanup.to_string().contains(&dead.to_string()), "{cleanup}");
+    for (i, port) in ports.iter().enumerate().take(2) {
+        let left: u64 = redis::cmd("DBSIZE")
+            .query(&mut conn(&cluster.node_url(i)))
+            .unwrap();
+        assert_eq!(left, 0, "keys left on the living master {port}");
+    }
+}

@@ -191,7 +191,19 @@ async fn send_round(
     let sub_batches = nodes
         .iter_mut()
         .filter(|n| !n.requests.is_empty())
-        .map(|n| n.sub_batch(enc, per, ctx, tally));
+        .map(|n| async {
+            let addr = n.share.addr.clone();
+            n.sub_batch(enc, per, ctx, tally)
+                .await
+                .map_err(|e| match e {
+                    // Redis's own refusal names its request; a broken connection names the node.
+                    EngineError::Refused { .. } => e,
+                    e => EngineError::Master {
+                        addr,
+                        source: Box::new(e),
+                    },
+                })
+        });
     for result in join_all(sub_batches).await {
         result?;
     }

@@ -75,7 +75,9 @@ pub async fn remove_run_keys(
 }
 
 /// `remove_run_keys` on a cluster: each key UNLINKed on the master serving its slot (one key
-/// per UNLINK: keys of several slots in one command are refused), then each master swept.
+/// per UNLINK: keys of several slots in one command are refused), then each master swept. A
+/// master that cannot be reached (it died) does not stop the others' cleanup; the first such
+/// error is returned once they are done.
 async fn remove_cluster_run_keys(
     target: &RedisTarget,
     run_id: u64,
@@ -83,40 +85,61 @@ async fn remove_cluster_run_keys(
 ) -> Result<u64, TargetError> {
     let mut seed = target.admin_connection().await?;
     let map = crate::cluster::SlotMap::discover(&mut seed, &target.addr()).await?;
+    let mut removed = 0u64;
+    let mut first_error = None;
+    for m in 0..map.masters().len() {
+        match remove_on_master(target, &map, m, run_id, written).await {
+            Ok(n) => removed += n,
+            Err(e) => {
+                tracing::warn!("cleanup: {e}");
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(removed),
+    }
+}
+
+/// The run's keys on master `m` of `map`, then a sweep of its namespace there.
+async fn remove_on_master(
+    target: &RedisTarget,
+    map: &crate::cluster::SlotMap,
+    m: usize,
+    run_id: u64,
+    written: u64,
+) -> Result<u64, TargetError> {
+    let master = &map.masters()[m];
+    let node = target.at(&master.host, master.port)?;
+    let redis_err = |source| TargetError::Redis {
+        addr: node.addr(),
+        source,
+    };
+    let mut con = node.admin_connection().await?;
     let ns = namespace(run_id);
     let mut removed = 0u64;
-    for (m, master) in map.masters().iter().enumerate() {
-        let node = target.at(&master.host, master.port)?;
-        let redis_err = |source| TargetError::Redis {
-            addr: node.addr(),
-            source,
-        };
-        let mut con = node.admin_connection().await?;
-        let mut key = Vec::new();
-        let mut pipe = redis::pipe();
-        let mut queued = 0;
-        for i in 0..written {
-            write_key(&mut key, &ns, i);
-            if map.master_of(crate::cluster::key_slot(&key)) != m {
-                continue;
-            }
-            pipe.cmd("UNLINK").arg(&key[..]);
-            queued += 1;
-            if queued == UNLINK_CHUNK || i + 1 == written {
-                let counts: Vec<u64> = pipe.query_async(&mut con).await.map_err(redis_err)?;
-                removed += counts.iter().sum::<u64>();
-                pipe = redis::pipe();
-                queued = 0;
-            }
+    let mut key = Vec::new();
+    let mut pipe = redis::pipe();
+    for i in 0..written {
+        write_key(&mut key, &ns, i);
+        if map.master_of(crate::cluster::key_slot(&key)) != m {
+            continue;
         }
-        if queued > 0 {
+        pipe.cmd("UNLINK").arg(&key[..]);
+        if pipe.len() as u64 == UNLINK_CHUNK {
             let counts: Vec<u64> = pipe.query_async(&mut con).await.map_err(redis_err)?;
             removed += counts.iter().sum::<u64>();
+            pipe = redis::pipe();
         }
-        removed += unlink_each(&mut con, &format!("{ns}*"), |_| true)
-            .await
-            .map_err(redis_err)?;
     }
+    if !pipe.is_empty() {
+        let counts: Vec<u64> = pipe.query_async(&mut con).await.map_err(redis_err)?;
+        removed += counts.iter().sum::<u64>();
+    }
+    removed += unlink_each(&mut con, &format!("{ns}*"), |_| true)
+        .await
+        .map_err(redis_err)?;
     Ok(removed)
 }
 

@@ -86,6 +86,12 @@ pub enum EngineError {
     Cluster(#[from] crate::cluster::ClusterError),
     #[error("{0} on a Redis Cluster is not supported yet: use sequential or pipelined")]
     NotOnCluster(String),
+    /// A cluster master's connection failed (it died, or closed on us).
+    #[error("cluster master {addr}: {source}")]
+    Master {
+        addr: String,
+        source: Box<EngineError>,
+    },
 }
 
 /// What the caller hands the engine besides the spec.
