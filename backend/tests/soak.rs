@@ -120,7 +120,7 @@ async fn watch_cheaply(ws: &mut Ws, runs: usize) -> Vec<RunSummary> {
             .expect("the socket stays open")
             .unwrap();
         if let Message::Text(t) = frame
-            && t.as_str().starts_with(r#"{"type":"Finished""#)
+            && t.as_str().starts_with(r#"{"Finished":"#)
             && let ServerMsg::Finished { summary, .. } = ServerMsg::from_json(t.as_str()).unwrap()
         {
             finished.push(summary);

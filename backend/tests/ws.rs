@@ -195,7 +195,7 @@ async fn bad_messages_are_rejected_and_the_server_keeps_serving() {
     assert!(reason.contains("not a pipescope message"), "{reason}");
 
     ws.send(Message::text(
-        r#"{"type":"Start","runs":[{"count":1,"mode":{"kind":"warp"}}]}"#,
+        r#"{"Start":{"runs":[{"count":1,"mode":{"kind":"warp"}}]}}"#,
     ))
     .await
     .unwrap();
@@ -282,7 +282,7 @@ async fn bad_messages_are_rejected_and_the_server_keeps_serving() {
         ),
     ] {
         let start = format!(
-            r#"{{"type":"Start","runs":[{{"count":1,"mode":{{"kind":"sequential"}}}},{json}]}}"#
+            r#"{{"Start":{{"runs":[{{"count":1,"mode":{{"kind":"sequential"}}}},{json}]}}}}"#
         );
         ws.send(Message::text(start)).await.unwrap();
         let ServerMsg::Rejected { reason } = next(&mut ws).await else {
@@ -330,7 +330,7 @@ async fn an_oversized_frame_closes_only_that_socket() {
     let server = support::Server::start(target).await;
     let mut big = connect(&server).await;
     let huge = format!(
-        r#"{{"type":"Cancel","pad":"{}"}}"#,
+        r#"{{"WantTimeline":{{"id":1,"pad":"{}"}}}}"#,
         "x".repeat(pipescope::ws::MAX_MESSAGE_BYTES + 1)
     );
     let _ = big.send(Message::text(huge)).await;

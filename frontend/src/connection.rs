@@ -343,12 +343,14 @@ fn backoff(failures: u32) -> Duration {
 }
 
 /// `"count must be …"` → `"Count must be …"`.
+/// ASCII only: the messages are English, and Unicode's case tables would cost the page's WASM
+/// ~25 KB (a non-ASCII first letter is left as it is).
 pub fn capitalise(s: &str) -> String {
-    let mut chars = s.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => String::new(),
+    let mut out = s.to_string();
+    if let Some(first) = out.get_mut(0..1) {
+        first.make_ascii_uppercase();
     }
+    out
 }
 
 #[cfg(test)]

@@ -205,6 +205,30 @@ fn clean(text: &str) -> String {
     text.trim().replace(['_', ',', ' '], "")
 }
 
+/// `text` as a plain decimal (`8`, `0.5`, `.5`, `-3`): what the bandwidth field takes. This
+/// instead of `f64::from_str`, whose code and tables are a sizeable part of the page's WASM;
+/// `n / 10^k` of two exact integers is the correctly rounded value, as `from_str` gives.
+fn decimal(text: &str) -> Option<f64> {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let (whole, frac) = digits.split_once('.').unwrap_or((digits, ""));
+    if whole.is_empty() && frac.is_empty() {
+        return None;
+    }
+    if !whole
+        .bytes()
+        .chain(frac.bytes())
+        .all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let n: u64 = format!("{whole}{frac}").parse().ok()?;
+    let x = n as f64 / 10f64.powi(i32::try_from(frac.len()).ok()?);
+    Some(if negative { -x } else { x })
+}
+
 fn parse<T: std::str::FromStr>(name: &str, text: &str) -> Result<T, String> {
     let text = clean(text);
     if text.is_empty() {
@@ -276,7 +300,7 @@ impl Form {
         url.count = Some(self.count.clone());
         url.mode = Some(self.mode.value().to_string());
         url.batch = Some(self.batch.clone());
-        url.command = (self.command != d.command).then(|| self.command.name().to_lowercase());
+        url.command = (self.command != d.command).then(|| self.command.name().to_ascii_lowercase());
         url.other = self.other_client;
         url.value = keep(&self.value_bytes, &d.value_bytes);
         url.flush = (self.flush != d.flush).then(|| self.flush.value().to_string());
@@ -322,9 +346,9 @@ impl Form {
         let bandwidth = match clean(&self.bandwidth_mbit) {
             t if t.is_empty() => None,
             t => {
-                let mbit: f64 = t
-                    .parse()
-                    .map_err(|_| format!("The bandwidth must be a number of Mbit/s, got “{t}”."))?;
+                let mbit = decimal(&t).ok_or_else(|| {
+                    format!("The bandwidth must be a number of Mbit/s, got “{t}”.")
+                })?;
                 if !(mbit.is_finite() && mbit > 0.0) {
                     return Err("The bandwidth must be more than 0 Mbit/s.".into());
                 }
@@ -485,6 +509,38 @@ mod tests {
     use super::*;
 
     const L: Limits = Limits::DEFAULT;
+
+    #[test]
+    fn a_decimal_reads_as_from_str_reads_it() {
+        for text in [
+            "8",
+            "0.5",
+            ".5",
+            "5.",
+            "-3",
+            "+2.25",
+            "0.1",
+            "123.456",
+            "1000000",
+            "0.0000001",
+        ] {
+            assert_eq!(decimal(text), text.parse::<f64>().ok(), "{text}");
+        }
+        for text in [
+            "",
+            ".",
+            "-",
+            "fast",
+            "1e3",
+            "1.2.3",
+            "inf",
+            "NaN",
+            "0x10",
+            "99999999999999999999",
+        ] {
+            assert_eq!(decimal(text), None, "{text}");
+        }
+    }
 
     fn form(f: impl FnOnce(&mut Form)) -> Form {
         let mut form = Form::default();

@@ -78,9 +78,19 @@ pub struct Point {
 
 /// The median run of `runs` by throughput (the lower middle one of an even number), `None` if
 /// there are none.
-pub fn median(mut runs: Vec<&RunSummary>) -> Option<&RunSummary> {
-    runs.sort_by(|a, b| a.ops_per_sec.total_cmp(&b.ops_per_sec));
-    runs.get(runs.len().checked_sub(1)? / 2).copied()
+pub fn median(runs: Vec<&RunSummary>) -> Option<&RunSummary> {
+    // Sorts the throughputs alone, as `trace::events` sorts its moments: one sort in the WASM
+    // instead of one per element type.
+    let mut ops: Vec<f64> = runs.iter().map(|r| r.ops_per_sec).collect();
+    ops.sort_by(f64::total_cmp);
+    let mid = ops.len().checked_sub(1)? / 2;
+    let m = ops[mid];
+    // What a stable sort of the runs would put at `mid`: among the runs of that throughput, in
+    // their order, the one as far in as `mid` is past the first of them.
+    let first = ops.iter().position(|o| o.total_cmp(&m).is_eq())?;
+    runs.into_iter()
+        .filter(|r| r.ops_per_sec.total_cmp(&m).is_eq())
+        .nth(mid - first)
 }
 
 /// A batch size's median run, with the spread of its runs' throughput.
@@ -259,6 +269,22 @@ mod tests {
             .zip(series())
             .map(|(w, b)| run(Mode::pipelined(b), *w))
             .collect()
+    }
+
+    #[test]
+    fn the_median_is_the_one_a_stable_sort_puts_in_the_middle() {
+        // Equal throughputs, told apart by their batch: the stable sort's pick is kept.
+        let runs: Vec<RunSummary> = [(30, 1), (10, 2), (30, 3), (10, 4), (20, 5)]
+            .iter()
+            .map(|&(wall, batch)| run(Mode::pipelined(batch), wall))
+            .collect();
+        for n in 1..=runs.len() {
+            let some: Vec<&RunSummary> = runs[..n].iter().collect();
+            let mut sorted = some.clone();
+            sorted.sort_by(|a, b| a.ops_per_sec.total_cmp(&b.ops_per_sec));
+            assert_eq!(median(some), Some(sorted[(n - 1) / 2]), "{n} runs");
+        }
+        assert_eq!(median(Vec::new()), None);
     }
 
     #[test]

@@ -97,8 +97,8 @@ impl UrlState {
             match key {
                 "mode" if value == "compare" => out.plan = Some(value),
                 "mode" if shared::Mode::KINDS.contains(&value.as_str()) => out.mode = Some(value),
-                "cmd" if ["set", "get", "incr"].contains(&value.to_lowercase().as_str()) => {
-                    out.command = Some(value.to_lowercase())
+                "cmd" if ["set", "get", "incr"].contains(&value.to_ascii_lowercase().as_str()) => {
+                    out.command = Some(value.to_ascii_lowercase())
                 }
                 "flush" if ["batch", "each", "buffered"].contains(&value.as_str()) => {
                     out.flush = Some(value)

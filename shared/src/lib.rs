@@ -3,7 +3,7 @@
 //! (`keys`), where another client's commands landed among a run's (`interleave`), how its
 //! requests grouped into round trips (`trips`), what observe mode saw of an application's
 //! connections (`observe`, and `observe_report` to export it), and the batch sizes a sweep
-//! steps through (`sweep`).
+//! steps through (`sweep`). `tagged` reads the spec's tagged enums (`Mode`, `Flush`, `Wait`).
 //! Compiles for native and wasm32; no I/O here.
 
 pub mod interleave;
@@ -14,6 +14,7 @@ pub mod protocol;
 pub mod report;
 pub mod spec;
 pub mod sweep;
+mod tagged;
 pub mod trips;
 
 pub use protocol::{ClientMsg, PROTOCOL_VERSION, ServerMsg};

@@ -1,4 +1,7 @@
-//! The websocket protocol: one JSON message per text frame, tagged by `type`.
+//! The websocket protocol: one JSON message per text frame, `{"<Variant>": {fields}}` (serde's
+//! external tagging: unlike a `type` field inside the object, it decodes without buffering the
+//! message first, which keeps the page's WASM small; `"Cancel"` and `"StopObserve"` are bare
+//! strings).
 
 use serde::{Deserialize, Serialize};
 
@@ -7,14 +10,13 @@ use crate::report::{RunRecord, RunSummary, Span, Timeline};
 use crate::spec::{Limits, Network, RunSpec};
 
 /// Bumped on any incompatible change; sent in `Welcome`.
-pub const PROTOCOL_VERSION: u32 = 5;
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// Spans in one `Spans` frame at most (about 200 KB of JSON).
 pub const MAX_SPANS_PER_FRAME: usize = 2_000;
 
 /// Page → backend.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type")]
 pub enum ClientMsg {
     /// Run these specs one after another (one spec, or a comparison such as sequential then
     /// pipelined with the same count). Refused as a whole if any spec is invalid.
@@ -36,7 +38,6 @@ pub enum ClientMsg {
 
 /// Backend → page.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type")]
 pub enum ServerMsg {
     /// First message on every connection: who we are, what we talk to, what we accept, and
     /// what happened before this page connected.
@@ -146,7 +147,7 @@ mod tests {
             runs: RunSpec::comparison(100_000, 1000),
         };
         let json = msg.to_json();
-        assert!(json.contains(r#""type":"Start""#), "{json}");
+        assert!(json.starts_with(r#"{"Start":{"runs":"#), "{json}");
         assert!(
             json.contains(r#""kind":"pipelined","batch":1000,"flush":{"policy":"batch"}"#),
             "{json}"
@@ -157,7 +158,7 @@ mod tests {
     #[test]
     fn command_defaults_to_set() {
         let msg = ClientMsg::from_json(
-            r#"{"type":"Start","runs":[{"count":5,"mode":{"kind":"sequential"}}]}"#,
+            r#"{"Start":{"runs":[{"count":5,"mode":{"kind":"sequential"}}]}}"#,
         )
         .unwrap();
         let ClientMsg::Start { runs } = msg else {
@@ -168,13 +169,24 @@ mod tests {
     }
 
     #[test]
+    fn messages_are_tagged_from_outside() {
+        assert_eq!(ClientMsg::Cancel.to_json(), r#""Cancel""#);
+        let rejected = ServerMsg::Rejected {
+            reason: "no".into(),
+        };
+        assert_eq!(rejected.to_json(), r#"{"Rejected":{"reason":"no"}}"#);
+        assert_eq!(ServerMsg::from_json(&rejected.to_json()).unwrap(), rejected);
+    }
+
+    #[test]
     fn garbage_is_an_error_not_a_panic() {
         for text in [
             "",
             "{",
             "null",
-            r#"{"type":"Nope"}"#,
-            r#"{"type":"Start","runs":"x"}"#,
+            r#"{"Nope":{}}"#,
+            r#"{"Start":{"runs":"x"}}"#,
+            r#"{"type":"Cancel"}"#,
         ] {
             assert!(ClientMsg::from_json(text).is_err(), "{text}");
         }

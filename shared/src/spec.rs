@@ -85,6 +85,7 @@ impl Command {
 /// When a pipeline hands its commands to the socket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(tag = "policy", rename_all = "snake_case")]
+#[serde(try_from = "crate::tagged::FlushFields")]
 pub enum Flush {
     /// The whole batch in one write: one syscall, as few packets as the batch needs.
     #[default]
@@ -99,6 +100,7 @@ pub enum Flush {
 /// How the commands travel over the one connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(try_from = "crate::tagged::ModeFields")]
 pub enum Mode {
     /// Send one command, wait for its reply, repeat: one round trip per command.
     Sequential,
@@ -335,6 +337,7 @@ impl Network {
 /// scheduler, at the price of a CPU kept busy while waiting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(try_from = "crate::tagged::WaitFields")]
 pub enum Wait {
     #[default]
     Sleep,

@@ -127,8 +127,9 @@ fn scrub_slider(p: Playback, has_data: Memo<bool>) -> impl IntoView {
                 disabled=move || !has_data.get()
                 prop:value=scrub_value
                 on:input=move |ev| {
-                    if let Ok(v) = event_target_value(&ev).parse::<f64>() {
-                        p.seek(v / SCRUB_STEPS * p.extent_us.get_untracked());
+                    // The slider's steps are whole numbers (`step="1"`).
+                    if let Ok(v) = event_target_value(&ev).parse::<u32>() {
+                        p.seek(f64::from(v) / SCRUB_STEPS * p.extent_us.get_untracked());
                     }
                 }
             />

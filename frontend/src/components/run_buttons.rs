@@ -22,11 +22,15 @@ pub fn RunButtons(form: RwSignal<Form>, conn: Connection) -> impl IntoView {
             Err(e) => conn.error.set(Some(e)),
         }
     };
-    // Focus the prepared button once it can be pressed (it is disabled until connected).
+    // Focus the prepared button once it can be pressed (it is disabled until connected), and
+    // mark that moment for the load-time measurement (tests/page_load.rs, README).
     let focused = StoredValue::new(false);
     Effect::new(move |_| {
         if focused.get_value() || !idle() {
             return;
+        }
+        if let Some(p) = window().performance() {
+            let _ = p.mark("pipescope-interactive");
         }
         let button = match form.with_untracked(|f| f.plan) {
             Plan::Single => run_button,

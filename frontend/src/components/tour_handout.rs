@@ -9,9 +9,8 @@ use crate::tour::{self, Tour};
 #[component]
 pub fn Handout(tour: Tour) -> impl IntoView {
     let sorted = Memo::new(move |_| {
-        let mut all = tour.results.get();
-        all.sort_by_key(|r| r.step);
-        all
+        tour.results
+            .with(|all| tour::by_step(all).into_iter().cloned().collect::<Vec<_>>())
     });
     let markdown = Memo::new(move |_| sorted.with(|r| tour::handout_markdown(r)));
     let md_href = move || {

@@ -164,7 +164,7 @@ pub fn parts_legend(id: String, trip: &Trip) -> impl IntoView + use<> {
                     <b>{format!("{} {}", p.name, duration(p.us))}</b>
                     " — "
                     <span class="source">{p.source.describe()}</span>
-                    {format!(". {}.", capitalised(&p.what))}
+                    {format!(". {}.", crate::connection::capitalise(&p.what))}
                 </li>
             }
         })
@@ -182,11 +182,4 @@ pub fn parts_legend(id: String, trip: &Trip) -> impl IntoView + use<> {
             <li class="note">{note}</li>
         </ul>
     }
-}
-
-fn capitalised(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map(|f| f.to_uppercase().chain(c).collect())
-        .unwrap_or_default()
 }

@@ -23,7 +23,7 @@ pub fn WorkloadFields(form: RwSignal<Form>) -> impl IntoView {
                     .map(|c| {
                         view! {
                             <option
-                                value=c.name().to_lowercase()
+                                value=c.name().to_ascii_lowercase()
                                 selected=move || form.with(|f| f.command == c)
                             >
                                 {c.name()}

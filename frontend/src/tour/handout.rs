@@ -7,14 +7,19 @@ use super::result::StepResult;
 use super::script::{Focus, STEPS};
 use crate::format;
 
+/// The results in step order (a stable sort: one step's results keep their order).
+pub fn by_step(results: &[StepResult]) -> Vec<&StepResult> {
+    let mut sorted: Vec<&StepResult> = results.iter().collect();
+    sorted.sort_by_key(|r| r.step);
+    sorted
+}
+
 /// The session's measurements for the handout: a section per step with its runs as the page's
 /// Markdown export shows them (`export::markdown`: the speed-up column is over the step's own
 /// sequential run, when it has one).
 pub fn handout_markdown(results: &[StepResult]) -> String {
     let mut out = String::from("# pipescope tour: what we measured\n");
-    let mut sorted: Vec<&StepResult> = results.iter().collect();
-    sorted.sort_by_key(|r| r.step);
-    for r in sorted {
+    for r in by_step(results) {
         let runs: Vec<RunSummary> = r.runs.iter().map(|(_, s)| s.clone()).collect();
         out += &format!(
             "\n## Step {}: {}\n\n{}",

@@ -21,7 +21,7 @@ mod template;
 mod tests;
 
 pub use controller::{RunState, Tour};
-pub use handout::{handout_markdown, trip_markdown};
+pub use handout::{by_step, handout_markdown, trip_markdown};
 pub use result::{StepResult, best, beyond, knee, knee_round_trip_share};
 pub use route::{page_from_path, pages, path_of, query_number};
 pub use script::{Focus, RunDef, STEPS, Step, StepCount, TOUR_DELAY_US};
