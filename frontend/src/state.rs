@@ -562,6 +562,7 @@ mod tests {
             recent: vec![],
             observing: None,
             observed: vec![],
+            replay: None,
         });
         assert!(s.busy());
         s.apply(ServerMsg::Progress {
@@ -593,6 +594,7 @@ mod tests {
             busy,
             observing: None,
             observed: vec![],
+            replay: None,
             recent: recent
                 .into_iter()
                 .enumerate()

@@ -2,8 +2,8 @@
 //! sides say to each other (`protocol`), what a run produced (`report`), the keys it writes
 //! (`keys`), where another client's commands landed among a run's (`interleave`), how its
 //! requests grouped into round trips (`trips`), what observe mode saw of an application's
-//! connections (`observe`, and `observe_report` to export it), and the batch sizes a sweep
-//! steps through (`sweep`).
+//! connections (`observe`, and `observe_report` to export it), the batch sizes a sweep
+//! steps through (`sweep`), and finished runs saved to a file to show later (`recording`).
 //! Compiles for native and wasm32; no I/O here.
 
 pub mod interleave;
@@ -11,12 +11,14 @@ pub mod keys;
 pub mod observe;
 pub mod observe_report;
 pub mod protocol;
+pub mod recording;
 pub mod report;
 pub mod spec;
 pub mod sweep;
 pub mod trips;
 
 pub use protocol::{ClientMsg, PROTOCOL_VERSION, ServerMsg};
+pub use recording::{RECORDING_VERSION, Recording, RecordingError, ReplayInfo};
 pub use report::{
     Latency, RedisLoad, RedisMemory, RoundTripSplit, RunRecord, RunSummary, Span, Timeline,
 };
