@@ -4,7 +4,7 @@
 //! file is refused with its reason before listening; and the page opens a recording by its
 //! file input and by a drop, refuses a bad one keeping what it showed, and saves what it shows.
 //! Screenshots: target/screenshots/replay.png, replay-timeline.png, recording-opened.png,
-//! recording-bad-file.png.
+//! recording-bad-file.png, replay-tour-handout.png, replay-tour-step3.png.
 
 mod support;
 
@@ -437,4 +437,144 @@ async fn the_page_opens_a_recording_by_input_and_drop_keeps_its_runs_on_a_bad_fi
     assert_eq!(saved.target, recording.target);
     drop(browser);
     server.shutdown().await.unwrap();
+}
+
+/// `window.__pipescope_tour` once `check` holds (at most `secs`).
+async fn until_tour(
+    c: &fantoccini::Client,
+    what: &str,
+    secs: u64,
+    check: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    until_js(
+        c,
+        "return window.__pipescope_tour || null",
+        Duration::from_secs(secs),
+        what,
+        |s: &serde_json::Value| check(s),
+    )
+    .await
+}
+
+async fn text_of(c: &fantoccini::Client, selector: &str) -> String {
+    c.find(fantoccini::Locator::Css(selector))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tour_saved_from_its_handout_replays_its_steps_and_handout_with_no_redis() {
+    let dir = tempfile::tempdir().unwrap();
+    let (redis, target) = support::redis();
+    let server = support::Server::start(target).await;
+    let browser = Browser::open(&format!("{}tour/2", server.http_url())).await;
+    let c = &browser.client;
+    for step in [2, 3] {
+        support::browser::wait_enabled(c, "#tour-run", Duration::from_secs(10)).await;
+        click(c, "#tour-run").await;
+        until_tour(c, &format!("step {step}'s run"), 60, |s| {
+            s["step"] == step && s["state"] == "done"
+        })
+        .await;
+        click(c, "#tour-next").await;
+    }
+    for _ in 0..6 {
+        if until_tour(c, "a page", 10, |s| !s.is_null()).await["page"] == "handout" {
+            break;
+        }
+        click(c, "#tour-next").await;
+    }
+    until_tour(c, "the handout", 10, |s| s["page"] == "handout").await;
+    let live = text_of(c, "#handout-md").await;
+    assert!(
+        live.contains("## Step 2") && live.contains("## Step 3"),
+        "{live}"
+    );
+    c.execute(
+        "window.__saved = null;
+         const make = URL.createObjectURL;
+         URL.createObjectURL = b => { b.text().then(t => window.__saved = t); return make(b); };",
+        vec![],
+    )
+    .await
+    .unwrap();
+    click(c, "#tour-save-session").await;
+    let saved: String = until_js(
+        c,
+        "return window.__saved || ''",
+        Duration::from_secs(10),
+        "the saved tour",
+        |t: &String| !t.is_empty(),
+    )
+    .await;
+    let recording = Recording::from_json(&saved).unwrap();
+    let steps: Vec<(usize, Vec<String>)> = recording
+        .tour
+        .iter()
+        .map(|t| (t.step, t.roles.clone()))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            (1, vec!["seq".to_string()]),
+            (2, vec!["seq".to_string(), "pipe".to_string()])
+        ]
+    );
+    assert_eq!(recording.runs.len(), 3);
+    assert!(recording.runs.iter().all(|r| r.summary.done == 10));
+    drop(browser);
+    server.shutdown().await.unwrap();
+    drop(redis);
+
+    let file = dir.path().join("tour.pipescope.json");
+    std::fs::write(&file, &saved).unwrap();
+    let mut child = pipescope()
+        .args(["replay", "--port", "0"])
+        .arg(&file)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let child = Killed(child);
+    let page = support::stdout_line(
+        stdout,
+        Duration::from_secs(30),
+        "pipescope replay prints the URL to open",
+        |l| l.strip_prefix("open ").map(str::to_string),
+    );
+    assert_eq!(children_named(child.0.id(), "redis-server"), 0);
+
+    // The handout, as it was: the same Markdown from the recording.
+    let browser = Browser::open(&format!("{page}tour/handout")).await;
+    let c = &browser.client;
+    until_js(
+        c,
+        "const m = document.querySelector('#handout-md'); return m ? m.textContent : ''",
+        Duration::from_secs(10),
+        "the handout from the recording",
+        |t: &String| t.trim() == live.trim(),
+    )
+    .await;
+    let shot = browser.screenshot("replay-tour-handout").await;
+    eprintln!("screenshot: {}", shot.display());
+    drop(browser);
+
+    // Step 3 from the recording: measured, its two runs on the stage.
+    let browser = Browser::open(&format!("{page}tour/3")).await;
+    let c = &browser.client;
+    until_tour(c, "step 3 measured, from the recording", 10, |s| {
+        s["step"] == 3 && s["state"] == "done"
+    })
+    .await;
+    until_state(c, "step 3's runs drawn", Duration::from_secs(10), |s| {
+        s["runs"].as_array().is_some_and(|r| r.len() == 2)
+    })
+    .await;
+    let shot = browser.screenshot("replay-tour-step3").await;
+    eprintln!("screenshot: {}", shot.display());
+    drop(child);
 }

@@ -297,7 +297,11 @@ impl Connection {
     /// The stage's finished runs as a recording saved `now_ms` (unix ms). A recording shown
     /// again keeps what it says about where and by what it was measured.
     pub fn recording(&self, now_ms: u64) -> Recording {
-        let runs = self.session.with_untracked(Session::records);
+        self.recording_of(self.session.with_untracked(Session::records), now_ms)
+    }
+
+    /// `runs` as a recording saved `now_ms`, said to be measured where the stage's were.
+    pub fn recording_of(&self, runs: Vec<shared::RunRecord>, now_ms: u64) -> Recording {
         let shown = self.session.with_untracked(|s| s.recording.clone());
         let server = self.server.get_untracked();
         let (server_version, redis_version, target) = match (shown, &server) {

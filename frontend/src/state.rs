@@ -102,6 +102,34 @@ impl RunView {
         }
     }
 
+    /// A finished run as a recording keeps it (`None` unless finished).
+    pub fn record(&self) -> Option<RunRecord> {
+        match &self.outcome {
+            Outcome::Finished(summary) => Some(RunRecord {
+                run: self.run,
+                summary: summary.clone(),
+                timeline: Timeline {
+                    first: self.spans.clone(),
+                    sampled: self.sampled.clone(),
+                    stride: self.stride,
+                },
+            }),
+            _ => None,
+        }
+    }
+
+    /// A recorded run, finished, as `index` of `of` of its plan.
+    pub fn from_record(record: &RunRecord, index: usize, of: usize) -> RunView {
+        let summary = record.summary.clone();
+        let mut view = RunView::new(record.run, index, of, Some(summary.spec));
+        view.take_timeline(record.timeline.clone());
+        view.done = summary.done;
+        view.elapsed_us = summary.wall_us;
+        view.ops_per_sec = summary.ops_per_sec;
+        view.outcome = Outcome::Finished(summary);
+        view
+    }
+
     pub fn is_running(&self) -> bool {
         matches!(self.outcome, Outcome::Running)
     }
@@ -319,21 +347,7 @@ impl Session {
         if self.runs.is_empty() {
             return self.recent.clone();
         }
-        self.runs
-            .iter()
-            .filter_map(|r| match &r.outcome {
-                Outcome::Finished(summary) => Some(RunRecord {
-                    run: r.run,
-                    summary: summary.clone(),
-                    timeline: Timeline {
-                        first: r.spans.clone(),
-                        sampled: r.sampled.clone(),
-                        stride: r.stride,
-                    },
-                }),
-                _ => None,
-            })
-            .collect()
+        self.runs.iter().filter_map(RunView::record).collect()
     }
 
     /// Whether `records` has anything, without copying the timelines.
@@ -803,6 +817,7 @@ mod tests {
             server_version: "0.1.0".into(),
             redis_version: "7.2.4".into(),
             target: "redis://venue:6379/0".into(),
+            tour: vec![],
         }
     }
 
@@ -823,6 +838,8 @@ mod tests {
         assert_eq!(saved.len(), 1);
         assert!(s.has_records());
         assert!(!Session::default().has_records());
+        let again = RunView::from_record(&saved[0], 0, 1);
+        assert_eq!(again.record().as_ref(), Some(&saved[0]));
         assert_eq!(saved[0].timeline.first.len(), 1);
 
         let mut other = Session::default();

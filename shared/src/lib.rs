@@ -18,7 +18,7 @@ pub mod sweep;
 pub mod trips;
 
 pub use protocol::{ClientMsg, PROTOCOL_VERSION, ServerMsg};
-pub use recording::{RECORDING_VERSION, Recording, RecordingError, ReplayInfo};
+pub use recording::{RECORDING_VERSION, Recording, RecordingError, ReplayInfo, TourStepRecord};
 pub use report::{
     Latency, RedisLoad, RedisMemory, RoundTripSplit, RunRecord, RunSummary, Span, Timeline,
 };

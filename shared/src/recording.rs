@@ -36,6 +36,18 @@ pub struct Recording {
     pub network: Network,
     /// The runs, in the order they ran, each with its summary and timeline.
     pub runs: Vec<RunRecord>,
+    /// Saved from the guided tour: which step each run belongs to (empty otherwise).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tour: Vec<TourStepRecord>,
+}
+
+/// A guided tour step's runs in a recording: the step (0-based) and its runs by role.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TourStepRecord {
+    pub step: usize,
+    /// The step's roles (as the tour's script names them) and their runs' ids, in order.
+    pub roles: Vec<String>,
+    pub ids: Vec<u64>,
 }
 
 /// What the page says about the recording it shows: which file, when saved, what measured it.
@@ -47,6 +59,9 @@ pub struct ReplayInfo {
     pub server_version: String,
     pub redis_version: String,
     pub target: String,
+    /// Saved from the guided tour: which runs were which step's (`Recording::tour`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tour: Vec<TourStepRecord>,
 }
 
 /// Why a file could not be read as a recording; each says what to do.
@@ -94,6 +109,7 @@ impl Recording {
             target,
             network,
             runs,
+            tour: Vec::new(),
         }
     }
 
@@ -154,6 +170,7 @@ impl Recording {
             server_version: self.server_version.clone(),
             redis_version: self.redis_version.clone(),
             target: self.target.clone(),
+            tour: self.tour.clone(),
         }
     }
 }
