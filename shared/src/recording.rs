@@ -83,11 +83,17 @@ pub enum RecordingError {
 }
 
 /// The two fields read before the rest, so a newer file gets the version message, not a
-/// complaint about a field this build does not know.
+/// complaint about a field this build does not know. Typed (no `serde_json::Value`): the page's
+/// WASM stays smaller; `Format` alone tells a foreign `format` from a bad `version`.
 #[derive(Deserialize)]
 struct Header {
-    format: Option<serde_json::Value>,
-    version: Option<serde_json::Value>,
+    format: Option<String>,
+    version: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct Format {
+    format: Option<String>,
 }
 
 impl Recording {
@@ -119,20 +125,25 @@ impl Recording {
 
     /// Reads a recording: the format and version first, then the whole body.
     pub fn from_json(text: &str) -> Result<Recording, RecordingError> {
-        let header: Header = serde_json::from_str(text).map_err(|e| {
-            if e.is_data() {
-                RecordingError::NotARecording {
-                    found: " (the file holds JSON, but not an object)".into(),
+        let (format, version) = match serde_json::from_str::<Header>(text) {
+            Ok(h) => (h.format, h.version),
+            Err(e) if !e.is_data() => return Err(RecordingError::NotJson(e.to_string())),
+            // `format` is not text, or `version` not a whole number, or no object at all.
+            Err(_) => match serde_json::from_str::<Format>(text) {
+                Ok(f) => (f.format, None),
+                Err(_) => {
+                    return Err(RecordingError::NotARecording {
+                        found: " (the file holds JSON, but not an object with a text \"format\")"
+                            .into(),
+                    });
                 }
-            } else {
-                RecordingError::NotJson(e.to_string())
-            }
-        })?;
-        match &header.format {
-            Some(serde_json::Value::String(f)) if f == RECORDING_FORMAT => {}
+            },
+        };
+        match format.as_deref() {
+            Some(RECORDING_FORMAT) => {}
             Some(other) => {
                 return Err(RecordingError::NotARecording {
-                    found: format!(" (found \"format\": {})", clip(&other.to_string())),
+                    found: format!(" (found \"format\": {:?})", clip(other)),
                 });
             }
             None => {
@@ -141,7 +152,7 @@ impl Recording {
                 });
             }
         }
-        let version = match header.version.as_ref().and_then(serde_json::Value::as_u64) {
+        let version = match version {
             Some(v) if v >= 1 => v,
             _ => {
                 return Err(RecordingError::Malformed {
