@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
-use shared::{Latency, Limits, Network, RoundTripSplit, RunSpec, RunSummary, validate_runs};
+use shared::{
+    Latency, Limits, Network, RoundTripSplit, RunRecord, RunSpec, RunSummary, validate_runs,
+};
 
 use crate::engine::{self, RunContext, RunError, keys};
 use crate::net::Proxies;
@@ -109,11 +111,12 @@ pub struct BenchOptions {
 
 /// Runs `specs` in order against `target`, each over the network its spec names (through a
 /// delay-line proxy unless loopback), printing as it goes; stops at the first failure.
+/// Returns the runs with their timelines (what `--record` saves).
 pub async fn run(
     target: &RedisTarget,
     specs: Vec<RunSpec>,
     options: BenchOptions,
-) -> anyhow::Result<Vec<RunSummary>> {
+) -> anyhow::Result<Vec<RunRecord>> {
     validate_runs(&specs, &Limits::DEFAULT)?;
     let BenchOptions {
         format,
@@ -126,7 +129,7 @@ pub async fn run(
     let proxies = Proxies::default();
     let mut run_id = keys::first_run_id();
     let show_bar = std::io::stderr().is_terminal();
-    let mut summaries = Vec::new();
+    let mut records: Vec<RunRecord> = Vec::new();
     for spec in specs {
         run_id += 1;
         let route = proxies.route(target, spec.network).await?;
@@ -140,8 +143,8 @@ pub async fn run(
         let outcome = route.run(spec, ctx).await;
         ticker.abort();
         bar.finish_and_clear();
-        let summary = match outcome {
-            Ok(o) => o.summary,
+        let (summary, timeline) = match outcome {
+            Ok(o) => (o.summary, o.timeline),
             Err(e @ RunError::Stopped { .. }) => anyhow::bail!(
                 "{} run failed after {} of {} commands: {e}",
                 spec.mode.label(),
@@ -150,10 +153,14 @@ pub async fn run(
             ),
             Err(e) => return Err(e.into()),
         };
-        print_row(format, &summary, summaries.first());
-        summaries.push(summary);
+        print_row(format, &summary, records.first().map(|r| &r.summary));
+        records.push(RunRecord {
+            run: run_id,
+            summary,
+            timeline,
+        });
     }
-    Ok(summaries)
+    Ok(records)
 }
 
 /// A progress bar for `spec`'s run (hidden when `show` is false, e.g. not on a terminal), and

@@ -38,6 +38,7 @@
 //!   `versus` also measures what observe mode's proxy costs, `observe_rss` its memory.
 //! - `median`: the one median, and a median with its 95 % interval.
 //! - `local_redis`: the embedded redis-server used when no Redis URL is given.
+//! - `replay`: `pipescope replay FILE`: the page served from a recording, no Redis at all.
 //!
 //! What the page and the server both speak (specs, the protocol, validation, reports) is in
 //! the `shared` crate.
@@ -53,6 +54,7 @@ pub mod net;
 pub mod observe;
 pub mod observe_rss;
 pub mod recorder;
+pub mod replay;
 pub mod resp;
 pub mod round_trip_probe;
 pub mod server;

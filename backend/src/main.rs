@@ -1,5 +1,6 @@
-//! `pipescope`: serve the page (the default), run the engine headless (`bench`), or observe
-//! an application's own connections (`observe`).
+//! `pipescope`: serve the page (the default), run the engine headless (`bench`), observe
+//! an application's own connections (`observe`), or serve the page from a recording with no
+//! Redis (`replay`).
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -53,6 +54,21 @@ enum Cmd {
     /// Listen for your application's Redis connections, forward them to Redis unchanged, and
     /// say per connection whether, and how, it pipelines.
     Observe(ObserveArgs),
+    /// Serve the page from a recording (`bench --record FILE`, or the page's "Save session"):
+    /// its runs, timelines and charts, with no Redis at all. Nothing can run.
+    Replay(ReplayArgs),
+}
+
+#[derive(clap::Args)]
+struct ReplayArgs {
+    /// The recording to show (a .pipescope.json file).
+    file: std::path::PathBuf,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1", env = "PIPESCOPE_LISTEN")]
+    listen: IpAddr,
+    /// Port to listen on; 0 picks a free one. If the default is taken, a free one is used.
+    #[arg(long, default_value_t = 8080, env = "PIPESCOPE_PORT")]
+    port: u16,
 }
 
 #[derive(clap::Args)]
@@ -244,6 +260,10 @@ struct BenchArgs {
     /// With --mode sweep: the largest batch (batches 1, 2, 5, 10, 20, 50, … up to it).
     #[arg(long, default_value_t = 1000)]
     max_batch: u32,
+    /// Also write the runs, with their timelines, to this recording file (one versioned JSON
+    /// file; `pipescope replay FILE` or the page shows it later with no Redis).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["against_redis_benchmark", "observe_overhead", "observe_rss"])]
+    record: Option<std::path::PathBuf>,
     /// Don't keep per-request timings (only the latency histogram), e.g. to measure their cost.
     #[arg(long)]
     no_spans: bool,
@@ -321,6 +341,10 @@ async fn main() -> std::process::ExitCode {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
+    // A replay needs no Redis: none is started, none is reached.
+    if let Some(Cmd::Replay(args)) = cli.command {
+        return replay(args).await;
+    }
     // Started on the main thread, which lives as long as the process: redis-server is tied to
     // the thread that spawned it (see local_redis::die_with_parent).
     let tls = pipescope::target::TlsOptions {
@@ -369,8 +393,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     }
     let result = match cli.command.unwrap_or(Cmd::Serve(cli.serve)) {
         Cmd::Serve(args) => serve(args, target, redis_version).await,
-        Cmd::Bench(args) => bench(args, target).await,
+        Cmd::Bench(args) => bench(args, target, redis_version).await,
         Cmd::Observe(args) => observe(args, target).await,
+        Cmd::Replay(_) => unreachable!("handled before Redis is started"),
     };
     drop(local);
     drop(local_cluster);
@@ -465,7 +490,75 @@ fn say_json_lines<T: serde::Serialize>(items: &[T]) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
+async fn replay(args: ReplayArgs) -> anyhow::Result<()> {
+    // Read before listening: a broken or newer file is a message and an exit, not a blank page.
+    let recording = pipescope::replay::read(&args.file)?;
+    let file = args.file.file_name().map_or_else(
+        || args.file.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let listener = listen(args.listen, args.port).await?;
+    let local = listener.local_addr()?;
+    let shown = if local.ip().is_unspecified() {
+        SocketAddr::new([127, 0, 0, 1].into(), local.port())
+    } else {
+        local
+    };
+    let shutdown = shutdown_signal()?;
+    say(format_args!(
+        "pipescope {} — replaying {file}: {} runs saved {} by pipescope {}, measured against Redis {} at {}; no Redis is used now",
+        env!("CARGO_PKG_VERSION"),
+        recording.runs.len(),
+        recording.saved_at,
+        recording.server_version,
+        recording.redis_version,
+        recording.target,
+    ));
+    say(format_args!("open http://{shown}/"));
+    pipescope::replay::serve(listener, recording, &file, shutdown).await?;
+    say(format_args!("pipescope stopped"));
+    Ok(())
+}
+
+/// Where `--record` writes: checked before the runs (a temporary file beside it is created
+/// now), written atomically after them (the temporary file renamed over it).
+struct RecordTo {
+    path: std::path::PathBuf,
+    temp: std::path::PathBuf,
+}
+
+impl RecordTo {
+    fn prepare(path: &std::path::Path) -> anyhow::Result<RecordTo> {
+        let name = path
+            .file_name()
+            .with_context(|| format!("--record {}: not a file name", path.display()))?;
+        let mut temp_name = std::ffi::OsString::from(".");
+        temp_name.push(name);
+        temp_name.push(format!(".{}.tmp", std::process::id()));
+        let temp = path.with_file_name(temp_name);
+        std::fs::File::create(&temp)
+            .with_context(|| format!("--record: cannot write beside {}", path.display()))?;
+        Ok(RecordTo {
+            path: path.to_path_buf(),
+            temp,
+        })
+    }
+
+    fn write(&self, recording: &shared::Recording) -> anyhow::Result<()> {
+        std::fs::write(&self.temp, recording.to_json())
+            .and_then(|()| std::fs::rename(&self.temp, &self.path))
+            .with_context(|| format!("--record: cannot write {}", self.path.display()))
+    }
+}
+
+impl Drop for RecordTo {
+    /// Gone once renamed; left over only when the runs failed.
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.temp);
+    }
+}
+
+async fn bench(args: BenchArgs, target: RedisTarget, redis_version: String) -> anyhow::Result<()> {
     if args.against_redis_benchmark {
         return versus(args).await;
     }
@@ -519,6 +612,11 @@ async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
             ]
         }
         // Not a list of runs: pairs of them, compared.
+        BenchMode::Accuracy if args.record.is_some() => {
+            anyhow::bail!(
+                "--record saves runs; --mode accuracy prints a comparison of pairs instead"
+            )
+        }
         BenchMode::Accuracy => return accuracy(args, target).await,
     };
     let network = args.network.network();
@@ -549,7 +647,27 @@ async fn bench(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
         .rss
         .then(|| pipescope::observe_rss::memory(std::process::id()))
         .transpose()?;
-    pipescope::bench::run(&target, specs, options).await?;
+    let record = args.record.as_deref().map(RecordTo::prepare).transpose()?;
+    let runs = pipescope::bench::run(&target, specs, options).await?;
+    if let Some(record) = record {
+        let saved_at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let n = runs.len();
+        record.write(&shared::Recording::new(
+            shared::recording::rfc3339_utc(saved_at),
+            env!("CARGO_PKG_VERSION").to_string(),
+            redis_version,
+            target.redacted(),
+            network,
+            runs,
+        ))?;
+        eprintln!(
+            "recorded {n} runs to {} (pipescope replay {} shows them)",
+            record.path.display(),
+            record.path.display()
+        );
+    }
     if let Some(before) = before {
         use pipescope::observe_rss::mb;
         let after = pipescope::observe_rss::memory(std::process::id())?;

@@ -10,8 +10,12 @@ use crate::hub::Hub;
 use crate::{assets, ws};
 
 pub fn router(hub: Hub) -> Router {
+    page_routes().route("/ws", get(ws::handler)).with_state(hub)
+}
+
+/// The page and its routes, whatever serves its websocket (the hub, or a replay).
+pub fn page_routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
     Router::new()
-        .route("/ws", get(ws::handler))
         .route("/healthz", get(|| async { "ok" }))
         // The guided tour: the page itself, which opens the step named in its path.
         .route("/tour", get(assets::index))
@@ -20,7 +24,6 @@ pub fn router(hub: Hub) -> Router {
         // Observe mode: the same page, which shows its observe view there.
         .route("/observe", get(assets::index))
         .fallback(assets::serve)
-        .with_state(hub)
 }
 
 /// Serves until `shutdown` completes, then stops observing, cancels any run and waits for

@@ -1,8 +1,8 @@
 use leptos::prelude::*;
 
 use crate::components::{
-    Charts, Controls, ErrorBanner, ExportBar, Header, Results, RttDiagram, RunProgress,
-    SpeedupHeadline, SweepChart, TeachingView,
+    Charts, Controls, ErrorBanner, ExportBar, Header, RecordingBar, ReplayBanner, Results,
+    RttDiagram, RunProgress, SpeedupHeadline, SweepChart, TeachingView,
 };
 use crate::connection::Connection;
 use crate::look::{Look, Theme};
@@ -53,6 +53,7 @@ pub fn Page(conn: Connection, #[prop(optional)] url: UrlState) -> impl IntoView 
             // What the room watches; in presenter mode exactly one screen high.
             <div class="screen">
                 <ErrorBanner conn=conn />
+                <ReplayBanner conn=conn />
                 <Controls conn=conn look=look url=url />
                 <div class="stage">
                     <SpeedupHeadline conn=conn />
@@ -67,6 +68,7 @@ pub fn Page(conn: Connection, #[prop(optional)] url: UrlState) -> impl IntoView 
             <SweepChart conn=conn />
             <Results conn=conn />
             <ExportBar conn=conn />
+            <RecordingBar conn=conn />
         </main>
         <footer class="bottom">{footer}</footer>
     }

@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use leptos::logging;
 use leptos::prelude::*;
-use shared::{ClientMsg, Limits, Network, PROTOCOL_VERSION, RunSpec, ServerMsg, validate_runs};
+use shared::{
+    ClientMsg, Limits, Network, PROTOCOL_VERSION, Recording, RunSpec, ServerMsg, validate_runs,
+};
 use wasm_bindgen::{JsCast, closure::Closure};
 use web_sys::{CloseEvent, Event, MessageEvent, WebSocket};
 
@@ -46,6 +48,8 @@ pub struct ServerInfo {
     pub network: Network,
     /// Whether this page may start and cancel runs (a viewer without the token only watches).
     pub can_control: bool,
+    /// The server replays a recording (`pipescope replay`): no Redis, nothing can run.
+    pub replay: bool,
 }
 
 /// The live socket and the callbacks it holds: dropping it detaches and closes the socket, so
@@ -246,6 +250,7 @@ impl Connection {
             limits,
             network,
             can_control,
+            replay,
             ..
         } = &msg
         {
@@ -262,6 +267,7 @@ impl Connection {
                 limits: *limits,
                 network: *network,
                 can_control: *can_control,
+                replay: replay.is_some(),
             }));
         }
         self.observe.update(|o| o.apply(&msg));
@@ -270,6 +276,51 @@ impl Connection {
         if let Some(message) = shown {
             self.error.set(Some(message));
         }
+    }
+
+    /// Shows the recording in `text` (read from `file`) in place of the stage's runs; a file
+    /// that is not one leaves the stage as it was and says why in the banner.
+    pub fn open_recording(&self, file: &str, text: &str) {
+        match Recording::from_json(text) {
+            Ok(recording) => {
+                let info = recording.info(file);
+                self.session
+                    .update(|s| s.open_recording(info, recording.runs));
+                self.error.set(None);
+            }
+            Err(e) => self.error.set(Some(format!(
+                "Could not open {file}: {e}. The page still shows what it showed before."
+            ))),
+        }
+    }
+
+    /// The stage's finished runs as a recording saved `now_ms` (unix ms). A recording shown
+    /// again keeps what it says about where and by what it was measured.
+    pub fn recording(&self, now_ms: u64) -> Recording {
+        self.recording_of(self.session.with_untracked(Session::records), now_ms)
+    }
+
+    /// `runs` as a recording saved `now_ms`, said to be measured where the stage's were.
+    pub fn recording_of(&self, runs: Vec<shared::RunRecord>, now_ms: u64) -> Recording {
+        let shown = self.session.with_untracked(|s| s.recording.clone());
+        let server = self.server.get_untracked();
+        let (server_version, redis_version, target) = match (shown, &server) {
+            (Some(r), _) => (r.server_version, r.redis_version, r.target),
+            (None, Some(s)) => (
+                s.server_version.clone(),
+                s.redis_version.clone(),
+                s.target.clone(),
+            ),
+            (None, None) => Default::default(),
+        };
+        Recording::new(
+            shared::recording::rfc3339_utc(now_ms),
+            server_version,
+            redis_version,
+            target,
+            server.map(|s| s.network).unwrap_or_default(),
+            runs,
+        )
     }
 
     fn send(&self, msg: &ClientMsg) -> Result<(), String> {

@@ -2,7 +2,7 @@
 //! No signals and no browser here: `connection` holds a `Session` in a signal and feeds it
 //! every `ServerMsg`; the view reads it through memos. Unit-testable on the host.
 
-use shared::{Mode, RunRecord, RunSpec, RunSummary, ServerMsg, Span, Timeline};
+use shared::{Mode, ReplayInfo, RunRecord, RunSpec, RunSummary, ServerMsg, Span, Timeline};
 
 use crate::trace::Trace;
 
@@ -102,6 +102,34 @@ impl RunView {
         }
     }
 
+    /// A finished run as a recording keeps it (`None` unless finished).
+    pub fn record(&self) -> Option<RunRecord> {
+        match &self.outcome {
+            Outcome::Finished(summary) => Some(RunRecord {
+                run: self.run,
+                summary: summary.clone(),
+                timeline: Timeline {
+                    first: self.spans.clone(),
+                    sampled: self.sampled.clone(),
+                    stride: self.stride,
+                },
+            }),
+            _ => None,
+        }
+    }
+
+    /// A recorded run, finished, as `index` of `of` of its plan.
+    pub fn from_record(record: &RunRecord, index: usize, of: usize) -> RunView {
+        let summary = record.summary.clone();
+        let mut view = RunView::new(record.run, index, of, Some(summary.spec));
+        view.take_timeline(record.timeline.clone());
+        view.done = summary.done;
+        view.elapsed_us = summary.wall_us;
+        view.ops_per_sec = summary.ops_per_sec;
+        view.outcome = Outcome::Finished(summary);
+        view
+    }
+
     pub fn is_running(&self) -> bool {
         matches!(self.outcome, Outcome::Running)
     }
@@ -150,6 +178,9 @@ pub struct Session {
     /// The current plan will not go on: a run failed (later runs are not attempted), or a
     /// `Welcome` said nothing is running.
     pub plan_ended: bool,
+    /// `recent` holds a recording's runs (opened on this page, or served by `pipescope
+    /// replay`), not runs of the server's Redis: their figures were measured when recorded.
+    pub recording: Option<ReplayInfo>,
 }
 
 impl Session {
@@ -157,8 +188,13 @@ impl Session {
     /// if the message is an error.
     pub fn apply(&mut self, msg: ServerMsg) -> Option<String> {
         match msg {
-            ServerMsg::Welcome { busy, recent, .. } => {
-                self.welcome(busy, recent);
+            ServerMsg::Welcome {
+                busy,
+                recent,
+                replay,
+                ..
+            } => {
+                self.welcome(busy, recent, replay);
                 None
             }
             ServerMsg::RunStarted {
@@ -214,9 +250,14 @@ impl Session {
         }
     }
 
-    fn welcome(&mut self, busy: bool, recent: Vec<RunRecord>) {
+    fn welcome(&mut self, busy: bool, recent: Vec<RunRecord>, replay: Option<ReplayInfo>) {
         self.awaiting_start = false;
         self.server_busy = busy;
+        // A recording opened on this page outlives a reconnect, unless a run is under way.
+        if replay.is_none() && !busy && self.recording.is_some() {
+            return;
+        }
+        self.recording = replay;
         if !busy {
             self.plan_ended = true;
             // Whatever we were watching is over. The server's latest results win; if
@@ -234,6 +275,8 @@ impl Session {
     fn run_started(&mut self, view: RunView) {
         if view.index == 0 {
             self.runs.clear();
+            // A live plan replaces a recording on the stage.
+            self.recording = None;
             self.plan_ended = false;
             self.started_here = self.awaiting_start;
         }
@@ -287,6 +330,34 @@ impl Session {
         self.started_here = true;
         self.plan_ended = true;
         self.awaiting_start = false;
+    }
+
+    /// Shows a recording's runs as `Welcome`'s would be shown (the results, the timeline and
+    /// the charts read them from `recent`), in place of whatever was on the stage.
+    pub fn open_recording(&mut self, info: ReplayInfo, runs: Vec<RunRecord>) {
+        self.runs.clear();
+        self.recent = runs;
+        self.recording = Some(info);
+        self.started_here = false;
+        self.plan_ended = true;
+    }
+
+    /// The finished runs on the stage with their timelines: what "Save session" writes.
+    pub fn records(&self) -> Vec<RunRecord> {
+        if self.runs.is_empty() {
+            return self.recent.clone();
+        }
+        self.runs.iter().filter_map(RunView::record).collect()
+    }
+
+    /// Whether `records` has anything, without copying the timelines.
+    pub fn has_records(&self) -> bool {
+        if self.runs.is_empty() {
+            return !self.recent.is_empty();
+        }
+        self.runs
+            .iter()
+            .any(|r| matches!(r.outcome, Outcome::Finished(_)))
     }
 
     /// The websocket closed: nothing this page sent can still be answered.
@@ -563,6 +634,7 @@ mod tests {
             recent: vec![],
             observing: None,
             observed: vec![],
+            replay: None,
         });
         assert!(s.busy());
         s.apply(ServerMsg::Progress {
@@ -594,6 +666,7 @@ mod tests {
             busy,
             observing: None,
             observed: vec![],
+            replay: None,
             recent: recent
                 .into_iter()
                 .enumerate()
@@ -727,5 +800,76 @@ mod tests {
         assert_eq!(traces.len(), 1);
         assert_eq!(traces[0].spans.len(), 2);
         assert_eq!(traces[0].kind(), "sequential");
+    }
+
+    fn started(run: u64, index: usize, of: usize, mode: Mode) -> ServerMsg {
+        ServerMsg::RunStarted {
+            run,
+            index,
+            of,
+            spec: spec(mode),
+        }
+    }
+
+    fn info(file: &str) -> ReplayInfo {
+        ReplayInfo {
+            file: file.into(),
+            saved_at: "2026-12-04T07:00:00Z".into(),
+            server_version: "0.1.0".into(),
+            redis_version: "7.2.4".into(),
+            target: "redis://venue:6379/0".into(),
+            tour: vec![],
+        }
+    }
+
+    #[test]
+    fn an_opened_recording_shows_like_welcome_runs_and_saves_back() {
+        let mut s = Session::default();
+        s.apply(started(1, 0, 1, Mode::Sequential));
+        s.apply(ServerMsg::Finished {
+            run: 1,
+            summary: summary(Mode::Sequential, 50_000),
+            timeline: Timeline {
+                first: vec![span(0, 0.0, 40.0)],
+                sampled: vec![],
+                stride: 1,
+            },
+        });
+        let saved = s.records();
+        assert_eq!(saved.len(), 1);
+        assert!(s.has_records());
+        assert!(!Session::default().has_records());
+        let again = RunView::from_record(&saved[0], 0, 1);
+        assert_eq!(again.record().as_ref(), Some(&saved[0]));
+        assert_eq!(saved[0].timeline.first.len(), 1);
+
+        let mut other = Session::default();
+        other.open_recording(info("talk.pipescope.json"), saved.clone());
+        assert_eq!(other.traces().len(), 1);
+        assert_eq!(other.results().len(), 1);
+        assert_eq!(other.records(), saved);
+        assert!(!other.busy());
+        // A reconnect's Welcome does not take the recording away...
+        other.apply(welcome(false, vec![summary(PIPE, 4_000)]));
+        assert_eq!(
+            other.recording.as_ref().unwrap().file,
+            "talk.pipescope.json"
+        );
+        assert_eq!(other.records(), saved);
+        // ...a live plan does.
+        other.apply(started(5, 0, 1, PIPE));
+        assert!(other.recording.is_none());
+    }
+
+    #[test]
+    fn a_replay_servers_welcome_marks_its_runs_as_a_recording() {
+        let mut s = Session::default();
+        let mut msg = welcome(false, vec![summary(Mode::Sequential, 50_000)]);
+        if let ServerMsg::Welcome { replay, .. } = &mut msg {
+            *replay = Some(info("bench.pipescope.json"));
+        }
+        s.apply(msg);
+        assert_eq!(s.recording.as_ref().unwrap().file, "bench.pipescope.json");
+        assert_eq!(s.traces().len(), 1);
     }
 }

@@ -2,8 +2,9 @@
 //! sides say to each other (`protocol`), what a run produced (`report`), the keys it writes
 //! (`keys`), where another client's commands landed among a run's (`interleave`), how its
 //! requests grouped into round trips (`trips`), what observe mode saw of an application's
-//! connections (`observe`, and `observe_report` to export it), and the batch sizes a sweep
-//! steps through (`sweep`). `tagged` reads the spec's tagged enums (`Mode`, `Flush`, `Wait`).
+//! connections (`observe`, and `observe_report` to export it), the batch sizes a sweep
+//! steps through (`sweep`), and finished runs saved to a file to show later (`recording`).
+//! `tagged` reads the spec's tagged enums (`Mode`, `Flush`, `Wait`).
 //! Compiles for native and wasm32; no I/O here.
 
 pub mod interleave;
@@ -11,6 +12,7 @@ pub mod keys;
 pub mod observe;
 pub mod observe_report;
 pub mod protocol;
+pub mod recording;
 pub mod report;
 pub mod spec;
 pub mod sweep;
@@ -18,6 +20,7 @@ mod tagged;
 pub mod trips;
 
 pub use protocol::{ClientMsg, PROTOCOL_VERSION, ServerMsg};
+pub use recording::{RECORDING_VERSION, Recording, RecordingError, ReplayInfo, TourStepRecord};
 pub use report::{
     ClusterRun, Latency, MasterShare, RedisLoad, RedisMemory, RoundTripSplit, RunRecord,
     RunSummary, Span, Timeline,

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::observe::{ObserveStatus, ObservedConnection, ObservedTimeline};
+use crate::recording::ReplayInfo;
 use crate::report::{RunRecord, RunSummary, Span, Timeline};
 use crate::spec::{Limits, Network, RunSpec};
 
@@ -64,6 +65,10 @@ pub enum ServerMsg {
         /// Connections it has followed (the latest observation's, even once stopped).
         #[serde(default)]
         observed: Vec<ObservedConnection>,
+        /// Set when the server replays a recording (`pipescope replay FILE`): `recent` holds
+        /// its runs, nothing can run and there is no Redis behind it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        replay: Option<ReplayInfo>,
     },
     RunStarted {
         run: u64,

@@ -187,6 +187,7 @@ impl Hub {
             recent: state.recent.clone(),
             observing,
             observed,
+            replay: None,
         };
         Subscription {
             welcome,

@@ -21,7 +21,8 @@ pub fn Controls(conn: Connection, look: Look, url: UrlState) -> impl IntoView {
         let limits = conn.limits();
         form.with(|f| f.runs(f.plan, &limits).err())
     });
-    let watch_only = move || conn.server.with(Option::is_some) && !conn.can_control();
+    let replay = move || conn.server.with(|s| s.as_ref().is_some_and(|s| s.replay));
+    let watch_only = move || conn.server.with(Option::is_some) && !conn.can_control() && !replay();
     let editing = RwSignal::new(false);
     start_from_the_servers_network(form, conn, &url);
     keep_the_url_in_step(form, look);
@@ -38,6 +39,11 @@ pub fn Controls(conn: Connection, look: Look, url: UrlState) -> impl IntoView {
             <Show when=watch_only>
                 <p id="watch-only" class="watch-only" role="status">
                     "This page can only watch: starting or cancelling runs needs the presenter's link (with its token), printed when pipescope started."
+                </p>
+            </Show>
+            <Show when=replay>
+                <p id="replay-only" class="watch-only" role="status">
+                    "This server replays a recording (pipescope replay): there is no Redis behind it, so nothing can run. Start pipescope without replay to run live."
                 </p>
             </Show>
             {move || invalid.get().map(|e| view! { <p class="field-error" role="status">{e}</p> })}

@@ -18,6 +18,8 @@ pub fn Header(conn: Connection, look: Look) -> impl IntoView {
     };
     let target = move || {
         conn.server.with(|s| match s {
+            // A replay server has no Redis: these are the recording's.
+            Some(s) if s.replay => format!("recorded at {} · Redis {}", s.target, s.redis_version),
             Some(s) => format!("{} · Redis {}", s.target, s.redis_version),
             None => "no server yet".to_string(),
         })

@@ -58,6 +58,7 @@ pub fn TourPage(conn: Connection, url: UrlState, page: usize) -> impl IntoView {
         <Header conn=conn look=look />
         <main class="tour-main">
             <ErrorBanner conn=conn />
+            <crate::components::ReplayBanner conn=conn />
             <div class="tour-layout">
                 <section
                     id="tour"

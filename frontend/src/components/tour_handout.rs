@@ -1,8 +1,9 @@
 //! The tour's last page: what the session measured, as a Markdown table to take home and a PNG
-//! of its chart (`handout_chart`).
+//! of its chart (`handout_chart`), and the whole session as a recording to show again.
 
 use leptos::prelude::*;
 
+use crate::components::export_bar::download;
 use crate::components::handout_chart::{W, chart_body, height, to_png};
 use crate::tour::{self, Tour};
 
@@ -49,6 +50,14 @@ pub fn Handout(tour: Tour) -> impl IntoView {
                 }
             }}
             <div class="handout-actions">
+                <button
+                    id="tour-save-session"
+                    class="button"
+                    disabled=move || sorted.with(Vec::is_empty)
+                    on:click=move |_| save(tour)
+                >
+                    "Save session (.pipescope.json)"
+                </button>
                 <a id="handout-md-link" class="button" download="pipescope-tour.md" href=md_href>
                     "Download the table (.md)"
                 </a>
@@ -77,5 +86,19 @@ pub fn Handout(tour: Tour) -> impl IntoView {
             </svg>
             <pre id="handout-md" class="handout-md">{markdown}</pre>
         </div>
+    }
+}
+
+/// Every measured step's runs with their timelines as one recording, which `pipescope replay`
+/// serves back to this tour, steps and handout filled.
+fn save(tour: Tour) {
+    let recording = tour.recording(js_sys::Date::now() as u64);
+    let name = format!(
+        "pipescope-tour-{}{}",
+        recording.saved_at.replace(':', "-"),
+        shared::recording::RECORDING_SUFFIX
+    );
+    if let Err(e) = download(&name, "application/json", &recording.to_json()) {
+        leptos::logging::warn!("the browser refused the download: {e:?}");
     }
 }

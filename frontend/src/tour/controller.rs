@@ -109,8 +109,91 @@ impl Tour {
             }
         });
         tour.watch_runs();
+        tour.fill_from_recording();
         tour.publish();
         tour
+    }
+
+    /// A recording saved from the tour (served by `pipescope replay`) fills every step it
+    /// measured, as if just run: the steps' prose, their runs on the stage, the handout.
+    fn fill_from_recording(self) {
+        // Only a new recording re-runs this: putting its runs on the stage changes the session.
+        let recording = Memo::new(move |_| self.conn.session.with(|s| s.recording.clone()));
+        Effect::new(move |_| {
+            let info = recording.get();
+            let loaded = self.conn.session.with_untracked(|s| {
+                let info = info.as_ref()?;
+                let run = |id: &u64| s.recent.iter().position(|r| r.run == *id);
+                let steps: Vec<(StepResult, Vec<RunView>)> = info
+                    .tour
+                    .iter()
+                    .filter(|t| t.step < STEPS.len() && t.roles.len() == t.ids.len())
+                    .filter_map(|t| {
+                        let at: Vec<usize> = t.ids.iter().map(run).collect::<Option<_>>()?;
+                        let runs = t
+                            .roles
+                            .iter()
+                            .zip(&at)
+                            .map(|(role, &i)| (role.clone(), s.recent[i].summary.clone()))
+                            .collect();
+                        let n = at.len();
+                        let views = at
+                            .iter()
+                            .enumerate()
+                            .map(|(k, &i)| RunView::from_record(&s.recent[i], k, n))
+                            .collect();
+                        let result = StepResult {
+                            step: t.step,
+                            runs,
+                            ids: t.ids.clone(),
+                        };
+                        Some((result, views))
+                    })
+                    .collect();
+                (!steps.is_empty()).then_some(steps)
+            });
+            let Some(steps) = loaded else {
+                return;
+            };
+            let page = self.page.get_untracked();
+            let here = steps
+                .iter()
+                .find(|(r, _)| r.step == page)
+                .map(|(_, v)| v.clone());
+            self.stages
+                .set_value(steps.iter().map(|(r, v)| (r.step, v.clone())).collect());
+            self.results
+                .set(steps.into_iter().map(|(r, _)| r).collect());
+            if let Some(views) = here {
+                self.conn.session.update(|s| s.show_again(views));
+            }
+        });
+    }
+
+    /// Every step measured so far, with its runs and their timelines, as one recording.
+    pub fn recording(self, now_ms: u64) -> shared::Recording {
+        let mut results = self.results.get_untracked();
+        results.sort_by_key(|r| r.step);
+        let runs = self.stages.with_value(|all| {
+            results
+                .iter()
+                .flat_map(|r| {
+                    all.iter()
+                        .filter(|(step, _)| *step == r.step)
+                        .flat_map(|(_, views)| views.iter().filter_map(RunView::record))
+                })
+                .collect()
+        });
+        let mut recording = self.conn.recording_of(runs, now_ms);
+        recording.tour = results
+            .iter()
+            .map(|r| shared::TourStepRecord {
+                step: r.step,
+                roles: r.runs.iter().map(|(role, _)| role.clone()).collect(),
+                ids: r.ids.clone(),
+            })
+            .collect();
+        recording
     }
 
     pub fn state(&self) -> RunState {

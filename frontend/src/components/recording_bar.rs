@@ -1,0 +1,110 @@
+use leptos::ev;
+use leptos::prelude::*;
+use shared::recording::RECORDING_SUFFIX;
+use wasm_bindgen::{JsCast, closure::Closure};
+use web_sys::{DragEvent, File, FileReader, HtmlInputElement};
+
+use crate::components::export_bar::download;
+use crate::connection::Connection;
+use crate::state::Session;
+
+/// Larger than any recording pipescope writes (timelines are bounded): refused unread.
+const MAX_RECORDING_BYTES: f64 = 64.0 * 1024.0 * 1024.0;
+
+/// "Save session" (the stage's finished runs, with their timelines, as one recording file)
+/// and "Open recording" (a file picked here or dropped anywhere on the page): the runs it
+/// holds take the stage, as a late page's finished runs would.
+#[component]
+pub fn RecordingBar(conn: Connection) -> impl IntoView {
+    let has_runs = Memo::new(move |_| conn.session.with(Session::has_records));
+    let save = move |_| {
+        let recording = conn.recording(js_sys::Date::now() as u64);
+        let name = format!(
+            "pipescope-{}{RECORDING_SUFFIX}",
+            recording.saved_at.replace(':', "-")
+        );
+        if let Err(e) = download(&name, "application/json", &recording.to_json()) {
+            conn.error
+                .set(Some(format!("The browser refused the download: {e:?}")));
+        }
+    };
+    let picked = move |ev: ev::Event| {
+        let input: HtmlInputElement = event_target(&ev);
+        if let Some(file) = input.files().and_then(|f| f.get(0)) {
+            read(file, conn);
+        }
+        // The same file picked again is a change too.
+        input.set_value("");
+    };
+    // A file dropped anywhere on the page opens; the browser must not navigate to it.
+    let _ = window_event_listener(ev::dragover, |e: DragEvent| e.prevent_default());
+    let _ = window_event_listener(ev::drop, move |e: DragEvent| {
+        e.prevent_default();
+        if let Some(file) = e
+            .data_transfer()
+            .and_then(|d| d.files())
+            .and_then(|f| f.get(0))
+        {
+            read(file, conn);
+        }
+    });
+    view! {
+        <section class="card recording" aria-label="Recording">
+            <h2>"Show it without the network"</h2>
+            <div class="buttons">
+                <Show when=move || has_runs.get()>
+                    <button id="save-session" class="small" on:click=save>
+                        "Save session"
+                    </button>
+                </Show>
+                <label class="button small" for="open-recording">
+                    "Open recording…"
+                </label>
+                <input
+                    id="open-recording"
+                    type="file"
+                    accept=".json,application/json"
+                    class="visually-hidden"
+                    on:change=picked
+                />
+            </div>
+            <p class="explain">
+                "Save session writes these runs with their timelines to one file; open it here (or drop it on the page), or serve it with "
+                <code>"pipescope replay FILE"</code>
+                ", to show every view with no Redis and no network."
+            </p>
+        </section>
+    }
+}
+
+/// Reads `file` as text, then opens it as a recording (or says why not).
+fn read(file: File, conn: Connection) {
+    let name = file.name();
+    if file.size() > MAX_RECORDING_BYTES {
+        conn.error.set(Some(format!(
+            "Could not open {name}: {:.0} MB is larger than any pipescope recording. The page still shows what it showed before.",
+            file.size() / 1e6
+        )));
+        return;
+    }
+    let Ok(reader) = FileReader::new() else {
+        conn.error
+            .set(Some("This browser cannot read files.".to_string()));
+        return;
+    };
+    let done = reader.clone();
+    // One small closure per file opened, kept until it has run.
+    let on_load = Closure::once_into_js(move |_: web_sys::Event| {
+        match done.result().ok().and_then(|v| v.as_string()) {
+            Some(text) => conn.open_recording(&name, &text),
+            None => conn.error.set(Some(format!(
+                "Could not read {name}. The page still shows what it showed before."
+            ))),
+        }
+    });
+    reader.set_onloadend(Some(on_load.unchecked_ref()));
+    if let Err(e) = reader.read_as_text(&file) {
+        conn.error
+            .set(Some(format!("Could not read {}: {e:?}", file.name())));
+    }
+}
