@@ -690,6 +690,7 @@ mod tests {
             samples: 1000,
             early_out_us: 20.0,
             early_back_us: 20.0,
+            encrypted: false,
         });
         seq.redis_usec_per_call = Some(1.2);
         let trip = Trip::of(1, &seq);
@@ -757,6 +758,27 @@ mod tests {
         assert_eq!(
             trip.part("host").unwrap().source.describe(),
             "derived: mean RTT − t1 − the dialled delay − Redis's own time"
+        );
+    }
+
+    #[test]
+    fn over_tls_the_dialled_delay_says_the_wire_tap_cannot_read_the_run() {
+        let mut seq = summary(Mode::Sequential, 600_000, 560.0);
+        seq.spec.network = shared::Network::symmetric(250);
+        seq.split = Some(RoundTripSplit {
+            encrypted: true,
+            ..Default::default()
+        });
+        let trip = Trip::of(1, &seq);
+        assert!(!trip.tapped);
+        let t2 = trip.part("t2").unwrap();
+        assert_eq!(t2.source.kind(), "assumed");
+        assert!(
+            t2.source
+                .describe()
+                .contains("the wire tap cannot read encrypted traffic: this run is TLS"),
+            "{}",
+            t2.source.describe()
         );
     }
 
