@@ -232,8 +232,9 @@ impl RedisTarget {
         }
     }
 
-    /// A redis-rs client for the admin side (version, cleanup); not used for measured traffic.
-    pub fn client(&self) -> Result<redis::Client, TargetError> {
+    /// A redis-rs client for the admin side of a plain target (`admin_connection`); a TLS
+    /// target's admin connections go over the engine's own TLS stream instead.
+    fn client(&self) -> Result<redis::Client, TargetError> {
         redis::Client::open(self.info.clone()).map_err(|source| TargetError::Redis {
             addr: self.addr(),
             source,

@@ -763,6 +763,27 @@ mod tests {
     }
 
     #[test]
+    fn over_tls_the_dialled_delay_says_the_wire_tap_cannot_read_the_run() {
+        let mut seq = summary(Mode::Sequential, 600_000, 560.0);
+        seq.spec.network = shared::Network::symmetric(250);
+        seq.split = Some(RoundTripSplit {
+            encrypted: true,
+            ..Default::default()
+        });
+        let trip = Trip::of(1, &seq);
+        assert!(!trip.tapped);
+        let t2 = trip.part("t2").unwrap();
+        assert_eq!(t2.source.kind(), "assumed");
+        assert!(
+            t2.source
+                .describe()
+                .contains("the wire tap cannot read encrypted traffic: this run is TLS"),
+            "{}",
+            t2.source.describe()
+        );
+    }
+
+    #[test]
     fn busy_polling_is_compared_on_the_hosts_time() {
         let mut sleep = summary(Mode::Sequential, 70_000, 70.0);
         sleep.redis_usec_per_call = Some(1.0);

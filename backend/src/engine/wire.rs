@@ -41,7 +41,8 @@ pub fn write_buffer(commands: u64) -> Vec<u8> {
 /// futures of one task (joined), and both may note what they did.
 #[derive(Debug, Default)]
 pub struct Sent {
-    /// Write syscalls that moved bytes (a partial write and the rest are two).
+    /// Write syscalls that moved bytes (a partial write and the rest are two); over TLS,
+    /// writes into the TLS session, which sends each as one or more records.
     pub writes: Cell<u64>,
     /// Commands handed to Redis, as Redis counts them (MULTI and EXEC included).
     pub commands: Cell<u64>,

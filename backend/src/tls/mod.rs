@@ -114,6 +114,12 @@ impl Tls {
     /// The TLS handshake over `tcp` (straight to Redis or through a relay).
     pub async fn connect(&self, tcp: TcpStream) -> std::io::Result<RedisStream> {
         let tls = self.connector.connect(self.name.clone(), tcp).await?;
+        let session = tls.get_ref().1;
+        tracing::debug!(
+            version = ?session.protocol_version(),
+            suite = ?session.negotiated_cipher_suite().map(|s| s.suite()),
+            "TLS to Redis"
+        );
         Ok(RedisStream::Tls(Box::new(tls)))
     }
 }
