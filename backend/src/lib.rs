@@ -38,7 +38,8 @@
 //!   `versus` also measures what observe mode's proxy costs, `observe_rss` its memory.
 //! - `median`: the one median, and a median with its 95 % interval.
 //! - `local_redis`: the embedded redis-server used when no Redis URL is given.
-//! - `replay`: `pipescope replay FILE`: the page served from a recording, no Redis at all.
+//! - `replay`: `pipescope replay FILE`: the page served from a recording, no Redis at all;
+//!   `recording_upload`: a recording a page opened, read for it by the server.
 //!
 //! What the page and the server both speak (specs, the protocol, validation, reports) is in
 //! the `shared` crate.
@@ -54,6 +55,7 @@ pub mod net;
 pub mod observe;
 pub mod observe_rss;
 pub mod recorder;
+pub mod recording_upload;
 pub mod replay;
 pub mod resp;
 pub mod round_trip_probe;

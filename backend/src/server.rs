@@ -7,7 +7,7 @@ use axum::routing::get;
 use tokio::net::TcpListener;
 
 use crate::hub::Hub;
-use crate::{assets, ws};
+use crate::{assets, recording_upload, ws};
 
 pub fn router(hub: Hub) -> Router {
     page_routes().route("/ws", get(ws::handler)).with_state(hub)
@@ -23,6 +23,8 @@ pub fn page_routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
         .route("/tour/{step}", get(assets::index))
         // Observe mode: the same page, which shows its observe view there.
         .route("/observe", get(assets::index))
+        // A recording the page opened, read for it (`recording_upload`).
+        .route("/recording", recording_upload::route())
         .fallback(assets::serve)
 }
 

@@ -278,18 +278,18 @@ impl Connection {
         }
     }
 
-    /// Shows the recording in `text` (read from `file`) in place of the stage's runs; a file
-    /// that is not one leaves the stage as it was and says why in the banner.
-    pub fn open_recording(&self, file: &str, text: &str) {
-        match Recording::from_json(text) {
-            Ok(recording) => {
-                let info = recording.info(file);
-                self.session
-                    .update(|s| s.open_recording(info, recording.runs));
+    /// Shows the recording the server read from `file` (its answer to `POST /recording`,
+    /// `reply`) in place of the stage's runs; a file that is not one leaves the stage as it
+    /// was and says why in the banner.
+    pub fn open_recording(&self, file: &str, reply: &str) {
+        match ServerMsg::from_json(reply) {
+            Ok(ServerMsg::RecordingRead { info, runs }) => {
+                self.session.update(|s| s.open_recording(info, runs));
                 self.error.set(None);
             }
-            Err(e) => self.error.set(Some(format!(
-                "Could not open {file}: {e}. The page still shows what it showed before."
+            Ok(ServerMsg::Rejected { reason }) => self.error.set(Some(reason)),
+            Ok(_) | Err(_) => self.error.set(Some(format!(
+                "Could not open {file}: the server's answer was not a recording. The page still shows what it showed before."
             ))),
         }
     }

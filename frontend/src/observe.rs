@@ -39,9 +39,13 @@ impl ObserveState {
             } => {
                 *self = ObserveState {
                     status: observing.clone(),
-                    connections: observed.iter().map(|c| (c.id, c.clone())).collect(),
                     ..Default::default()
                 };
+                // Inserted one by one: collecting into a map sorts first, with a stable sort
+                // the page otherwise does without (its code is large).
+                for c in observed {
+                    self.connections.insert(c.id, c.clone());
+                }
             }
             // A new observation: its connections are numbered from 1 again.
             ServerMsg::ObserveStarted { status } => {
@@ -71,7 +75,8 @@ impl ObserveState {
             | ServerMsg::Progress { .. }
             | ServerMsg::Spans { .. }
             | ServerMsg::Finished { .. }
-            | ServerMsg::Failed { .. } => {}
+            | ServerMsg::Failed { .. }
+            | ServerMsg::RecordingRead { .. } => {}
         }
     }
 

@@ -247,6 +247,8 @@ impl Session {
             | ServerMsg::ObserveStopped { .. }
             | ServerMsg::Observed { .. }
             | ServerMsg::ObservedTimeline(_) => None,
+            // The answer to the page's own `POST /recording` (`Connection::open_recording`).
+            ServerMsg::RecordingRead { .. } => None,
         }
     }
 

@@ -82,7 +82,7 @@ pub fn median(runs: Vec<&RunSummary>) -> Option<&RunSummary> {
     // Sorts the throughputs alone, as `trace::events` sorts its moments: one sort in the WASM
     // instead of one per element type.
     let mut ops: Vec<f64> = runs.iter().map(|r| r.ops_per_sec).collect();
-    ops.sort_by(f64::total_cmp);
+    ops.sort_unstable_by(f64::total_cmp);
     let mid = ops.len().checked_sub(1)? / 2;
     let m = ops[mid];
     // What a stable sort of the runs would put at `mid`: among the runs of that throughput, in

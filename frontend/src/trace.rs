@@ -200,7 +200,7 @@ pub fn events<'a>(traces: impl IntoIterator<Item = &'a [Span]>) -> Vec<f64> {
         .into_iter()
         .flat_map(|spans| spans.iter().flat_map(|s| [s.issued_us, s.replied_us]))
         .collect();
-    out.sort_by(f64::total_cmp);
+    out.sort_unstable_by(f64::total_cmp);
     out.dedup();
     out
 }

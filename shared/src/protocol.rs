@@ -111,6 +111,13 @@ pub enum ServerMsg {
     },
     /// One observed connection's requests, sent to the page that asked (`WantTimeline`).
     ObservedTimeline(ObservedTimeline),
+    /// A recording file the page sent to `POST /recording`, read by the server (the page does
+    /// not parse recording files itself): its runs, shown as `Welcome`'s `recent` would be.
+    /// The answer to that request only, never sent on the websocket.
+    RecordingRead {
+        info: ReplayInfo,
+        runs: Vec<RunRecord>,
+    },
 }
 
 impl ClientMsg {

@@ -93,7 +93,8 @@ impl State {
             | ServerMsg::ObserveStarted { .. }
             | ServerMsg::ObserveStopped { .. }
             | ServerMsg::Observed { .. }
-            | ServerMsg::ObservedTimeline(_) => {}
+            | ServerMsg::ObservedTimeline(_)
+            | ServerMsg::RecordingRead { .. } => {}
         }
     }
 

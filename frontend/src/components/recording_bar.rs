@@ -1,8 +1,9 @@
 use leptos::ev;
 use leptos::prelude::*;
 use shared::recording::RECORDING_SUFFIX;
-use wasm_bindgen::{JsCast, closure::Closure};
-use web_sys::{DragEvent, File, FileReader, HtmlInputElement};
+use js_sys::futures::JsFuture;
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::{DragEvent, File, HtmlInputElement, RequestInit, Response};
 
 use crate::components::export_bar::download;
 use crate::connection::Connection;
@@ -77,7 +78,8 @@ pub fn RecordingBar(conn: Connection) -> impl IntoView {
     }
 }
 
-/// Reads `file` as text, then opens it as a recording (or says why not).
+/// Sends `file` to the server to be read (`POST /recording`), then opens the recording it
+/// answers with, or says why not.
 fn read(file: File, conn: Connection) {
     let name = file.name();
     if file.size() > MAX_RECORDING_BYTES {
@@ -87,24 +89,30 @@ fn read(file: File, conn: Connection) {
         )));
         return;
     }
-    let Ok(reader) = FileReader::new() else {
-        conn.error
-            .set(Some("This browser cannot read files.".to_string()));
-        return;
-    };
-    let done = reader.clone();
-    // One small closure per file opened, kept until it has run.
-    let on_load = Closure::once_into_js(move |_: web_sys::Event| {
-        match done.result().ok().and_then(|v| v.as_string()) {
-            Some(text) => conn.open_recording(&name, &text),
-            None => conn.error.set(Some(format!(
-                "Could not read {name}. The page still shows what it showed before."
+    leptos::task::spawn_local(async move {
+        match post(&name, &file).await {
+            Ok(reply) => conn.open_recording(&name, &reply),
+            Err(e) => conn.error.set(Some(format!(
+                "Could not open {name}: the pipescope server did not answer ({e:?}). The page still shows what it showed before."
             ))),
         }
     });
-    reader.set_onloadend(Some(on_load.unchecked_ref()));
-    if let Err(e) = reader.read_as_text(&file) {
-        conn.error
-            .set(Some(format!("Could not read {}: {e:?}", file.name())));
-    }
+}
+
+/// `file`'s bytes to `POST /recording?file=<name>`; the answer's text.
+async fn post(name: &str, file: &File) -> Result<String, JsValue> {
+    let init = RequestInit::new();
+    init.set_method("POST");
+    init.set_body(file);
+    let url = format!(
+        "/recording?file={}",
+        String::from(js_sys::encode_uri_component(name))
+    );
+    let response: Response = JsFuture::from(window().fetch_with_str_and_init(&url, &init))
+        .await?
+        .dyn_into()?;
+    JsFuture::from(response.text()?)
+        .await?
+        .as_string()
+        .ok_or_else(|| JsValue::from_str("not text"))
 }

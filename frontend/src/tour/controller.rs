@@ -173,7 +173,7 @@ impl Tour {
     /// Every step measured so far, with its runs and their timelines, as one recording.
     pub fn recording(self, now_ms: u64) -> shared::Recording {
         let mut results = self.results.get_untracked();
-        results.sort_by_key(|r| r.step);
+        results.sort_unstable_by_key(|r| r.step);
         let runs = self.stages.with_value(|all| {
             results
                 .iter()
@@ -351,24 +351,19 @@ impl Tour {
         Effect::new(move |_| {
             let page = self.page.get();
             let state = self.state();
-            let steps: serde_json::Map<String, serde_json::Value> = self.results.with(|all| {
-                all.iter()
-                    .map(|r| {
-                        let runs = r
-                            .runs
-                            .iter()
-                            .map(|(role, s)| {
-                                (role.clone(), serde_json::to_value(s).unwrap_or_default())
-                            })
-                            .collect::<serde_json::Map<_, _>>();
-                        ((r.step + 1).to_string(), serde_json::Value::Object(runs))
-                    })
-                    .collect()
-            });
-            let ids: serde_json::Map<String, serde_json::Value> = self.results.with(|all| {
-                all.iter()
-                    .map(|r| ((r.step + 1).to_string(), serde_json::json!(r.ids)))
-                    .collect()
+            // Maps filled by insert: collecting into one sorts, and the page has no stable
+            // sort (its code is large).
+            let mut steps = serde_json::Map::new();
+            let mut ids = serde_json::Map::new();
+            self.results.with(|all| {
+                for r in all {
+                    let mut runs = serde_json::Map::new();
+                    for (role, s) in &r.runs {
+                        runs.insert(role.clone(), serde_json::to_value(s).unwrap_or_default());
+                    }
+                    steps.insert((r.step + 1).to_string(), serde_json::Value::Object(runs));
+                    ids.insert((r.step + 1).to_string(), serde_json::json!(r.ids));
+                }
             });
             let value = serde_json::json!({
                 "page": if page < STEPS.len() { "step" } else { "handout" },

@@ -7,11 +7,12 @@ use super::result::StepResult;
 use super::script::{Focus, STEPS};
 use crate::format;
 
-/// The results in step order (a stable sort: one step's results keep their order).
+/// The results in step order; one step's results keep their order. (Sorted by step and
+/// position with an unstable sort: the page has no stable sort, whose code is large.)
 pub fn by_step(results: &[StepResult]) -> Vec<&StepResult> {
-    let mut sorted: Vec<&StepResult> = results.iter().collect();
-    sorted.sort_by_key(|r| r.step);
-    sorted
+    let mut sorted: Vec<(usize, &StepResult)> = results.iter().enumerate().collect();
+    sorted.sort_unstable_by_key(|&(i, r)| (r.step, i));
+    sorted.into_iter().map(|(_, r)| r).collect()
 }
 
 /// The session's measurements for the handout: a section per step with its runs as the page's
