@@ -128,10 +128,12 @@ pub fn group(runs: &[RunSummary]) -> Option<Vec<Point>> {
         if s.done == 0 {
             return None;
         }
-        batches.push(batch);
+        // Kept sorted as they come (a sweep has at most a few dozen runs): no library sort,
+        // whose code is large in the page's WASM.
+        if let Err(at) = batches.binary_search(&batch) {
+            batches.insert(at, batch);
+        }
     }
-    batches.sort_unstable();
-    batches.dedup();
     if batches.len() < 2 {
         return None;
     }

@@ -172,8 +172,8 @@ impl Tour {
 
     /// Every step measured so far, with its runs and their timelines, as one recording.
     pub fn recording(self, now_ms: u64) -> shared::Recording {
-        let mut results = self.results.get_untracked();
-        results.sort_unstable_by_key(|r| r.step);
+        let all_results = self.results.get_untracked();
+        let results = super::by_step(&all_results);
         let runs = self.stages.with_value(|all| {
             results
                 .iter()
