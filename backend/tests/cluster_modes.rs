@@ -1,0 +1,201 @@
+//! The key layouts and the modes beyond sequential and pipelined on a Redis Cluster (MULTI/EXEC,
+//! MSET/MGET, multiplexed, GET, the other client), against a real three-master local cluster:
+//! what each master executed is read from its own `INFO commandstats`.
+
+mod support;
+
+use pipescope::cluster::{LocalCluster, key_slot};
+use pipescope::engine::{self, RunContext, RunOutcome, keys};
+use pipescope::target::RedisTarget;
+use shared::{KeyLayout, Mode, RunSpec};
+
+/// A local cluster of three masters, the cluster target, and each node as a target of its own.
+fn three_masters() -> (LocalCluster, RedisTarget, Vec<RedisTarget>) {
+    let cluster = LocalCluster::start(3).expect("a local cluster (redis-server must be installed)");
+    let target = RedisTarget::parse(&cluster.url()).unwrap().as_cluster();
+    let nodes = (0..3)
+        .map(|i| RedisTarget::parse(&cluster.node_url(i)).unwrap())
+        .collect();
+    (cluster, target, nodes)
+}
+
+/// Each node's `INFO commandstats` calls of `command` (lower case), in node order.
+async fn calls(nodes: &[RedisTarget], command: &str) -> Vec<u64> {
+    let mut out = Vec::new();
+    for n in nodes {
+        out.push(
+            support::command_calls(n)
+                .await
+                .get(command)
+                .copied()
+                .unwrap_or(0),
+        );
+    }
+    out
+}
+
+async fn dbsizes(nodes: &[RedisTarget]) -> Vec<u64> {
+    let mut out = Vec::new();
+    for n in nodes {
+        out.push(support::dbsize(n).await);
+    }
+    out
+}
+
+fn minus(after: &[u64], before: &[u64]) -> Vec<u64> {
+    after.iter().zip(before).map(|(a, b)| a - b).collect()
+}
+
+/// Runs `spec` and removes its keys, as the page and `bench` do.
+async fn run(target: &RedisTarget, run_id: u64, spec: RunSpec) -> Result<RunOutcome, String> {
+    let ctx = RunContext::new(run_id, Default::default(), Default::default());
+    engine::run_and_clean_up(target, spec, ctx)
+        .await
+        .map_err(|e| e.to_string())
+}
+
+fn one_tag(spec: RunSpec) -> RunSpec {
+    RunSpec {
+        keys: KeyLayout::OneTag,
+        ..spec
+    }
+}
+
+/// The node (index into `nodes`) whose address is `addr`.
+fn node_of(nodes: &[RedisTarget], addr: &str) -> usize {
+    nodes
+        .iter()
+        .position(|n| n.addr() == addr)
+        .unwrap_or_else(|| panic!("{addr} is not a node"))
+}
+
+/// The node of the one master that did all of the run's commands and round trips (the
+/// others none), as the run's shares say.
+fn only_master(outcome: &RunOutcome, nodes: &[RedisTarget]) -> usize {
+    let cluster = outcome
+        .summary
+        .cluster
+        .as_ref()
+        .expect("a cluster run's shares");
+    assert_eq!(cluster.masters.len(), 3, "{cluster:?}");
+    let busy: Vec<usize> = cluster
+        .masters
+        .iter()
+        .filter(|m| m.commands > 0)
+        .map(|m| node_of(nodes, &m.addr))
+        .collect();
+    assert_eq!(busy.len(), 1, "one master does everything: {cluster:?}");
+    for m in &cluster.masters {
+        if m.commands == 0 {
+            assert_eq!(m.round_trips, 0, "{cluster:?}");
+        } else {
+            assert_eq!(m.commands, outcome.summary.done, "{cluster:?}");
+            assert_eq!(m.round_trips, outcome.summary.round_trips, "{cluster:?}");
+        }
+    }
+    busy[0]
+}
+
+/// The node serving the slot of run `run_id`'s one-tag keys, as the cluster itself says
+/// (`CLUSTER KEYSLOT`, then the `CLUSTER SLOTS` range holding it).
+async fn tag_owner(nodes: &[RedisTarget], run_id: u64) -> usize {
+    let key = shared::keys::key_in(run_id, 0, KeyLayout::OneTag);
+    let slot: u16 = redis::cmd("CLUSTER")
+        .arg("KEYSLOT")
+        .arg(&key)
+        .query_async(&mut support::admin(&nodes[0]).await)
+        .await
+        .unwrap();
+    assert_eq!(
+        slot,
+        key_slot(shared::keys::key_in(run_id, 99_999, KeyLayout::OneTag).as_bytes()),
+        "every one-tag key of the run hashes to one slot"
+    );
+    let map = {
+        let mut admin = nodes[0].admin_connection().await.unwrap();
+        pipescope::cluster::SlotMap::discover(&mut admin, &nodes[0].addr())
+            .await
+            .unwrap()
+    };
+    node_of(nodes, &map.masters()[map.master_of(slot)].addr())
+}
+
+#[tokio::test]
+async fn one_tag_sends_a_pipelined_run_to_one_master_and_spread_spreads() {
+    let (_cluster, target, nodes) = three_masters();
+    let (n, batch) = (10_000u64, 1_000u32);
+    let before = calls(&nodes, "set").await;
+    let tagged = run(
+        &target,
+        51,
+        one_tag(RunSpec::set(n, Mode::pipelined(batch))),
+    )
+    .await
+    .expect("a one-tag pipelined run");
+    let after = calls(&nodes, "set").await;
+    assert_eq!(tagged.summary.done, n);
+    assert_eq!(
+        tagged.summary.round_trips,
+        n / u64::from(batch),
+        "one per batch"
+    );
+    let owner = only_master(&tagged, &nodes);
+    assert_eq!(owner, tag_owner(&nodes, 51).await, "the tag's master");
+    let mut expected = vec![0; 3];
+    expected[owner] = n;
+    assert_eq!(
+        minus(&after, &before),
+        expected,
+        "every SET once, on that master"
+    );
+    assert_eq!(dbsizes(&nodes).await, [0, 0, 0], "cleaned up");
+
+    let before = calls(&nodes, "set").await;
+    let spread = run(&target, 52, RunSpec::set(n, Mode::pipelined(batch)))
+        .await
+        .expect("a spread pipelined run");
+    let done = minus(&calls(&nodes, "set").await, &before);
+    assert_eq!(done.iter().sum::<u64>(), n);
+    assert!(
+        done.iter().all(|&d| d > 2_000),
+        "spread over all three: {done:?}"
+    );
+    let shares = &spread.summary.cluster.as_ref().unwrap().masters;
+    assert!(shares.iter().all(|m| m.round_trips == 10), "{shares:?}");
+    assert_eq!(dbsizes(&nodes).await, [0, 0, 0]);
+}
+
+#[tokio::test]
+async fn one_tag_keys_carry_the_tag_on_one_server_and_any_cleanup_sweeps_them() {
+    let (_redis, target) = support::redis();
+    let spec = one_tag(RunSpec::set(300, Mode::pipelined(100)));
+    let ctx = RunContext::new(61, Default::default(), Default::default());
+    let outcome = engine::run(&target, spec, ctx).await.expect("the run");
+    let mut con = support::admin(&target).await;
+    let v: String = redis::cmd("GET")
+        .arg("pipescope:{61}:k299")
+        .query_async(&mut con)
+        .await
+        .unwrap();
+    assert_eq!(v, "v299");
+    assert_eq!(support::dbsize(&target).await, 300);
+    // The spread cleanup, told nothing was written, still finds them with its sweep.
+    let removed = keys::remove_run_keys(&target, 61, 0).await.unwrap();
+    assert_eq!(removed, 300);
+    assert_eq!(support::dbsize(&target).await, 0);
+    assert_eq!(outcome.written, 300);
+    // A neighbour's keys (run 610, either layout) are left alone.
+    for k in ["pipescope:610:k1", "pipescope:{610}:k1", "pipescope:{6}:k1"] {
+        let _: () = redis::cmd("SET")
+            .arg(k)
+            .arg(1)
+            .query_async(&mut con)
+            .await
+            .unwrap();
+    }
+    let removed = keys::remove_laid_out_keys(&target, 61, KeyLayout::OneTag, 300)
+        .await
+        .unwrap();
+    assert_eq!(removed, 0);
+    assert_eq!(support::dbsize(&target).await, 3);
+}
