@@ -7,7 +7,7 @@ mod support;
 use pipescope::cluster::{LocalCluster, key_slot};
 use pipescope::engine::{self, RunContext, RunOutcome, keys};
 use pipescope::target::RedisTarget;
-use shared::{KeyLayout, Mode, RunSpec};
+use shared::{Command, KeyLayout, Mode, RunSpec};
 
 /// A local cluster of three masters, the cluster target, and each node as a target of its own.
 fn three_masters() -> (LocalCluster, RedisTarget, Vec<RedisTarget>) {
@@ -198,4 +198,76 @@ async fn one_tag_keys_carry_the_tag_on_one_server_and_any_cleanup_sweeps_them() 
         .unwrap();
     assert_eq!(removed, 0);
     assert_eq!(support::dbsize(&target).await, 3);
+}
+
+#[tokio::test]
+async fn multi_exec_and_mset_run_on_the_tag_master_and_are_refused_over_spread_keys() {
+    let (_cluster, target, nodes) = three_masters();
+    let (n, batch) = (2_000u64, 100u32);
+    let owner = tag_owner(&nodes, 71).await;
+    let mut one = vec![0; 3];
+    one[owner] = n / u64::from(batch);
+
+    let before = (calls(&nodes, "multi").await, calls(&nodes, "exec").await);
+    let sets = calls(&nodes, "set").await;
+    let tx = run(
+        &target,
+        71,
+        one_tag(RunSpec::set(n, Mode::Transaction { batch })),
+    )
+    .await
+    .expect("a one-tag MULTI/EXEC run");
+    assert_eq!(tx.summary.done, n);
+    assert_eq!(only_master(&tx, &nodes), owner);
+    assert_eq!(minus(&calls(&nodes, "multi").await, &before.0), one);
+    assert_eq!(minus(&calls(&nodes, "exec").await, &before.1), one);
+    let mut all = vec![0; 3];
+    all[owner] = n;
+    assert_eq!(
+        minus(&calls(&nodes, "set").await, &sets),
+        all,
+        "every SET once"
+    );
+    assert_eq!(dbsizes(&nodes).await, [0, 0, 0]);
+
+    // MSET, then MGET of seeded keys: the seed's SETs and the MGETs on the same master.
+    for (command, multi, run_id) in [(Command::Set, "mset", 72), (Command::Get, "mget", 73)] {
+        let owner = tag_owner(&nodes, run_id).await;
+        let before = calls(&nodes, multi).await;
+        let outcome = run(
+            &target,
+            run_id,
+            one_tag(RunSpec {
+                command,
+                ..RunSpec::set(n, Mode::Mset { batch })
+            }),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("a one-tag {multi} run: {e}"));
+        assert_eq!(outcome.summary.done, n);
+        assert_eq!(only_master(&outcome, &nodes), owner);
+        let mut one = vec![0; 3];
+        one[owner] = n / u64::from(batch);
+        assert_eq!(minus(&calls(&nodes, multi).await, &before), one, "{multi}");
+        assert_eq!(dbsizes(&nodes).await, [0, 0, 0], "{multi}");
+    }
+
+    // Over spread keys, refused before anything is sent, saying why and what to choose.
+    let before = calls(&nodes, "set").await;
+    for mode in [Mode::Transaction { batch }, Mode::Mset { batch }] {
+        let err = run(&target, 74, RunSpec::set(n, mode))
+            .await
+            .expect_err("keys of many slots in one transaction or MSET");
+        assert!(
+            err.contains("needs every key in one slot") && err.contains("one hash tag"),
+            "{err}"
+        );
+    }
+    assert_eq!(calls(&nodes, "set").await, before, "nothing ran");
+    // Only the one-tag MSET run's.
+    assert_eq!(
+        calls(&nodes, "mset").await.iter().sum::<u64>(),
+        n / u64::from(batch)
+    );
+    assert_eq!(dbsizes(&nodes).await, [0, 0, 0]);
 }
