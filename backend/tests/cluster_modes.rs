@@ -271,3 +271,138 @@ async fn multi_exec_and_mset_run_on_the_tag_master_and_are_refused_over_spread_k
     );
     assert_eq!(dbsizes(&nodes).await, [0, 0, 0]);
 }
+
+/// How many of run `run_id`'s spread keys `0..n` each node serves, as the cluster's own map
+/// says.
+async fn spread_share(nodes: &[RedisTarget], run_id: u64, n: u64) -> Vec<u64> {
+    let mut admin = nodes[0].admin_connection().await.unwrap();
+    let map = pipescope::cluster::SlotMap::discover(&mut admin, &nodes[0].addr())
+        .await
+        .unwrap();
+    let mut share = vec![0; 3];
+    for i in 0..n {
+        let key = shared::keys::key(run_id, i);
+        share[node_of(
+            nodes,
+            &map.masters()[map.master_of(key_slot(key.as_bytes()))].addr(),
+        )] += 1;
+    }
+    share
+}
+
+/// What a cluster run's shares say each node did: (commands, round trips) in node order.
+fn shares(outcome: &RunOutcome, nodes: &[RedisTarget]) -> Vec<(u64, u64)> {
+    let mut out = vec![(0, 0); 3];
+    for m in &outcome.summary.cluster.as_ref().expect("shares").masters {
+        out[node_of(nodes, &m.addr)] = (m.commands, m.round_trips);
+    }
+    out
+}
+
+#[tokio::test]
+async fn get_runs_seed_each_master_with_its_keys_and_read_each_once() {
+    let (_cluster, target, nodes) = three_masters();
+    for (mode, n, run_id) in [
+        (Mode::pipelined(500), 5_000u64, 81),
+        (Mode::Sequential, 300, 82),
+    ] {
+        let expected = spread_share(&nodes, run_id, n).await;
+        let (sets, gets) = (calls(&nodes, "set").await, calls(&nodes, "get").await);
+        let outcome = run(
+            &target,
+            run_id,
+            RunSpec {
+                command: Command::Get,
+                ..RunSpec::set(n, mode)
+            },
+        )
+        .await
+        .unwrap_or_else(|e| panic!("GET {mode:?}: {e}"));
+        assert_eq!(outcome.summary.done, n);
+        assert_eq!(
+            minus(&calls(&nodes, "set").await, &sets),
+            expected,
+            "seeded"
+        );
+        assert_eq!(
+            minus(&calls(&nodes, "get").await, &gets),
+            expected,
+            "read once"
+        );
+        let by_share: Vec<u64> = shares(&outcome, &nodes).iter().map(|s| s.0).collect();
+        assert_eq!(by_share, expected);
+        assert_eq!(dbsizes(&nodes).await, [0, 0, 0]);
+    }
+}
+
+#[tokio::test]
+async fn multiplexed_runs_send_each_command_once_to_its_keys_master() {
+    let (_cluster, target, nodes) = three_masters();
+    let n = 5_000u64;
+    for (command, stat, run_id) in [(Command::Set, "set", 91), (Command::Get, "get", 92)] {
+        let expected = spread_share(&nodes, run_id, n).await;
+        let before = calls(&nodes, stat).await;
+        let outcome = run(
+            &target,
+            run_id,
+            RunSpec {
+                command,
+                ..RunSpec::set(n, Mode::Multiplexed { in_flight: 64 })
+            },
+        )
+        .await
+        .unwrap_or_else(|e| panic!("multiplexed {stat}: {e}"));
+        assert_eq!(outcome.summary.done, n);
+        assert_eq!(
+            minus(&calls(&nodes, stat).await, &before),
+            expected,
+            "{stat}"
+        );
+        let s = shares(&outcome, &nodes);
+        assert_eq!(s.iter().map(|s| s.0).collect::<Vec<_>>(), expected);
+        assert!(s.iter().all(|s| s.1 > 0), "every master read from: {s:?}");
+        assert_eq!(
+            s.iter().map(|s| s.1).sum::<u64>(),
+            outcome.summary.round_trips
+        );
+        // A window of 64 over three masters: at least count / 64 reads.
+        assert!(
+            outcome.summary.round_trips >= n / 64,
+            "{}",
+            outcome.summary.round_trips
+        );
+        assert_eq!(dbsizes(&nodes).await, [0, 0, 0]);
+    }
+
+    // One hash tag: every INCR on the tag's master.
+    let owner = tag_owner(&nodes, 93).await;
+    let before = calls(&nodes, "incr").await;
+    let outcome = run(
+        &target,
+        93,
+        one_tag(RunSpec {
+            command: Command::Incr,
+            ..RunSpec::set(3_000, Mode::Multiplexed { in_flight: 32 })
+        }),
+    )
+    .await
+    .expect("a one-tag multiplexed run");
+    assert_eq!(only_master(&outcome, &nodes), owner);
+    let mut one = vec![0; 3];
+    one[owner] = 3_000;
+    assert_eq!(minus(&calls(&nodes, "incr").await, &before), one);
+    assert_eq!(dbsizes(&nodes).await, [0, 0, 0]);
+
+    // Busy-polling one socket would hold off the others' replies: refused in words.
+    let err = run(
+        &target,
+        94,
+        RunSpec {
+            wait: shared::Wait::BusyPoll { us: 100 },
+            ..RunSpec::set(100, Mode::Multiplexed { in_flight: 8 })
+        },
+    )
+    .await
+    .expect_err("busy-poll over spread masters");
+    assert!(err.contains("busy-polling a multiplexed run"), "{err}");
+}

@@ -8,6 +8,7 @@
 //! - `connections`: a pool of connections, each sending its share one command at a time
 //!   (it opens its own connections, so it gets no `Job`);
 //! - `cluster`: sequential and pipelined on a Redis Cluster, each batch split per master;
+//! - `cluster_multiplexed`: multiplexed on a Redis Cluster, each command to its key's master;
 //! - `one_slot`: any other mode on a Redis Cluster whose keys are all in one slot (one hash
 //!   tag, or the other client's counter), run on that slot's master as on one server.
 //!
@@ -19,6 +20,7 @@
 
 pub mod client_memory;
 mod cluster;
+mod cluster_multiplexed;
 mod connections;
 pub mod encode;
 mod finished;
@@ -376,8 +378,9 @@ async fn on_cluster(
         // would be silently missing.
         _ if target.is_proxied() => Some("a dialled network (delay line)".to_string()),
         Mode::Connections { .. } => Some("a pool of connections".to_string()),
-        Mode::Multiplexed { .. } if !spec.keys_in_one_slot() => Some(
-            "multiplexed over keys spread across slots (choose keys: one hash tag {run})"
+        Mode::Multiplexed { .. } if !spec.keys_in_one_slot() && spec.wait != Wait::Sleep => Some(
+            "busy-polling a multiplexed run over keys spread across masters (it waits on \
+                 every master's socket at once; choose sleep, or keys: one hash tag {run})"
                 .to_string(),
         ),
         _ => None,
@@ -388,8 +391,13 @@ async fn on_cluster(
     spec.validate_on_cluster()?;
     let mut admin = target.admin_connection().await?;
     let map = crate::cluster::SlotMap::discover(&mut admin, &target.addr()).await?;
-    let split =
-        matches!(spec.mode, Mode::Sequential | Mode::Pipelined { .. }) && !spec.other_client;
+    // Split between masters: spread keys (or sequential and pipelined runs of one-tag keys,
+    // which `cluster` sends to their one master, following a resharded slot).
+    let split = match spec.mode {
+        Mode::Sequential | Mode::Pipelined { .. } => !spec.other_client,
+        Mode::Multiplexed { .. } => !spec.keys_in_one_slot(),
+        _ => false,
+    };
     if !split {
         let m = one_slot::master(&map, ctx.run_id, spec);
         let node = one_slot::node(target, &map, m)?;
@@ -402,6 +410,9 @@ async fn on_cluster(
     }
     let mut conns = cluster::open(target, &map).await?;
     tally.started = Instant::now();
+    if let Mode::Multiplexed { .. } = spec.mode {
+        return cluster_multiplexed::run(&mut conns, &map, enc, spec, ctx, sent, tally).await;
+    }
     let seed = cluster::Seed {
         admin,
         addr: target.addr(),
