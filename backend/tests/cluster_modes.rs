@@ -406,3 +406,103 @@ async fn multiplexed_runs_send_each_command_once_to_its_keys_master() {
     .expect_err("busy-poll over spread masters");
     assert!(err.contains("busy-polling a multiplexed run"), "{err}");
 }
+
+#[tokio::test]
+async fn the_other_client_incrs_the_runs_counter_on_its_master() {
+    let (_cluster, target, nodes) = three_masters();
+    for (layout, mode, run_id) in [
+        (KeyLayout::OneTag, Mode::Transaction { batch: 100 }, 101),
+        (KeyLayout::OneTag, Mode::pipelined(100), 102),
+        (KeyLayout::Spread, Mode::pipelined(100), 103),
+    ] {
+        let before = calls(&nodes, "incr").await;
+        let outcome = run(
+            &target,
+            run_id,
+            RunSpec {
+                keys: layout,
+                ..RunSpec::with_other_client(3_000, mode)
+            },
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{layout:?} {mode:?}: {e}"));
+        let owner = only_master(&outcome, &nodes);
+        // The counter's master, as the cluster's map says.
+        let counter = shared::keys::counter(run_id, layout);
+        let mut admin = nodes[0].admin_connection().await.unwrap();
+        let map = pipescope::cluster::SlotMap::discover(&mut admin, &nodes[0].addr())
+            .await
+            .unwrap();
+        assert_eq!(
+            owner,
+            node_of(
+                &nodes,
+                &map.masters()[map.master_of(key_slot(counter.as_bytes()))].addr()
+            )
+        );
+        let seen = outcome.summary.interleaving.as_ref().expect("interleaving");
+        assert_eq!(seen.batches, 30, "{layout:?} {mode:?}");
+        assert_eq!(
+            seen.final_value,
+            Some(3_000 + seen.other_commands),
+            "nothing lost: {seen:?}"
+        );
+        let mut one = vec![0; 3];
+        one[owner] = 3_000 + seen.other_commands;
+        assert_eq!(
+            minus(&calls(&nodes, "incr").await, &before),
+            one,
+            "both sides' INCRs there"
+        );
+        assert_eq!(dbsizes(&nodes).await, [0, 0, 0]);
+    }
+}
+
+#[test]
+fn bench_keys_one_tag_runs_multi_exec_on_one_master_and_spread_says_why_not() {
+    let bench = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_pipescope"))
+            .env_remove("REDIS_URL")
+            .env("RUST_LOG", "warn")
+            .args([
+                "bench",
+                "--cluster",
+                "--mode",
+                "transaction",
+                "--count",
+                "1000",
+            ])
+            .args(["--batch", "100"])
+            .args(args)
+            .output()
+            .unwrap();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (out.status.success(), text(&out.stdout), text(&out.stderr))
+    };
+    let (ok, stdout, stderr) = bench(&["--keys", "one-tag"]);
+    assert!(ok, "{stderr}");
+    let shares = stdout
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("per master: "))
+        .expect(&stdout);
+    let (masters, _) = shares.split_once("; ").expect(shares);
+    let mut per: Vec<&str> = masters
+        .split(" · ")
+        .map(|m| m.split_once(' ').unwrap().1)
+        .collect();
+    per.sort_unstable();
+    assert_eq!(
+        per,
+        [
+            "0 cmds in 0 round trips",
+            "0 cmds in 0 round trips",
+            "1000 cmds in 10 round trips"
+        ],
+        "{shares}"
+    );
+    let (ok, _, stderr) = bench(&[]);
+    assert!(!ok);
+    assert!(stderr.contains("--keys one-tag"), "{stderr}");
+    let (ok, _, stderr) = bench(&["--keys", "tagged"]);
+    assert!(!ok && stderr.contains("spread or one-tag"), "{stderr}");
+}
