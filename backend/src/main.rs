@@ -33,8 +33,8 @@ struct Cli {
     #[arg(long, global = true)]
     tls_insecure: bool,
     /// Run against a Redis Cluster: with --redis-url, the cluster that node belongs to; without
-    /// it, three masters of pipescope's own on free loopback ports, stopped on exit. Sequential
-    /// and pipelined runs for now, each batch split per master.
+    /// it, three masters of pipescope's own on free loopback ports, stopped on exit. Each batch
+    /// is split per master; MULTI/EXEC and MSET need --keys one-tag (every key in one slot).
     #[arg(long, global = true)]
     cluster: bool,
     /// Serving is the default, so its options work without `serve` too

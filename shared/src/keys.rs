@@ -10,8 +10,11 @@ pub const PREFIX: &str = "pipescope:";
 
 /// How a run's keys fall into Redis Cluster slots. On a single server it only changes the
 /// keys' names (two bytes longer with the tag).
+///
+/// On the wire it is its `name` (`"spread"`, `"one-tag"`), through `String`, whose
+/// (de)serialisers the page has anyway: a derived enum visitor would cost the page's WASM more.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[serde(into = "&'static str", try_from = "String")]
 pub enum KeyLayout {
     /// `pipescope:<run>:k<i>`: each key hashes on its own, so a run's keys spread over every
     /// slot, hence every master of a cluster.
@@ -47,6 +50,20 @@ impl KeyLayout {
             KeyLayout::Spread => "spread over slots",
             KeyLayout::OneTag => "one hash tag {run}",
         }
+    }
+}
+
+impl From<KeyLayout> for &'static str {
+    fn from(l: KeyLayout) -> &'static str {
+        l.name()
+    }
+}
+
+impl TryFrom<String> for KeyLayout {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<KeyLayout, String> {
+        KeyLayout::parse(&s).ok_or_else(|| format!("unknown key layout {s:?}: spread or one-tag"))
     }
 }
 

@@ -981,7 +981,8 @@ mod tests {
             ..RunSpec::set(5, Mode::pipelined(5))
         };
         let json = serde_json::to_string(&tagged).unwrap();
-        assert!(json.contains(r#""keys":"one_tag""#), "{json}");
+        assert!(json.contains(r#""keys":"one-tag""#), "{json}");
+        assert!(serde_json::from_str::<KeyLayout>(r#""tagged""#).is_err());
         assert_eq!(serde_json::from_str::<RunSpec>(&json).unwrap(), tagged);
         assert_eq!(tagged.validate(&Limits::DEFAULT), Ok(()));
     }

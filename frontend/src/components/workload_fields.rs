@@ -46,7 +46,7 @@ pub fn WorkloadFields(form: RwSignal<Form>) -> impl IntoView {
         />
         <label
             class="field"
-            title="How keys are named: pipescope:<run>:k<i> hashes each key on its own (a cluster spreads them over its masters); pipescope:{<run>}:k<i> hashes only the run id, so every key is in one slot on one master (what MULTI/EXEC and MSET need on a cluster)"
+            title="pipescope:<run>:k<i> spreads over a cluster's slots; pipescope:{<run>}:k<i> puts every key in one slot, on one master (as MULTI/EXEC and MSET need there)"
         >
             <span>"Keys"</span>
             <select
