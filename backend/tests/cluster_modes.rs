@@ -500,6 +500,9 @@ fn bench_keys_one_tag_runs_multi_exec_on_one_master_and_spread_says_why_not() {
         ],
         "{shares}"
     );
+    let (ok, stdout, stderr) = bench(&["--keys", "one-tag", "--format", "json"]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains(r#""keys":"one-tag""#), "{stdout}");
     let (ok, _, stderr) = bench(&[]);
     assert!(!ok);
     assert!(stderr.contains("--keys one-tag"), "{stderr}");
