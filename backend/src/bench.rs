@@ -57,6 +57,9 @@ pub struct JsonRun {
     /// Redis's memory while the run was in flight: its connection's peak `CLIENT LIST`
     /// tot-mem, omem and qbuf, and `INFO memory` used_memory before and at its peak.
     pub redis_memory: Option<shared::RedisMemory>,
+    /// How the keys were named (`--keys`), when not spread.
+    #[serde(skip_serializing_if = "shared::KeyLayout::is_spread")]
+    pub keys: shared::KeyLayout,
 }
 
 impl From<&RunSummary> for JsonRun {
@@ -83,6 +86,7 @@ impl From<&RunSummary> for JsonRun {
             connections: s.spec.mode.connections(),
             redis_load: s.redis_load,
             redis_memory: s.redis_memory,
+            keys: s.spec.keys,
         }
     }
 }

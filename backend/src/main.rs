@@ -11,7 +11,7 @@ use pipescope::bench::{BenchOptions, Format};
 use pipescope::hub::Hub;
 use pipescope::local_redis::LocalRedis;
 use pipescope::target::RedisTarget;
-use shared::{Command, Flush, Mode, Network, RunSpec, Wait};
+use shared::{Command, Flush, KeyLayout, Mode, Network, RunSpec, Wait};
 use tokio::net::TcpListener;
 
 #[derive(Parser)]
@@ -33,8 +33,8 @@ struct Cli {
     #[arg(long, global = true)]
     tls_insecure: bool,
     /// Run against a Redis Cluster: with --redis-url, the cluster that node belongs to; without
-    /// it, three masters of pipescope's own on free loopback ports, stopped on exit. Sequential
-    /// and pipelined runs for now, each batch split per master.
+    /// it, three masters of pipescope's own on free loopback ports, stopped on exit. Each batch
+    /// is split per master; MULTI/EXEC and MSET need --keys one-tag (every key in one slot).
     #[arg(long, global = true)]
     cluster: bool,
     /// Serving is the default, so its options work without `serve` too
@@ -194,6 +194,11 @@ struct BenchArgs {
     /// Bytes per value (default: the classic `v{i}`).
     #[arg(long)]
     value_bytes: Option<u32>,
+    /// Key names: spread (`pipescope:<run>:k<i>`, over every cluster slot) or one-tag
+    /// (`pipescope:{<run>}:k<i>`: one hash tag, so every key is in one slot on one master, as
+    /// MULTI/EXEC and MSET need on a cluster).
+    #[arg(long, default_value = "spread", value_parser = parse_keys)]
+    keys: KeyLayout,
     /// Output: table, json (one object per run), csv, or markdown (paste into slides).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
@@ -316,6 +321,10 @@ enum FlushArg {
     Batch,
     Each,
     Every,
+}
+
+fn parse_keys(s: &str) -> Result<KeyLayout, String> {
+    KeyLayout::parse(s).ok_or_else(|| format!("unknown key layout {s:?}: spread or one-tag"))
 }
 
 fn parse_command(s: &str) -> Result<Command, String> {
@@ -631,6 +640,7 @@ async fn bench(args: BenchArgs, target: RedisTarget, redis_version: String) -> a
             other_client: args.other_client
                 && matches!(mode, Mode::Pipelined { .. } | Mode::Transaction { .. }),
             value_bytes: args.value_bytes,
+            keys: args.keys,
             wait: match args.busy_poll_us {
                 Some(us) => Wait::BusyPoll { us },
                 None => Wait::Sleep,

@@ -263,7 +263,8 @@ async fn a_pipelined_run_sends_each_master_its_keys_once_in_parallel_sub_batches
 }
 
 #[tokio::test]
-async fn sequential_on_a_cluster_pays_a_round_trip_per_command_and_other_modes_say_not_yet() {
+async fn sequential_on_a_cluster_pays_a_round_trip_per_command_and_multi_exec_over_spread_keys_says_why()
+ {
     let cluster = LocalCluster::start(3).expect("a local cluster");
     let target = pipescope::target::RedisTarget::parse(&cluster.url())
         .unwrap()
@@ -287,9 +288,9 @@ async fn sequential_on_a_cluster_pays_a_round_trip_per_command_and_other_modes_s
         shared::RunSpec::set(10, shared::Mode::Transaction { batch: 5 }),
     )
     .await
-    .expect_err("MULTI/EXEC is not split per node yet");
+    .expect_err("MULTI/EXEC over spread keys spans slots");
     assert!(
-        failure.error.to_string().contains("not supported yet"),
+        failure.error.to_string().contains("one hash tag"),
         "{}",
         failure.error
     );

@@ -1,7 +1,7 @@
 //! The controls' fields → the runs to start, with the same validation as the backend. Pure:
 //! the fields are kept as typed (strings), so an invalid entry is explained and never lost.
 
-use shared::{Command, Flush, Limits, Mode, Network, RunSpec, Wait, validate_runs};
+use shared::{Command, Flush, KeyLayout, Limits, Mode, Network, RunSpec, Wait, validate_runs};
 
 use crate::connection::capitalise;
 use crate::sweep;
@@ -176,6 +176,8 @@ pub struct Form {
     pub plan: Plan,
     /// The other client INCRs the run's shared counter (pipelined and MULTI/EXEC runs).
     pub other_client: bool,
+    /// How the run's keys are named: spread over a cluster's slots, or under one hash tag.
+    pub keys: KeyLayout,
 }
 
 impl Default for Form {
@@ -197,6 +199,7 @@ impl Default for Form {
             sweep_max: "1000".into(),
             plan: Plan::Single,
             other_client: false,
+            keys: KeyLayout::Spread,
         }
     }
 }
@@ -289,6 +292,9 @@ impl Form {
             f.plan = p;
         }
         f.other_client = url.other;
+        if let Some(k) = url.keys.as_deref().and_then(KeyLayout::parse) {
+            f.keys = k;
+        }
         f
     }
 
@@ -302,6 +308,7 @@ impl Form {
         url.batch = Some(self.batch.clone());
         url.command = (self.command != d.command).then(|| self.command.name().to_ascii_lowercase());
         url.other = self.other_client;
+        url.keys = (self.keys != d.keys).then(|| self.keys.name().to_string());
         url.value = keep(&self.value_bytes, &d.value_bytes);
         url.flush = (self.flush != d.flush).then(|| self.flush.value().to_string());
         url.every = (self.flush == FlushChoice::Buffered).then(|| self.flush_every.clone());
@@ -402,6 +409,7 @@ impl Form {
             },
             other_client: self.other_client
                 && matches!(mode, Mode::Pipelined { .. } | Mode::Transaction { .. }),
+            keys: self.keys,
         })
     }
 
@@ -638,6 +646,7 @@ mod tests {
                 network: Network::LOOPBACK,
                 wait: Wait::Sleep,
                 other_client: false,
+                keys: shared::KeyLayout::Spread,
             }
         );
         let each = form(|f| f.flush = FlushChoice::EachCommand);

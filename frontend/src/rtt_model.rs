@@ -6,7 +6,7 @@
 
 use shared::keys::digits;
 use shared::observe::ObservedConnection;
-use shared::{RoundTripSplit, RunSummary, Wait};
+use shared::{KeyLayout, RoundTripSplit, RunSummary, Wait};
 
 use crate::timeaxis::duration;
 
@@ -27,24 +27,24 @@ fn bulk(len: u64) -> u64 {
     1 + digits(len) + 2 + len + 2
 }
 
-/// Bytes of `SET pipescope:<run>:k<i> v<i>` on the wire:
+/// Bytes of `SET pipescope:<run>:k<i> v<i>` on the wire (the key as `layout` names it):
 /// `*3\r\n$3\r\nSET\r\n$<len>\r\npipescope:<run>:k<i>\r\n$<len>\r\nv<i>\r\n`.
-pub fn request_bytes(run: u64, i: u64) -> u64 {
-    let key = shared::keys::key_len(run, i);
+pub fn request_bytes(run: u64, layout: KeyLayout, i: u64) -> u64 {
+    let key = shared::keys::key_len(run, i, layout);
     let value = 1 + digits(i);
     4 + bulk(3) + bulk(key) + bulk(value)
 }
 
 /// Mean of `request_bytes(run, i)` over `i` in `0..n`, summed by digit count (exact, O(log n)).
-pub fn mean_request_bytes(run: u64, n: u64) -> f64 {
+pub fn mean_request_bytes(run: u64, layout: KeyLayout, n: u64) -> f64 {
     if n == 0 {
-        return request_bytes(run, 0) as f64;
+        return request_bytes(run, layout, 0) as f64;
     }
     let mut total = 0u64;
     let mut lo = 0u64;
     while lo < n {
         let hi = if lo == 0 { 10 } else { lo.saturating_mul(10) }.min(n);
-        total += (hi - lo) * request_bytes(run, lo);
+        total += (hi - lo) * request_bytes(run, layout, lo);
         lo = hi;
     }
     total as f64 / n as f64
@@ -176,8 +176,8 @@ fn redis_part(s: &RunSummary) -> Option<Part> {
     })
 }
 
-fn t1_part(run: u64, n: u64) -> Part {
-    let request = mean_request_bytes(run, n);
+fn t1_part(run: u64, layout: KeyLayout, n: u64) -> Part {
+    let request = mean_request_bytes(run, layout, n);
     let bytes = request + REPLY_BYTES as f64;
     Part {
         key: "t1",
@@ -195,7 +195,7 @@ impl Trip {
     /// The parts of `s`'s round trip (`run` names its keys, whose length the bytes depend on).
     pub fn of(run: u64, s: &RunSummary) -> Trip {
         let rtt_us = s.latency.mean_us;
-        let t1 = t1_part(run, s.done.max(1));
+        let t1 = t1_part(run, s.spec.keys, s.done.max(1));
         let redis = redis_part(s);
         let (parts, segments, tapped) = match s.split.filter(|sp| sp.samples > 0) {
             Some(sp) => {
@@ -560,17 +560,34 @@ mod tests {
             "*3\r\n$3\r\nSET\r\n${}\r\n{key}\r\n$3\r\nv42\r\n",
             key.len()
         );
-        assert_eq!(request_bytes(7, 42), expected.len() as u64);
-        assert_eq!(request_bytes(7, 0), request_bytes(7, 9));
-        assert_eq!(request_bytes(7, 10), request_bytes(7, 9) + 2);
+        assert_eq!(
+            request_bytes(7, KeyLayout::Spread, 42),
+            expected.len() as u64
+        );
+        assert_eq!(
+            request_bytes(7, KeyLayout::Spread, 0),
+            request_bytes(7, KeyLayout::Spread, 9)
+        );
+        assert_eq!(
+            request_bytes(7, KeyLayout::Spread, 10),
+            request_bytes(7, KeyLayout::Spread, 9) + 2
+        );
         assert_eq!(REPLY_BYTES, "+OK\r\n".len() as u64);
+        assert_eq!(
+            request_bytes(7, KeyLayout::OneTag, 42),
+            request_bytes(7, KeyLayout::Spread, 42) + 2,
+            "{{7}}"
+        );
     }
 
     #[test]
     fn mean_bytes_sum_by_digits() {
         for n in [1, 9, 10, 11, 100, 1234] {
-            let brute: u64 = (0..n).map(|i| request_bytes(3, i)).sum();
-            assert!((mean_request_bytes(3, n) - brute as f64 / n as f64).abs() < 1e-9);
+            let brute: u64 = (0..n).map(|i| request_bytes(3, KeyLayout::OneTag, i)).sum();
+            assert!(
+                (mean_request_bytes(3, KeyLayout::OneTag, n) - brute as f64 / n as f64).abs()
+                    < 1e-9
+            );
         }
     }
 

@@ -4,7 +4,8 @@
 //! `&value=<bytes>&flush=batch|each|buffered&every=<n>&delay=<µs>&back=<µs>&jitter=<µs>`
 //! `&bw=<Mbit/s>&poll=<µs>&sweep=<largest batch>&plan=run|compare|sweep|pool&presenter=1`
 //! `&theme=light|dark&other=1` (`poll`: busy-poll for replies for up to that long; `other`: the
-//! other client INCRs the run's counter).
+//! other client INCRs the run's counter) `&keys=one-tag` (every key under one hash tag; absent:
+//! spread over slots).
 //! (`mode=compare`, from older links, means `plan=compare`.) The page keeps the query in step
 //! with its fields (history.replaceState). Parsing and writing are pure; the browser calls live
 //! in the callers; `inputs::Form` maps the fields to and from this.
@@ -43,6 +44,8 @@ pub struct UrlState {
     pub presenter: bool,
     /// The other client runs beside a pipelined or MULTI/EXEC run of INCR.
     pub other: bool,
+    /// The key layout's name (`shared::KeyLayout::name`), when not the default.
+    pub keys: Option<String>,
     /// `light` or `dark`.
     pub theme: Option<String>,
     /// The presenter token, when the server needs one to start runs (kept in the URL so the
@@ -107,6 +110,7 @@ impl UrlState {
                     out.plan = Some(value)
                 }
                 "presenter" => out.presenter = matches!(value.as_str(), "1" | "true" | "on" | ""),
+                "keys" if shared::KeyLayout::parse(&value).is_some() => out.keys = Some(value),
                 "other" => out.other = matches!(value.as_str(), "1" | "true" | "on" | ""),
                 "theme" if ["light", "dark"].contains(&value.as_str()) => out.theme = Some(value),
                 "token" if !value.is_empty() => out.token = Some(value),
@@ -149,6 +153,7 @@ impl UrlState {
             ("poll", &self.poll),
             ("sweep", &self.sweep),
             ("plan", &self.plan),
+            ("keys", &self.keys),
         ] {
             if let Some(v) = value.as_ref().filter(|v| !v.trim().is_empty()) {
                 parts.push(format!("{key}={}", encode(v.trim())));
@@ -180,6 +185,14 @@ mod tests {
         assert!(u.other);
         assert!(u.to_query().contains("other=1"));
         assert!(!UrlState::parse("?mode=transaction").other);
+    }
+
+    #[test]
+    fn the_key_layout_is_kept_by_name() {
+        let u = UrlState::parse("?mode=mset&keys=one-tag");
+        assert_eq!(u.keys.as_deref(), Some("one-tag"));
+        assert!(u.to_query().contains("keys=one-tag"), "{}", u.to_query());
+        assert_eq!(UrlState::parse("?keys=tagged").keys, None);
     }
 
     #[test]

@@ -19,6 +19,7 @@ pub mod sweep;
 mod tagged;
 pub mod trips;
 
+pub use keys::KeyLayout;
 pub use protocol::{ClientMsg, PROTOCOL_VERSION, ServerMsg};
 pub use recording::{RECORDING_VERSION, Recording, RecordingError, ReplayInfo, TourStepRecord};
 pub use report::{

@@ -4,6 +4,8 @@
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
+use crate::keys::KeyLayout;
+
 /// Hard limits on what a client may ask for. Sent to the page in `Welcome`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Limits {
@@ -381,6 +383,10 @@ pub struct RunSpec {
     /// INCRs that one counter (`keys::counter`) instead of `k{i}`.
     #[serde(default, skip_serializing_if = "is_false")]
     pub other_client: bool,
+    /// How the run's keys are named, hence which Redis Cluster slots they fall in
+    /// (`keys::KeyLayout`): spread over every slot, or all under one hash tag.
+    #[serde(default, skip_serializing_if = "KeyLayout::is_spread")]
+    pub keys: KeyLayout,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -429,6 +435,10 @@ pub enum SpecError {
         mode: &'static str,
     },
     #[error(
+        "{what} on a Redis Cluster needs every key in one slot (a cluster runs it on one master and refuses keys of several slots): choose keys: one hash tag {{run}} (--keys one-tag)"
+    )]
+    OneSlot { what: &'static str },
+    #[error(
         "this run would spend at least {secs} s waiting on the injected delay ({round_trips} round trips × {rtt_us} µs), more than the {max} s allowed; lower the count or the delay, or pipeline"
     )]
     TooSlow {
@@ -450,6 +460,7 @@ impl RunSpec {
             network: Network::LOOPBACK,
             wait: Wait::Sleep,
             other_client: false,
+            keys: KeyLayout::Spread,
         }
     }
 
@@ -544,6 +555,29 @@ impl RunSpec {
             });
         }
         self.validate_network(limits)
+    }
+
+    /// Whether every key the run touches is in one cluster slot: all under one hash tag, or
+    /// the other client's one counter.
+    pub fn keys_in_one_slot(&self) -> bool {
+        self.keys == KeyLayout::OneTag || self.other_client
+    }
+
+    /// What a Redis Cluster refuses beyond `validate`: a MULTI/EXEC or an MSET/MGET spanning
+    /// several slots (Redis answers `CROSSSLOT`), caught before anything runs.
+    pub fn validate_on_cluster(&self) -> Result<(), SpecError> {
+        let what = match self.mode {
+            Mode::Transaction { .. } => "MULTI/EXEC",
+            Mode::Mset { .. } => match self.command {
+                Command::Get => "MGET",
+                _ => "MSET",
+            },
+            _ => return Ok(()),
+        };
+        match self.keys_in_one_slot() {
+            true => Ok(()),
+            false => Err(SpecError::OneSlot { what }),
+        }
     }
 
     fn validate_network(&self, limits: &Limits) -> Result<(), SpecError> {
@@ -933,5 +967,55 @@ mod tests {
         assert_eq!(Command::parse("get"), Some(Command::Get));
         assert_eq!(Command::parse("INCR"), Some(Command::Incr));
         assert_eq!(Command::parse("DEL"), None);
+    }
+
+    #[test]
+    fn the_key_layout_is_spread_unless_asked_and_round_trips() {
+        let parsed: RunSpec =
+            serde_json::from_str(r#"{"count":5,"mode":{"kind":"sequential"}}"#).unwrap();
+        assert_eq!(parsed.keys, KeyLayout::Spread);
+        let plain = serde_json::to_string(&RunSpec::set(5, Mode::Sequential)).unwrap();
+        assert!(!plain.contains("keys"), "{plain}");
+        let tagged = RunSpec {
+            keys: KeyLayout::OneTag,
+            ..RunSpec::set(5, Mode::pipelined(5))
+        };
+        let json = serde_json::to_string(&tagged).unwrap();
+        assert!(json.contains(r#""keys":"one-tag""#), "{json}");
+        assert!(serde_json::from_str::<KeyLayout>(r#""tagged""#).is_err());
+        assert_eq!(serde_json::from_str::<RunSpec>(&json).unwrap(), tagged);
+        assert_eq!(tagged.validate(&Limits::DEFAULT), Ok(()));
+    }
+
+    #[test]
+    fn a_cluster_refuses_multi_key_modes_over_spread_keys_and_names_the_fix() {
+        for (mode, command, what) in [
+            (Mode::Transaction { batch: 10 }, Command::Set, "MULTI/EXEC"),
+            (Mode::Mset { batch: 10 }, Command::Set, "MSET"),
+            (Mode::Mset { batch: 10 }, Command::Get, "MGET"),
+        ] {
+            let spread = RunSpec {
+                command,
+                ..RunSpec::set(100, mode)
+            };
+            let err = spread.validate_on_cluster().unwrap_err();
+            assert_eq!(err, SpecError::OneSlot { what });
+            assert!(err.to_string().contains("one hash tag {run}"), "{err}");
+            let tagged = RunSpec {
+                keys: KeyLayout::OneTag,
+                ..spread
+            };
+            assert_eq!(tagged.validate_on_cluster(), Ok(()));
+        }
+        // The other client's one counter is one slot whatever the layout.
+        let other = RunSpec::with_other_client(100, Mode::Transaction { batch: 10 });
+        assert_eq!(other.validate_on_cluster(), Ok(()));
+        for mode in [
+            Mode::Sequential,
+            Mode::pipelined(10),
+            Mode::Multiplexed { in_flight: 4 },
+        ] {
+            assert_eq!(RunSpec::set(100, mode).validate_on_cluster(), Ok(()));
+        }
     }
 }

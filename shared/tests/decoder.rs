@@ -184,9 +184,10 @@ fn any_spec() -> impl Strategy<Value = RunSpec> {
         network,
         wait,
         any::<bool>(),
+        any::<bool>(),
     )
         .prop_map(
-            |(command, count, mode, value_bytes, network, wait, other_client)| RunSpec {
+            |(command, count, mode, value_bytes, network, wait, other_client, one_tag)| RunSpec {
                 command,
                 count,
                 mode,
@@ -194,6 +195,11 @@ fn any_spec() -> impl Strategy<Value = RunSpec> {
                 network,
                 wait,
                 other_client,
+                keys: if one_tag {
+                    shared::KeyLayout::OneTag
+                } else {
+                    shared::KeyLayout::Spread
+                },
             },
         )
 }

@@ -18,7 +18,7 @@ use futures_util::future::join_all;
 use shared::{ClusterRun, Flush, MasterShare, Mode, RunSpec};
 
 use super::encode::Encoder;
-use super::keys::{namespace, write_key};
+use super::keys::{namespace_in, write_key};
 use super::wire::{Replies, Sent, Tally, Writer, write_buffer};
 use super::{EngineError, RunContext, busy_poll};
 use crate::cluster::{Redirect, SlotMap, key_slot};
@@ -87,7 +87,7 @@ pub async fn run(
     // The map's master `m` is node `route[m]` (the map read again may list them otherwise).
     let mut route: Vec<usize> = (0..nodes.len()).collect();
     let mut stats = ClusterRun::default();
-    let ns = namespace(ctx.run_id);
+    let ns = namespace_in(ctx.run_id, spec.keys);
     let mut key = Vec::new();
     let tally = RefCell::new(tally);
     let result = async {

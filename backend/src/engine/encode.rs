@@ -1,12 +1,12 @@
 //! Commands of a run, encoded straight into the write buffer: no per-command allocation, no
-//! intermediate key or value buffers. The key of request `i` is `<namespace>k<i>` (exactly
-//! what `keys::write_key` produces, so cleanup finds it); the value is `v<i>` or, with a
+//! intermediate key or value buffers. The key of request `i` is `<namespace>k<i>` in the run's
+//! key layout (exactly what `keys::write_key` produces, so cleanup finds it); the value is `v<i>` or, with a
 //! value size, one fixed deterministic value encoded once and copied. A run with the other
 //! client INCRs one shared key instead (`shared::keys::counter`).
 
-use shared::Command;
+use shared::{Command, KeyLayout};
 
-use super::keys::namespace;
+use super::keys::namespace_in;
 
 pub struct Encoder {
     command: Command,
@@ -25,8 +25,19 @@ pub fn fixed_value(n: u32) -> Vec<u8> {
 }
 
 impl Encoder {
+    /// Spread keys (`KeyLayout::Spread`).
     pub fn new(command: Command, run_id: u64, value_bytes: Option<u32>) -> Encoder {
-        let mut key_prefix = namespace(run_id).into_bytes();
+        Encoder::laid_out(command, run_id, KeyLayout::Spread, value_bytes)
+    }
+
+    /// Keys named as `layout` says.
+    pub fn laid_out(
+        command: Command,
+        run_id: u64,
+        layout: KeyLayout,
+        value_bytes: Option<u32>,
+    ) -> Encoder {
+        let mut key_prefix = namespace_in(run_id, layout).into_bytes();
         key_prefix.push(b'k');
         let fixed_value = value_bytes.map(|n| {
             let mut encoded = Vec::with_capacity(n as usize + 16);
@@ -42,10 +53,10 @@ impl Encoder {
     }
 
     /// INCRs of run `run_id`'s shared counter, the key the other client INCRs too.
-    pub fn shared_counter(run_id: u64) -> Encoder {
+    pub fn shared_counter(run_id: u64, layout: KeyLayout) -> Encoder {
         Encoder {
             command: Command::Incr,
-            key_prefix: shared::keys::counter(run_id).into_bytes(),
+            key_prefix: shared::keys::counter(run_id, layout).into_bytes(),
             indexed: false,
             fixed_value: None,
         }
@@ -223,9 +234,13 @@ mod tests {
 
     #[test]
     fn commands_match_the_general_encoder_and_the_cleanup_keys() {
-        for i in [0u64, 7, 42, 1_000_000] {
+        for (i, layout) in [0u64, 7, 42, 1_000_000]
+            .into_iter()
+            .flat_map(|i| KeyLayout::ALL.map(|l| (i, l)))
+        {
             let mut key = Vec::new();
-            write_key(&mut key, &namespace(9), i);
+            write_key(&mut key, &namespace_in(9, layout), i);
+            assert_eq!(key, shared::keys::key_in(9, i, layout).as_bytes());
             let value = format!("v{i}");
             for (command, want) in [
                 (Command::Set, reference(&[b"SET", &key, value.as_bytes()])),
@@ -233,7 +248,7 @@ mod tests {
                 (Command::Incr, reference(&[b"INCR", &key])),
             ] {
                 let mut out = Vec::new();
-                Encoder::new(command, 9, None).encode(&mut out, i);
+                Encoder::laid_out(command, 9, layout, None).encode(&mut out, i);
                 assert_eq!(
                     String::from_utf8_lossy(&out),
                     String::from_utf8_lossy(&want)
@@ -291,7 +306,7 @@ mod tests {
     #[test]
     fn the_shared_counter_is_one_key() {
         let mut out = Vec::new();
-        Encoder::shared_counter(5).encode_range(&mut out, 7, 2);
+        Encoder::shared_counter(5, KeyLayout::Spread).encode_range(&mut out, 7, 2);
         let one = reference(&[b"INCR", b"pipescope:5:counter"]);
         assert_eq!(out, [one.clone(), one].concat());
     }

@@ -80,7 +80,9 @@ pub async fn run_and_clean_up(
     };
     // After a crash `written` is 0, but the cleanup's SCAN sweep of the run's namespace still
     // finds whatever it wrote.
-    let cleanup = keys::remove_run_keys(target, run_id, written).await.err();
+    let cleanup = keys::remove_laid_out_keys(target, run_id, spec.keys, written)
+        .await
+        .err();
     match (result, cleanup) {
         (Ok(o), None) => Ok(o),
         (Ok(o), Some(source)) => Err(RunError::Cleanup {

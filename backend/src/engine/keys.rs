@@ -1,5 +1,6 @@
 //! Where a run's keys live and how they are removed. Everything the engine writes is under
-//! `pipescope:<run-id>:`; nothing else in the database is ever touched.
+//! `pipescope:<run-id>:` (or `pipescope:{<run-id>}:`, the one-tag layout); nothing else in the
+//! database is ever touched.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -20,7 +21,8 @@ pub fn first_run_id() -> u64 {
         .unwrap_or(1)
 }
 
-pub use shared::keys::namespace;
+use shared::keys::{KeyLayout, PREFIX, run_id_of};
+pub use shared::keys::{namespace, namespace_in};
 
 /// Writes `<namespace>k<i>` (`shared::keys::key`) into `out`, reusing its allocation.
 pub fn write_key(out: &mut Vec<u8>, namespace: &str, i: u64) {
@@ -30,22 +32,44 @@ pub fn write_key(out: &mut Vec<u8>, namespace: &str, i: u64) {
     out.extend_from_slice(itoa::Buffer::new().format(i).as_bytes());
 }
 
-/// Removes keys `0..written` of a run, then sweeps its namespace with SCAN for anything else.
-/// Returns how many keys were removed.
+/// Removes keys `0..written` of a run with spread keys, then sweeps with SCAN for anything
+/// else of the run (in either layout). Returns how many keys were removed.
 pub async fn remove_run_keys(
     target: &RedisTarget,
     run_id: u64,
     written: u64,
 ) -> Result<u64, TargetError> {
+    remove_laid_out_keys(target, run_id, KeyLayout::Spread, written).await
+}
+
+/// The SCAN pattern of every key of run `run_id`, in either layout (`pipescope:<id>:…`,
+/// `pipescope:{<id>}:…`); it matches a few others too (`pipescope:1<id>:…`), which `is_run`
+/// leaves alone. One pattern, so the sweep walks the keyspace once.
+fn run_pattern(run_id: u64) -> String {
+    format!("{PREFIX}*{run_id}[:}}]*")
+}
+
+fn is_run(run_id: u64) -> impl Fn(&[u8]) -> bool {
+    move |k| run_id_of(k) == Some(run_id)
+}
+
+/// Removes keys `0..written` of a run, named as `layout` says, then sweeps with SCAN for
+/// anything else of the run (in either layout). Returns how many keys were removed.
+pub async fn remove_laid_out_keys(
+    target: &RedisTarget,
+    run_id: u64,
+    layout: KeyLayout,
+    written: u64,
+) -> Result<u64, TargetError> {
     if target.is_cluster() {
-        return remove_cluster_run_keys(target, run_id, written).await;
+        return remove_cluster_run_keys(target, run_id, layout, written).await;
     }
     let redis_err = |source| TargetError::Redis {
         addr: target.addr(),
         source,
     };
     let mut con = target.admin_connection().await?;
-    let ns = namespace(run_id);
+    let ns = namespace_in(run_id, layout);
     let mut removed = 0u64;
     let mut key = Vec::new();
     let mut start = 0u64;
@@ -67,8 +91,8 @@ pub async fn remove_run_keys(
         let counts: Vec<u64> = pipe.query_async(&mut con).await.map_err(redis_err)?;
         removed += counts.iter().sum::<u64>();
     }
-    // Anything left in our namespace (there should be nothing) goes too.
-    removed += unlink_matching(&mut con, &format!("{ns}*"), |_| true)
+    // Anything left of the run (there should be nothing) goes too.
+    removed += unlink_matching(&mut con, &run_pattern(run_id), is_run(run_id))
         .await
         .map_err(redis_err)?;
     Ok(removed)
@@ -81,6 +105,7 @@ pub async fn remove_run_keys(
 async fn remove_cluster_run_keys(
     target: &RedisTarget,
     run_id: u64,
+    layout: KeyLayout,
     written: u64,
 ) -> Result<u64, TargetError> {
     let mut seed = target.admin_connection().await?;
@@ -88,7 +113,7 @@ async fn remove_cluster_run_keys(
     let mut removed = 0u64;
     let mut first_error = None;
     for m in 0..map.masters().len() {
-        match remove_on_master(target, &map, m, run_id, written).await {
+        match remove_on_master(target, &map, m, run_id, layout, written).await {
             Ok(n) => removed += n,
             Err(e) => {
                 tracing::warn!("cleanup: {e}");
@@ -102,12 +127,13 @@ async fn remove_cluster_run_keys(
     }
 }
 
-/// The run's keys on master `m` of `map`, then a sweep of its namespace there.
+/// The run's keys on master `m` of `map`, then a sweep of the run's keys there.
 async fn remove_on_master(
     target: &RedisTarget,
     map: &crate::cluster::SlotMap,
     m: usize,
     run_id: u64,
+    layout: KeyLayout,
     written: u64,
 ) -> Result<u64, TargetError> {
     let master = &map.masters()[m];
@@ -117,7 +143,7 @@ async fn remove_on_master(
         source,
     };
     let mut con = node.admin_connection().await?;
-    let ns = namespace(run_id);
+    let ns = namespace_in(run_id, layout);
     let mut removed = 0u64;
     let mut key = Vec::new();
     let mut pipe = redis::pipe();
@@ -137,18 +163,18 @@ async fn remove_on_master(
         let counts: Vec<u64> = pipe.query_async(&mut con).await.map_err(redis_err)?;
         removed += counts.iter().sum::<u64>();
     }
-    removed += unlink_each(&mut con, &format!("{ns}*"), |_| true)
+    removed += unlink_each(&mut con, &run_pattern(run_id), is_run(run_id))
         .await
         .map_err(redis_err)?;
     Ok(removed)
 }
 
-/// Removes keys left under `pipescope:<id>:` by runs older than `before` (runs of an earlier
+/// Removes keys left under `pipescope:<id>:` (or `pipescope:{<id>}:`) by runs older than `before` (runs of an earlier
 /// pipescope that crashed or was killed before it could clean up). SCAN + UNLINK, never KEYS.
 /// Returns how many keys were removed.
 pub async fn sweep_leftovers(target: &RedisTarget, before: u64) -> Result<u64, TargetError> {
     let select = |k: &[u8]| run_id_of(k).is_some_and(|id| id < before);
-    let pattern = format!("{}*", shared::keys::PREFIX);
+    let pattern = format!("{PREFIX}*");
     if !target.is_cluster() {
         let mut con = target.admin_connection().await?;
         return unlink_matching(&mut con, &pattern, select)
@@ -238,24 +264,41 @@ async fn unlink_each(
     }
 }
 
-/// The run id in `pipescope:<id>:…`, if the key has that shape.
-fn run_id_of(key: &[u8]) -> Option<u64> {
-    let rest = key.strip_prefix(shared::keys::PREFIX.as_bytes())?;
-    let end = rest.iter().position(|&b| b == b':')?;
-    std::str::from_utf8(&rest[..end]).ok()?.parse().ok()
-}
-
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn run_ids_are_read_only_from_our_key_shape() {
-        assert_eq!(super::run_id_of(b"pipescope:42:k7"), Some(42));
-        assert_eq!(super::run_id_of(b"pipescope:x:k7"), None);
-        assert_eq!(super::run_id_of(b"pipescope:42"), None);
-        assert_eq!(super::run_id_of(b"other:42:k7"), None);
+    use super::*;
+
+    /// Redis's glob, for the one pattern used here: `*` any run, `[:}]` one of two bytes.
+    fn glob(p: &[u8], k: &[u8]) -> bool {
+        match p.split_first() {
+            None => k.is_empty(),
+            Some((b'*', rest)) => (0..=k.len()).any(|n| glob(rest, &k[n..])),
+            Some((b'[', rest)) => {
+                let close = rest.iter().position(|&b| b == b']').unwrap();
+                !k.is_empty() && rest[..close].contains(&k[0]) && glob(&rest[close + 1..], &k[1..])
+            }
+            Some((c, rest)) => k.first() == Some(c) && glob(rest, &k[1..]),
+        }
     }
 
-    use super::*;
+    #[test]
+    fn the_sweep_pattern_finds_both_layouts_and_selects_only_the_run() {
+        let p = run_pattern(42);
+        for k in [
+            "pipescope:42:k7",
+            "pipescope:{42}:k7",
+            "pipescope:{42}:counter",
+        ] {
+            assert!(
+                glob(p.as_bytes(), k.as_bytes()) && is_run(42)(k.as_bytes()),
+                "{k}"
+            );
+        }
+        for k in ["pipescope:142:k7", "pipescope:{420}:k7", "pipescope:4:k42:"] {
+            assert!(!is_run(42)(k.as_bytes()), "{k}");
+        }
+        assert!(!glob(p.as_bytes(), b"other:42:k7"));
+    }
 
     #[test]
     fn keys_live_in_the_run_namespace() {

@@ -7,7 +7,10 @@
 //! - `mset`: one MSET/MGET per batch;
 //! - `connections`: a pool of connections, each sending its share one command at a time
 //!   (it opens its own connections, so it gets no `Job`);
-//! - `cluster`: sequential and pipelined on a Redis Cluster, each batch split per master.
+//! - `cluster`: sequential and pipelined on a Redis Cluster, each batch split per master;
+//! - `cluster_multiplexed`: multiplexed on a Redis Cluster, each command to its key's master;
+//! - `one_slot`: any other mode on a Redis Cluster whose keys are all in one slot (one hash
+//!   tag, or the other client's counter), run on that slot's master as on one server.
 //!
 //! With `RunSpec::other_client`, `other_client` INCRs the run's shared counter from a second
 //! connection while the run goes, and the run keeps its batches' counter values.
@@ -17,12 +20,14 @@
 
 pub mod client_memory;
 mod cluster;
+mod cluster_multiplexed;
 mod connections;
 pub mod encode;
 mod finished;
 pub mod keys;
 mod mset;
 mod multiplexed;
+mod one_slot;
 mod other_client;
 mod pipeline;
 pub mod redis_time;
@@ -84,8 +89,10 @@ pub enum EngineError {
     Crashed,
     #[error(transparent)]
     Cluster(#[from] crate::cluster::ClusterError),
-    #[error("{0} on a Redis Cluster is not supported yet: use sequential or pipelined")]
+    #[error("{0} on a Redis Cluster is not supported yet")]
     NotOnCluster(String),
+    #[error(transparent)]
+    Spec(#[from] shared::SpecError),
     /// A cluster master's connection failed (it died, or closed on us).
     #[error("cluster master {addr}: {source}")]
     Master {
@@ -280,26 +287,40 @@ async fn measure(
         return Err(EngineError::BusyPollOverTls);
     }
     let enc = if spec.other_client {
-        Encoder::shared_counter(ctx.run_id)
+        Encoder::shared_counter(ctx.run_id, spec.keys)
     } else {
-        Encoder::new(spec.command, ctx.run_id, spec.value_bytes)
+        Encoder::laid_out(spec.command, ctx.run_id, spec.keys, spec.value_bytes)
     };
     if target.is_cluster() {
-        return on_cluster(target, spec, &enc, ctx, sent, tally).await;
+        return on_cluster(target, spec, &enc, ctx, sent, tally, client_id).await;
     }
+    on_one_server(target, spec, &enc, ctx, sent, tally, client_id).await
+}
+
+/// A run on one server (or a cluster's one master): the GET seed, the other client, the
+/// run's connection, then the mode's batches.
+async fn on_one_server(
+    target: &RedisTarget,
+    spec: RunSpec,
+    enc: &Encoder,
+    ctx: &RunContext,
+    sent: &Sent,
+    tally: &mut Tally,
+    client_id: tokio::sync::oneshot::Sender<(u64, client_memory::Ready)>,
+) -> Result<(), EngineError> {
     if spec.command == Command::Get {
-        seed::seed(target, &enc, spec.count, ctx, sent).await?;
+        seed::seed(target, enc, spec.count, ctx, sent).await?;
     }
     if let Mode::Connections { .. } = spec.mode {
         let mut pool = connections::open(target, &spec).await?;
         tally.started = Instant::now();
-        return connections::run(&mut pool, &enc, spec, ctx, sent, tally).await;
+        return connections::run(&mut pool, enc, spec, ctx, sent, tally).await;
     }
     // Connected first, so it is INCRing before the run's first command.
     let other = match spec.other_client {
         true => {
             tally.counter = Some(Default::default());
-            Some(OtherClient::start(target, ctx.run_id, ctx.response_timeout).await?)
+            Some(OtherClient::start(target, ctx.run_id, spec.keys, ctx.response_timeout).await?)
         }
         false => None,
     };
@@ -317,7 +338,7 @@ async fn measure(
     let job = Job {
         writer: &mut writer,
         replies: &mut replies,
-        enc: &enc,
+        enc,
         spec,
         ctx,
         tally,
@@ -340,8 +361,9 @@ async fn measure(
     result
 }
 
-/// A run on a Redis Cluster (`cluster`): the slot map from the target node, a connection to
-/// each master, then the batches.
+/// A run on a Redis Cluster: the slot map from the target node, then either every key in one
+/// slot on its master (`one_slot`), or a connection to each master and each batch split
+/// between them (`cluster`), after seeding a GET run's keys on their masters.
 async fn on_cluster(
     target: &RedisTarget,
     spec: RunSpec,
@@ -349,23 +371,48 @@ async fn on_cluster(
     ctx: &RunContext,
     sent: &Sent,
     tally: &mut Tally,
+    client_id: tokio::sync::oneshot::Sender<(u64, client_memory::Ready)>,
 ) -> Result<(), EngineError> {
-    let unsupported = match (spec.mode, spec.command, spec.other_client) {
+    let unsupported = match spec.mode {
         // The masters' connections go straight to them: a delay dialled for the seed node
         // would be silently missing.
         _ if target.is_proxied() => Some("a dialled network (delay line)".to_string()),
-        (_, _, true) => Some("the other client".to_string()),
-        (_, Command::Get, _) => Some("GET (its keys are seeded first)".to_string()),
-        (Mode::Sequential | Mode::Pipelined { .. }, _, _) => None,
-        (mode, _, _) => Some(format!("{mode:?}")),
+        Mode::Connections { .. } => Some("a pool of connections".to_string()),
+        Mode::Multiplexed { .. } if !spec.keys_in_one_slot() && spec.wait != Wait::Sleep => Some(
+            "busy-polling a multiplexed run over keys spread across masters (it waits on \
+                 every master's socket at once; choose sleep, or keys: one hash tag {run})"
+                .to_string(),
+        ),
+        _ => None,
     };
     if let Some(what) = unsupported {
         return Err(EngineError::NotOnCluster(what));
     }
+    spec.validate_on_cluster()?;
     let mut admin = target.admin_connection().await?;
     let map = crate::cluster::SlotMap::discover(&mut admin, &target.addr()).await?;
+    // Split between masters: spread keys (or sequential and pipelined runs of one-tag keys,
+    // which `cluster` sends to their one master, following a resharded slot).
+    let split = match spec.mode {
+        Mode::Sequential | Mode::Pipelined { .. } => !spec.other_client,
+        Mode::Multiplexed { .. } => !spec.keys_in_one_slot(),
+        _ => false,
+    };
+    if !split {
+        let m = one_slot::master(&map, ctx.run_id, spec);
+        let node = one_slot::node(target, &map, m)?;
+        let result = on_one_server(&node, spec, enc, ctx, sent, tally, client_id).await;
+        one_slot::record(tally, &map, m);
+        return result.map_err(|e| one_slot::named(e, &node));
+    }
+    if spec.command == Command::Get {
+        seed::seed_cluster(target, &map, enc, spec, ctx, sent).await?;
+    }
     let mut conns = cluster::open(target, &map).await?;
     tally.started = Instant::now();
+    if let Mode::Multiplexed { .. } = spec.mode {
+        return cluster_multiplexed::run(&mut conns, &map, enc, spec, ctx, sent, tally).await;
+    }
     let seed = cluster::Seed {
         admin,
         addr: target.addr(),

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use shared::KeyLayout;
 use shared::interleave::{BatchValues, DRAWN_BATCHES, DRAWN_OTHER, Interleaving, OtherIncr};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -93,10 +94,11 @@ pub struct OtherClient {
 
 impl OtherClient {
     /// Connects to Redis directly (never through the run's delay line) and starts INCRing
-    /// `run_id`'s counter. Returns once connected.
+    /// `run_id`'s counter (named as `keys` lays it out). Returns once connected.
     pub async fn start(
         target: &RedisTarget,
         run_id: u64,
+        keys: KeyLayout,
         timeout: Duration,
     ) -> Result<OtherClient, EngineError> {
         // Connected on its own thread's runtime (a TLS session cannot move between
@@ -125,7 +127,7 @@ impl OtherClient {
                                     return Err(EngineError::Crashed);
                                 }
                             };
-                            incr_until(stream, run_id, timeout, &flag).await
+                            incr_until(stream, run_id, keys, timeout, &flag).await
                         })
                     });
                 let _ = tx.send(result);
@@ -148,10 +150,11 @@ impl OtherClient {
 async fn incr_until(
     mut stream: RedisStream,
     run_id: u64,
+    keys: KeyLayout,
     timeout: Duration,
     stop: &AtomicBool,
 ) -> Result<Landed, EngineError> {
-    let key = shared::keys::counter(run_id);
+    let key = shared::keys::counter(run_id, keys);
     let mut incr = Vec::new();
     encode_command(&mut incr, &[b"INCR", key.as_bytes()]);
     let mut landed = Landed::default();

@@ -2,12 +2,17 @@
 //! its own, straight to Redis (never through the latency proxy: its wire tap follows the most
 //! recent connection, and a bandwidth cap would make seeding crawl). That connection is closed
 //! before the measured one opens, so the measured connection carries only measured commands.
+//! On a Redis Cluster each master is seeded with its own keys (`seed_cluster`).
 
 use std::sync::atomic::Ordering;
 
+use shared::RunSpec;
+
 use super::encode::Encoder;
+use super::keys::{namespace_in, write_key};
 use super::wire::{Replies, Sent, Writer};
 use super::{EngineError, RunContext};
+use crate::cluster::{SlotMap, key_slot};
 use crate::target::RedisTarget;
 
 /// Seeding goes in pipelined batches of at most this many SETs or this many bytes.
@@ -23,31 +28,81 @@ pub async fn seed(
     ctx: &RunContext,
     sent: &Sent,
 ) -> Result<(), EngineError> {
+    seed_on(target, enc, 0..count, ctx, |upto| sent.note_keys(upto)).await
+}
+
+/// `seed` on a Redis Cluster: each master, one after another, SETs the keys whose slots it
+/// serves in `map`, on a connection of its own. All `count` keys are noted as sent first (a
+/// key not yet seeded costs its cleanup's UNLINK nothing).
+pub async fn seed_cluster(
+    target: &RedisTarget,
+    map: &SlotMap,
+    enc: &Encoder,
+    spec: RunSpec,
+    ctx: &RunContext,
+    sent: &Sent,
+) -> Result<(), EngineError> {
+    sent.note_keys(spec.count);
+    let ns = namespace_in(ctx.run_id, spec.keys);
+    for (m, master) in map.masters().iter().enumerate() {
+        let node = target.at(&master.host, master.port)?;
+        let mut key = Vec::new();
+        let ns = &ns;
+        let mine = (0..spec.count).filter(move |&i| {
+            write_key(&mut key, ns, i);
+            map.master_of(key_slot(&key)) == m
+        });
+        seed_on(&node, enc, mine, ctx, |_| ())
+            .await
+            .map_err(|e| EngineError::Master {
+                addr: node.addr(),
+                source: Box::new(e),
+            })?;
+    }
+    Ok(())
+}
+
+/// SETs the keys `indices` names on `target`, in pipelined batches, calling `note(upto)`
+/// before each batch goes out (`upto`: one past its last index).
+async fn seed_on(
+    target: &RedisTarget,
+    enc: &Encoder,
+    mut indices: impl Iterator<Item = u64>,
+    ctx: &RunContext,
+    note: impl Fn(u64),
+) -> Result<(), EngineError> {
     let mut stream = target.direct().connect_raw().await?;
     let seeding = Sent::default();
     let (r, w) = stream.split();
     let mut writer = Writer::new(w, ctx.response_timeout, &seeding);
     let mut replies = Replies::new(r, ctx.response_timeout, None);
     let mut out = Vec::with_capacity(SEED_BYTES + 64 * 1024);
-    let mut next = 0u64;
-    while next < count {
+    // This batch's indices, to name a request in an error.
+    let mut batch = Vec::with_capacity(SEED_BATCH as usize);
+    loop {
         if ctx.cancel.load(Ordering::Relaxed) {
             return Err(EngineError::Cancelled);
         }
-        let first = next;
         out.clear();
-        while next < count && next - first < SEED_BATCH && out.len() < SEED_BYTES {
-            enc.encode_set(&mut out, next);
-            next += 1;
+        batch.clear();
+        while (batch.len() as u64) < SEED_BATCH && out.len() < SEED_BYTES {
+            let Some(i) = indices.next() else { break };
+            enc.encode_set(&mut out, i);
+            batch.push(i);
         }
-        sent.note_keys(next);
-        let n = next - first;
-        let write = writer.write(&out, n, next);
+        let Some(&last) = batch.last() else {
+            // Dropping the stream closes the seeding connection here, before the measured
+            // one opens.
+            return Ok(());
+        };
+        note(last + 1);
+        let n = batch.len();
+        let write = writer.write(&out, n as u64, last + 1);
         let read = async {
             let mut got = 0;
             while got < n {
-                replies.fill(first + got).await?;
-                while got < n && replies.next_ok(first + got)? {
+                replies.fill(batch[got]).await?;
+                while got < n && replies.next_ok(batch[got])? {
                     got += 1;
                 }
             }
@@ -55,6 +110,4 @@ pub async fn seed(
         };
         tokio::try_join!(write, read)?;
     }
-    // Dropping the stream closes the seeding connection here, before the measured one opens.
-    Ok(())
 }

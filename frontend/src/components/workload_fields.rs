@@ -1,10 +1,11 @@
 use leptos::prelude::*;
-use shared::Command;
+use shared::{Command, KeyLayout};
 
 use crate::components::NumberField;
 use crate::inputs::Form;
 
-/// What each request is: the command, how many, and the value size.
+/// What each request is: the command, how many, the value size, and how its keys are named
+/// (on a Redis Cluster: spread over every slot, or all in one slot under the run's hash tag).
 #[component]
 pub fn WorkloadFields(form: RwSignal<Form>) -> impl IntoView {
     view! {
@@ -43,5 +44,30 @@ pub fn WorkloadFields(form: RwSignal<Form>) -> impl IntoView {
             placeholder="v{i}"
             title="Empty: the classic values v0, v1, …"
         />
+        <label
+            class="field"
+            title="pipescope:<run>:k<i> spreads over a cluster's slots; pipescope:{<run>}:k<i> puts every key in one slot, on one master (as MULTI/EXEC and MSET need there)"
+        >
+            <span>"Keys"</span>
+            <select
+                id="keys"
+                on:change=move |ev| {
+                    if let Some(k) = KeyLayout::parse(&event_target_value(&ev)) {
+                        form.update(|f| f.keys = k);
+                    }
+                }
+            >
+                {KeyLayout::ALL
+                    .into_iter()
+                    .map(|k| {
+                        view! {
+                            <option value=k.name() selected=move || form.with(|f| f.keys == k)>
+                                {k.label()}
+                            </option>
+                        }
+                    })
+                    .collect_view()}
+            </select>
+        </label>
     }
 }
