@@ -69,9 +69,12 @@ pub async fn run(
     let mut nodes: Vec<Node> = conns
         .iter_mut()
         .zip(&addrs)
-        .map(|(stream, addr)| {
+        .enumerate()
+        .map(|(index, (stream, addr))| {
             let (r, w) = stream.split();
             Node {
+                // A cluster has at most 16,384 masters (one per slot).
+                index: index as u16,
                 writer: Writer::new(w, ctx.response_timeout, sent),
                 replies: Replies::new(r, ctx.response_timeout, busy_poll(spec.wait)),
                 requests: Vec::new(),
@@ -234,6 +237,8 @@ struct Request {
 
 /// A master's connection and its share of the round in flight.
 struct Node<'c> {
+    /// Its place among the run's masters (`ClusterRun::masters`): what its spans carry.
+    index: u16,
     writer: Writer<'c>,
     replies: Replies<'c>,
     /// This round's requests for it, in order.
@@ -255,6 +260,7 @@ impl Node<'_> {
         tally: &RefCell<&mut Tally>,
     ) -> Result<(), EngineError> {
         let Node {
+            index,
             writer,
             replies,
             requests,
@@ -316,7 +322,7 @@ impl Node<'_> {
                         share.commands += 1;
                         let write = got / per as usize;
                         let at = issued.get(write).copied().unwrap_or(read_at);
-                        tally.answered_one(i, at, read_at);
+                        tally.answered_by(i, at, read_at, *index);
                     }
                     got += 1;
                 }
