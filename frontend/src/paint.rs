@@ -3,7 +3,8 @@
 //! their measured times, up to the playback position. A run on a pool of connections gets a
 //! client lane per connection ("connection k of C"), each request drawn from its own. A run
 //! on a Redis Cluster gets a Redis lane per master, named by its address, each request drawn
-//! to the master the engine says answered it.
+//! to the master the engine says answered it, a small diamond where Redis had first said
+//! MOVED or ASK.
 //!
 //! Built to stay at 60 fps with tens of thousands of arrows: spans outside the window are
 //! skipped by binary search, and all arrows of one colour go into one path with one `stroke`.
@@ -123,7 +124,12 @@ pub struct DrawnTrace {
     /// On a cluster: requests drawn to each master's lane (from the full requests and the
     /// sample, so far as the playhead).
     pub master_spans: [u32; MAX_COUNTED_MASTERS],
+    /// Redirect marks drawn (requests answered MOVED or ASK first).
+    pub redirect_marks: u32,
 }
+
+/// The legend of a redirect mark.
+pub const REDIRECT_LEGEND: &str = "◆ MOVED / ASK: sent again where Redis said";
 
 /// Masters whose drawn requests `DrawnTrace` counts (the browser tests' check; more are drawn).
 pub const MAX_COUNTED_MASTERS: usize = 8;
@@ -407,7 +413,17 @@ fn panel(
         );
         count += p.arrows(sampled, (&faded.0, &faded.1));
     }
+    let marks = if masters > 1 {
+        p.redirect_marks(&t.spans) + p.redirect_marks(sampled)
+    } else {
+        0
+    };
     ctx.restore();
+    if masters > 1 {
+        // After the arrows: the note's backing keeps it readable over them.
+        p.masters_note();
+        p.redirect_legend();
+    }
     if let Some(first) = sampled.first() {
         p.sampled_mark(first.issued_us);
     }
@@ -421,6 +437,7 @@ fn panel(
         client_lanes: lanes,
         redis_lanes: masters,
         master_spans: p.master_spans.into_inner(),
+        redirect_marks: marks,
     }
 }
 
@@ -548,7 +565,6 @@ impl Panel<'_> {
                     self.texts
                         .put(ctx, &label, x, &[self.y_master(k) + 3.5 * s], "right");
                 }
-                self.masters_note();
             }
             None if self.lanes > 1 => {
                 let px = 10.0;
@@ -691,9 +707,9 @@ impl Panel<'_> {
     /// the playhead, in `colours` (request, reply). Returns how many were drawn.
     fn arrows(&self, spans: &[Span], colours: (&str, &str)) -> usize {
         let (start, end) = (self.axis.start_us, self.visible_end());
-        let style = if self.lanes > 1 {
-            // A pool's connections each keep their own pace, so in order of `i` its requests
-            // are not in order of time: every one is tried (the requests and replies skip those
+        let style = if self.lanes > 1 || self.masters > 1 {
+            // A pool's connections (or a cluster's masters) each keep their own pace, so in
+            // order of `i` its requests are not in order of time: every one is tried (the requests and replies skip those
             // outside the picture), a few thousand comparisons a frame.
             let shown = spans
                 .iter()
@@ -732,7 +748,7 @@ impl Panel<'_> {
         ctx.begin_path();
         let mut count = 0;
         for sp in spans {
-            // Only a pool's requests (see `arrows`) may lie outside the picture.
+            // Only a pool's or a cluster's requests (see `arrows`) may lie outside the picture.
             if sp.issued_us > pos.min(axis.end_us) || sp.replied_us < axis.start_us {
                 continue;
             }
@@ -878,14 +894,55 @@ impl Panel<'_> {
         self.texts.put(ctx, text, x, &[y], "left");
     }
 
-    /// Says where the master lanes' split comes from, right-aligned over the first of them.
-    fn masters_note(&self) {
+    /// A diamond on its master's lane where each redirected request of `spans` arrived (once
+    /// the playhead is past it). Returns how many were drawn.
+    fn redirect_marks(&self, spans: &[Span]) -> u32 {
+        let (ctx, f, axis, s) = (self.ctx, self.f, self.axis, self.f.scale);
+        let end = self.visible_end();
+        let r = 4.5 * s;
+        ctx.set_fill_style_str(f.palette.other.1);
+        ctx.begin_path();
+        let mut n = 0;
+        for sp in spans.iter().filter(|sp| sp.redirect.is_some()) {
+            let at = at_server_us(sp);
+            if at > end || at < axis.start_us {
+                continue;
+            }
+            let (x, y) = (axis.x(at), self.y_server(sp));
+            ctx.move_to(x, y - r);
+            ctx.line_to(x + r, y);
+            ctx.line_to(x, y + r);
+            ctx.line_to(x - r, y);
+            ctx.close_path();
+            n += 1;
+        }
+        ctx.fill();
+        n
+    }
+
+    /// The redirect mark's legend under the lowest master lane, with the run's redirects as
+    /// the engine counted them once it finished.
+    fn redirect_legend(&self) {
         let (ctx, f, s) = (self.ctx, self.f, self.f.scale);
+        let mut text = REDIRECT_LEGEND.to_string();
+        if let Some(c) = self.t.summary.as_ref().and_then(|s| s.cluster.as_ref()) {
+            text += &format!(
+                " · this run: {} MOVED, {} ASK (counted by the engine)",
+                crate::format::count(c.moved),
+                crate::format::count(c.ask)
+            );
+        }
         ctx.set_font(&f.font(10.5, "600"));
-        ctx.set_fill_style_str(f.palette.muted);
-        let y = self.y_master(0) - 5.0 * s;
+        ctx.set_fill_style_str(f.palette.other.1);
+        // Under the lowest lane; in the last panel the footer is there: above the lanes' note.
+        let ys = [self.y_redis + 13.0 * s, self.y_master(0) - 19.0 * s];
+        self.texts.put(ctx, &text, self.axis.right_px, &ys, "right");
+    }
+
+    /// Says where the master lanes' split comes from, at the right over the first of them.
+    fn masters_note(&self) {
         let text = "one Redis lane per master · measured by the engine: which master answered";
-        self.texts.put(ctx, text, self.axis.right_px, &[y], "right");
+        self.note(text, self.axis.right_px, self.y_master(0) - 6.0 * self.f.scale);
     }
 
     /// Where the run finished, once playback gets there.

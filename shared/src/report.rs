@@ -193,6 +193,19 @@ pub struct Span {
     /// `masters` (after a redirect, the one that finally ran it). Measured by the engine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node: Option<u16>,
+    /// On a cluster: it was answered MOVED or ASK first and sent again where Redis said (its
+    /// times are those of the trip that ran it). Counted by the engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redirect: Option<Redirected>,
+}
+
+/// Why a cluster run's request was sent again (externally tagged: `"Moved"`, `"Ask"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Redirected {
+    /// The slot had a new master.
+    Moved,
+    /// The slot was migrating: sent after ASKING to the node importing it.
+    Ask,
 }
 
 impl Span {
@@ -205,6 +218,7 @@ impl Span {
             at_server_us: None,
             from_server_us: None,
             node: None,
+            redirect: None,
         }
     }
 
@@ -242,9 +256,9 @@ mod tests {
         let old: Span = serde_json::from_str(r#"{"i":7,"issued_us":1.5,"replied_us":9.0}"#)
             .expect("an old span decodes");
         assert_eq!(old, Span::new(7, 1.5, 9.0));
-        assert_eq!(old.node, None);
+        assert_eq!((old.node, old.redirect), (None, None));
         let json = serde_json::to_string(&Span::new(7, 1.5, 9.0)).unwrap();
-        assert!(!json.contains("node"), "{json}");
+        assert!(!json.contains("node") && !json.contains("redirect"), "{json}");
     }
 
     #[test]
@@ -256,5 +270,14 @@ mod tests {
         let json = serde_json::to_string(&span).unwrap();
         assert!(json.contains(r#""node":2"#), "{json}");
         assert_eq!(serde_json::from_str::<Span>(&json).unwrap(), span);
+        for (redirect, word) in [(Redirected::Moved, "Moved"), (Redirected::Ask, "Ask")] {
+            let span = Span {
+                redirect: Some(redirect),
+                ..span
+            };
+            let json = serde_json::to_string(&span).unwrap();
+            assert!(json.contains(&format!(r#""redirect":"{word}""#)), "{json}");
+            assert_eq!(serde_json::from_str::<Span>(&json).unwrap(), span);
+        }
     }
 }

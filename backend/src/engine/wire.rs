@@ -6,7 +6,7 @@ use std::cell::Cell;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use shared::{RunSpec, Span};
+use shared::{Redirected, RunSpec, Span};
 
 use crate::tls::{ReadHalf, WriteHalf};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -294,12 +294,20 @@ impl Tally {
     }
 
     /// Request `i` alone, as `answered_one`, answered by the cluster's master `node` (an
-    /// index into `cluster`'s masters): its span says so.
+    /// index into `cluster`'s masters), after `redirect` if Redis sent it there: its span says so.
     #[inline]
-    pub fn answered_by(&mut self, i: u64, issued: Instant, replied: Instant, node: u16) {
+    pub fn answered_by(
+        &mut self,
+        i: u64,
+        issued: Instant,
+        replied: Instant,
+        node: u16,
+        redirect: Option<Redirected>,
+    ) {
         self.done += 1;
         self.measured_marked(i, 1, issued, replied, |i, at, back| Span {
             node: Some(node),
+            redirect,
             ..Span::new(i, at, back)
         });
     }

@@ -428,6 +428,7 @@ impl Record {
                 at_server_us: s.at_redis,
                 from_server_us: s.from_redis,
                 node: None,
+                redirect: None,
             })
         };
         let first = self

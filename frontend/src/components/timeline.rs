@@ -198,7 +198,7 @@ fn set(obj: &js_sys::Object, key: &str, value: impl Into<JsValue>) {
 /// y, w, h }] }` (`sampled`: sampled requests drawn beyond the first `spans`; `unstamped`:
 /// drawn requests the wire tap did not stamp; `client_lanes`: the client lanes drawn, one per
 /// connection; `redis_lanes`: one per master on a cluster; `master_spans`: requests drawn to
-/// each master's lane; `labels`: every text painted, its box in CSS pixels of the canvas).
+/// each master's lane; `redirect_marks`: requests drawn with a MOVED/ASK mark; `labels`: every text painted, its box in CSS pixels of the canvas).
 fn publish(playback: Playback, drawn: &paint::Drawn, stats: StoredValue<FrameStats>) {
     let root = js_sys::Object::new();
     let runs = js_sys::Array::new();
@@ -220,6 +220,7 @@ fn publish(playback: Playback, drawn: &paint::Drawn, stats: StoredValue<FrameSta
                 per_master.push(&JsValue::from(*n as f64));
             }
             set(&r, "master_spans", per_master);
+            set(&r, "redirect_marks", d.redirect_marks as f64);
             if let Some(i) = t.summary.as_ref().and_then(|s| s.interleaving.as_ref()) {
                 // The other client's lane: its INCRs drawn, and those inside a batch.
                 let inside = i
