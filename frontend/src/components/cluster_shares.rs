@@ -10,16 +10,17 @@ use crate::format;
 /// A master's share of the run's commands: `"33.4 %"` (`"—"` for an empty run).
 pub fn share(commands: u64, done: u64) -> String {
     if done == 0 {
-        "—".to_string()
-    } else {
-        format!("{:.1} %", commands as f64 * 100.0 / done as f64)
+        return "—".to_string();
     }
+    // Tenths of a percent, rounded, in integers (no float formatting in the page).
+    let tenths = (commands * 2000 / done).div_ceil(2);
+    format!("{}.{} %", tenths / 10, tenths % 10)
 }
 
 /// One table per finished cluster run of the latest plan (nothing on a single server).
 #[component]
 pub fn ClusterShares(conn: Connection) -> impl IntoView {
-    let runs = Memo::new(move |_| {
+    let runs = move || {
         conn.results.with(|rows| {
             rows.iter()
                 .filter_map(|r| {
@@ -28,7 +29,7 @@ pub fn ClusterShares(conn: Connection) -> impl IntoView {
                 })
                 .collect::<Vec<_>>()
         })
-    });
+    };
     let table = |(key, label, done, c): (String, String, u64, ClusterRun)| {
         let rows = c
             .masters
@@ -73,7 +74,7 @@ pub fn ClusterShares(conn: Connection) -> impl IntoView {
         }
     };
     move || {
-        let runs = runs.get();
+        let runs = runs();
         (!runs.is_empty()).then(|| {
             view! {
                 <div id="cluster-shares" class="cluster-shares-block">

@@ -6,6 +6,7 @@
 
 pub mod atomicity;
 pub mod charts;
+pub mod cluster_explainer;
 pub mod cluster_shares;
 pub mod connect_box;
 pub mod controls;
@@ -50,6 +51,7 @@ pub mod workload_fields;
 
 pub use atomicity::AtomicityLines;
 pub use charts::Charts;
+pub use cluster_explainer::ClusterExplainer;
 pub use cluster_shares::ClusterShares;
 pub use connect_box::ConnectBox;
 pub use controls::Controls;
