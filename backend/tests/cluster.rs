@@ -546,7 +546,9 @@ async fn slots_resharded_mid_run_are_followed_by_moved_and_ask_and_every_set_run
     assert!(kept.len() > 4_000, "{} spans kept", kept.len());
     let mut redirected = 0;
     for s in &kept {
-        let node = s.node.unwrap_or_else(|| panic!("span {} names no master", s.i));
+        let node = s
+            .node
+            .unwrap_or_else(|| panic!("span {} names no master", s.i));
         let slot = key_slot(shared::keys::key(run_id, s.i).as_bytes());
         let ran_on = port_of(node);
         if slots.contains(&slot) {
@@ -561,11 +563,18 @@ async fn slots_resharded_mid_run_are_followed_by_moved_and_ask_and_every_set_run
         }
         if s.redirect.is_some() {
             redirected += 1;
-            assert!(slots.contains(&slot), "span {} redirected from a slot that stayed", s.i);
+            assert!(
+                slots.contains(&slot),
+                "span {} redirected from a slot that stayed",
+                s.i
+            );
             assert_eq!(ran_on, to, "span {} ran where Redis sent it", s.i);
         }
     }
-    eprintln!("{redirected} of the {} spans kept are marked redirected", kept.len());
+    eprintln!(
+        "{redirected} of the {} spans kept are marked redirected",
+        kept.len()
+    );
     assert_eq!(dbsizes(&cluster).iter().sum::<u64>(), n);
     // The moved slots' keys are where the map now says, with their values.
     let map = discover(&cluster.url()).await.unwrap();

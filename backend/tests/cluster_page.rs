@@ -158,14 +158,19 @@ async fn a_pipelined_run_on_a_cluster_draws_a_redis_lane_per_master_and_its_shar
     )
     .await
     .unwrap();
-    let s = until_state(c, "every request drawn to a master's lane", Duration::from_secs(30), |s| {
-        let p = &s["playback"];
-        let at_end = p["position_us"].as_f64() >= p["extent_us"].as_f64();
-        let lanes = s["runs"][0]["master_spans"].as_array();
-        at_end
-            && s["runs"][0]["redis_lanes"].as_u64() == Some(3)
-            && lanes.is_some_and(|l| l.iter().filter_map(|n| n.as_u64()).sum::<u64>() == count)
-    })
+    let s = until_state(
+        c,
+        "every request drawn to a master's lane",
+        Duration::from_secs(30),
+        |s| {
+            let p = &s["playback"];
+            let at_end = p["position_us"].as_f64() >= p["extent_us"].as_f64();
+            let lanes = s["runs"][0]["master_spans"].as_array();
+            at_end
+                && s["runs"][0]["redis_lanes"].as_u64() == Some(3)
+                && lanes.is_some_and(|l| l.iter().filter_map(|n| n.as_u64()).sum::<u64>() == count)
+        },
+    )
     .await;
     let run = &s["runs"][0];
     let labels: Vec<&str> = s["labels"]
@@ -183,8 +188,14 @@ async fn a_pipelined_run_on_a_cluster_draws_a_redis_lane_per_master_and_its_shar
         .map(|n| n.as_u64().unwrap())
         .collect();
     for (k, (addr, commands)) in masters.iter().enumerate() {
-        assert!(labels.contains(&addr.as_str()), "lane {addr} labelled: {labels:?}");
-        assert_eq!(drawn[k], *commands, "lane {k} ({addr}): {drawn:?} vs {masters:?}");
+        assert!(
+            labels.contains(&addr.as_str()),
+            "lane {addr} labelled: {labels:?}"
+        );
+        assert_eq!(
+            drawn[k], *commands,
+            "lane {k} ({addr}): {drawn:?} vs {masters:?}"
+        );
     }
     assert!(
         labels
@@ -198,7 +209,10 @@ async fn a_pipelined_run_on_a_cluster_draws_a_redis_lane_per_master_and_its_shar
             .any(|l| l.starts_with("◆ MOVED / ASK: sent again where Redis said")),
         "{labels:?}"
     );
-    assert_eq!(run["redirect_marks"], 0, "a steady cluster redirects nothing: {run}");
+    assert_eq!(
+        run["redirect_marks"], 0,
+        "a steady cluster redirects nothing: {run}"
+    );
     c.execute(
         "document.getElementById('timeline').scrollIntoView({ block: 'start' })",
         vec![],

@@ -1,8 +1,8 @@
 use leptos::prelude::*;
 
 use crate::components::{
-    Charts, ClusterExplainer, Controls, ErrorBanner, ExportBar, Header, RecordingBar, ReplayBanner, Results,
-    RttDiagram, RunProgress, SpeedupHeadline, SweepChart, TeachingView,
+    Charts, ClusterExplainer, Controls, ErrorBanner, ExportBar, Header, RecordingBar, ReplayBanner,
+    Results, RttDiagram, RunProgress, SpeedupHeadline, SweepChart, TeachingView,
 };
 use crate::connection::Connection;
 use crate::look::{Look, Theme};

@@ -942,7 +942,11 @@ impl Panel<'_> {
     /// Says where the master lanes' split comes from, at the right over the first of them.
     fn masters_note(&self) {
         let text = "one Redis lane per master · measured by the engine: which master answered";
-        self.note(text, self.axis.right_px, self.y_master(0) - 6.0 * self.f.scale);
+        self.note(
+            text,
+            self.axis.right_px,
+            self.y_master(0) - 6.0 * self.f.scale,
+        );
     }
 
     /// Where the run finished, once playback gets there.

@@ -258,7 +258,10 @@ mod tests {
         assert_eq!(old, Span::new(7, 1.5, 9.0));
         assert_eq!((old.node, old.redirect), (None, None));
         let json = serde_json::to_string(&Span::new(7, 1.5, 9.0)).unwrap();
-        assert!(!json.contains("node") && !json.contains("redirect"), "{json}");
+        assert!(
+            !json.contains("node") && !json.contains("redirect"),
+            "{json}"
+        );
     }
 
     #[test]

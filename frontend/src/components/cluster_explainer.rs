@@ -49,7 +49,9 @@ mod tests {
 
     #[test]
     fn a_cluster_is_told_by_the_server_s_target() {
-        assert!(is_cluster_target("Redis Cluster via redis://127.0.0.1:7000/"));
+        assert!(is_cluster_target(
+            "Redis Cluster via redis://127.0.0.1:7000/"
+        ));
         assert!(!is_cluster_target("redis://127.0.0.1:6379/"));
     }
 }

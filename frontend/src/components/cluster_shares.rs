@@ -25,7 +25,12 @@ pub fn ClusterShares(conn: Connection) -> impl IntoView {
             rows.iter()
                 .filter_map(|r| {
                     let c = r.summary.cluster.clone()?;
-                    Some((r.key.clone(), r.summary.spec.mode.label(), r.summary.done, c))
+                    Some((
+                        r.key.clone(),
+                        r.summary.spec.mode.label(),
+                        r.summary.done,
+                        c,
+                    ))
                 })
                 .collect::<Vec<_>>()
         })
