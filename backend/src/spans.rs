@@ -50,10 +50,24 @@ impl SpanStore {
     /// Records requests `first..first + n`, issued together and replied together (times in µs
     /// from the run's start).
     pub fn record(&mut self, first: u64, n: u64, issued_us: f64, replied_us: f64) {
+        self.record_marked(first, n, issued_us, replied_us, Span::new);
+    }
+
+    /// As `record`, each span made by `span(i, issued_us, replied_us)`: a cluster run's carry
+    /// the master that answered.
+    #[inline]
+    pub fn record_marked(
+        &mut self,
+        first: u64,
+        n: u64,
+        issued_us: f64,
+        replied_us: f64,
+        span: impl Fn(u64, f64, f64) -> Span,
+    ) {
         let end = first + n;
         if first < self.full_limit {
             let upto = end.min(self.full_limit);
-            let new = (first..upto).map(|i| Span::new(i, issued_us, replied_us));
+            let new = (first..upto).map(|i| span(i, issued_us, replied_us));
             // In order (the common case) this is the end; otherwise a few places before it.
             let at = self.first.partition_point(|s| s.i < first);
             self.first.splice(at..at, new);
@@ -73,7 +87,7 @@ impl SpanStore {
         }
         let mut i = first.next_multiple_of(self.stride);
         while i < end {
-            self.sampled.push(Span::new(i, issued_us, replied_us));
+            self.sampled.push(span(i, issued_us, replied_us));
             if self.sampled.len() >= self.max_sampled {
                 // Full: keep every other one and sample half as often from here on.
                 self.stride *= 2;

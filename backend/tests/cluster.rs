@@ -532,6 +532,50 @@ async fn slots_resharded_mid_run_are_followed_by_moved_and_ask_and_every_set_run
         n,
         "{stats:?}"
     );
+    // Each kept span names the master that ran it: for a slot that stayed, the one the map
+    // gave it; a redirected request only in a moved slot, and run where the slot went.
+    let port_of = |node: u16| -> u16 {
+        let addr = &stats.masters[usize::from(node)].addr;
+        addr.rsplit(':').next().unwrap().parse().unwrap()
+    };
+    let kept: Vec<&shared::Span> = outcome
+        .timeline
+        .first
+        .iter()
+        .chain(&outcome.timeline.sampled)
+        .collect();
+    assert!(kept.len() > 4_000, "{} spans kept", kept.len());
+    let mut redirected = 0;
+    for s in &kept {
+        let node = s
+            .node
+            .unwrap_or_else(|| panic!("span {} names no master", s.i));
+        let slot = key_slot(shared::keys::key(run_id, s.i).as_bytes());
+        let ran_on = port_of(node);
+        if slots.contains(&slot) {
+            assert!(ran_on == from || ran_on == to, "span {}: {ran_on}", s.i);
+        } else {
+            assert_eq!(
+                ran_on,
+                map.masters()[map.master_of(slot)].port,
+                "span {} (slot {slot})",
+                s.i
+            );
+        }
+        if s.redirect.is_some() {
+            redirected += 1;
+            assert!(
+                slots.contains(&slot),
+                "span {} redirected from a slot that stayed",
+                s.i
+            );
+            assert_eq!(ran_on, to, "span {} ran where Redis sent it", s.i);
+        }
+    }
+    eprintln!(
+        "{redirected} of the {} spans kept are marked redirected",
+        kept.len()
+    );
     assert_eq!(dbsizes(&cluster).iter().sum::<u64>(), n);
     // The moved slots' keys are where the map now says, with their values.
     let map = discover(&cluster.url()).await.unwrap();

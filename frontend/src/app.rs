@@ -1,8 +1,8 @@
 use leptos::prelude::*;
 
 use crate::components::{
-    Charts, Controls, ErrorBanner, ExportBar, Header, RecordingBar, ReplayBanner, Results,
-    RttDiagram, RunProgress, SpeedupHeadline, SweepChart, TeachingView,
+    Charts, ClusterExplainer, Controls, ErrorBanner, ExportBar, Header, RecordingBar, ReplayBanner,
+    Results, RttDiagram, RunProgress, SpeedupHeadline, SweepChart, TeachingView,
 };
 use crate::connection::Connection;
 use crate::look::{Look, Theme};
@@ -65,6 +65,7 @@ pub fn Page(conn: Connection, #[prop(optional)] url: UrlState) -> impl IntoView 
                 <RttDiagram playback=playback />
                 <Charts conn=conn />
             </div>
+            <ClusterExplainer conn=conn />
             <SweepChart conn=conn />
             <Results conn=conn />
             <ExportBar conn=conn />

@@ -1,7 +1,10 @@
 //! Draws the timeline onto a 2D canvas: a ruler in real time units, then one panel per run with
 //! a Client lane and a Redis lane, each request an arrow out and each reply an arrow back, at
 //! their measured times, up to the playback position. A run on a pool of connections gets a
-//! client lane per connection ("connection k of C"), each request drawn from its own.
+//! client lane per connection ("connection k of C"), each request drawn from its own. A run
+//! on a Redis Cluster gets a Redis lane per master, named by its address, each request drawn
+//! to the master the engine says answered it, a small diamond where Redis had first said
+//! MOVED or ASK.
 //!
 //! Built to stay at 60 fps with tens of thousands of arrows: spans outside the window are
 //! skipped by binary search, and all arrows of one colour go into one path with one `stroke`.
@@ -116,7 +119,20 @@ pub struct DrawnTrace {
     pub arrows: usize,
     /// Client lanes: one per connection of the run.
     pub client_lanes: u32,
+    /// Redis lanes: one per master on a cluster, else one.
+    pub redis_lanes: u32,
+    /// On a cluster: requests drawn to each master's lane (from the full requests and the
+    /// sample, so far as the playhead).
+    pub master_spans: [u32; MAX_COUNTED_MASTERS],
+    /// Redirect marks drawn (requests answered MOVED or ASK first).
+    pub redirect_marks: u32,
 }
+
+/// The legend of a redirect mark.
+pub const REDIRECT_LEGEND: &str = "◆ MOVED / ASK: sent again where Redis said";
+
+/// Masters whose drawn requests `DrawnTrace` counts (the browser tests' check; more are drawn).
+pub const MAX_COUNTED_MASTERS: usize = 8;
 
 /// What a frame drew: per trace, and every label.
 pub struct Drawn {
@@ -309,6 +325,12 @@ struct Panel<'a> {
     /// `y_client`, `lane_gap` apart.
     lanes: u32,
     lane_gap: f64,
+    /// Redis lanes: a cluster's masters, one above the other up from `y_redis`,
+    /// `master_gap` apart (one lane elsewhere).
+    masters: u32,
+    master_gap: f64,
+    /// Requests drawn to each master's lane.
+    master_spans: RefCell<[u32; MAX_COUNTED_MASTERS]>,
     /// (request, reply).
     colours: (&'static str, &'static str),
 }
@@ -316,6 +338,8 @@ struct Panel<'a> {
 /// How far down towards Redis a pool's client lanes reach (a share of the gap between the
 /// first client lane and Redis's), leaving the rest to the arrows.
 const POOL_LANES_SHARE: f64 = 0.6;
+/// How far up towards the client a cluster's master lanes reach, likewise.
+const MASTER_LANES_SHARE: f64 = 0.5;
 
 #[allow(clippy::too_many_arguments)]
 fn panel(
@@ -341,6 +365,12 @@ fn panel(
     } else {
         0.0
     };
+    let masters = if t.on_cluster() { t.redis_lanes() } else { 1 };
+    let master_gap = if masters > 1 {
+        (y_redis - y_client) * MASTER_LANES_SHARE / (masters - 1) as f64
+    } else {
+        0.0
+    };
     let p = Panel {
         ctx,
         f,
@@ -352,6 +382,9 @@ fn panel(
         y_redis,
         lanes,
         lane_gap,
+        masters,
+        master_gap,
+        master_spans: RefCell::new([0; MAX_COUNTED_MASTERS]),
         // A pool's connections each go one command at a time: sequential's colours.
         colours: if t.is_sequential() || lanes > 1 {
             f.palette.seq
@@ -380,7 +413,17 @@ fn panel(
         );
         count += p.arrows(sampled, (&faded.0, &faded.1));
     }
+    let marks = if masters > 1 {
+        p.redirect_marks(&t.spans) + p.redirect_marks(sampled)
+    } else {
+        0
+    };
     ctx.restore();
+    if masters > 1 {
+        // After the arrows: the note's backing keeps it readable over them.
+        p.masters_note();
+        p.redirect_legend();
+    }
     if let Some(first) = sampled.first() {
         p.sampled_mark(first.issued_us);
     }
@@ -392,6 +435,9 @@ fn panel(
     DrawnTrace {
         arrows: count,
         client_lanes: lanes,
+        redis_lanes: masters,
+        master_spans: p.master_spans.into_inner(),
+        redirect_marks: marks,
     }
 }
 
@@ -466,6 +512,19 @@ impl Panel<'_> {
         self.y_client + k.min(self.lanes - 1) as f64 * self.lane_gap
     }
 
+    /// Master `k`'s Redis lane (the first is the highest; the last is `y_redis`).
+    fn y_master(&self, k: u32) -> f64 {
+        self.y_redis - (self.masters - 1 - k.min(self.masters - 1)) as f64 * self.master_gap
+    }
+
+    /// Where request `sp` is served: on a cluster its master's lane (measured by the engine).
+    fn y_server(&self, sp: &Span) -> f64 {
+        match sp.node {
+            Some(n) if self.masters > 1 => self.y_master(u32::from(n)),
+            _ => self.y_redis,
+        }
+    }
+
     /// Where request `sp` leaves from: its connection's lane.
     fn y_of(&self, sp: &Span) -> f64 {
         match self.t.mode {
@@ -495,6 +554,18 @@ impl Panel<'_> {
                 self.texts
                     .put(ctx, "proxy ⇄ Redis", x, &[self.y_redis + 4.0 * s], "right");
             }
+            None if self.masters > 1 => {
+                ctx.set_font(&f.font(13.0, "700"));
+                self.texts
+                    .put(ctx, "Client", x, &[self.y_client + 4.0 * s], "right");
+                let px = 10.5;
+                ctx.set_font(&f.font(px, "700"));
+                for k in labelled_lanes(self.masters, self.master_gap, (px + 1.0) * s) {
+                    let label = self.t.master_label(k);
+                    self.texts
+                        .put(ctx, &label, x, &[self.y_master(k) + 3.5 * s], "right");
+                }
+            }
             None if self.lanes > 1 => {
                 let px = 10.0;
                 ctx.set_font(&f.font(px, "700"));
@@ -520,7 +591,7 @@ impl Panel<'_> {
         let pool_width = (self.lane_gap / 3.0).clamp(0.5, 2.0 * s);
         for (k, y) in (0..self.lanes)
             .map(|k| (k, self.y_lane(k)))
-            .chain([(u32::MAX, self.y_redis)])
+            .chain((0..self.masters).map(|m| (u32::MAX, self.y_master(m))))
         {
             let width = if k == u32::MAX || self.lanes == 1 {
                 2.0 * s
@@ -636,9 +707,9 @@ impl Panel<'_> {
     /// the playhead, in `colours` (request, reply). Returns how many were drawn.
     fn arrows(&self, spans: &[Span], colours: (&str, &str)) -> usize {
         let (start, end) = (self.axis.start_us, self.visible_end());
-        let style = if self.lanes > 1 {
-            // A pool's connections each keep their own pace, so in order of `i` its requests
-            // are not in order of time: every one is tried (the requests and replies skip those
+        let style = if self.lanes > 1 || self.masters > 1 {
+            // A pool's connections (or a cluster's masters) each keep their own pace, so in
+            // order of `i` its requests are not in order of time: every one is tried (the requests and replies skip those
             // outside the picture), a few thousand comparisons a frame.
             let shown = spans
                 .iter()
@@ -677,7 +748,7 @@ impl Panel<'_> {
         ctx.begin_path();
         let mut count = 0;
         for sp in spans {
-            // Only a pool's requests (see `arrows`) may lie outside the picture.
+            // Only a pool's or a cluster's requests (see `arrows`) may lie outside the picture.
             if sp.issued_us > pos.min(axis.end_us) || sp.replied_us < axis.start_us {
                 continue;
             }
@@ -690,7 +761,13 @@ impl Panel<'_> {
             } else {
                 1.0
             };
-            let (x1, y1) = (lerp(x0, axis.x(at), u), lerp(y0, self.y_redis, u));
+            let y_server = self.y_server(sp);
+            if let Some(n) = sp.node.filter(|_| u >= 1.0)
+                && let Some(c) = self.master_spans.borrow_mut().get_mut(usize::from(n))
+            {
+                *c += 1;
+            }
+            let (x1, y1) = (lerp(x0, axis.x(at), u), lerp(y0, y_server, u));
             ctx.move_to(x0, y0);
             ctx.line_to(x1, y1);
             if style.heads && u >= 1.0 {
@@ -705,7 +782,6 @@ impl Panel<'_> {
     /// the measured time inside Redis along its lane.
     fn replies(&self, spans: &[Span], style: &ArrowStyle, colour: &str) -> usize {
         let (ctx, axis, pos) = (self.ctx, self.axis, self.f.position_us);
-        let y_redis = self.y_redis;
         ctx.set_stroke_style_str(colour);
         ctx.begin_path();
         let mut count = 0;
@@ -714,6 +790,7 @@ impl Panel<'_> {
                 continue;
             }
             let (at, from) = (at_server_us(sp), from_server_us(sp));
+            let y_redis = self.y_server(sp);
             if from > at && pos > at {
                 ctx.move_to(axis.x(at), y_redis);
                 ctx.line_to(axis.x(from.min(pos)), y_redis);
@@ -788,7 +865,7 @@ impl Panel<'_> {
         let line = 16.0 * self.f.scale;
         [y, y + line, y - line, y + 2.0 * line]
             .into_iter()
-            .filter(|y| *y > self.y_client && *y < self.y_redis)
+            .filter(|y| *y > self.y_client && *y < self.y_master(0))
             .collect()
     }
 
@@ -815,6 +892,61 @@ impl Panel<'_> {
         ctx.set_global_alpha(1.0);
         ctx.set_fill_style_str(f.palette.muted);
         self.texts.put(ctx, text, x, &[y], "left");
+    }
+
+    /// A diamond on its master's lane where each redirected request of `spans` arrived (once
+    /// the playhead is past it). Returns how many were drawn.
+    fn redirect_marks(&self, spans: &[Span]) -> u32 {
+        let (ctx, f, axis, s) = (self.ctx, self.f, self.axis, self.f.scale);
+        let end = self.visible_end();
+        let r = 4.5 * s;
+        ctx.set_fill_style_str(f.palette.other.1);
+        ctx.begin_path();
+        let mut n = 0;
+        for sp in spans.iter().filter(|sp| sp.redirect.is_some()) {
+            let at = at_server_us(sp);
+            if at > end || at < axis.start_us {
+                continue;
+            }
+            let (x, y) = (axis.x(at), self.y_server(sp));
+            ctx.move_to(x, y - r);
+            ctx.line_to(x + r, y);
+            ctx.line_to(x, y + r);
+            ctx.line_to(x - r, y);
+            ctx.close_path();
+            n += 1;
+        }
+        ctx.fill();
+        n
+    }
+
+    /// The redirect mark's legend under the lowest master lane, with the run's redirects as
+    /// the engine counted them once it finished.
+    fn redirect_legend(&self) {
+        let (ctx, f, s) = (self.ctx, self.f, self.f.scale);
+        let mut text = REDIRECT_LEGEND.to_string();
+        if let Some(c) = self.t.summary.as_ref().and_then(|s| s.cluster.as_ref()) {
+            text += &format!(
+                " · this run: {} MOVED, {} ASK (counted by the engine)",
+                crate::format::count(c.moved),
+                crate::format::count(c.ask)
+            );
+        }
+        ctx.set_font(&f.font(10.5, "600"));
+        ctx.set_fill_style_str(f.palette.other.1);
+        // Under the lowest lane; in the last panel the footer is there: above the lanes' note.
+        let ys = [self.y_redis + 13.0 * s, self.y_master(0) - 19.0 * s];
+        self.texts.put(ctx, &text, self.axis.right_px, &ys, "right");
+    }
+
+    /// Says where the master lanes' split comes from, at the right over the first of them.
+    fn masters_note(&self) {
+        let text = "one Redis lane per master · measured by the engine: which master answered";
+        self.note(
+            text,
+            self.axis.right_px,
+            self.y_master(0) - 6.0 * self.f.scale,
+        );
     }
 
     /// Where the run finished, once playback gets there.

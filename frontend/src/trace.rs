@@ -64,6 +64,39 @@ impl Trace {
         &self.sampled[k..]
     }
 
+    /// Its Redis lanes: on a cluster one per master (as many as the run's summary lists, or
+    /// while it runs as its spans name), else one.
+    pub fn redis_lanes(&self) -> u32 {
+        let listed = self
+            .summary
+            .as_ref()
+            .and_then(|s| s.cluster.as_ref())
+            .map_or(0, |c| c.masters.len() as u32);
+        let named = self
+            .spans
+            .iter()
+            .chain(self.sampled_beyond())
+            .filter_map(|s| s.node)
+            .max()
+            .map_or(0, |n| u32::from(n) + 1);
+        listed.max(named).max(1)
+    }
+
+    /// Whether its requests went to a cluster's masters (the engine said which answered).
+    pub fn on_cluster(&self) -> bool {
+        self.summary.as_ref().is_some_and(|s| s.cluster.is_some())
+            || self.spans.first().is_some_and(|s| s.node.is_some())
+    }
+
+    /// Redis lane `k`'s name: on a cluster its master's address (once the summary lists it).
+    pub fn master_label(&self, k: u32) -> String {
+        self.summary
+            .as_ref()
+            .and_then(|s| s.cluster.as_ref())
+            .and_then(|c| c.masters.get(k as usize))
+            .map_or_else(|| format!("master {}", k + 1), |m| m.addr.clone())
+    }
+
     /// The latest moment drawn: the last reply among the spans and the sample beyond them.
     pub fn extent_us(&self) -> f64 {
         self.spans
@@ -464,6 +497,53 @@ mod tests {
             0,
             "no tap at all"
         );
+    }
+
+    #[test]
+    fn a_cluster_run_gets_a_redis_lane_per_master() {
+        let on = |i, node| Span {
+            node: Some(node),
+            ..span(i, i as f64, i as f64 + 5.0)
+        };
+        let mut t = trace(Some(Mode::pipelined(3)), vec![on(0, 1), on(1, 0), on(2, 1)]);
+        assert!(t.on_cluster());
+        // While it runs: as many lanes as its spans name, named by number.
+        assert_eq!(t.redis_lanes(), 2);
+        assert_eq!(t.master_label(1), "master 2");
+        // Finished: every master the engine listed, by address.
+        let share = |addr: &str| shared::MasterShare {
+            addr: addr.to_string(),
+            commands: 1,
+            round_trips: 1,
+        };
+        t.summary = Some(RunSummary {
+            spec: shared::RunSpec::set(3, Mode::pipelined(3)),
+            done: 3,
+            wall_us: 8,
+            ops_per_sec: 0.0,
+            round_trips: 2,
+            writes: 2,
+            wire_commands: 3,
+            latency: shared::Latency::default(),
+            split: None,
+            redis_usec_per_call: None,
+            redis_load: None,
+            interleaving: None,
+            redis_memory: None,
+            cluster: Some(shared::ClusterRun {
+                masters: vec![
+                    share("127.0.0.1:7001"),
+                    share("127.0.0.1:7002"),
+                    share("127.0.0.1:7003"),
+                ],
+                ..Default::default()
+            }),
+        });
+        assert_eq!(t.redis_lanes(), 3);
+        assert_eq!(t.master_label(2), "127.0.0.1:7003");
+        let single = trace(Some(Mode::pipelined(3)), pipelined());
+        assert!(!single.on_cluster());
+        assert_eq!(single.redis_lanes(), 1);
     }
 
     #[test]

@@ -23,7 +23,7 @@ pub use keys::KeyLayout;
 pub use protocol::{ClientMsg, PROTOCOL_VERSION, ServerMsg};
 pub use recording::{RECORDING_VERSION, Recording, RecordingError, ReplayInfo, TourStepRecord};
 pub use report::{
-    ClusterRun, Latency, MasterShare, RedisLoad, RedisMemory, RoundTripSplit, RunRecord,
-    RunSummary, Span, Timeline,
+    ClusterRun, Latency, MasterShare, Redirected, RedisLoad, RedisMemory, RoundTripSplit,
+    RunRecord, RunSummary, Span, Timeline,
 };
 pub use spec::{Command, Flush, Limits, Mode, Network, RunSpec, SpecError, Wait, validate_runs};

@@ -189,6 +189,23 @@ pub struct Span {
     /// With the latency proxy: its reply was read from Redis (wire tap).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from_server_us: Option<f64>,
+    /// On a cluster: the master that answered it, an index into `RunSummary::cluster`'s
+    /// `masters` (after a redirect, the one that finally ran it). Measured by the engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<u16>,
+    /// On a cluster: it was answered MOVED or ASK first and sent again where Redis said (its
+    /// times are those of the trip that ran it). Counted by the engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redirect: Option<Redirected>,
+}
+
+/// Why a cluster run's request was sent again (externally tagged: `"Moved"`, `"Ask"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Redirected {
+    /// The slot had a new master.
+    Moved,
+    /// The slot was migrating: sent after ASKING to the node importing it.
+    Ask,
 }
 
 impl Span {
@@ -200,6 +217,8 @@ impl Span {
             replied_us,
             at_server_us: None,
             from_server_us: None,
+            node: None,
+            redirect: None,
         }
     }
 
@@ -225,4 +244,43 @@ pub struct RunRecord {
     pub run: u64,
     pub summary: RunSummary,
     pub timeline: Timeline,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_span_without_a_master_reads_and_writes_as_before() {
+        // A recording made before cluster runs: no `node`.
+        let old: Span = serde_json::from_str(r#"{"i":7,"issued_us":1.5,"replied_us":9.0}"#)
+            .expect("an old span decodes");
+        assert_eq!(old, Span::new(7, 1.5, 9.0));
+        assert_eq!((old.node, old.redirect), (None, None));
+        let json = serde_json::to_string(&Span::new(7, 1.5, 9.0)).unwrap();
+        assert!(
+            !json.contains("node") && !json.contains("redirect"),
+            "{json}"
+        );
+    }
+
+    #[test]
+    fn a_cluster_span_names_its_master() {
+        let span = Span {
+            node: Some(2),
+            ..Span::new(3, 0.0, 40.0)
+        };
+        let json = serde_json::to_string(&span).unwrap();
+        assert!(json.contains(r#""node":2"#), "{json}");
+        assert_eq!(serde_json::from_str::<Span>(&json).unwrap(), span);
+        for (redirect, word) in [(Redirected::Moved, "Moved"), (Redirected::Ask, "Ask")] {
+            let span = Span {
+                redirect: Some(redirect),
+                ..span
+            };
+            let json = serde_json::to_string(&span).unwrap();
+            assert!(json.contains(&format!(r#""redirect":"{word}""#)), "{json}");
+            assert_eq!(serde_json::from_str::<Span>(&json).unwrap(), span);
+        }
+    }
 }

@@ -15,7 +15,7 @@ use std::cell::RefCell;
 use std::time::Instant;
 
 use futures_util::future::join_all;
-use shared::{ClusterRun, Flush, MasterShare, Mode, RunSpec};
+use shared::{ClusterRun, Flush, MasterShare, Mode, Redirected, RunSpec};
 
 use super::encode::Encoder;
 use super::keys::{namespace_in, write_key};
@@ -69,9 +69,12 @@ pub async fn run(
     let mut nodes: Vec<Node> = conns
         .iter_mut()
         .zip(&addrs)
-        .map(|(stream, addr)| {
+        .enumerate()
+        .map(|(index, (stream, addr))| {
             let (r, w) = stream.split();
             Node {
+                // A cluster has at most 16,384 masters (one per slot).
+                index: index as u16,
                 writer: Writer::new(w, ctx.response_timeout, sent),
                 replies: Replies::new(r, ctx.response_timeout, busy_poll(spec.wait)),
                 requests: Vec::new(),
@@ -99,7 +102,11 @@ pub async fn run(
             for i in first..first + n {
                 write_key(&mut key, &ns, i);
                 let node = route[map.master_of(key_slot(&key))];
-                nodes[node].requests.push(Request { i, asking: false });
+                nodes[node].requests.push(Request {
+                    i,
+                    asking: false,
+                    redirect: None,
+                });
             }
             let mut moved = false;
             for round in 0.. {
@@ -124,15 +131,15 @@ pub async fn run(
                     tokio::time::sleep(std::time::Duration::from_millis(1 << (round - 1))).await;
                 }
                 for (i, redirect) in redirected {
-                    let (addr, asking) = match &redirect {
+                    let (addr, asking, why) = match &redirect {
                         Redirect::Moved { addr, .. } => {
                             stats.moved += 1;
                             moved = true;
-                            (addr, false)
+                            (addr, false, Redirected::Moved)
                         }
                         Redirect::Ask { addr, .. } => {
                             stats.ask += 1;
-                            (addr, true)
+                            (addr, true, Redirected::Ask)
                         }
                     };
                     let Some(node) = addrs.iter().position(|a| a == addr) else {
@@ -143,7 +150,11 @@ pub async fn run(
                             ),
                         });
                     };
-                    nodes[node].requests.push(Request { i, asking });
+                    nodes[node].requests.push(Request {
+                        i,
+                        asking,
+                        redirect: Some(why),
+                    });
                 }
             }
             if moved {
@@ -225,15 +236,19 @@ fn commands_per_write(mode: Mode, batch: u64) -> u64 {
     }
 }
 
-/// A request for a node: its index, and whether it goes after ASKING.
+/// A request for a node: its index, whether it goes after ASKING, and why it came here
+/// again (its span's mark; the latest redirect when there were several).
 #[derive(Debug, Clone, Copy)]
 struct Request {
     i: u64,
     asking: bool,
+    redirect: Option<Redirected>,
 }
 
 /// A master's connection and its share of the round in flight.
 struct Node<'c> {
+    /// Its place among the run's masters (`ClusterRun::masters`): what its spans carry.
+    index: u16,
     writer: Writer<'c>,
     replies: Replies<'c>,
     /// This round's requests for it, in order.
@@ -255,6 +270,7 @@ impl Node<'_> {
         tally: &RefCell<&mut Tally>,
     ) -> Result<(), EngineError> {
         let Node {
+            index,
             writer,
             replies,
             requests,
@@ -293,7 +309,11 @@ impl Node<'_> {
                 let mut tally = tally.borrow_mut();
                 let before = got;
                 while got < reqs.len() {
-                    let Request { i, asking } = reqs[got];
+                    let Request {
+                        i,
+                        asking,
+                        redirect,
+                    } = reqs[got];
                     let Some(reply) = replies.next()? else { break };
                     if asking && !asked {
                         if resp::is_error(reply) {
@@ -316,7 +336,7 @@ impl Node<'_> {
                         share.commands += 1;
                         let write = got / per as usize;
                         let at = issued.get(write).copied().unwrap_or(read_at);
-                        tally.answered_one(i, at, read_at);
+                        tally.answered_by(i, at, read_at, *index, redirect);
                     }
                     got += 1;
                 }

@@ -6,7 +6,7 @@ use std::cell::Cell;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use shared::RunSpec;
+use shared::{Redirected, RunSpec, Span};
 
 use crate::tls::{ReadHalf, WriteHalf};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -293,13 +293,44 @@ impl Tally {
         self.measured(i, 1, issued, replied);
     }
 
+    /// Request `i` alone, as `answered_one`, answered by the cluster's master `node` (an
+    /// index into `cluster`'s masters), after `redirect` if Redis sent it there: its span says so.
+    #[inline]
+    pub fn answered_by(
+        &mut self,
+        i: u64,
+        issued: Instant,
+        replied: Instant,
+        node: u16,
+        redirect: Option<Redirected>,
+    ) {
+        self.done += 1;
+        self.measured_marked(i, 1, issued, replied, |i, at, back| Span {
+            node: Some(node),
+            redirect,
+            ..Span::new(i, at, back)
+        });
+    }
+
     #[inline]
     fn measured(&mut self, first: u64, n: u64, issued: Instant, replied: Instant) {
+        self.measured_marked(first, n, issued, replied, Span::new);
+    }
+
+    #[inline]
+    fn measured_marked(
+        &mut self,
+        first: u64,
+        n: u64,
+        issued: Instant,
+        replied: Instant,
+        span: impl Fn(u64, f64, f64) -> Span,
+    ) {
         if self.instrument {
             self.recorder.record(replied - issued, n);
             if let Some(spans) = &mut self.spans {
                 let us = |t: Instant| (t - self.started).as_nanos() as f64 / 1000.0;
-                spans.record(first, n, us(issued), us(replied));
+                spans.record_marked(first, n, us(issued), us(replied), span);
             }
         }
     }

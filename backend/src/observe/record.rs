@@ -427,6 +427,8 @@ impl Record {
                 replied_us: handed,
                 at_server_us: s.at_redis,
                 from_server_us: s.from_redis,
+                node: None,
+                redirect: None,
             })
         };
         let first = self

@@ -6,6 +6,8 @@
 
 pub mod atomicity;
 pub mod charts;
+pub mod cluster_explainer;
+pub mod cluster_shares;
 pub mod connect_box;
 pub mod controls;
 pub mod controls_bar;
@@ -49,6 +51,8 @@ pub mod workload_fields;
 
 pub use atomicity::AtomicityLines;
 pub use charts::Charts;
+pub use cluster_explainer::ClusterExplainer;
+pub use cluster_shares::ClusterShares;
 pub use connect_box::ConnectBox;
 pub use controls::Controls;
 pub use controls_bar::ControlsBar;

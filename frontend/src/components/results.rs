@@ -1,7 +1,7 @@
 use leptos::prelude::*;
 use shared::Mode;
 
-use crate::components::AtomicityLines;
+use crate::components::{AtomicityLines, ClusterShares};
 use crate::connection::Connection;
 use crate::export;
 use crate::format;
@@ -188,6 +188,7 @@ pub fn Results(conn: Connection) -> impl IntoView {
                         </table>
                     </div>
                     <p class="note">"Latency: from a command written to its reply read, per command (p90 and p99.9 are in the latency chart). Round trips: counted by the engine. Connections and Redis CPU / cmd: measured by Redis, from INFO stats (connections it accepted during the run) and INFO cpu (its user + system CPU time over the commands on the wire) read before and after each run; the whole server's counters, so another client's work meanwhile counts too, and so does pipescope's own memory sampling of a one-connection run (CLIENT LIST and INFO every 2 ms; its connection is not counted)."</p>
+                    <ClusterShares conn=conn />
                     <AtomicityLines conn=conn />
                 </section>
             }

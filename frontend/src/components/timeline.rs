@@ -194,10 +194,11 @@ fn set(obj: &js_sys::Object, key: &str, value: impl Into<JsValue>) {
 }
 
 /// `window.__pipescope = { runs: [{ run, mode, spans, sampled, unstamped, arrows_drawn,
-/// client_lanes }], playback: {…}, frame: {…}, labels: [{ text, x, y, w, h }] }` (`sampled`:
-/// sampled requests drawn beyond the first `spans`; `unstamped`: drawn requests the wire tap
-/// did not stamp; `client_lanes`: the client lanes drawn, one per connection; `labels`: every
-/// text painted, its box in CSS pixels of the canvas).
+/// client_lanes, redis_lanes, master_spans }], playback: {…}, frame: {…}, labels: [{ text, x,
+/// y, w, h }] }` (`sampled`: sampled requests drawn beyond the first `spans`; `unstamped`:
+/// drawn requests the wire tap did not stamp; `client_lanes`: the client lanes drawn, one per
+/// connection; `redis_lanes`: one per master on a cluster; `master_spans`: requests drawn to
+/// each master's lane; `redirect_marks`: requests drawn with a MOVED/ASK mark; `labels`: every text painted, its box in CSS pixels of the canvas).
 fn publish(playback: Playback, drawn: &paint::Drawn, stats: StoredValue<FrameStats>) {
     let root = js_sys::Object::new();
     let runs = js_sys::Array::new();
@@ -213,6 +214,13 @@ fn publish(playback: Playback, drawn: &paint::Drawn, stats: StoredValue<FrameSta
             let d = drawn.traces.get(k).copied().unwrap_or_default();
             set(&r, "arrows_drawn", d.arrows as f64);
             set(&r, "client_lanes", d.client_lanes as f64);
+            set(&r, "redis_lanes", d.redis_lanes as f64);
+            let per_master = js_sys::Array::new();
+            for n in d.master_spans.iter().take(d.redis_lanes as usize) {
+                per_master.push(&JsValue::from(*n as f64));
+            }
+            set(&r, "master_spans", per_master);
+            set(&r, "redirect_marks", d.redirect_marks as f64);
             if let Some(i) = t.summary.as_ref().and_then(|s| s.interleaving.as_ref()) {
                 // The other client's lane: its INCRs drawn, and those inside a batch.
                 let inside = i
