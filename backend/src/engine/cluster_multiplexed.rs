@@ -93,6 +93,7 @@ pub async fn run(
                     Box::pin(n.replies.fill(oldest))
                 });
             let (filled, which, _) = select_all(fills).await;
+            let master = u16::try_from(waiting[which]).ok();
             let node = &mut nodes[waiting[which]];
             let read_at = filled.map_err(|e| master_failed(e, &node.share.addr))?;
             let mut got = 0u64;
@@ -101,7 +102,10 @@ pub async fn run(
                     break;
                 }
                 node.in_flight.pop_front();
-                tally.answered_one(i, issued, read_at);
+                match master {
+                    Some(m) => tally.answered_by(i, issued, read_at, m, None),
+                    None => tally.answered_one(i, issued, read_at),
+                }
                 got += 1;
             }
             if got == 0 {

@@ -401,6 +401,7 @@ async fn on_cluster(
     if !split {
         let m = one_slot::master(&map, ctx.run_id, spec);
         let node = one_slot::node(target, &map, m)?;
+        tally.node = u16::try_from(m).ok();
         let result = on_one_server(&node, spec, enc, ctx, sent, tally, client_id).await;
         one_slot::record(tally, &map, m);
         return result.map_err(|e| one_slot::named(e, &node));

@@ -259,6 +259,9 @@ pub struct Tally {
     pub started: Instant,
     /// On a cluster: each master's share and the redirects (`super::cluster`).
     pub cluster: Option<shared::ClusterRun>,
+    /// On a cluster run whose keys share one slot (`super::one_slot`): the master serving it,
+    /// an index into `cluster`'s masters, named on every span.
+    pub node: Option<u16>,
     instrument: bool,
 }
 
@@ -274,6 +277,7 @@ impl Tally {
             round_trips: 0,
             started: Instant::now(),
             cluster: None,
+            node: None,
             instrument: ctx.instrument,
         }
     }
@@ -314,7 +318,13 @@ impl Tally {
 
     #[inline]
     fn measured(&mut self, first: u64, n: u64, issued: Instant, replied: Instant) {
-        self.measured_marked(first, n, issued, replied, Span::new);
+        match self.node {
+            None => self.measured_marked(first, n, issued, replied, Span::new),
+            Some(node) => self.measured_marked(first, n, issued, replied, |i, at, back| Span {
+                node: Some(node),
+                ..Span::new(i, at, back)
+            }),
+        }
     }
 
     #[inline]
