@@ -9,6 +9,7 @@
 //! Also what measuring costs: the engine with its instrumentation on and off, interleaved the
 //! same way.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::target::RedisTarget;
@@ -50,7 +51,8 @@ pub struct Overhead {
 
 /// Runs the comparison; `port` is our own redis-server's (emptied before every run). Returns
 /// a row per K and the instrumentation overhead at K = 1 (where per-request bookkeeping weighs
-/// most) and at the largest K.
+/// most) and at the largest K. With `tls_ca`, `port` is a TLS port (`target` a rediss://
+/// one): redis-benchmark goes over TLS too (`--tls --cacert tls_ca`).
 pub async fn compare(
     target: &RedisTarget,
     port: u16,
@@ -58,9 +60,17 @@ pub async fn compare(
     ks: &[u32],
     min_rounds: usize,
     time_budget: Duration,
+    tls_ca: Option<&Path>,
 ) -> anyhow::Result<(Vec<VersusRow>, Vec<Overhead>)> {
     let began = Instant::now();
     let mut bench = Bench::new(target, port, count, min_rounds).await?;
+    if let Some(ca) = tls_ca {
+        anyhow::ensure!(
+            super::redis_benchmark::supports_tls().await?,
+            "this redis-benchmark was built without TLS (its --help lists no --tls): it cannot run over TLS"
+        );
+        bench.shape.over_tls(ca);
+    }
     let mut rows = Vec::new();
     let mut overheads = Vec::new();
     for (section, deadline) in schedule(ks, began, time_budget) {
@@ -74,7 +84,8 @@ pub async fn compare(
             | Section::Pool(_)
             | Section::Pipelined(_)
             | Section::Tls(_)
-            | Section::Cluster(_) => {
+            | Section::Cluster(_)
+            | Section::ClusterVersus(_) => {
                 unreachable!("not in a comparison's schedule")
             }
         }
