@@ -21,8 +21,9 @@
 //!   `MAX_ROUNDS` per comparison, and no new round after its share of `time_budget` (but at
 //!   least `min_rounds`).
 //!
-//! Always on an embedded redis-server of our own: redis-benchmark writes `key:*` keys, and we
-//! empty the database before every run.
+//! Always on an embedded redis-server (or cluster) of our own, or a cluster whose masters are
+//! all empty at the start: redis-benchmark writes keys of its own, and we empty every database
+//! before every run.
 
 mod cluster_cost;
 mod compare;
