@@ -17,6 +17,10 @@ pub(crate) struct Shape {
     options: Vec<String>,
 }
 
+/// The prefix of redis-benchmark's keys on a cluster: shorter than `THEIR_PREFIX`, so that
+/// with the tag they are as long as ours.
+const CLUSTER_PREFIX: &str = "rb:";
+
 /// What redis-benchmark puts in a cluster's keys: `{tag}`, replaced per node by a hash tag of
 /// one of that node's slots (2 to 4 characters between the braces).
 const CLUSTER_TAG: &str = "{tag}";
@@ -47,8 +51,9 @@ impl Shape {
 
     /// On a cluster (`--cluster`): with a `{tag}` in the key, without which redis-benchmark
     /// stops at the first MOVED. It binds each client to one master and replaces the tag so
-    /// that client's keys land on that master. The tag takes the place of padding, so the
-    /// keys stay about as long as ours.
+    /// that client's keys land on that master. The prefix is shortened (`CLUSTER_PREFIX`) to
+    /// make room for the tag, so the keys stay as long as ours (give or take a character: the
+    /// tag it puts in is 2 to 4 characters between the braces).
     ///
     /// And on one thread (`--threads 1`): by default it runs a thread per master, and then
     /// `-c 1` fails ("All clients disconnected... aborting": its help asks for at least as
@@ -56,8 +61,12 @@ impl Shape {
     /// timer, which rounds the time it reports up to the next tick. On one thread its clients
     /// share one event loop, as without `--cluster`, and the run ends with its last reply.
     pub(crate) fn on_cluster(&mut self) {
-        let pad = self.pad.saturating_sub(CLUSTER_TAG.len());
-        self.key = format!("{THEIR_PREFIX}{CLUSTER_TAG}{}__rand_int__", "k".repeat(pad));
+        let pad = (THEIR_PREFIX.len() + self.pad)
+            .saturating_sub(CLUSTER_PREFIX.len() + CLUSTER_TAG.len());
+        self.key = format!(
+            "{CLUSTER_PREFIX}{CLUSTER_TAG}{}__rand_int__",
+            "k".repeat(pad)
+        );
         self.options
             .extend(["--cluster", "--threads", "1"].map(String::from));
     }
