@@ -277,8 +277,7 @@ impl<'a> Bench<'a> {
         if self.cluster.is_none() {
             return self.once(who, k, count).await;
         }
-        // After the flush (`once` empties first; FLUSHALL is not a SET, so counting from
-        // here is the same).
+        // Counted around `once`, its emptying included: FLUSHALL is not a SET.
         let before = self.master_set_calls().await?;
         let sample = self.once(who, k, count).await?;
         let after = self.master_set_calls().await?;
