@@ -209,9 +209,18 @@ struct BenchArgs {
     /// 1000 on our own redis-server, and the cost of our instrumentation. With --connections:
     /// connections against pipelining instead, `redis-benchmark -c C -P 1` beside our pool of
     /// C connections for each C, and one connection pipelined --batch deep (theirs and ours),
-    /// with Redis's CPU per SET (INFO cpu over INFO commandstats) for every run.
+    /// with Redis's CPU per SET (INFO cpu over INFO commandstats) for every run. With
+    /// --cluster: `redis-benchmark --cluster` (one client, and one per master) beside our engine
+    /// on the cluster (the embedded one, or --redis-url's if all its masters are empty: every
+    /// master is emptied before every run), with where each side's SETs landed. With --tls:
+    /// over TLS (`redis-benchmark --tls --cacert`).
     #[arg(long)]
     against_redis_benchmark: bool,
+    /// With --against-redis-benchmark: on a redis-server of our own with a TLS port (a
+    /// throwaway CA and certificate made for it), redis-benchmark with --tls --cacert and our
+    /// engine over rustls.
+    #[arg(long, requires = "against_redis_benchmark")]
+    tls: bool,
     /// Connections in the pool for --mode connections (one C), or the pools to compare with
     /// --against-redis-benchmark (a list: 1,8,50). Each connection sends its share of the
     /// commands one at a time.
@@ -402,7 +411,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     }
     let result = match cli.command.unwrap_or(Cmd::Serve(cli.serve)) {
         Cmd::Serve(args) => serve(args, target, redis_version).await,
-        Cmd::Bench(args) => bench(args, target, redis_version).await,
+        Cmd::Bench(args) => bench(args, target, redis_version, cli.redis_url.is_none()).await,
         Cmd::Observe(args) => observe(args, target).await,
         Cmd::Replay(_) => unreachable!("handled before Redis is started"),
     };
@@ -567,7 +576,16 @@ impl Drop for RecordTo {
     }
 }
 
-async fn bench(args: BenchArgs, target: RedisTarget, redis_version: String) -> anyhow::Result<()> {
+/// `own`: `target` is a server or cluster pipescope started (no --redis-url).
+async fn bench(
+    args: BenchArgs,
+    target: RedisTarget,
+    redis_version: String,
+    own: bool,
+) -> anyhow::Result<()> {
+    if args.against_redis_benchmark && target.is_cluster() {
+        return versus_on_cluster(args, target, own).await;
+    }
     if args.against_redis_benchmark {
         return versus(args).await;
     }
@@ -726,6 +744,9 @@ async fn accuracy(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
 }
 
 async fn versus(args: BenchArgs) -> anyhow::Result<()> {
+    if args.tls {
+        return versus_over_tls(args).await;
+    }
     // Our own server, whatever --redis-url says: redis-benchmark leaves keys behind.
     let local = LocalRedis::start().context("starting a redis-server for the comparison")?;
     let target = RedisTarget::parse(&local.url())?;
@@ -755,14 +776,194 @@ async fn versus(args: BenchArgs) -> anyhow::Result<()> {
         &ks,
         rounds,
         std::time::Duration::from_secs(args.time_budget_secs),
+        None,
     )
     .await?;
     if args.json || args.format == Format::Json {
         say_json_lines(&rows)?;
         return say_json_lines(&overheads);
     }
-    print_versus(args.count, &rows, &overheads);
+    print_versus(args.count, &rows, &overheads, "");
     Ok(())
+}
+
+/// `--against-redis-benchmark --tls`: the same comparison over TLS, on a redis-server of our
+/// own with a TLS port.
+async fn versus_over_tls(args: BenchArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        args.connections.is_empty(),
+        "--against-redis-benchmark --tls compares one connection pipelined; --connections is not over TLS yet"
+    );
+    if !pipescope::versus::redis_benchmark_supports_tls().await? {
+        anyhow::bail!(
+            "this redis-benchmark was built without TLS (`redis-benchmark --help` lists no --tls): \
+             --against-redis-benchmark --tls cannot run here"
+        );
+    }
+    let own = TlsServer::start()?;
+    let rounds = args.rounds.clamp(1, pipescope::versus::MAX_ROUNDS);
+    let (rows, overheads) = pipescope::versus::compare(
+        &own.tls,
+        own.tls_port,
+        args.count,
+        &[1, 16, 1000],
+        rounds,
+        std::time::Duration::from_secs(args.time_budget_secs),
+        Some(&own.certs.ca),
+    )
+    .await?;
+    if args.json || args.format == Format::Json {
+        say_json_lines(&rows)?;
+        return say_json_lines(&overheads);
+    }
+    print_versus(
+        args.count,
+        &rows,
+        &overheads,
+        " over TLS (redis-benchmark --tls --cacert, our engine with rustls; a throwaway CA)",
+    );
+    Ok(())
+}
+
+/// `--against-redis-benchmark --cluster`: on the embedded cluster, or on --redis-url's if
+/// every master is empty (each is emptied before every run).
+async fn versus_on_cluster(args: BenchArgs, target: RedisTarget, own: bool) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        args.connections.is_empty() && !args.tls,
+        "--against-redis-benchmark --cluster compares pipelined runs over plain TCP; not with --connections or --tls yet"
+    );
+    if target.tls_trust().is_some() {
+        anyhow::bail!("--against-redis-benchmark --cluster over rediss:// is not supported yet");
+    }
+    if !own {
+        let mut admin = target.admin_connection().await?;
+        let map = pipescope::cluster::SlotMap::discover(&mut admin, &target.addr()).await?;
+        for m in map.masters() {
+            let mut con = target.at(&m.host, m.port)?.admin_connection().await?;
+            let keys: u64 = redis::cmd("DBSIZE").query_async(&mut con).await?;
+            anyhow::ensure!(
+                keys == 0,
+                "master {} holds {keys} keys: --against-redis-benchmark --cluster empties every master \
+                 before every run, so it runs only on a cluster whose masters are all empty (or on its own: drop --redis-url)",
+                m.addr()
+            );
+        }
+    }
+    let rows = pipescope::versus::compare_on_cluster(
+        &target,
+        args.count,
+        &[1, 16, 1000],
+        args.rounds.clamp(1, pipescope::versus::MAX_ROUNDS),
+        std::time::Duration::from_secs(args.time_budget_secs),
+        None,
+    )
+    .await?;
+    if args.json || args.format == Format::Json {
+        return say_json_lines(&rows);
+    }
+    print_versus_on_cluster(args.count, &rows);
+    Ok(())
+}
+
+/// The comparison on a cluster as a Markdown table, then where each side's SETs landed.
+fn print_versus_on_cluster(count: u64, rows: &[pipescope::versus::ClusterVersusRow]) {
+    let masters = rows.first().map_or(0, |r| r.ours_landed.len());
+    say(format_args!(
+        "{count} SETs per run on a cluster of {masters} masters, every master emptied before every run; \
+         redis-benchmark --cluster binds each client to one master (a hash tag of that master's slots in its keys), \
+         our engine opens a connection per master and splits each batch by slot, sending the parts side by side \
+         (sleeping for replies, as redis-benchmark does); medians of rounds that rotate who goes first, \
+         95 % confidence intervals in brackets. redis-benchmark runs with --threads 1: with its default \
+         of a thread per master, -c 1 aborts (\"All clients disconnected\") and a thread left without clients \
+         stops only on a 250 ms timer, rounding the time it reports up to the next tick"
+    ));
+    say(format_args!(
+        "| K | redis-benchmark --cluster | rounds | redis-benchmark ops/s | pipescope | pipescope ops/s | ours / theirs |"
+    ));
+    say(format_args!("|---:|---|---:|---:|---|---:|---:|"));
+    for r in rows {
+        let theirs = match r.clients {
+            1 => format!("--cluster -c 1 -P {}: one client, one master", r.k),
+            c => format!("--cluster -c {c} -P {}: a client per master", r.k),
+        };
+        let ours = match r.ours_depth {
+            1 => "sequential, on every master".to_string(),
+            d => format!("pipelined {d}, each batch split per master"),
+        };
+        say(format_args!(
+            "| {} | {theirs} | {} | {:.0} | {ours} | {:.0} | {} |",
+            r.k,
+            r.rounds,
+            r.theirs_ops_per_sec,
+            r.ours_ops_per_sec,
+            r.ratio.with_interval(2, ""),
+        ));
+    }
+    let landed = |l: &[pipescope::versus::Landed]| {
+        l.iter()
+            .map(|l| format!("{}={}", l.master, l.sets))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    say(format_args!(
+        "where the SETs landed, per master (INFO commandstats SET calls over each side's runs, warm-up included):"
+    ));
+    for r in rows {
+        say(format_args!(
+            "K={} -c {}: redis-benchmark {} | pipescope {}",
+            r.k,
+            r.clients,
+            landed(&r.theirs_landed),
+            landed(&r.ours_landed)
+        ));
+    }
+}
+
+/// A redis-server of our own listening on a plain port and a TLS port, with a throwaway CA
+/// and certificate made for it (removed on drop, after the server).
+struct TlsServer {
+    local: LocalRedis,
+    tls_port: u16,
+    plain: RedisTarget,
+    tls: RedisTarget,
+    certs: pipescope::tls::throwaway::Throwaway,
+}
+
+impl TlsServer {
+    fn start() -> anyhow::Result<TlsServer> {
+        use pipescope::target::TlsOptions;
+        let certs = pipescope::tls::throwaway::Throwaway::new()
+            .map_err(|e| anyhow::anyhow!("making a throwaway certificate: {e}"))?;
+        let tls_port = pipescope::local_redis::free_port()?;
+        let path = |p: &std::path::Path| p.to_string_lossy().into_owned();
+        let (cert, key, ca) = (path(&certs.cert), path(&certs.key), path(&certs.ca));
+        let local = LocalRedis::start_with_args(&[
+            "--tls-port",
+            &tls_port.to_string(),
+            "--tls-cert-file",
+            &cert,
+            "--tls-key-file",
+            &key,
+            "--tls-ca-cert-file",
+            &ca,
+            "--tls-auth-clients",
+            "no",
+        ])
+        .context("starting a redis-server with a TLS port for the comparison")?;
+        let plain = RedisTarget::parse(&local.url())?;
+        let trust = TlsOptions {
+            ca: Some(certs.ca.clone()),
+            insecure: false,
+        };
+        let tls = RedisTarget::parse_with(&format!("rediss://127.0.0.1:{tls_port}/0"), &trust)?;
+        Ok(TlsServer {
+            local,
+            tls_port,
+            plain,
+            tls,
+            certs,
+        })
+    }
 }
 
 async fn cluster_cost(args: BenchArgs) -> anyhow::Result<()> {
@@ -813,38 +1014,15 @@ async fn cluster_cost(args: BenchArgs) -> anyhow::Result<()> {
 }
 
 async fn tls_cost(args: BenchArgs) -> anyhow::Result<()> {
-    use pipescope::target::TlsOptions;
     // Our own server, whatever --redis-url says: one server on both ports, so only TLS differs.
-    let certs = pipescope::tls::throwaway::Throwaway::new()
-        .map_err(|e| anyhow::anyhow!("making a throwaway certificate: {e}"))?;
-    let tls_port = pipescope::local_redis::free_port()?.to_string();
-    let path = |p: &std::path::Path| p.to_string_lossy().into_owned();
-    let (cert, key, ca) = (path(&certs.cert), path(&certs.key), path(&certs.ca));
-    let local = LocalRedis::start_with_args(&[
-        "--tls-port",
-        &tls_port,
-        "--tls-cert-file",
-        &cert,
-        "--tls-key-file",
-        &key,
-        "--tls-ca-cert-file",
-        &ca,
-        "--tls-auth-clients",
-        "no",
-    ])
-    .context("starting a redis-server with a TLS port for the comparison")?;
-    let plain = RedisTarget::parse(&local.url())?;
-    let trust = TlsOptions {
-        ca: Some(certs.ca.clone()),
-        insecure: false,
-    };
-    let tls = RedisTarget::parse_with(&format!("rediss://127.0.0.1:{tls_port}/0"), &trust)?;
+    let own = TlsServer::start()?;
+    let (plain, tls) = (&own.plain, &own.tls);
     let mut ks = vec![1, 16, args.batch.max(1)];
     ks.dedup();
     let rows = pipescope::versus::tls_cost(
-        &plain,
-        &tls,
-        local.port(),
+        plain,
+        tls,
+        own.local.port(),
         args.count,
         &ks,
         args.rounds.clamp(1, pipescope::versus::MAX_ROUNDS),
@@ -921,9 +1099,10 @@ fn print_versus(
     count: u64,
     rows: &[pipescope::versus::VersusRow],
     overheads: &[pipescope::versus::Overhead],
+    how: &str,
 ) {
     say(format_args!(
-        "{count} SETs per run, one connection, an empty database before every run; medians of \
+        "{count} SETs per run, one connection{how}, an empty database before every run; medians of \
          rounds that rotate who goes first, 95 % confidence intervals in brackets",
     ));
     say(format_args!(
@@ -931,15 +1110,18 @@ fn print_versus(
     ));
     say(format_args!("|---:|---:|---:|---:|---:|---:|---:|"));
     for r in rows {
+        // Not over TLS: busy-polling reads the socket below TLS.
+        let (busy, busy_ratio) = match (r.busy_poll_ops_per_sec, r.busy_poll_ratio) {
+            (Some(b), Some(ratio)) => (format!("{b:.0}"), ratio.with_interval(2, "")),
+            _ => ("— (not over TLS)".to_string(), "—".to_string()),
+        };
         say(format_args!(
-            "| {} | {} | {:.0} | {:.0} | {} | {:.0} | {} |",
+            "| {} | {} | {:.0} | {:.0} | {} | {busy} | {busy_ratio} |",
             r.k,
             r.rounds,
             r.theirs_ops_per_sec,
             r.sleeping_ops_per_sec,
             r.sleeping_ratio.with_interval(2, ""),
-            r.busy_poll_ops_per_sec,
-            r.busy_poll_ratio.with_interval(2, ""),
         ));
     }
     for o in overheads {

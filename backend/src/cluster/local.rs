@@ -1,6 +1,8 @@
 //! A Redis Cluster of pipescope's own: `masters` redis-servers with `--cluster-enabled yes` on
 //! free loopback ports, no persistence, the slots split evenly between them; stopped (and
-//! their cluster files removed) when dropped, like the single embedded server.
+//! their cluster files removed) when dropped, like the single embedded server. Optionally over
+//! TLS as well (`start_tls`): each node also listens on a TLS port, and the nodes talk to each
+//! other over TLS (`--tls-cluster yes`).
 
 use std::time::{Duration, Instant};
 
@@ -33,10 +35,21 @@ pub enum LocalClusterError {
     NotFormed { port: u16, state: String },
 }
 
+/// The certificate files a TLS cluster's nodes use (PEM): the server's certificate and key,
+/// and the CA that signed it.
+#[derive(Debug, Clone, Copy)]
+pub struct TlsFiles<'a> {
+    pub cert: &'a std::path::Path,
+    pub key: &'a std::path::Path,
+    pub ca: &'a std::path::Path,
+}
+
 /// A running local cluster.
 #[derive(Debug)]
 pub struct LocalCluster {
     nodes: Vec<LocalRedis>,
+    /// Each node's TLS port, for a cluster started with `start_tls`.
+    tls_ports: Vec<u16>,
     /// Holds the nodes' `nodes.conf` files; removed on drop.
     _files: tempfile::TempDir,
 }
@@ -45,6 +58,21 @@ impl LocalCluster {
     /// Starts `masters` nodes, gives each an even share of the slots, introduces them to each
     /// other and waits until every node says `cluster_state:ok`.
     pub fn start(masters: usize) -> Result<LocalCluster, LocalClusterError> {
+        Self::start_with(masters, None)
+    }
+
+    /// `start`, each node also listening on a TLS port with `tls`'s certificate (clients need
+    /// no certificate of their own) and the nodes' bus over TLS (`--tls-cluster yes`), so a
+    /// client on a TLS port is told the other nodes' TLS ports. The slots are assigned over
+    /// the plain ports.
+    pub fn start_tls(masters: usize, tls: TlsFiles<'_>) -> Result<LocalCluster, LocalClusterError> {
+        Self::start_with(masters, Some(tls))
+    }
+
+    fn start_with(
+        masters: usize,
+        tls: Option<TlsFiles<'_>>,
+    ) -> Result<LocalCluster, LocalClusterError> {
         if masters == 0 {
             return Err(LocalClusterError::NoMasters(masters));
         }
@@ -55,14 +83,18 @@ impl LocalCluster {
         let dir = files.path().to_string_lossy().into_owned();
         let mut nodes = Vec::with_capacity(masters);
         let mut buses = Vec::with_capacity(masters);
+        let mut tls_ports = Vec::new();
         for node in 0..masters {
+            let port = || {
+                free_port().map_err(|e| LocalClusterError::Node {
+                    node,
+                    source: LocalRedisError::Spawn(e),
+                })
+            };
             // The bus port is chosen too: the default (port + 10,000) can be past 65,535.
-            let bus = free_port().map_err(|e| LocalClusterError::Node {
-                node,
-                source: LocalRedisError::Spawn(e),
-            })?;
+            let bus = port()?;
             let (bus_arg, conf) = (bus.to_string(), format!("nodes-{node}.conf"));
-            let redis = LocalRedis::start_with_args(&[
+            let mut args: Vec<String> = [
                 "--cluster-enabled",
                 "yes",
                 "--cluster-port",
@@ -71,13 +103,37 @@ impl LocalCluster {
                 &conf,
                 "--dir",
                 &dir,
-            ])
-            .map_err(|source| LocalClusterError::Node { node, source })?;
+            ]
+            .map(String::from)
+            .to_vec();
+            if let Some(tls) = tls {
+                let tls_port = port()?;
+                let path = |p: &std::path::Path| p.to_string_lossy().into_owned();
+                args.extend([
+                    "--tls-port".to_string(),
+                    tls_port.to_string(),
+                    "--tls-cluster".into(),
+                    "yes".into(),
+                    "--tls-cert-file".into(),
+                    path(tls.cert),
+                    "--tls-key-file".into(),
+                    path(tls.key),
+                    "--tls-ca-cert-file".into(),
+                    path(tls.ca),
+                    "--tls-auth-clients".into(),
+                    "no".into(),
+                ]);
+                tls_ports.push(tls_port);
+            }
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let redis = LocalRedis::start_with_args(&args)
+                .map_err(|source| LocalClusterError::Node { node, source })?;
             nodes.push(redis);
             buses.push(bus);
         }
         let cluster = LocalCluster {
             nodes,
+            tls_ports,
             _files: files,
         };
         cluster.assign_slots()?;
@@ -94,6 +150,18 @@ impl LocalCluster {
     /// A URL of one node: clients discover the others from it.
     pub fn url(&self) -> String {
         self.nodes[0].url()
+    }
+
+    /// A `rediss://` URL of one node's TLS port, for a cluster started with `start_tls`.
+    pub fn tls_url(&self) -> Option<String> {
+        self.tls_ports
+            .first()
+            .map(|port| format!("rediss://127.0.0.1:{port}/"))
+    }
+
+    /// Each node's TLS port (empty unless started with `start_tls`), in the order of `ports`.
+    pub fn tls_ports(&self) -> &[u16] {
+        &self.tls_ports
     }
 
     /// Node `i`'s URL.

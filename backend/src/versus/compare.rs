@@ -9,6 +9,7 @@
 //! Also what measuring costs: the engine with its instrumentation on and off, interleaved the
 //! same way.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::target::RedisTarget;
@@ -31,9 +32,12 @@ pub struct VersusRow {
     pub sleeping_ops_per_sec: f64,
     /// Median of the rounds' ours (sleeping) / theirs.
     pub sleeping_ratio: Median,
-    /// Our engine busy-polling for replies.
-    pub busy_poll_ops_per_sec: f64,
-    pub busy_poll_ratio: Median,
+    /// Our engine busy-polling for replies (not over TLS: busy-polling reads the socket
+    /// below TLS).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub busy_poll_ops_per_sec: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub busy_poll_ratio: Option<Median>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -50,7 +54,10 @@ pub struct Overhead {
 
 /// Runs the comparison; `port` is our own redis-server's (emptied before every run). Returns
 /// a row per K and the instrumentation overhead at K = 1 (where per-request bookkeeping weighs
-/// most) and at the largest K.
+/// most) and at the largest K. With `tls_ca`, `port` is a TLS port (`target` a rediss://
+/// one): redis-benchmark goes over TLS too (`--tls --cacert tls_ca`), our engine only sleeps
+/// for replies (busy-polling reads the socket below TLS), and the overhead, measured
+/// busy-polling, is left out.
 pub async fn compare(
     target: &RedisTarget,
     port: u16,
@@ -58,14 +65,32 @@ pub async fn compare(
     ks: &[u32],
     min_rounds: usize,
     time_budget: Duration,
+    tls_ca: Option<&Path>,
 ) -> anyhow::Result<(Vec<VersusRow>, Vec<Overhead>)> {
     let began = Instant::now();
     let mut bench = Bench::new(target, port, count, min_rounds).await?;
+    if let Some(ca) = tls_ca {
+        anyhow::ensure!(
+            super::redis_benchmark::supports_tls().await?,
+            "this redis-benchmark was built without TLS (its --help lists no --tls): it cannot run over TLS"
+        );
+        bench.shape.over_tls(ca);
+    }
     let mut rows = Vec::new();
     let mut overheads = Vec::new();
-    for (section, deadline) in schedule(ks, began, time_budget) {
+    let tls = tls_ca.is_some();
+    let mut plan = schedule(ks, began, time_budget);
+    if tls {
+        let order = plan
+            .into_iter()
+            .map(|(s, _)| s)
+            .filter(|s| matches!(s, Section::Versus(_)))
+            .collect();
+        plan = deadlines(order, began, time_budget);
+    }
+    for (section, deadline) in plan {
         match section {
-            Section::Versus(k) => rows.push(bench.versus(k, count, deadline).await?),
+            Section::Versus(k) => rows.push(bench.versus(k, count, deadline, !tls).await?),
             Section::Overhead(batch) => {
                 overheads.push(bench.overhead(batch, count, deadline).await?)
             }
@@ -74,7 +99,8 @@ pub async fn compare(
             | Section::Pool(_)
             | Section::Pipelined(_)
             | Section::Tls(_)
-            | Section::Cluster(_) => {
+            | Section::Cluster(_)
+            | Section::ClusterVersus(_) => {
                 unreachable!("not in a comparison's schedule")
             }
         }
@@ -106,11 +132,21 @@ fn schedule(ks: &[u32], began: Instant, time_budget: Duration) -> Vec<(Section, 
 }
 
 impl Bench<'_> {
-    /// Theirs, ours sleeping and ours busy-polling at depth `k`.
-    async fn versus(&mut self, k: u32, count: u64, deadline: Instant) -> anyhow::Result<VersusRow> {
-        let who = [Contender::Theirs, SLEEPING, BUSY_POLLING];
-        let s = self.rounds(&who, k, count, deadline).await?;
-        let (theirs, sleeping, busy) = (&s[0], &s[1], &s[2]);
+    /// Theirs, ours sleeping and (if `busy`) ours busy-polling at depth `k`.
+    async fn versus(
+        &mut self,
+        k: u32,
+        count: u64,
+        deadline: Instant,
+        busy: bool,
+    ) -> anyhow::Result<VersusRow> {
+        let who: &[Contender] = if busy {
+            &[Contender::Theirs, SLEEPING, BUSY_POLLING]
+        } else {
+            &[Contender::Theirs, SLEEPING]
+        };
+        let s = self.rounds(who, k, count, deadline).await?;
+        let (theirs, sleeping, busy) = (&s[0], &s[1], s.get(2));
         let ratio = |a: &Sample, b: &Sample| a.ops_per_sec / b.ops_per_sec;
         Ok(VersusRow {
             k,
@@ -118,8 +154,8 @@ impl Bench<'_> {
             theirs_ops_per_sec: median_of(theirs, |s| s.ops_per_sec),
             sleeping_ops_per_sec: median_of(sleeping, |s| s.ops_per_sec),
             sleeping_ratio: per_round(sleeping, theirs, ratio),
-            busy_poll_ops_per_sec: median_of(busy, |s| s.ops_per_sec),
-            busy_poll_ratio: per_round(busy, theirs, ratio),
+            busy_poll_ops_per_sec: busy.map(|b| median_of(b, |s| s.ops_per_sec)),
+            busy_poll_ratio: busy.map(|b| per_round(b, theirs, ratio)),
         })
     }
 

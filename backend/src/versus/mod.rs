@@ -6,6 +6,8 @@
 //! - `pool`: connections against pipelining, `--against-redis-benchmark --connections`.
 //! - `observe_cost`: what the observing proxy adds, `--observe-overhead`.
 //! - `tls_cost`: our engine over plain TCP and over TLS to the same server, `--tls-cost`.
+//! - `on_cluster`: our engine against `redis-benchmark --cluster` on a cluster,
+//!   `--against-redis-benchmark --cluster`.
 //! - `redis_benchmark`: redis-benchmark's command line, shaped like our SETs, and its output.
 //!
 //! What makes the numbers comparable, everywhere:
@@ -19,12 +21,14 @@
 //!   `MAX_ROUNDS` per comparison, and no new round after its share of `time_budget` (but at
 //!   least `min_rounds`).
 //!
-//! Always on an embedded redis-server of our own: redis-benchmark writes `key:*` keys, and we
-//! empty the database before every run.
+//! Always on an embedded redis-server (or cluster) of our own, or a cluster whose masters are
+//! all empty at the start: redis-benchmark writes keys of its own, and we empty every database
+//! before every run.
 
 mod cluster_cost;
 mod compare;
 mod observe_cost;
+mod on_cluster;
 mod pool;
 mod redis_benchmark;
 mod tls_cost;
@@ -32,7 +36,9 @@ mod tls_cost;
 pub use cluster_cost::{ClusterCostRow, cluster_cost};
 pub use compare::{Overhead, VersusRow, compare};
 pub use observe_cost::{ObserveCost, ObservedRow, ProbeRow, observe_overhead};
+pub use on_cluster::{ClusterVersusRow, Landed, compare_on_cluster};
 pub use pool::{PoolRow, compare_connections};
+pub use redis_benchmark::supports_tls as redis_benchmark_supports_tls;
 pub(crate) use redis_benchmark::{MAX_KEYSPACE, Shape, parse_csv, redis_benchmark};
 pub use tls_cost::{TlsCostRow, tls_cost};
 
@@ -81,6 +87,8 @@ enum Section {
     Tls(u32),
     /// Ours (sleeping) at depth K on our single server and on a cluster.
     Cluster(u32),
+    /// `redis-benchmark --cluster` and ours on a cluster, at depth K.
+    ClusterVersus(u32),
 }
 
 /// Who runs in a round.
@@ -104,6 +112,16 @@ enum Contender {
     /// Our engine sleeping for replies, on a cluster (`Bench::cluster`), batches split per
     /// master.
     OursOnCluster,
+    /// `redis-benchmark --cluster` on `clients` connections K deep each, against the
+    /// cluster's first master (`Bench::port`): it binds each client to one master.
+    TheirsOnCluster {
+        clients: u32,
+    },
+    /// Our engine sleeping for replies on the cluster, `times` × K deep, each batch split per
+    /// master (about K per master when `times` is the number of masters).
+    OursOnClusterTimes {
+        times: u32,
+    },
 }
 
 const SLEEPING: Contender = Contender::Ours {
@@ -167,6 +185,11 @@ struct Bench<'a> {
     /// A cluster and an admin connection to each of its masters, for
     /// `Contender::OursOnCluster`.
     cluster: Option<(RedisTarget, Vec<redis::aio::MultiplexedConnection>)>,
+    /// The cluster's masters' addresses, in the order of `cluster`'s connections.
+    master_addrs: Vec<String>,
+    /// Per contender of the current `rounds` (by its index), the SETs each master executed
+    /// over all its runs, warm-up included (`INFO commandstats`): where the keys landed.
+    landed: Vec<Vec<u64>>,
 }
 
 impl<'a> Bench<'a> {
@@ -191,6 +214,8 @@ impl<'a> Bench<'a> {
             progress: false,
             tls: None,
             cluster: None,
+            master_addrs: Vec::new(),
+            landed: Vec::new(),
         })
     }
 
@@ -216,8 +241,53 @@ impl<'a> Bench<'a> {
         for m in map.masters() {
             masters.push(cluster.at(&m.host, m.port)?.admin_connection().await?);
         }
+        self.master_addrs = map.masters().iter().map(|m| m.addr()).collect();
         self.cluster = Some((cluster.clone(), masters));
         Ok(())
+    }
+
+    /// Each cluster master's `cmdstat_set` calls now (empty without a cluster).
+    async fn master_set_calls(&mut self) -> anyhow::Result<Vec<u64>> {
+        let mut calls = Vec::new();
+        let masters = self.cluster.iter_mut().flat_map(|(_, m)| m.iter_mut());
+        for (con, addr) in masters.zip(&self.master_addrs) {
+            let info: String = redis::cmd("INFO")
+                .arg("commandstats")
+                .query_async(con)
+                .await
+                .with_context(|| format!("INFO commandstats on master {addr}"))?;
+            calls.push(
+                engine::redis_time::parse_counters(&info, "set")
+                    .command
+                    .calls,
+            );
+        }
+        Ok(calls)
+    }
+
+    /// `once`, adding the SETs each cluster master executed during the run to
+    /// `landed[index]`.
+    async fn once_counted(
+        &mut self,
+        index: usize,
+        who: Contender,
+        k: u32,
+        count: u64,
+    ) -> anyhow::Result<Sample> {
+        if self.cluster.is_none() {
+            return self.once(who, k, count).await;
+        }
+        // Counted around `once`, its emptying included: FLUSHALL is not a SET.
+        let before = self.master_set_calls().await?;
+        let sample = self.once(who, k, count).await?;
+        let after = self.master_set_calls().await?;
+        if self.landed.len() <= index {
+            self.landed.resize(index + 1, vec![0; after.len()]);
+        }
+        for (sum, (a, b)) in self.landed[index].iter_mut().zip(after.iter().zip(&before)) {
+            *sum += a.saturating_sub(*b);
+        }
+        Ok(sample)
     }
 
     /// One timed run of `count` SETs at depth `k`, on an empty database.
@@ -263,6 +333,18 @@ impl<'a> Bench<'a> {
                     Mode::Sequential
                 } else {
                     Mode::pipelined(k)
+                };
+                self.ours(cluster, count, mode, Wait::Sleep, true).await
+            }
+            Contender::TheirsOnCluster { clients } => {
+                self.theirs(self.port, clients, count, k).await
+            }
+            Contender::OursOnClusterTimes { times } => {
+                self.run_id += 1;
+                let (cluster, _) = self.cluster.as_ref().context("no cluster")?;
+                let mode = match k * times {
+                    1 => Mode::Sequential,
+                    depth => Mode::pipelined(depth),
                 };
                 self.ours(cluster, count, mode, Wait::Sleep, true).await
             }
@@ -336,8 +418,12 @@ impl<'a> Bench<'a> {
             .await
             .context("running redis-benchmark (Debian: apt-get install redis-tools)")?;
         let stdout = String::from_utf8_lossy(&out.stdout);
-        let (ops_per_sec, p50_us) = parse_csv(&stdout)
-            .with_context(|| format!("unexpected redis-benchmark output: {stdout}"))?;
+        let (ops_per_sec, p50_us) = parse_csv(&stdout).with_context(|| {
+            format!(
+                "unexpected redis-benchmark output: {stdout}{}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })?;
         Ok(Sample {
             ops_per_sec,
             p50_us: Some(p50_us),
@@ -382,8 +468,9 @@ impl<'a> Bench<'a> {
         count: u64,
         deadline: Instant,
     ) -> anyhow::Result<Vec<Vec<Sample>>> {
-        for &c in who {
-            self.once(c, k, count.min(WARM_UP)).await?;
+        self.landed.clear();
+        for (i, &c) in who.iter().enumerate() {
+            self.once_counted(i, c, k, count.min(WARM_UP)).await?;
         }
         let mut samples = vec![Vec::new(); who.len()];
         for round in 0..MAX_ROUNDS {
@@ -392,7 +479,7 @@ impl<'a> Bench<'a> {
             }
             for j in 0..who.len() {
                 let i = (round + j) % who.len();
-                let sample = self.once(who[i], k, count).await?;
+                let sample = self.once_counted(i, who[i], k, count).await?;
                 samples[i].push(sample);
             }
             if self.progress {
@@ -442,6 +529,10 @@ impl Contender {
             Contender::OursConnections => "pipescope",
             Contender::OursOverTls => "over TLS",
             Contender::OursOnCluster => "on the cluster",
+            Contender::TheirsOnCluster { clients: 1 } => "redis-benchmark --cluster -c 1",
+            Contender::TheirsOnCluster { .. } => "redis-benchmark --cluster, a client per master",
+            Contender::OursOnClusterTimes { times: 1 } => "pipescope K deep",
+            Contender::OursOnClusterTimes { .. } => "pipescope masters × K deep",
         }
     }
 }
@@ -468,14 +559,16 @@ fn deadlines(
         | Section::Observed(1)
         | Section::Pool(1)
         | Section::Tls(1)
-        | Section::Cluster(1) => 3,
+        | Section::Cluster(1)
+        | Section::ClusterVersus(1) => 3,
         Section::Versus(_)
         | Section::Observed(_)
         | Section::Probe
         | Section::Pool(_)
         | Section::Pipelined(_)
         | Section::Tls(_)
-        | Section::Cluster(_) => 2,
+        | Section::Cluster(_)
+        | Section::ClusterVersus(_) => 2,
         Section::Overhead(_) => 1,
     };
     let total: u32 = order.iter().map(weight).sum();

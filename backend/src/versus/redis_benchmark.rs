@@ -5,11 +5,25 @@ use crate::engine::keys;
 /// Where redis-benchmark's keys go (it writes `<prefix>` + 12 digits).
 const THEIR_PREFIX: &str = "redis-benchmark:";
 
-/// redis-benchmark's command arguments for SETs shaped like ours.
+/// redis-benchmark's command arguments for SETs shaped like ours, and the options it needs
+/// to reach the server (`--cluster`, `--tls --cacert`).
+#[derive(Debug, Clone)]
 pub(crate) struct Shape {
     key: String,
     value: String,
+    /// `k`s of padding after the prefix, so the keys are as long as ours.
+    pad: usize,
+    /// Options before the command: `--cluster`, `--tls --cacert FILE`.
+    options: Vec<String>,
 }
+
+/// The prefix of redis-benchmark's keys on a cluster: shorter than `THEIR_PREFIX`, so that
+/// with the tag they are as long as ours.
+const CLUSTER_PREFIX: &str = "rb:";
+
+/// What redis-benchmark puts in a cluster's keys: `{tag}`, replaced per node by a hash tag of
+/// one of that node's slots (2 to 4 characters between the braces).
+const CLUSTER_TAG: &str = "{tag}";
 
 impl Shape {
     /// Keys and values as long as ours on average (Redis's own cost per SET grows with them,
@@ -30,8 +44,51 @@ impl Shape {
         Shape {
             key: format!("{THEIR_PREFIX}{}__rand_int__", "k".repeat(pad)),
             value: format!("v{}", "0".repeat(value_len.saturating_sub(1))),
+            pad,
+            options: Vec::new(),
         }
     }
+
+    /// On a cluster (`--cluster`): with a `{tag}` in the key, without which redis-benchmark
+    /// stops at the first MOVED. It binds each client to one master and replaces the tag so
+    /// that client's keys land on that master. The prefix is shortened (`CLUSTER_PREFIX`) to
+    /// make room for the tag, so the keys stay as long as ours (give or take a character: the
+    /// tag it puts in is 2 to 4 characters between the braces).
+    ///
+    /// And on one thread (`--threads 1`): by default it runs a thread per master, and then
+    /// `-c 1` fails ("All clients disconnected... aborting": its help asks for at least as
+    /// many clients as masters), and a thread with no client left stops only on its 250 ms
+    /// timer, which rounds the time it reports up to the next tick. On one thread its clients
+    /// share one event loop, as without `--cluster`, and the run ends with its last reply.
+    pub(crate) fn on_cluster(&mut self) {
+        let pad = (THEIR_PREFIX.len() + self.pad)
+            .saturating_sub(CLUSTER_PREFIX.len() + CLUSTER_TAG.len());
+        self.key = format!(
+            "{CLUSTER_PREFIX}{CLUSTER_TAG}{}__rand_int__",
+            "k".repeat(pad)
+        );
+        self.options
+            .extend(["--cluster", "--threads", "1"].map(String::from));
+    }
+
+    /// Over TLS (`--tls`), trusting the CA certificate in `ca` (`--cacert`).
+    pub(crate) fn over_tls(&mut self, ca: &std::path::Path) {
+        self.options.push("--tls".into());
+        self.options.push("--cacert".into());
+        self.options.push(ca.to_string_lossy().into_owned());
+    }
+}
+
+/// Whether this machine's redis-benchmark was built with TLS (its `--help` lists `--tls`).
+pub async fn supports_tls() -> anyhow::Result<bool> {
+    use anyhow::Context;
+    let out = tokio::process::Command::new("redis-benchmark")
+        .arg("--help")
+        .output()
+        .await
+        .context("running redis-benchmark --help (Debian: apt-get install redis-tools)")?;
+    let help = String::from_utf8_lossy(&out.stdout) + String::from_utf8_lossy(&out.stderr);
+    Ok(help.lines().any(|l| l.trim_start().starts_with("--tls ")))
 }
 
 /// `redis-benchmark -c clients -P k -n count` of SETs shaped as `shape` against
@@ -60,10 +117,9 @@ pub(crate) fn redis_benchmark(
         "-r",
         &keyspace.min(MAX_KEYSPACE).to_string(),
         "--csv",
-        "SET",
-        &shape.key,
-        &shape.value,
     ]);
+    cmd.args(&shape.options);
+    cmd.args(["SET", &shape.key, &shape.value]);
     cmd
 }
 
@@ -92,5 +148,10 @@ mod tests {
         assert_eq!(s.key.replace("__rand_int__", "000000012345").len(), 30);
         assert_eq!(s.value, "v00000");
         assert!(s.key.starts_with(super::THEIR_PREFIX));
+        let mut c = super::Shape::like_ours(run_id, 100_000);
+        c.on_cluster();
+        assert_eq!(c.key.replace("__rand_int__", "000000012345").len(), 30);
+        assert!(c.key.contains("{tag}"), "{}", c.key);
+        assert_eq!(c.options, ["--cluster", "--threads", "1"]);
     }
 }
