@@ -7,7 +7,7 @@
 //! the speed-up over the first complete sequential run (ops/s ratio, so runs of different
 //! counts compare fairly; empty when there is no sequential run).
 
-use serde_json::json;
+use serde::Serialize;
 use shared::{Mode, RunSummary};
 
 use crate::format;
@@ -80,31 +80,55 @@ pub fn rows(runs: &[RunSummary]) -> Vec<ExportRow> {
         .collect()
 }
 
+/// One run in the JSON export: the derived columns, then its `RunSummary` verbatim.
+#[derive(Serialize)]
+struct JsonRun<'a> {
+    label: &'a str,
+    commands: u64,
+    network: &'a str,
+    wall_us: u64,
+    ops_per_sec: f64,
+    p50_us: f64,
+    p99_us: f64,
+    round_trips: u64,
+    writes: u64,
+    wire_commands: u64,
+    speedup: Option<f64>,
+    summary: &'a RunSummary,
+}
+
 /// `{"runs": [{label, commands, network, wall_us, ops_per_sec, p50_us, p99_us, round_trips,
 /// writes, wire_commands, speedup, summary}]}`: the derived columns plus each `RunSummary`
-/// verbatim (so nothing measured is lost), pretty-printed.
+/// verbatim (so nothing measured is lost), compact. The page's download indents it with the
+/// browser's own `JSON.stringify`: the serialiser here is the one recordings use, so the WASM
+/// carries one copy of it.
 pub fn json(runs: &[RunSummary]) -> String {
-    let out: Vec<_> = rows(runs)
-        .into_iter()
-        .zip(runs)
-        .map(|(r, s)| {
-            json!({
-                "label": r.label,
-                "commands": r.done,
-                "network": r.network,
-                "wall_us": r.wall_us,
-                "ops_per_sec": r.ops_per_sec,
-                "p50_us": r.p50_us,
-                "p99_us": r.p99_us,
-                "round_trips": r.round_trips,
-                "writes": r.writes,
-                "wire_commands": s.wire_commands,
-                "speedup": r.speedup,
-                "summary": s,
+    #[derive(Serialize)]
+    struct Runs<'a> {
+        runs: Vec<JsonRun<'a>>,
+    }
+    let rows = rows(runs);
+    let out = Runs {
+        runs: rows
+            .iter()
+            .zip(runs)
+            .map(|(r, s)| JsonRun {
+                label: &r.label,
+                commands: r.done,
+                network: &r.network,
+                wall_us: r.wall_us,
+                ops_per_sec: r.ops_per_sec,
+                p50_us: r.p50_us,
+                p99_us: r.p99_us,
+                round_trips: r.round_trips,
+                writes: r.writes,
+                wire_commands: s.wire_commands,
+                speedup: r.speedup,
+                summary: s,
             })
-        })
-        .collect();
-    serde_json::to_string_pretty(&json!({ "runs": out })).expect("plain JSON values serialise")
+            .collect(),
+    };
+    serde_json::to_string(&out).expect("plain JSON values serialise")
 }
 
 /// RFC 4180: quoted when it holds a comma, quote or line break; quotes doubled.
@@ -308,7 +332,7 @@ mod tests {
             let back: RunSummary = serde_json::from_value(list[k]["summary"].clone()).unwrap();
             assert_eq!(&back, s);
         }
-        assert_eq!(json(&[]), "{\n  \"runs\": []\n}");
+        assert_eq!(json(&[]), r#"{"runs":[]}"#);
     }
 
     #[test]

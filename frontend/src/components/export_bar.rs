@@ -63,7 +63,7 @@ pub fn ExportBar(conn: Connection) -> impl IntoView {
                             id="export-json"
                             class="small"
                             on:click=move |_| {
-                                save("pipescope-runs.json", "application/json", runs.with(|r| export::json(r)))
+                                save("pipescope-runs.json", "application/json", indented(&runs.with(|r| export::json(r))))
                             }
                         >
                             "Download JSON"
@@ -113,4 +113,14 @@ pub fn ExportBar(conn: Connection) -> impl IntoView {
             }
         })
     }
+}
+
+/// `json` indented by two spaces, by the browser's `JSON.stringify` (`json` as it is if the
+/// browser will not).
+fn indented(json: &str) -> String {
+    js_sys::JSON::parse(json)
+        .and_then(|v| js_sys::JSON::stringify_with_replacer_and_space(&v, &JsValue::NULL, &JsValue::from(2)))
+        .ok()
+        .and_then(|s| s.as_string())
+        .unwrap_or_else(|| json.to_string())
 }

@@ -351,28 +351,36 @@ impl Tour {
         Effect::new(move |_| {
             let page = self.page.get();
             let state = self.state();
-            // Maps filled by insert: collecting into one sorts, and the page has no stable
-            // sort (its code is large).
-            let mut steps = serde_json::Map::new();
-            let mut ids = serde_json::Map::new();
+            // Written as text with the serialiser the page's other JSON uses (a recording's),
+            // not through `serde_json::Value`: a second serialiser of every summary field
+            // would add kilobytes to the WASM.
+            macro_rules! json {
+                ($v:expr) => {
+                    serde_json::to_string($v).unwrap_or_default()
+                };
+            }
+            let mut steps = Vec::new();
+            let mut ids = Vec::new();
             self.results.with(|all| {
                 for r in all {
-                    let mut runs = serde_json::Map::new();
-                    for (role, s) in &r.runs {
-                        runs.insert(role.clone(), serde_json::to_value(s).unwrap_or_default());
-                    }
-                    steps.insert((r.step + 1).to_string(), serde_json::Value::Object(runs));
-                    ids.insert((r.step + 1).to_string(), serde_json::json!(r.ids));
+                    let runs: Vec<String> = r
+                        .runs
+                        .iter()
+                        .map(|(role, s)| format!("{}:{}", json!(role), json!(s)))
+                        .collect();
+                    steps.push(format!("\"{}\":{{{}}}", r.step + 1, runs.join(",")));
+                    ids.push(format!("\"{}\":{}", r.step + 1, json!(&r.ids)));
                 }
             });
-            let value = serde_json::json!({
-                "page": if page < STEPS.len() { "step" } else { "handout" },
-                "step": page + 1,
-                "state": state.as_str(),
-                "steps": steps,
-                "ids": ids,
-            });
-            if let Ok(obj) = js_sys::JSON::parse(&value.to_string()) {
+            let page_kind = if page < STEPS.len() { "step" } else { "handout" };
+            let value = format!(
+                "{{\"page\":\"{page_kind}\",\"step\":{},\"state\":{},\"steps\":{{{}}},\"ids\":{{{}}}}}",
+                page + 1,
+                json!(&state.as_str()),
+                steps.join(","),
+                ids.join(","),
+            );
+            if let Ok(obj) = js_sys::JSON::parse(&value) {
                 let _ = js_sys::Reflect::set(&window(), &"__pipescope_tour".into(), &obj);
             }
         });
