@@ -38,7 +38,10 @@ async fn read(Query(params): Query<Params>, body: Bytes) -> Response {
         ),
         Err(reason) => {
             tracing::info!(file, reason, "refused a recording a page opened");
-            (StatusCode::UNPROCESSABLE_ENTITY, ServerMsg::Rejected { reason })
+            (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                ServerMsg::Rejected { reason },
+            )
         }
     };
     (

@@ -99,7 +99,12 @@ fn only_master(outcome: &RunOutcome, nodes: &[RedisTarget]) -> usize {
 /// The run's kept spans counted by the master each names (`Span::node`, in the order of the
 /// summary's masters), beside each master's commands from the summary. Every span must name one.
 fn spans_by_master(outcome: &RunOutcome) -> (Vec<u64>, Vec<u64>) {
-    let masters = &outcome.summary.cluster.as_ref().expect("a cluster run").masters;
+    let masters = &outcome
+        .summary
+        .cluster
+        .as_ref()
+        .expect("a cluster run")
+        .masters;
     let mut drawn = vec![0u64; masters.len()];
     for span in &outcome.timeline.first {
         let node = span
@@ -157,8 +162,15 @@ async fn one_tag_sends_a_pipelined_run_to_one_master_and_spread_spreads() {
     assert_eq!(owner, tag_owner(&nodes, 51).await, "the tag's master");
     // The page's lanes: every kept span names that master.
     let (drawn, commands) = spans_by_master(&tagged);
-    let busy = commands.iter().position(|&c| c == n).expect("one master did all");
-    assert_eq!(drawn.iter().sum::<u64>(), drawn[busy], "all on master {busy}: {drawn:?}");
+    let busy = commands
+        .iter()
+        .position(|&c| c == n)
+        .expect("one master did all");
+    assert_eq!(
+        drawn.iter().sum::<u64>(),
+        drawn[busy],
+        "all on master {busy}: {drawn:?}"
+    );
     assert!(drawn[busy] > 0);
     let mut expected = vec![0; 3];
     expected[owner] = n;
@@ -381,7 +393,10 @@ async fn multiplexed_runs_send_each_command_once_to_its_keys_master() {
         assert_eq!(s.iter().map(|s| s.0).collect::<Vec<_>>(), expected);
         // Every request is kept (5,000) and names the master that answered it.
         let (drawn, commands) = spans_by_master(&outcome);
-        assert_eq!(drawn, commands, "{stat}: spans per master against commands per master");
+        assert_eq!(
+            drawn, commands,
+            "{stat}: spans per master against commands per master"
+        );
         assert!(s.iter().all(|s| s.1 > 0), "every master read from: {s:?}");
         assert_eq!(
             s.iter().map(|s| s.1).sum::<u64>(),

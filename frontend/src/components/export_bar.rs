@@ -119,7 +119,9 @@ pub fn ExportBar(conn: Connection) -> impl IntoView {
 /// browser will not).
 fn indented(json: &str) -> String {
     js_sys::JSON::parse(json)
-        .and_then(|v| js_sys::JSON::stringify_with_replacer_and_space(&v, &JsValue::NULL, &JsValue::from(2)))
+        .and_then(|v| {
+            js_sys::JSON::stringify_with_replacer_and_space(&v, &JsValue::NULL, &JsValue::from(2))
+        })
         .ok()
         .and_then(|s| s.as_string())
         .unwrap_or_else(|| json.to_string())

@@ -1,7 +1,7 @@
+use js_sys::futures::JsFuture;
 use leptos::ev;
 use leptos::prelude::*;
 use shared::recording::RECORDING_SUFFIX;
-use js_sys::futures::JsFuture;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{DragEvent, File, HtmlInputElement, RequestInit, Response};
 

@@ -372,7 +372,11 @@ impl Tour {
                     ids.push(format!("\"{}\":{}", r.step + 1, json!(&r.ids)));
                 }
             });
-            let page_kind = if page < STEPS.len() { "step" } else { "handout" };
+            let page_kind = if page < STEPS.len() {
+                "step"
+            } else {
+                "handout"
+            };
             let value = format!(
                 "{{\"page\":\"{page_kind}\",\"step\":{},\"state\":{},\"steps\":{{{}}},\"ids\":{{{}}}}}",
                 page + 1,
