@@ -238,3 +238,72 @@ async fn a_pipelined_run_on_a_cluster_draws_a_redis_lane_per_master_and_its_shar
     let shot = browser.screenshot("cluster-explainer").await;
     println!("cluster explainer screenshot: {}", shot.display());
 }
+
+#[tokio::test]
+async fn the_layouts_preset_runs_spread_keys_on_every_master_then_one_tag_on_one() {
+    let cluster = LocalCluster::start(3).expect("a local cluster");
+    let target = pipescope::target::RedisTarget::parse(&cluster.url())
+        .unwrap()
+        .as_cluster();
+    let server = support::Server::start(target).await;
+    let count = 3000u64;
+    // The preset link: the layouts button is the prepared one.
+    let browser = Browser::open(&format!(
+        "{}?count={count}&mode=pipelined&batch=500&plan=layouts",
+        server.http_url()
+    ))
+    .await;
+    let c = &browser.client;
+    wait_enabled(c, "#compare-layouts", Duration::from_secs(30)).await;
+    click(c, "#compare-layouts").await;
+    // Per run, each master's commands as the engine counted them.
+    let runs: Vec<Vec<u64>> = support::browser::until_js(
+        c,
+        "return [...document.querySelectorAll('#cluster-shares .cluster-run')]\
+           .map(r => [...r.querySelectorAll('tr.master-row')].map(m => Number(m.dataset.commands)))",
+        Duration::from_secs(60),
+        "two cluster runs' tables",
+        |r: &Vec<Vec<u64>>| r.len() == 2 && r.iter().all(|m| m.len() == 3),
+    )
+    .await;
+    assert!(
+        runs[0].iter().all(|&n| n > 0) && runs[0].iter().sum::<u64>() == count,
+        "spread: every master does a share: {runs:?}"
+    );
+    let mut one = runs[1].clone();
+    one.sort_unstable();
+    assert_eq!(
+        one,
+        [0, 0, count],
+        "one hash tag: one master does all: {runs:?}"
+    );
+    let titles: Vec<String> = support::browser::until_js(
+        c,
+        "return [...document.querySelectorAll('#cluster-shares .cluster-run h3')].map(h => h.textContent)",
+        Duration::from_secs(10),
+        "the tables' titles",
+        |t: &Vec<String>| t.len() == 2,
+    )
+    .await;
+    assert!(
+        !titles[0].contains("one hash tag") && titles[1].contains("one hash tag"),
+        "{titles:?}"
+    );
+    c.execute(
+        "document.getElementById('cluster-shares').scrollIntoView({ block: 'start' })",
+        vec![],
+    )
+    .await
+    .unwrap();
+    let shot = browser.screenshot("cluster-layouts").await;
+    println!("cluster layouts screenshot: {}", shot.display());
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while dbsizes(&cluster) != [0, 0, 0] {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "keys left: {:?}",
+            dbsizes(&cluster)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

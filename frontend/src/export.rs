@@ -46,7 +46,12 @@ pub struct ExportRow {
 
 /// `"SET · pipelined (batch 100)"`, `"GET · sequential · 1024 B values"`.
 pub fn run_label(s: &RunSummary) -> String {
-    let mut label = format!("{} · {}", s.spec.command.name(), s.spec.mode.label());
+    let mut label = format!(
+        "{} · {}{}",
+        s.spec.command.name(),
+        s.spec.mode.label(),
+        s.spec.keys.suffix()
+    );
     if let Some(bytes) = s.spec.value_bytes {
         label += &format!(" · {bytes} B values");
     }

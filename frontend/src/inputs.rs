@@ -116,6 +116,9 @@ pub enum Plan {
     /// `POOL_PRESET.0` connections, each one command at a time, then one connection pipelined
     /// at batch `POOL_PRESET.1`.
     Pool,
+    /// For a Redis Cluster: the same pipelined run with its keys spread over every slot, then
+    /// all under one hash tag (one master).
+    Layouts,
 }
 
 /// The pool preset's connections (the seed's Lettuce pool of 8) and its pipeline's batch.
@@ -128,6 +131,7 @@ impl Plan {
             Plan::Compare => "compare",
             Plan::Sweep => "sweep",
             Plan::Pool => "pool",
+            Plan::Layouts => "layouts",
         }
     }
 
@@ -138,13 +142,20 @@ impl Plan {
             Plan::Compare => "Compare",
             Plan::Sweep => "Sweep",
             Plan::Pool => "8 connections vs pipelined",
+            Plan::Layouts => "Spread vs one hash tag",
         }
     }
 
     pub fn parse(value: &str) -> Option<Self> {
-        [Plan::Single, Plan::Compare, Plan::Sweep, Plan::Pool]
-            .into_iter()
-            .find(|p| p.value() == value)
+        [
+            Plan::Single,
+            Plan::Compare,
+            Plan::Sweep,
+            Plan::Pool,
+            Plan::Layouts,
+        ]
+        .into_iter()
+        .find(|p| p.value() == value)
     }
 }
 
@@ -435,6 +446,7 @@ impl Form {
                 "{} connections one at a time vs pipelined (batch {})",
                 POOL_PRESET.0, POOL_PRESET.1
             ),
+            Plan::Layouts => format!("{} · keys spread vs one hash tag", self.layouts_mode()),
         };
         let network = self
             .network()
@@ -445,6 +457,21 @@ impl Form {
             self.plan.label(),
             self.command.name()
         )
+    }
+
+    /// The mode `Plan::Layouts` compares the key layouts in: the chosen mode when pipelined,
+    /// else pipelined at the batch field (what a layout changes is a batch's round trips).
+    fn layouts_mode_spec(&self) -> Result<Mode, String> {
+        match self.mode {
+            ModeChoice::Pipelined => self.mode(),
+            _ => Ok(Mode::pipelined(parse("batch", &self.batch)?)),
+        }
+    }
+
+    fn layouts_mode(&self) -> String {
+        self.layouts_mode_spec()
+            .map(|m| m.label())
+            .unwrap_or_else(|e| e)
     }
 
     /// The runs a button would start, or why they are refused (in words).
@@ -463,6 +490,19 @@ impl Form {
                 vec![
                     self.spec(Mode::Connections { connections })?,
                     self.spec(Mode::pipelined(batch))?,
+                ]
+            }
+            Plan::Layouts => {
+                let spread = RunSpec {
+                    keys: KeyLayout::Spread,
+                    ..self.spec(self.layouts_mode_spec()?)?
+                };
+                vec![
+                    spread,
+                    RunSpec {
+                        keys: KeyLayout::OneTag,
+                        ..spread
+                    },
                 ]
             }
             Plan::Sweep => {
@@ -704,6 +744,32 @@ mod tests {
             .runs(Plan::Compare, &L)
             .unwrap();
         assert_eq!(r[1].mode, Mode::Transaction { batch: 1000 });
+    }
+
+    #[test]
+    fn the_layouts_preset_is_one_pipelined_run_spread_then_under_one_tag() {
+        // A pipelined choice is kept (its batch and flush); any other mode becomes pipelined
+        // at the batch field.
+        for (mode, batch) in [
+            (ModeChoice::Pipelined, "500"),
+            (ModeChoice::Transaction, "200"),
+        ] {
+            let r = form(|f| {
+                f.mode = mode;
+                f.batch = batch.into();
+                f.count = "3000".into();
+            })
+            .runs(Plan::Layouts, &L)
+            .unwrap();
+            let want = Mode::pipelined(batch.parse().unwrap());
+            assert_eq!(r.iter().map(|s| s.mode).collect::<Vec<_>>(), [want, want]);
+            assert_eq!(
+                r.iter().map(|s| s.keys).collect::<Vec<_>>(),
+                [KeyLayout::Spread, KeyLayout::OneTag]
+            );
+            assert!(r.iter().all(|s| s.count == 3_000));
+        }
+        assert_eq!(Plan::parse("layouts"), Some(Plan::Layouts));
     }
 
     #[test]

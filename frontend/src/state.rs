@@ -60,7 +60,7 @@ impl RunView {
 
     pub fn label(&self) -> String {
         match self.spec {
-            Some(spec) => spec.mode.label(),
+            Some(spec) => spec.mode.label() + spec.keys.suffix(),
             None => format!("run #{}", self.run),
         }
     }

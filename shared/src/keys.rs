@@ -44,6 +44,15 @@ impl KeyLayout {
         KeyLayout::ALL.into_iter().find(|l| l.name() == s)
     }
 
+    /// What a run's name adds for it: nothing for the default, `" · one hash tag"` for one
+    /// tag (so the two runs of a layout comparison are told apart).
+    pub fn suffix(self) -> &'static str {
+        match self {
+            KeyLayout::Spread => "",
+            KeyLayout::OneTag => " · one hash tag",
+        }
+    }
+
     /// What the page's select says.
     pub fn label(self) -> &'static str {
         match self {

@@ -35,8 +35,7 @@ pub fn ClusterExplainer(conn: Connection) -> impl IntoView {
                 <section class="card cluster-explainer" id="cluster-explainer" aria-label="Pipelining on a Redis Cluster">
                     <div inner_html=EXPLAINER></div>
                     <p class="note">"Each cluster run's round trips per master are in its table under the results (counted by the engine)."</p>
-                    // The key layout (spread over the slots, or one hash tag) gets its button here.
-                    <div class="cluster-explainer-actions"></div>
+                    <p class="note">"“Spread vs one hash tag”, beside Compare, runs the same pipelined run both ways (the link's plan=layouts)."</p>
                 </section>
             }
         })

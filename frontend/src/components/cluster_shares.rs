@@ -27,7 +27,7 @@ pub fn ClusterShares(conn: Connection) -> impl IntoView {
                     let c = r.summary.cluster.clone()?;
                     Some((
                         r.key.clone(),
-                        r.summary.spec.mode.label(),
+                        r.summary.spec.mode.label() + r.summary.spec.keys.suffix(),
                         r.summary.done,
                         c,
                     ))

@@ -112,7 +112,12 @@ pub fn Results(conn: Connection) -> impl IntoView {
             Some(b) if !r.partial => format::factor(s.speedup_over(b)),
             _ => "—".to_string(),
         });
-        let mut detail = format!("{} · {}", s.spec.command.name(), s.spec.network.label());
+        let mut detail = format!(
+            "{}{} · {}",
+            s.spec.command.name(),
+            s.spec.keys.suffix(),
+            s.spec.network.label()
+        );
         if let Some(bytes) = s.spec.value_bytes {
             detail += &format!(" · {} B values", format::count(bytes as u64));
         }

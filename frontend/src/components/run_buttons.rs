@@ -1,6 +1,7 @@
 use leptos::prelude::*;
 
 use crate::components::NumberField;
+use crate::components::cluster_explainer::is_cluster_target;
 use crate::connection::Connection;
 use crate::inputs::{Form, POOL_PRESET, Plan};
 
@@ -13,6 +14,11 @@ pub fn RunButtons(form: RwSignal<Form>, conn: Connection) -> impl IntoView {
     let compare_button = NodeRef::<leptos::html::Button>::new();
     let sweep_button = NodeRef::<leptos::html::Button>::new();
     let pool_button = NodeRef::<leptos::html::Button>::new();
+    let layouts_button = NodeRef::<leptos::html::Button>::new();
+    let on_cluster = move || {
+        conn.server
+            .with(|s| s.as_ref().is_some_and(|s| is_cluster_target(&s.target)))
+    };
     let can_control = move || conn.can_control();
     let idle = move || conn.is_open() && !conn.busy.get() && can_control();
     let submit = move |plan: Plan| {
@@ -37,6 +43,7 @@ pub fn RunButtons(form: RwSignal<Form>, conn: Connection) -> impl IntoView {
             Plan::Compare => compare_button,
             Plan::Sweep => sweep_button,
             Plan::Pool => pool_button,
+            Plan::Layouts => layouts_button,
         };
         if let Some(b) = button.get() {
             focused.set_value(true);
@@ -88,6 +95,17 @@ pub fn RunButtons(form: RwSignal<Form>, conn: Connection) -> impl IntoView {
                     on:click=move |_| submit(Plan::Pool)
                 >
                     {format!("{} connections vs pipelined", POOL_PRESET.0)}
+                </button>
+                <button
+                    id="compare-layouts"
+                    node_ref=layouts_button
+                    class="primary"
+                    hidden=move || !on_cluster()
+                    disabled=move || !idle()
+                    title="On a Redis Cluster: the same pipelined run with its keys spread over every master, then all under one hash tag {run} (one master)"
+                    on:click=move |_| submit(Plan::Layouts)
+                >
+                    "Spread vs one hash tag"
                 </button>
                 <button
                     id="sweep"
