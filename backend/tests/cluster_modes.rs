@@ -546,3 +546,42 @@ fn bench_keys_one_tag_runs_multi_exec_on_one_master_and_spread_says_why_not() {
     let (ok, _, stderr) = bench(&["--keys", "tagged"]);
     assert!(!ok && stderr.contains("spread or one-tag"), "{stderr}");
 }
+
+#[tokio::test]
+async fn a_pool_runs_on_the_tag_master_and_is_refused_over_spread_keys() {
+    let (_cluster, target, nodes) = three_masters();
+    let n = 2_000u64;
+    let owner = tag_owner(&nodes, 95).await;
+    let before = calls(&nodes, "set").await;
+    let outcome = run(
+        &target,
+        95,
+        one_tag(RunSpec::set(n, Mode::Connections { connections: 8 })),
+    )
+    .await
+    .expect("a one-tag pool");
+    assert_eq!(outcome.summary.done, n);
+    assert_eq!(outcome.summary.round_trips, n, "one round trip per command");
+    assert_eq!(only_master(&outcome, &nodes), owner);
+    let mut one = vec![0; 3];
+    one[owner] = n;
+    assert_eq!(minus(&calls(&nodes, "set").await, &before), one);
+    let (drawn, commands) = spans_by_master(&outcome);
+    assert_eq!(drawn, commands, "every request named on its master's lane");
+    assert_eq!(dbsizes(&nodes).await, [0, 0, 0]);
+
+    let before = calls(&nodes, "set").await;
+    let err = run(
+        &target,
+        96,
+        RunSpec::set(100, Mode::Connections { connections: 8 }),
+    )
+    .await
+    .expect_err("a pool over spread keys");
+    assert!(
+        err.contains("a pool of connections over keys spread"),
+        "{err}"
+    );
+    assert!(err.contains("one hash tag"), "{err}");
+    assert_eq!(calls(&nodes, "set").await, before, "nothing sent");
+}

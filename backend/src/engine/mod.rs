@@ -377,7 +377,11 @@ async fn on_cluster(
         // The masters' connections go straight to them: a delay dialled for the seed node
         // would be silently missing.
         _ if target.is_proxied() => Some("a dialled network (delay line)".to_string()),
-        Mode::Connections { .. } => Some("a pool of connections".to_string()),
+        Mode::Connections { .. } if !spec.keys_in_one_slot() => Some(
+            "a pool of connections over keys spread across masters (choose keys: one hash tag \
+                 {run}, and the pool runs on that slot's master)"
+                .to_string(),
+        ),
         Mode::Multiplexed { .. } if !spec.keys_in_one_slot() && spec.wait != Wait::Sleep => Some(
             "busy-polling a multiplexed run over keys spread across masters (it waits on \
                  every master's socket at once; choose sleep, or keys: one hash tag {run})"
