@@ -9,6 +9,7 @@
 //!   (it opens its own connections, so it gets no `Job`);
 //! - `cluster`: sequential and pipelined on a Redis Cluster, each batch split per master;
 //! - `cluster_multiplexed`: multiplexed on a Redis Cluster, each command to its key's master;
+//! - `cluster_pool`: a pool on a Redis Cluster, each caller with a connection per master;
 //! - `one_slot`: any other mode on a Redis Cluster whose keys are all in one slot (one hash
 //!   tag, or the other client's counter), run on that slot's master as on one server.
 //!
@@ -21,6 +22,7 @@
 pub mod client_memory;
 mod cluster;
 mod cluster_multiplexed;
+mod cluster_pool;
 mod connections;
 pub mod encode;
 mod finished;
@@ -377,11 +379,6 @@ async fn on_cluster(
         // The masters' connections go straight to them: a delay dialled for the seed node
         // would be silently missing.
         _ if target.is_proxied() => Some("a dialled network (delay line)".to_string()),
-        Mode::Connections { .. } if !spec.keys_in_one_slot() => Some(
-            "a pool of connections over keys spread across masters (choose keys: one hash tag \
-                 {run}, and the pool runs on that slot's master)"
-                .to_string(),
-        ),
         Mode::Multiplexed { .. } if !spec.keys_in_one_slot() && spec.wait != Wait::Sleep => Some(
             "busy-polling a multiplexed run over keys spread across masters (it waits on \
                  every master's socket at once; choose sleep, or keys: one hash tag {run})"
@@ -399,7 +396,7 @@ async fn on_cluster(
     // which `cluster` sends to their one master, following a resharded slot).
     let split = match spec.mode {
         Mode::Sequential | Mode::Pipelined { .. } => !spec.other_client,
-        Mode::Multiplexed { .. } => !spec.keys_in_one_slot(),
+        Mode::Multiplexed { .. } | Mode::Connections { .. } => !spec.keys_in_one_slot(),
         _ => false,
     };
     if !split {
@@ -412,6 +409,11 @@ async fn on_cluster(
     }
     if spec.command == Command::Get {
         seed::seed_cluster(target, &map, enc, spec, ctx, sent).await?;
+    }
+    if let Mode::Connections { .. } = spec.mode {
+        let mut pool = cluster_pool::open(target, &map, &spec).await?;
+        tally.started = Instant::now();
+        return cluster_pool::run(&mut pool, &map, enc, spec, ctx, sent, tally).await;
     }
     let mut conns = cluster::open(target, &map).await?;
     tally.started = Instant::now();
