@@ -1,5 +1,6 @@
 //! The Redis server a run talks to: parsed from a URL once, shown to people only redacted.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo};
@@ -56,6 +57,10 @@ pub struct RedisTarget {
     tls: Option<Tls>,
     /// A node of a Redis Cluster (`--cluster`): runs go to every master (`crate::cluster`).
     cluster: bool,
+    /// On a cluster behind a dialled network: each master's address (`host:port`) and the
+    /// delay-line proxy in front of it (`net::route`). `at` routes a master's connections
+    /// through its proxy.
+    master_proxies: Option<Arc<[(String, std::net::SocketAddr)]>>,
 }
 
 /// How a `rediss://` target is trusted, from the command line (`--tls-ca`, `--tls-insecure`).
@@ -122,6 +127,7 @@ impl RedisTarget {
             via: None,
             tls,
             cluster: false,
+            master_proxies: None,
         })
     }
 
@@ -142,8 +148,34 @@ impl RedisTarget {
         self.via.is_some()
     }
 
+    /// The cluster reached through one proxy per master (`proxies`: each master's `host:port`
+    /// and its proxy's address), for the engine's connections; admin traffic goes direct.
+    pub fn through_masters(&self, proxies: Vec<(String, std::net::SocketAddr)>) -> RedisTarget {
+        RedisTarget {
+            master_proxies: Some(proxies.into()),
+            ..self.clone()
+        }
+    }
+
+    /// Whether each master's connections go through a proxy of their own (`through_masters`).
+    pub fn has_master_proxies(&self) -> bool {
+        self.master_proxies.is_some()
+    }
+
+    /// This node alone, not as a way into a cluster and with no proxy: what the proxy in front
+    /// of it is calibrated against.
+    pub fn as_node(&self) -> RedisTarget {
+        RedisTarget {
+            cluster: false,
+            via: None,
+            master_proxies: None,
+            ..self.clone()
+        }
+    }
+
     /// Another node of the same deployment at `host:port`: the same user, password, db and
-    /// TLS trust (verified against that host's name), no proxy.
+    /// TLS trust (verified against that host's name); through that node's proxy when the
+    /// cluster has one per master (`through_masters`), else no proxy.
     pub fn at(&self, host: &str, port: u16) -> Result<RedisTarget, TargetError> {
         let tls = match &self.tls {
             Some(tls) => Some(Tls::new(host, tls.trust().clone())?),
@@ -156,9 +188,13 @@ impl RedisTarget {
                 .set_addr(ConnectionAddr::Tcp(host.to_string(), port)),
             host: host.to_string(),
             port,
-            via: None,
+            via: self.master_proxies.as_ref().and_then(|all| {
+                let addr = format!("{host}:{port}");
+                all.iter().find(|(a, _)| *a == addr).map(|(_, via)| *via)
+            }),
             tls,
             cluster: self.cluster,
+            master_proxies: self.master_proxies.clone(),
         })
     }
 

@@ -674,6 +674,7 @@ async fn a_pool_opens_c_connections_each_sending_its_share_one_at_a_time() {
     let routed = pipescope::net::Route {
         target: target.through(proxy.addr()),
         proxy: Some(Arc::new(proxy)),
+        masters: Vec::new(),
     };
     let run_id = 1_100;
     let spec = RunSpec::set(n, mode);

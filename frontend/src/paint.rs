@@ -298,6 +298,8 @@ fn footer(ctx: &Ctx, f: &Frame, texts: &Texts) {
         "Every time measured by the observing proxy: a command's arrival from the client, its hand-over to Redis, the reply from Redis and its hand-back."
     } else if f.traces.iter().any(Trace::measured_at_server) {
         "Arrival at Redis and the reply leaving it: measured by the latency proxy's wire tap (runs without it: the midpoint, an estimate)."
+    } else if f.traces.iter().any(Trace::on_cluster) {
+        "Arrival at Redis is drawn at the midpoint (issued + replied) / 2: an estimate (on a cluster the wire taps of the masters' proxies are not read)."
     } else {
         "Arrival at Redis is drawn at the midpoint (issued + replied) / 2: an estimate (the wire tap measures it when a network is dialled in)."
     };

@@ -376,9 +376,9 @@ async fn on_cluster(
     client_id: tokio::sync::oneshot::Sender<(u64, client_memory::Ready)>,
 ) -> Result<(), EngineError> {
     let unsupported = match spec.mode {
-        // The masters' connections go straight to them: a delay dialled for the seed node
-        // would be silently missing.
-        _ if target.is_proxied() => Some("a dialled network (delay line)".to_string()),
+        // A dialled network reaches a cluster through a proxy per master (`net::route`); one
+        // proxy in front of the seed node alone would be missing for the other masters.
+        _ if target.is_proxied() => Some("one proxy in front of the seed node".to_string()),
         Mode::Multiplexed { .. } if !spec.keys_in_one_slot() && spec.wait != Wait::Sleep => Some(
             "busy-polling a multiplexed run over keys spread across masters (it waits on \
                  every master's socket at once; choose sleep, or keys: one hash tag {run})"

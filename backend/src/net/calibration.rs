@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use shared::{Mode, Network};
+use shared::{KeyLayout, Mode, Network};
 
 use super::delay_line::DelayProxy;
 use crate::median::median;
@@ -52,6 +52,35 @@ pub async fn forwarding_cost(
     upstream: SocketAddr,
     network: &Network,
 ) -> Result<Duration, TargetError> {
+    forwarding_cost_with(target, upstream, network, KeyLayout::Spread, &|_| true).await
+}
+
+/// `forwarding_cost` against one master of a cluster (`node`, taken alone): its runs write
+/// keys under one hash tag, the run id, choosing only run ids for which `on_node` says the
+/// tag's slot is that master's.
+pub async fn forwarding_cost_on_node(
+    node: &RedisTarget,
+    upstream: SocketAddr,
+    network: &Network,
+    on_node: &(dyn Fn(u64) -> bool + Sync),
+) -> Result<Duration, TargetError> {
+    forwarding_cost_with(
+        &node.as_node(),
+        upstream,
+        network,
+        KeyLayout::OneTag,
+        on_node,
+    )
+    .await
+}
+
+async fn forwarding_cost_with(
+    target: &RedisTarget,
+    upstream: SocketAddr,
+    network: &Network,
+    layout: KeyLayout,
+    use_run_id: &(dyn Fn(u64) -> bool + Sync),
+) -> Result<Duration, TargetError> {
     use crate::engine::{self, RunContext, RunError, keys};
     let delay = calibration_delay(network);
     let one_way_us = delay.as_micros().min(u32::MAX as u128) as u32;
@@ -67,6 +96,9 @@ pub async fn forwarding_cost(
     let (mut direct, mut via) = (Vec::new(), Vec::new());
     for round in 0..runs * 2 {
         run_id += 1;
+        while !use_run_id(run_id) {
+            run_id += 1;
+        }
         let (route, times) = if round % 2 == 0 {
             (target, &mut direct)
         } else {
@@ -78,7 +110,10 @@ pub async fn forwarding_cost(
             sample_memory: false,
             ..RunContext::new(run_id, Default::default(), Default::default())
         };
-        let spec = shared::RunSpec::set(count, Mode::Sequential);
+        let spec = shared::RunSpec {
+            keys: layout,
+            ..shared::RunSpec::set(count, Mode::Sequential)
+        };
         match engine::run_and_clean_up(route, spec, ctx).await {
             Ok(o) => times.push(o.summary.latency.p50_us),
             Err(RunError::Cleanup { source, .. }) => return Err(source),

@@ -30,6 +30,8 @@ const CHUNK: usize = 64 * 1024;
 /// A running delay-line proxy in front of `upstream`.
 pub struct DelayProxy {
     addr: SocketAddr,
+    /// Where it forwards to: Redis (one node of a cluster, for a cluster's per-master proxies).
+    upstream: SocketAddr,
     network: Network,
     /// How much earlier than arrival + delay each chunk leaves, to cancel what forwarding
     /// through the proxy costs by itself (see `calibration`).
@@ -207,6 +209,7 @@ impl DelayProxy {
         };
         Ok(DelayProxy {
             addr,
+            upstream,
             network,
             compensation,
             stopping,
@@ -225,6 +228,10 @@ impl DelayProxy {
 
     pub fn network(&self) -> Network {
         self.network
+    }
+
+    pub fn upstream(&self) -> SocketAddr {
+        self.upstream
     }
 
     pub fn compensation(&self) -> Compensation {
