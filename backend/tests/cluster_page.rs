@@ -307,3 +307,63 @@ async fn the_layouts_preset_runs_spread_keys_on_every_master_then_one_tag_on_one
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+#[tokio::test]
+async fn a_compare_on_a_cluster_through_a_dialled_delay_crosses_every_master_s_proxy() {
+    let cluster = LocalCluster::start(3).expect("a local cluster");
+    let target = pipescope::target::RedisTarget::parse(&cluster.url())
+        .unwrap()
+        .as_cluster();
+    let server = support::Server::start(target).await;
+    let browser = Browser::open(&format!(
+        "{}?count=600&mode=pipelined&batch=100&delay=1000",
+        server.http_url()
+    ))
+    .await;
+    let c = &browser.client;
+    wait_enabled(c, "#compare", Duration::from_secs(30)).await;
+    click(c, "#compare").await;
+    // Per run, each master's round trips as the engine counted them.
+    let runs: Vec<Vec<u64>> = support::browser::until_js(
+        c,
+        "return [...document.querySelectorAll('#cluster-shares .cluster-run')]\
+           .map(r => [...r.querySelectorAll('tr.master-row')].map(m => Number(m.dataset.commands)))",
+        Duration::from_secs(120),
+        "both runs' per-master tables",
+        |r: &Vec<Vec<u64>>| r.len() == 2 && r.iter().all(|m| m.len() == 3),
+    )
+    .await;
+    assert!(
+        runs.iter()
+            .all(|r| r.iter().sum::<u64>() == 600 && r.iter().all(|&n| n > 0)),
+        "{runs:?}"
+    );
+    // The sequential run's p50, as the page shows it: at least 2·D less the compensation
+    // (at most 200 µs a direction), so each master's round trips crossed its delay line.
+    let s = until_state(c, "both runs finished", Duration::from_secs(30), |s| {
+        s["runs"]
+            .as_array()
+            .is_some_and(|r| r.len() == 2 && r.iter().all(|x| x["done"].as_u64() == Some(600)))
+    })
+    .await;
+    let p50 = s["runs"][0]["p50_us"]
+        .as_f64()
+        .expect("the sequential run's p50");
+    assert_eq!(s["runs"][0]["mode"], "sequential", "{}", s["runs"][0]);
+    assert!(
+        p50 >= 2.0 * 1_000.0 - 400.0,
+        "p50 {p50:.1} µs: under 2·D less the compensation, so a delay line was skipped"
+    );
+    assert_eq!(s["runs"][0]["redis_lanes"], 3);
+    let shot = browser.screenshot("cluster-delay").await;
+    println!("cluster through a delay screenshot: {}", shot.display());
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while dbsizes(&cluster) != [0, 0, 0] {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "keys left: {:?}",
+            dbsizes(&cluster)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
