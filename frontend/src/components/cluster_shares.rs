@@ -17,6 +17,15 @@ pub fn share(commands: u64, done: u64) -> String {
     format!("{}.{} %", tenths / 10, tenths % 10)
 }
 
+/// A master's throughput over the run: its commands over the run's wall time, ops/s (whole;
+/// `"—"` for a run that took no time).
+pub fn rate(commands: u64, wall_us: u64) -> String {
+    if wall_us == 0 {
+        return "—".to_string();
+    }
+    format::count(commands * 1_000_000 / wall_us)
+}
+
 /// One table per finished cluster run of the latest plan (nothing on a single server).
 #[component]
 pub fn ClusterShares(conn: Connection) -> impl IntoView {
@@ -29,13 +38,14 @@ pub fn ClusterShares(conn: Connection) -> impl IntoView {
                         r.key.clone(),
                         r.summary.spec.mode.label() + r.summary.spec.keys.suffix(),
                         r.summary.done,
+                        r.summary.wall_us,
                         c,
                     ))
                 })
                 .collect::<Vec<_>>()
         })
     };
-    let table = |(key, label, done, c): (String, String, u64, ClusterRun)| {
+    let table = |(key, label, done, wall_us, c): (String, String, u64, u64, ClusterRun)| {
         let rows = c
             .masters
             .iter()
@@ -46,6 +56,7 @@ pub fn ClusterShares(conn: Connection) -> impl IntoView {
                         <td>{format::count(m.commands)}</td>
                         <td>{format::count(m.round_trips)}</td>
                         <td>{share(m.commands, done)}</td>
+                        <td>{rate(m.commands, wall_us)}</td>
                     </tr>
                 }
             })
@@ -67,6 +78,7 @@ pub fn ClusterShares(conn: Connection) -> impl IntoView {
                                 <th scope="col">"Commands"</th>
                                 <th scope="col" title="Sub-batches it answered: its round trips, paid side by side with the other masters'">"Round trips"</th>
                                 <th scope="col" title="Its commands over the run's">"Share of the run"</th>
+                                <th scope="col" title="Derived: its commands over the run's wall time">"ops/s (derived)"</th>
                             </tr>
                         </thead>
                         <tbody>{rows}</tbody>
@@ -100,5 +112,12 @@ mod tests {
         assert_eq!(share(1, 3), "33.3 %");
         assert_eq!(share(3000, 3000), "100.0 %");
         assert_eq!(share(0, 0), "—");
+    }
+
+    #[test]
+    fn a_master_s_rate_is_its_commands_over_the_run_s_time() {
+        assert_eq!(rate(1_000, 2_000_000), "500");
+        assert_eq!(rate(3_000, 20_000), "150,000");
+        assert_eq!(rate(5, 0), "—");
     }
 }
