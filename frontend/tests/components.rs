@@ -36,6 +36,7 @@ fn summary(spec: RunSpec, done: u64, wall_us: u64) -> RunSummary {
         redis_load: None,
         interleaving: None,
         redis_memory: None,
+        cluster: None,
     }
 }
 
