@@ -21,6 +21,19 @@ fn dbsizes(cluster: &LocalCluster) -> Vec<u64> {
         .collect()
 }
 
+/// Waits (10 s at most) until no master holds a key: the run's cleanup follows its end.
+async fn no_key_left(cluster: &LocalCluster) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while dbsizes(cluster) != [0, 0, 0] {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "keys left: {:?}",
+            dbsizes(cluster)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 #[tokio::test]
 async fn a_compare_on_a_cluster_runs_both_modes_and_leaves_no_key() {
     let cluster = LocalCluster::start(3).expect("a local cluster");
@@ -66,15 +79,7 @@ async fn a_compare_on_a_cluster_runs_both_modes_and_leaves_no_key() {
     let shot = browser.screenshot("cluster-compare").await;
     println!("cluster screenshot: {}", shot.display());
     // Cleaned up on every master.
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while dbsizes(&cluster) != [0, 0, 0] {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "keys left: {:?}",
-            dbsizes(&cluster)
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    no_key_left(&cluster).await;
 }
 
 #[tokio::test]
@@ -297,15 +302,7 @@ async fn the_layouts_preset_runs_spread_keys_on_every_master_then_one_tag_on_one
     .unwrap();
     let shot = browser.screenshot("cluster-layouts").await;
     println!("cluster layouts screenshot: {}", shot.display());
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while dbsizes(&cluster) != [0, 0, 0] {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "keys left: {:?}",
-            dbsizes(&cluster)
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    no_key_left(&cluster).await;
 }
 
 #[tokio::test]
@@ -357,13 +354,5 @@ async fn a_compare_on_a_cluster_through_a_dialled_delay_crosses_every_master_s_p
     assert_eq!(s["runs"][0]["redis_lanes"], 3);
     let shot = browser.screenshot("cluster-delay").await;
     println!("cluster through a delay screenshot: {}", shot.display());
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while dbsizes(&cluster) != [0, 0, 0] {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "keys left: {:?}",
-            dbsizes(&cluster)
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    no_key_left(&cluster).await;
 }

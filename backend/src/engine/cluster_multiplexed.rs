@@ -168,7 +168,7 @@ async fn issue(
 }
 
 /// A broken connection names its master; Redis's own refusal names its request.
-fn master_failed(e: EngineError, addr: &str) -> EngineError {
+pub(super) fn master_failed(e: EngineError, addr: &str) -> EngineError {
     match e {
         EngineError::Refused { .. } => e,
         e => EngineError::Master {

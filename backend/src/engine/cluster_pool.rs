@@ -14,10 +14,11 @@ use std::time::Instant;
 use futures_util::future::join_all;
 use shared::{ClusterRun, MasterShare, RunSpec};
 
+use super::cluster_multiplexed::master_failed;
 use super::encode::Encoder;
 use super::keys::{namespace_in, write_key};
 use super::wire::{Replies, Sent, Tally, Writer, write_buffer};
-use super::{EngineError, RunContext, busy_poll, cluster};
+use super::{EngineError, RunContext, busy_poll, cluster, connections};
 use crate::cluster::{SlotMap, key_slot};
 use crate::target::RedisTarget;
 use crate::tls::RedisStream;
@@ -75,19 +76,7 @@ pub async fn run(
         masters: shares.into_inner(),
         ..ClusterRun::default()
     });
-    // The first failure that is not another caller stopping because of it.
-    let mut stopped = false;
-    for r in results {
-        match r {
-            Err(EngineError::Cancelled) => stopped = true,
-            Err(e) => return Err(e),
-            Ok(()) => {}
-        }
-    }
-    if stopped {
-        return Err(EngineError::Cancelled);
-    }
-    Ok(())
+    connections::first_failure(results)
 }
 
 /// Caller `k`'s share: requests `k, k + C, k + 2C, …`, one at a time, each on the caller's
@@ -134,12 +123,12 @@ async fn caller(
         writer
             .write(&out, 1, i + 1)
             .await
-            .map_err(|e| master_failed(e, addr()))?;
+            .map_err(|e| master_failed(e, &addr()))?;
         loop {
             let read_at = replies
                 .fill(i)
                 .await
-                .map_err(|e| master_failed(e, addr()))?;
+                .map_err(|e| master_failed(e, &addr()))?;
             if replies.next_ok(i)? {
                 let node = u16::try_from(m).ok();
                 let mut tally = tally.borrow_mut();
@@ -158,15 +147,4 @@ async fn caller(
         i += step;
     }
     Ok(())
-}
-
-/// A broken connection names its master; Redis's own refusal names its request.
-fn master_failed(e: EngineError, addr: String) -> EngineError {
-    match e {
-        EngineError::Refused { .. } => e,
-        e => EngineError::Master {
-            addr,
-            source: Box::new(e),
-        },
-    }
 }

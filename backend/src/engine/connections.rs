@@ -53,8 +53,13 @@ pub async fn run(
             result
         }
     });
-    let results = join_all(shares).await;
-    // The first failure that is not another connection stopping because of it.
+    first_failure(join_all(shares).await)
+}
+
+/// The pool's outcome from its connections': the first failure that is not a connection
+/// stopping because another failed (or the run was cancelled), else `Cancelled` if any
+/// stopped.
+pub(super) fn first_failure(results: Vec<Result<(), EngineError>>) -> Result<(), EngineError> {
     let mut stopped = false;
     for r in results {
         match r {

@@ -4,8 +4,6 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use redis::AsyncCommands;
-
 use crate::target::{RedisTarget, TargetError};
 
 /// Keys removed per UNLINK, and UNLINKs sent per pipeline: big enough to be quick, small
@@ -163,7 +161,7 @@ async fn remove_on_master(
         let counts: Vec<u64> = pipe.query_async(&mut con).await.map_err(redis_err)?;
         removed += counts.iter().sum::<u64>();
     }
-    removed += unlink_each(&mut con, &run_pattern(run_id), is_run(run_id))
+    removed += unlink_matching(&mut con, &run_pattern(run_id), is_run(run_id))
         .await
         .map_err(redis_err)?;
     Ok(removed)
@@ -191,7 +189,7 @@ pub async fn sweep_leftovers(target: &RedisTarget, before: u64) -> Result<u64, T
     for master in map.masters() {
         let node = target.at(&master.host, master.port)?;
         let mut con = node.admin_connection().await?;
-        removed += unlink_each(&mut con, &pattern, select)
+        removed += unlink_matching(&mut con, &pattern, select)
             .await
             .map_err(|source| TargetError::Redis {
                 addr: node.addr(),
@@ -203,37 +201,10 @@ pub async fn sweep_leftovers(target: &RedisTarget, before: u64) -> Result<u64, T
 
 /// UNLINKs every key matching the SCAN `pattern` for which `select(key)` holds, a page of
 /// SCAN at a time. SCAN + UNLINK, never KEYS: Redis stays responsive whatever the key count.
-/// Returns how many keys were removed.
+/// One UNLINK per key, a page's pipelined together: a page found on a cluster node spans
+/// slots, and a cluster refuses one UNLINK of keys in several slots. Returns how many keys
+/// were removed.
 pub async fn unlink_matching(
-    con: &mut redis::aio::MultiplexedConnection,
-    pattern: &str,
-    select: impl Fn(&[u8]) -> bool,
-) -> redis::RedisResult<u64> {
-    let mut cursor = 0u64;
-    let mut removed = 0;
-    loop {
-        let (next, found): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
-            .arg(cursor)
-            .arg("MATCH")
-            .arg(pattern)
-            .arg("COUNT")
-            .arg(UNLINK_CHUNK)
-            .query_async(con)
-            .await?;
-        let chosen: Vec<&Vec<u8>> = found.iter().filter(|k| select(k)).collect();
-        if !chosen.is_empty() {
-            let n: u64 = con.unlink(&chosen).await?;
-            removed += n;
-        }
-        if next == 0 {
-            return Ok(removed);
-        }
-        cursor = next;
-    }
-}
-
-/// `unlink_matching` one key per UNLINK, for a cluster node (a page of SCAN spans slots).
-async fn unlink_each(
     con: &mut redis::aio::MultiplexedConnection,
     pattern: &str,
     select: impl Fn(&[u8]) -> bool,
