@@ -1,0 +1,168 @@
+//! `pipescope observe`: your application's own connections, forwarded to Redis unchanged
+//! through an observing proxy, and per connection whether, and how, it pipelines.
+
+use std::net::SocketAddr;
+
+use clap::ValueEnum;
+
+use super::args::{NetworkArgs, TargetArgs};
+use super::output::say;
+
+#[derive(clap::Args)]
+pub struct ObserveArgs {
+    /// Where your application connects instead of Redis (loopback unless told otherwise).
+    #[arg(long, default_value = "127.0.0.1:6380")]
+    pub listen: SocketAddr,
+    /// How long to observe ("30s", "5m", "1h", or seconds); until Ctrl-C without it.
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<std::time::Duration>,
+    /// Output: table, json (one array of connections) or markdown.
+    #[arg(long, value_enum, default_value_t = ObserveFormat::Table)]
+    pub format: ObserveFormat,
+    /// Same as --format json.
+    #[arg(long)]
+    pub json: bool,
+    /// Don't measure what each connection's commands cost pipescope's engine pipelined in
+    /// batches of 1,000 (it runs that many SETs, GETs or INCRs on its own keys, then removes them).
+    #[arg(long)]
+    pub no_equivalent: bool,
+    #[command(flatten)]
+    pub network: NetworkArgs,
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ObserveFormat {
+    Table,
+    Json,
+    Markdown,
+}
+
+/// "30s", "5m", "1h", "250ms", or a number of seconds.
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(s.len());
+    let (number, unit) = s.split_at(split);
+    let n: f64 = number
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration: say 30s, 5m, 1h or 250ms"))?;
+    let secs = match unit {
+        "" | "s" => n,
+        "ms" => n / 1e3,
+        "m" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => return Err(format!("{s:?}: unknown unit {unit:?} (ms, s, m or h)")),
+    };
+    if !(secs > 0.0 && secs <= 7.0 * 86_400.0) {
+        return Err(format!("{s:?}: between 1 ms and a week, please"));
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
+}
+
+pub async fn observe(args: ObserveArgs) -> anyhow::Result<()> {
+    let redis = args.target.connect().await?;
+    let target = redis.target.clone();
+    use pipescope::observe::{Observer, equivalent, report};
+    let network = args.network.network();
+    let shutdown = super::shutdown_signal()?;
+    let observer = Observer::start(args.listen, &target, network).await?;
+    eprintln!(
+        "observing: point your application at {} (Redis at {}{}); {}",
+        observer.connect_url(),
+        target.redacted(),
+        if network.is_loopback() {
+            String::new()
+        } else {
+            format!(", over {}", network.label())
+        },
+        match args.duration {
+            Some(d) => format!("for {}", shared::observe::duration(d.as_secs_f64() * 1e6)),
+            None => "until Ctrl-C".into(),
+        }
+    );
+    // Machine-readable: the address, on stdout's first line, for scripts and tests.
+    say(format_args!("listening {}", observer.addr()));
+    let deadline = async {
+        match args.duration {
+            Some(d) => tokio::time::sleep(d).await,
+            None => std::future::pending().await,
+        }
+    };
+    let progress = async {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(5));
+        tick.tick().await;
+        loop {
+            tick.tick().await;
+            let all = observer.connections().snapshot();
+            let commands: u64 = all.iter().map(|c| c.counts.commands).sum();
+            eprintln!(
+                "observing: {} connections ({} open), {} commands",
+                all.len(),
+                observer.connections().open(),
+                shared::observe::group(commands)
+            );
+        }
+    };
+    tokio::select! {
+        _ = deadline => {},
+        _ = shutdown => eprintln!("observing: stopped by signal"),
+        _ = progress => {},
+    }
+    let mut conns = observer.connections().snapshot();
+    // The proxy closes here: the application's connections through it end.
+    drop(observer);
+    if !args.no_equivalent {
+        let proxies = pipescope::net::Proxies::default();
+        let measured: Vec<_> = conns.iter().filter(|c| c.counts.commands > 1).collect();
+        let n = measured.len();
+        let mut equivalents = Vec::new();
+        for (k, c) in measured.into_iter().enumerate() {
+            let spec = match equivalent::spec_for(c, network) {
+                Ok(spec) => spec,
+                Err(why) => {
+                    eprintln!("connection {}: {why}", c.id);
+                    continue;
+                }
+            };
+            eprintln!(
+                "measuring the pipelined equivalent of connection {} ({}/{n}): {} {}s in batches of {}",
+                c.id,
+                k + 1,
+                shared::observe::group(spec.count),
+                spec.command.name(),
+                shared::observe::group(u64::from(equivalent::BATCH))
+            );
+            let run_id = pipescope::engine::keys::first_run_id();
+            equivalents.push((
+                c.id,
+                equivalent::measure(&target, &proxies, spec, run_id).await,
+            ));
+        }
+        for (id, e) in equivalents {
+            match e {
+                Ok(e) => {
+                    if let Some(c) = conns.iter_mut().find(|c| c.id == id) {
+                        c.equivalent = Some(e);
+                    }
+                }
+                Err(e) => eprintln!("connection {id}: the pipelined equivalent failed: {e}"),
+            }
+        }
+    }
+    let format = if args.json {
+        ObserveFormat::Json
+    } else {
+        args.format
+    };
+    let out = match format {
+        ObserveFormat::Table => report::table(&conns),
+        ObserveFormat::Json => report::json(&conns),
+        ObserveFormat::Markdown => report::markdown(&conns),
+    };
+    say(format_args!("{}", out.trim_end()));
+    Ok(())
+}
+

@@ -1,0 +1,43 @@
+//! `pipescope replay FILE`: the page served from a recording, with no Redis at all.
+
+use std::net::IpAddr;
+
+use super::output::say;
+use super::serve::{listen, shown};
+
+#[derive(clap::Args)]
+pub struct ReplayArgs {
+    /// The recording to show (a .pipescope.json file).
+    pub file: std::path::PathBuf,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1", env = "PIPESCOPE_LISTEN")]
+    pub listen: IpAddr,
+    /// Port to listen on; 0 picks a free one. If the default is taken, a free one is used.
+    #[arg(long, default_value_t = 8080, env = "PIPESCOPE_PORT")]
+    pub port: u16,
+}
+
+pub async fn replay(args: ReplayArgs) -> anyhow::Result<()> {
+    // Read before listening: a broken or newer file is a message and an exit, not a blank page.
+    let recording = pipescope::replay::read(&args.file)?;
+    let file = args.file.file_name().map_or_else(
+        || args.file.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let listener = listen(args.listen, args.port).await?;
+    let shown = shown(listener.local_addr()?);
+    let shutdown = super::shutdown_signal()?;
+    say(format_args!(
+        "pipescope {} — replaying {file}: {} runs saved {} by pipescope {}, measured against Redis {} at {}; no Redis is used now",
+        env!("CARGO_PKG_VERSION"),
+        recording.runs.len(),
+        recording.saved_at,
+        recording.server_version,
+        recording.redis_version,
+        recording.target,
+    ));
+    say(format_args!("open http://{shown}/"));
+    pipescope::replay::serve(listener, recording, &file, shutdown).await?;
+    say(format_args!("pipescope stopped"));
+    Ok(())
+}

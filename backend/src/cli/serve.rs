@@ -1,0 +1,111 @@
+//! `pipescope serve` (the default): the page, and the runs it starts.
+
+use std::net::{IpAddr, SocketAddr};
+
+use anyhow::Context;
+use tokio::net::TcpListener;
+
+use pipescope::hub::Hub;
+
+use super::args::{NetworkArgs, TargetArgs};
+use super::output::say;
+
+#[derive(clap::Args, Clone)]
+pub struct ServeArgs {
+    /// Address to listen on. Loopback by default; the page controls real Redis runs.
+    #[arg(long, default_value = "127.0.0.1", env = "PIPESCOPE_LISTEN")]
+    pub listen: IpAddr,
+    /// Port to listen on; 0 picks a free one. If the default is taken, a free one is used.
+    #[arg(long, default_value_t = 8080, env = "PIPESCOPE_PORT")]
+    pub port: u16,
+    /// The page's initial network (each run crosses the one its own spec names).
+    #[command(flatten)]
+    pub network: NetworkArgs,
+    /// The presenter token: needed to start or cancel runs when listening beyond loopback
+    /// (viewers only watch). Generated and printed if not given.
+    #[arg(long, env = "PIPESCOPE_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Where the page's observe mode (/observe) listens for applications when the presenter
+    /// starts it. If that port is taken, a free loopback port is used and the page says so.
+    #[arg(long, default_value_t = pipescope::hub::DEFAULT_OBSERVE_LISTEN, env = "PIPESCOPE_OBSERVE_LISTEN")]
+    pub observe_listen: SocketAddr,
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let redis = args.target.connect().await?;
+    let listener = listen(args.listen, args.port).await?;
+    let shown = shown(listener.local_addr()?);
+    let shutdown = super::shutdown_signal()?;
+    // The hub first (it sweeps old keys and starts the default network's proxy): the address
+    // is announced once everything behind it is ready, so nobody races its start-up.
+    // The network is the page's initial choice; each run crosses the one its own spec names.
+    let network = args.network.network();
+    let hub = Hub::with_network(redis.target.clone(), redis.redis_version.clone(), network)
+        .await?
+        .observe_on(args.observe_listen);
+    say(format_args!(
+        "pipescope {} — Redis {} at {}",
+        env!("CARGO_PKG_VERSION"),
+        redis.redis_version,
+        redis.target.shown()
+    ));
+    let token = presenter_token(args.listen, args.token);
+    let hub = match &token {
+        Some(t) => hub.require_token(t.clone()),
+        None => hub,
+    };
+    match &token {
+        Some(t) => {
+            say(format_args!(
+                "presenter (can start runs): http://{shown}/?token={t}"
+            ));
+            say(format_args!("viewers (watch only):       http://{shown}/"));
+        }
+        None => say(format_args!("open http://{shown}/")),
+    }
+    if !network.is_loopback() {
+        say(format_args!("default network: {}", network.label()));
+    }
+    pipescope::server::serve(listener, hub, shutdown).await?;
+    say(format_args!("pipescope stopped"));
+    Ok(())
+}
+
+/// Binds `listen:port`; if that is the default port and it is taken, a free port instead.
+pub async fn listen(listen: IpAddr, port: u16) -> anyhow::Result<TcpListener> {
+    let addr = SocketAddr::new(listen, port);
+    match TcpListener::bind(addr).await {
+        Ok(l) => Ok(l),
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && port == 8080 => {
+            tracing::warn!("port 8080 is taken; using a free port instead");
+            Ok(TcpListener::bind(SocketAddr::new(listen, 0)).await?)
+        }
+        Err(e) => Err(e).with_context(|| format!("cannot listen on {addr}")),
+    }
+}
+
+/// The address to open in a browser: loopback when listening on every interface.
+pub fn shown(local: SocketAddr) -> SocketAddr {
+    if local.ip().is_unspecified() {
+        SocketAddr::new([127, 0, 0, 1].into(), local.port())
+    } else {
+        local
+    }
+}
+
+/// The token that controls runs: the one given, else a fresh one when listening beyond
+/// loopback, else none. On loopback only this machine can connect; beyond it, a room can:
+/// then control needs the token and everyone else watches.
+fn presenter_token(listen: IpAddr, given: Option<String>) -> Option<String> {
+    match (listen.is_loopback(), given) {
+        (_, Some(t)) => Some(t),
+        (false, None) => Some(
+            (0..24)
+                .map(|_| fastrand::alphanumeric())
+                .collect::<String>(),
+        ),
+        (true, None) => None,
+    }
+}
