@@ -107,9 +107,9 @@ pub async fn measure(exe: &Path, count: u64, time_budget: Duration) -> anyhow::R
     let duration = time_budget + Duration::from_secs(120);
     let mut child = tokio::process::Command::new(exe)
         .args([
+            "observe",
             "--redis-url",
             &local.url(),
-            "observe",
             "--listen",
             "127.0.0.1:0",
         ])
