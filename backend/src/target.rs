@@ -435,6 +435,15 @@ impl RedisTarget {
             Ok(Ok(_)) => {}
         }
         let mut con = match self.admin_connection().await {
+            // redis-rs says only "authentication failed" when no password is set at all.
+            Err(TargetError::WrongPassword { addr, user: None }) => {
+                return Err(
+                    match Box::pin(self.without_password().server_version()).await {
+                        Ok(_) => TargetError::NoPasswordSet { addr },
+                        Err(_) => TargetError::WrongPassword { addr, user: None },
+                    },
+                );
+            }
             Err(TargetError::NoSuchDb { addr, db, .. }) => {
                 let databases = self.databases().await;
                 return Err(TargetError::NoSuchDb {
@@ -457,6 +466,18 @@ impl RedisTarget {
             .trim()
             .to_string())
     }
+    /// The same target, with no user or password.
+    fn without_password(&self) -> RedisTarget {
+        let settings = self.info.redis_settings().clone();
+        let settings = redis::RedisConnectionInfo::default()
+            .set_db(settings.db())
+            .set_protocol(settings.protocol());
+        RedisTarget {
+            info: self.info.clone().set_redis_settings(settings),
+            ..self.direct()
+        }
+    }
+
     /// How many databases Redis has (`CONFIG GET databases`, asked on database 0), if it says.
     async fn databases(&self) -> Option<u32> {
         let settings = self.info.redis_settings().clone().set_db(0);

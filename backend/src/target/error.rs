@@ -27,10 +27,9 @@ pub enum TargetError {
         "Redis at {addr} asks for a password: put it in the URL, redis://:PASSWORD@{addr} (or redis://USER:PASSWORD@{addr} for an ACL user)"
     )]
     NoPassword { addr: String },
-    #[error(
-        "Redis at {addr} refused {} and password: check both in the URL, redis://USER:PASSWORD@{addr}",
-        user_named(.user)
-    )]
+    #[error("Redis at {addr} has no password set, but the URL gives one: drop it, redis://{addr}")]
+    NoPasswordSet { addr: String },
+    #[error("Redis at {addr} refused {}", refused_whom(.user, .addr))]
     WrongPassword { addr: String, user: Option<String> },
     #[error("Redis at {addr} has no database {db}: {}", databases_note(*.databases, .addr))]
     NoSuchDb {
@@ -56,10 +55,14 @@ pub enum TargetError {
     Cluster(#[from] crate::cluster::ClusterError),
 }
 
-fn user_named(user: &Option<String>) -> String {
+fn refused_whom(user: &Option<String>, addr: &str) -> String {
     match user {
-        Some(user) => format!("the user name {user:?}"),
-        None => "the password (for the default user) or the user name".to_string(),
+        Some(user) => format!(
+            "user {user:?} with that password: check both in the URL, redis://USER:PASSWORD@{addr}"
+        ),
+        None => format!(
+            "the password: check it in the URL, redis://:PASSWORD@{addr} (an ACL user's as redis://USER:PASSWORD@{addr})"
+        ),
     }
 }
 
@@ -85,16 +88,16 @@ impl TargetError {
         db: i64,
         error: redis::RedisError,
     ) -> Self {
-        if error.kind() == redis::ErrorKind::AuthenticationFailed {
-            return TargetError::WrongPassword { addr, user };
-        }
         let text = match (error.code(), error.detail()) {
             (Some(code), Some(detail)) => format!("{code} {detail}"),
             (Some(code), None) => code.to_string(),
             _ => error.to_string(),
         };
-        match Self::from_reply(addr.clone(), user, db, &text) {
+        match Self::from_reply(addr.clone(), user.clone(), db, &text) {
             Some(e) => e,
+            None if error.kind() == redis::ErrorKind::AuthenticationFailed => {
+                TargetError::WrongPassword { addr, user }
+            }
             None => TargetError::Redis { addr, error },
         }
     }
@@ -107,10 +110,9 @@ impl TargetError {
             "NOAUTH" => Some(TargetError::NoPassword { addr }),
             "WRONGPASS" => Some(TargetError::WrongPassword { addr, user }),
             // Redis 6+ when a password is given but none is set.
-            "ERR" if text.contains("without any password configured") => Some(TargetError::Handshake {
-                addr,
-                message: "it has no password set, but the URL gives one: drop it from the URL (redis://HOST:PORT)".into(),
-            }),
+            "ERR" if text.contains("without any password configured") => {
+                Some(TargetError::NoPasswordSet { addr })
+            }
             "ERR" if text.contains("DB index is out of range") => Some(TargetError::NoSuchDb {
                 addr,
                 db,
