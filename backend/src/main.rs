@@ -149,13 +149,13 @@ struct ServeArgs {
 #[derive(clap::Args, Clone, Copy, Default)]
 struct NetworkArgs {
     /// One-way delay each way, in µs (e.g. 250 for a 0.5 ms round trip on top of loopback).
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    #[arg(long, default_value_t = 0, value_parser = number_in(0, LIMITS.max_delay_us))]
     delay_us: u32,
     /// Jitter on that delay, ± µs (bytes are never reordered).
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    #[arg(long, default_value_t = 0, value_parser = number_in(0, LIMITS.max_delay_us))]
     jitter_us: u32,
     /// Bandwidth cap on each direction, bytes per second (makes transmission time real).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1_000..))]
+    #[arg(long, value_parser = number_in(LIMITS.min_bandwidth, LIMITS.max_bandwidth))]
     bandwidth: Option<u64>,
 }
 
@@ -172,13 +172,13 @@ impl NetworkArgs {
 #[derive(clap::Args)]
 struct BenchArgs {
     /// Commands per run.
-    #[arg(long, default_value_t = 100_000)]
+    #[arg(long, default_value_t = 100_000, value_parser = number_in(1, LIMITS.max_count))]
     count: u64,
     /// What to run (see the values below).
     #[arg(long, value_enum, default_value_t = BenchMode::Compare)]
     mode: BenchMode,
     /// Commands per pipeline batch (per MULTI/EXEC, per MSET; in flight for multiplexed).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = number_in(1, LIMITS.max_batch))]
     batch: u32,
     /// How a pipeline's batch reaches the socket: one write per batch, a write per command
     /// (Spring Data Redis + Lettuce's default inside executePipelined), or a write every
@@ -186,13 +186,13 @@ struct BenchArgs {
     #[arg(long, value_enum, default_value_t = FlushArg::Batch)]
     flush: FlushArg,
     /// With --flush every: commands per write.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, value_parser = number_in(1, LIMITS.max_batch))]
     flush_every: u32,
-    /// The command: SET, GET (of keys written beforehand, untimed) or INCR.
-    #[arg(long, default_value = "SET", value_parser = parse_command)]
-    command: Command,
+    /// The command: SET (the default), GET (of keys written beforehand, untimed) or INCR.
+    #[arg(long, value_parser = parse_command)]
+    command: Option<Command>,
     /// Bytes per value (default: the classic `v{i}`).
-    #[arg(long)]
+    #[arg(long, value_parser = number_in(1, LIMITS.max_value_bytes))]
     value_bytes: Option<u32>,
     /// Key names: spread (`pipescope:<run>:k<i>`, over every cluster slot) or one-tag
     /// (`pipescope:{<run>}:k<i>`: one hash tag, so every key is in one slot on one master, as
@@ -224,7 +224,7 @@ struct BenchArgs {
     /// Connections in the pool for --mode connections (one C), or the pools to compare with
     /// --against-redis-benchmark (a list: 1,8,50). Each connection sends its share of the
     /// commands one at a time.
-    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=shared::Mode::MAX_CONNECTIONS as i64))]
+    #[arg(long, value_delimiter = ',', value_parser = number_in(1, shared::Mode::MAX_CONNECTIONS))]
     connections: Vec<u32>,
     /// After the runs, print this process's peak resident memory (VmHWM in /proc/self/status)
     /// and its resident memory before them: what the engine needed for the runs.
@@ -272,7 +272,7 @@ struct BenchArgs {
     #[arg(long, default_value_t = pipescope::versus::DEFAULT_TIME_BUDGET.as_secs())]
     time_budget_secs: u64,
     /// With --mode sweep: the largest batch (batches 1, 2, 5, 10, 20, 50, … up to it).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = number_in(2, LIMITS.max_batch))]
     max_batch: u32,
     /// Also write the runs, with their timelines, to this recording file (one versioned JSON
     /// file; `pipescope replay FILE` or the page shows it later with no Redis).
@@ -287,11 +287,12 @@ struct BenchArgs {
     no_instrument: bool,
     /// Busy-poll for replies for up to this many µs before sleeping (default: sleep, as client
     /// libraries do). Takes the client's own wake-up out of every round trip, for a CPU.
-    #[arg(long, value_name = "US")]
+    #[arg(long, value_name = "US", value_parser = number_in(1, shared::Wait::MAX_BUSY_POLL_US))]
     busy_poll_us: Option<u32>,
     /// Atomicity, measured: the pipelined and MULTI/EXEC runs INCR one shared counter while a
     /// second client INCRs it too (straight to Redis, one at a time); the counter's values say
-    /// how many of its INCRs Redis ran inside the runs' batches. Makes the command INCR.
+    /// how many of its INCRs Redis ran inside the runs' batches. The command is INCR; a mode
+    /// with no pipelined or MULTI/EXEC run is refused.
     #[arg(long)]
     other_client: bool,
     #[command(flatten)]
@@ -352,11 +353,42 @@ async fn main() -> std::process::ExitCode {
     match run(Cli::parse()).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("pipescope: {e:#}");
+            eprintln!("pipescope: {}", said_once(&e));
             std::process::ExitCode::FAILURE
         }
     }
 }
+
+/// The error and its causes on one line, each said once: a typed error that shows its source
+/// in its own words is not followed by that source again.
+fn said_once(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
+/// A whole number from `lo` to `hi`, for a flag: clap names the flag and echoes what was typed
+/// beside these words.
+fn number_in<T>(lo: T, hi: T) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
+where
+    T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy + Send + Sync + 'static,
+{
+    move |s: &str| match s.trim().parse::<T>() {
+        Ok(n) if lo <= n && n <= hi => Ok(n),
+        _ => Err(format!("must be a whole number from {lo} to {hi}")),
+    }
+}
+
+const LIMITS: shared::Limits = shared::Limits::DEFAULT;
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
     // A replay needs no Redis: none is started, none is reached.
@@ -398,6 +430,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         );
     }
     let redis_version = target.server_version().await?;
+    if matches!(
+        cli.command,
+        None | Some(Cmd::Serve(_)) | Some(Cmd::Bench(_))
+    ) {
+        target.refuse_cluster_node().await?;
+    }
     if target.is_cluster() {
         // Said now, before anything runs: not a cluster, or slots no master serves.
         let mut admin = target.admin_connection().await?;
@@ -608,12 +646,19 @@ async fn bench(
             commands: args.flush_every,
         },
     };
+    let command = other_client_command(&args)?;
     let pipelined = |batch, flush| Mode::Pipelined { batch, flush };
     let modes = match args.mode {
         BenchMode::Sequential => vec![Mode::Sequential],
         BenchMode::Pipelined => vec![pipelined(args.batch, flush)],
         BenchMode::Compare => vec![Mode::Sequential, pipelined(args.batch, flush)],
-        BenchMode::Sweep => shared::sweep::up_to(args.max_batch)
+        BenchMode::Sweep => shared::sweep::plan(args.max_batch, args.count, 1, &LIMITS)
+            .with_context(|| {
+                format!(
+                    "--mode sweep --max-batch {} --count {}",
+                    args.max_batch, args.count
+                )
+            })?
             .into_iter()
             .map(Mode::pipelined)
             .collect(),
@@ -650,11 +695,7 @@ async fn bench(
     let specs = modes
         .into_iter()
         .map(|mode| RunSpec {
-            command: if args.other_client {
-                Command::Incr
-            } else {
-                args.command
-            },
+            command,
             other_client: args.other_client
                 && matches!(mode, Mode::Pipelined { .. } | Mode::Transaction { .. }),
             value_bytes: args.value_bytes,
@@ -707,6 +748,36 @@ async fn bench(
         ));
     }
     Ok(())
+}
+
+/// The runs' command: INCR with --other-client, which refuses another command and a mode with
+/// no pipelined or MULTI/EXEC run for it to share its counter with; else --command (SET).
+fn other_client_command(args: &BenchArgs) -> anyhow::Result<Command> {
+    if !args.other_client {
+        return Ok(args.command.unwrap_or(Command::Set));
+    }
+    if let Some(command) = args.command.filter(|c| *c != Command::Incr) {
+        anyhow::bail!(
+            "--other-client INCRs one shared counter, so the runs INCR it too, not {}: drop --command {}",
+            command.name(),
+            command.name().to_lowercase()
+        );
+    }
+    let mode = match args.mode {
+        BenchMode::Sequential => "sequential",
+        BenchMode::Multiplexed => "multiplexed",
+        BenchMode::Mset => "mset",
+        BenchMode::Connections => "connections",
+        BenchMode::Accuracy => "accuracy",
+        BenchMode::Pipelined
+        | BenchMode::Compare
+        | BenchMode::Sweep
+        | BenchMode::Transaction
+        | BenchMode::Flush => return Ok(Command::Incr),
+    };
+    anyhow::bail!(
+        "--other-client shares its counter with a pipelined or MULTI/EXEC run, and --mode {mode} has none: use --mode pipelined, transaction or compare"
+    )
 }
 
 async fn accuracy(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
@@ -1332,8 +1403,9 @@ async fn observe(args: ObserveArgs, target: RedisTarget) -> anyhow::Result<()> {
             None => "until Ctrl-C".into(),
         }
     );
-    // Machine-readable: the address, on stdout's first line, for scripts and tests.
-    say(format_args!("listening {}", observer.addr()));
+    // Machine-readable: the address, on a line of its own for scripts and tests. On stderr:
+    // stdout holds the report alone (JSON only, with --json).
+    eprintln!("listening {}", observer.addr());
     let deadline = async {
         match args.duration {
             Some(d) => tokio::time::sleep(d).await,
