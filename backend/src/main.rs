@@ -14,7 +14,7 @@ async fn main() -> std::process::ExitCode {
     match cli::run(cli::parse()).await {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("pipescope: {e:#}");
+            eprintln!("pipescope: {}", cli::said_once(&e));
             std::process::ExitCode::FAILURE
         }
     }

@@ -118,21 +118,30 @@ pub async fn measure(exe: &Path, count: u64, time_budget: Duration) -> anyhow::R
         .env("RUST_LOG", "pipescope=warn")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
         .context("starting pipescope observe")?;
     let pid = child.id().context("pipescope observe's pid")?;
     let mut stdout = BufReader::new(child.stdout.take().context("its stdout")?);
-    let mut first = String::new();
-    tokio::time::timeout(Duration::from_secs(30), stdout.read_line(&mut first))
-        .await
-        .context("pipescope observe did not say where it listens within 30 s")??;
-    let addr: std::net::SocketAddr = first
-        .trim()
-        .strip_prefix("listening ")
-        .and_then(|a| a.parse().ok())
-        .with_context(|| format!("pipescope observe's first line: {first:?}"))?;
+    // Where it listens is on stderr, on the line "listening ADDR".
+    let mut notes = BufReader::new(child.stderr.take().context("its stderr")?);
+    let mut line = String::new();
+    let addr: std::net::SocketAddr = tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            line.clear();
+            if notes.read_line(&mut line).await? == 0 {
+                anyhow::bail!("pipescope observe ended before saying where it listens");
+            }
+            if let Some(addr) = line.trim().strip_prefix("listening ") {
+                return addr.parse().context("pipescope observe's listening line");
+            }
+        }
+    })
+    .await
+    .context("pipescope observe did not say where it listens within 30 s")??;
+    // The rest of its stderr is drained, so it never blocks on a full pipe.
+    tokio::spawn(async move { tokio::io::copy(&mut notes, &mut tokio::io::sink()).await });
     let at_start = memory(pid)?;
     eprintln!(
         "observe-rss: pipescope observe (pid {pid}) on {addr}: VmRSS {}, VmHWM {} at start",

@@ -10,39 +10,18 @@ use tokio::net::TcpStream;
 use crate::resp;
 use crate::tls::{RedisStream, Tls, TlsError, Trust};
 
+mod error;
+mod url;
+
+pub use error::{TargetError, describe};
+pub use url::{UrlError, host_port};
+
 /// Commands sent on the engine's measured connection before its first own command, at most
 /// (AUTH, SELECT and CLIENT ID: see `connect_identified`).
 pub const MAX_HANDSHAKE_COMMANDS: usize = 3;
 
 /// How long to wait for a TCP connection to Redis before saying it is unreachable.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-
-#[derive(Debug, thiserror::Error)]
-pub enum TargetError {
-    #[error("not a Redis URL ({0}); expected e.g. redis://[:password@]host:port[/db]")]
-    BadUrl(String),
-    #[error("{0} is not supported by the engine yet; use a redis://host:port URL")]
-    Unsupported(&'static str),
-    #[error(transparent)]
-    Tls(#[from] TlsError),
-    #[error("TLS to Redis at {addr} failed: {message}")]
-    TlsHandshake { addr: String, message: String },
-    #[error(
-        "cannot reach Redis at {addr}: {cause}. Is redis-server running there? Check the address, or omit --redis-url to use pipescope's own local redis-server"
-    )]
-    Unreachable { addr: String, cause: std::io::Error },
-    #[error("Redis at {addr} did not answer within {CONNECT_TIMEOUT:?}")]
-    ConnectTimeout { addr: String },
-    #[error("Redis at {addr} refused the handshake: {message}")]
-    Handshake { addr: String, message: String },
-    #[error("Redis at {addr}: {source}")]
-    Redis {
-        addr: String,
-        source: redis::RedisError,
-    },
-    #[error(transparent)]
-    Cluster(#[from] crate::cluster::ClusterError),
-}
 
 #[derive(Clone)]
 pub struct RedisTarget {
@@ -98,10 +77,11 @@ impl RedisTarget {
             None => (url.to_string(), None),
         };
         // Never echo the URL itself in the error: it may hold a password.
+        url::check(&url)?;
         let info = url
             .as_str()
             .into_connection_info()
-            .map_err(|e| TargetError::BadUrl(format!("{:?}", e.kind())))?;
+            .map_err(|e| UrlError::Other(e.category().to_string()))?;
         let ConnectionAddr::Tcp(host, port) = info.addr() else {
             return Err(TargetError::Unsupported("a unix socket"));
         };
@@ -189,7 +169,7 @@ impl RedisTarget {
             host: host.to_string(),
             port,
             via: self.master_proxies.as_ref().and_then(|all| {
-                let addr = format!("{host}:{port}");
+                let addr = host_port(host, port);
                 all.iter().find(|(a, _)| *a == addr).map(|(_, via)| *via)
             }),
             tls,
@@ -233,9 +213,16 @@ impl RedisTarget {
         }
     }
 
-    /// `host:port`, the address without credentials.
+    /// `host:port`, the address without credentials (an IPv6 host in brackets).
     pub fn addr(&self) -> String {
-        format!("{}:{}", self.host, self.port)
+        host_port(&self.host, self.port)
+    }
+
+    /// A Redis error on one of this target's connections, in a user's words.
+    fn redis_error(&self, error: redis::RedisError) -> TargetError {
+        let settings = self.info.redis_settings();
+        let user = settings.username().map(str::to_string);
+        TargetError::from_redis(self.addr(), user, settings.db(), error)
     }
 
     /// The URL with the password removed: safe for logs and for the page.
@@ -271,10 +258,7 @@ impl RedisTarget {
     /// A redis-rs client for the admin side of a plain target (`admin_connection`); a TLS
     /// target's admin connections go over the engine's own TLS stream instead.
     fn client(&self) -> Result<redis::Client, TargetError> {
-        redis::Client::open(self.info.clone()).map_err(|source| TargetError::Redis {
-            addr: self.addr(),
-            source,
-        })
+        redis::Client::open(self.info.clone()).map_err(|e| self.redis_error(e))
     }
 
     pub async fn admin_connection(&self) -> Result<redis::aio::MultiplexedConnection, TargetError> {
@@ -291,20 +275,14 @@ impl RedisTarget {
                 config,
             )
             .await
-            .map_err(|source| TargetError::Redis {
-                addr: self.addr(),
-                source,
-            })?;
+            .map_err(|e| self.redis_error(e))?;
             tokio::spawn(driver);
             return Ok(con);
         }
         self.client()?
             .get_multiplexed_async_connection_with_config(&config)
             .await
-            .map_err(|source| TargetError::Redis {
-                addr: self.addr(),
-                source,
-            })
+            .map_err(|e| self.redis_error(e))
     }
 
     /// The engine's own connection: TCP with Nagle off (it would hold back small writes and
@@ -432,7 +410,13 @@ impl RedisTarget {
                     return Ok(buf);
                 }
                 Ok(Some(resp::Reply::Error { len })) => {
-                    return Err(message(String::from_utf8_lossy(&buf[1..len - 2]).as_ref()));
+                    let text = String::from_utf8_lossy(&buf[1..len - 2]);
+                    let settings = self.info.redis_settings();
+                    let user = settings.username().map(str::to_string);
+                    return Err(
+                        TargetError::from_reply(addr.clone(), user, settings.db(), &text)
+                            .unwrap_or_else(|| message(&text)),
+                    );
                 }
                 Ok(None) if read == 0 => return Err(message("connection closed")),
                 Ok(None) => continue,
@@ -450,21 +434,83 @@ impl RedisTarget {
             Ok(Err(cause)) => return Err(TargetError::Unreachable { addr, cause }),
             Ok(Ok(_)) => {}
         }
-        let mut con = self.admin_connection().await?;
+        let mut con = match self.admin_connection().await {
+            // redis-rs says only "authentication failed" when no password is set at all.
+            Err(TargetError::WrongPassword { addr, user: None }) => {
+                return Err(
+                    match Box::pin(self.without_password().server_version()).await {
+                        Ok(_) => TargetError::NoPasswordSet { addr },
+                        Err(_) => TargetError::WrongPassword { addr, user: None },
+                    },
+                );
+            }
+            Err(TargetError::NoSuchDb { addr, db, .. }) => {
+                let databases = self.databases().await;
+                return Err(TargetError::NoSuchDb {
+                    addr,
+                    db,
+                    databases,
+                });
+            }
+            con => con?,
+        };
         let info: String = redis::cmd("INFO")
             .arg("server")
             .query_async(&mut con)
             .await
-            .map_err(|source| TargetError::Redis {
-                addr: self.addr(),
-                source,
-            })?;
+            .map_err(|e| self.redis_error(e))?;
         Ok(info
             .lines()
             .find_map(|l| l.strip_prefix("redis_version:"))
             .unwrap_or("unknown")
             .trim()
             .to_string())
+    }
+    /// The same target, with no user or password.
+    fn without_password(&self) -> RedisTarget {
+        let settings = self.info.redis_settings().clone();
+        let settings = redis::RedisConnectionInfo::default()
+            .set_db(settings.db())
+            .set_protocol(settings.protocol());
+        RedisTarget {
+            info: self.info.clone().set_redis_settings(settings),
+            ..self.direct()
+        }
+    }
+
+    /// How many databases Redis has (`CONFIG GET databases`, asked on database 0), if it says.
+    async fn databases(&self) -> Option<u32> {
+        let settings = self.info.redis_settings().clone().set_db(0);
+        let db0 = RedisTarget {
+            info: self.info.clone().set_redis_settings(settings),
+            ..self.direct()
+        };
+        let mut con = db0.admin_connection().await.ok()?;
+        let reply: std::collections::HashMap<String, u32> = redis::cmd("CONFIG")
+            .arg("GET")
+            .arg("databases")
+            .query_async(&mut con)
+            .await
+            .ok()?;
+        reply.get("databases").copied()
+    }
+
+    /// Refuses a Redis Cluster node taken as a single server (no `--cluster`): every key of
+    /// another node's slots would be answered with MOVED.
+    pub async fn refuse_cluster_node(&self) -> Result<(), TargetError> {
+        if self.cluster {
+            return Ok(());
+        }
+        let mut con = self.admin_connection().await?;
+        let info: String = redis::cmd("INFO")
+            .arg("cluster")
+            .query_async(&mut con)
+            .await
+            .map_err(|e| self.redis_error(e))?;
+        match info.lines().any(|l| l.trim() == "cluster_enabled:1") {
+            true => Err(TargetError::ClusterNode { addr: self.addr() }),
+            false => Ok(()),
+        }
     }
 }
 

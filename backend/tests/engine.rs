@@ -178,7 +178,7 @@ async fn password_and_db_index_in_the_url_are_used() {
         .await
         .unwrap_err();
     let message = failure.error.to_string();
-    assert!(message.contains("refused the handshake"), "{message}");
+    assert!(message.contains("refused the password"), "{message}");
     assert!(
         !message.contains("nope"),
         "the password must not appear: {message}"

@@ -22,33 +22,8 @@ pub const REPEATS: usize = 3;
 /// commands (`count`: every run must fill at least one batch), or when it needs more runs than
 /// a start may have.
 pub fn plan(max: u32, count: u64, limits: &Limits) -> Result<Vec<u32>, String> {
-    if max < 2 {
-        return Err("A sweep needs a largest batch of at least 2.".into());
-    }
-    if max > limits.max_batch {
-        return Err(format!(
-            "The sweep's largest batch must be at most {}, got {max}.",
-            limits.max_batch
-        ));
-    }
-    let batches = shared::sweep::up_to(max);
-    let largest = batches[batches.len() - 1];
-    if count < largest as u64 {
-        return Err(format!(
-            "A sweep up to batch {largest} needs at least {largest} commands per run (one whole batch), got {count}."
-        ));
-    }
-    let runs = batches.len() * REPEATS;
-    if runs > limits.max_runs {
-        let sizes = (limits.max_runs / REPEATS).max(1);
-        return Err(format!(
-            "A sweep up to batch {largest} needs {runs} runs ({} batch sizes, each {REPEATS} times), more than the {} one start may have; choose a largest batch of at most {}.",
-            batches.len(),
-            limits.max_runs,
-            series().nth(sizes - 1).unwrap_or(1)
-        ));
-    }
-    Ok(batches.repeat(REPEATS))
+    shared::sweep::plan(max, count, REPEATS, limits)
+        .map_err(|e| format!("{}.", crate::connection::capitalise(&e.to_string())))
 }
 
 /// One batch size of a sweep: its median run, and the spread of its runs' throughput.
@@ -215,11 +190,15 @@ mod tests {
         assert_eq!(full.len(), 16 * REPEATS);
         assert!(full.len() <= L.max_runs);
         assert_eq!(full[15], 100_000);
-        assert!(plan(1, 1000, &L).unwrap_err().contains("at least 2"));
+        assert!(
+            plan(1, 1000, &L)
+                .unwrap_err()
+                .contains("between 2 and 100000, got 1")
+        );
         assert!(
             plan(200_000, 1_000_000, &L)
                 .unwrap_err()
-                .contains("at most 100000")
+                .contains("between 2 and 100000, got 200000")
         );
         assert!(
             plan(100_000, 99_999, &L)

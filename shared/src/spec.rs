@@ -428,7 +428,7 @@ pub enum SpecError {
     #[error("{command} has no one-command-many-keys form; use SET or GET with MSET mode")]
     NoMultiKey { command: &'static str },
     #[error(
-        "the other client shares an INCR counter with a pipelined or MULTI/EXEC run; got {command}, {mode}"
+        "the other client INCRs one counter shared with a pipelined or MULTI/EXEC run of INCRs; got {command} in {mode} mode: choose INCR and pipelined or MULTI/EXEC"
     )]
     OtherClient {
         command: &'static str,
@@ -438,6 +438,23 @@ pub enum SpecError {
         "{what} on a Redis Cluster needs every key in one slot (a cluster runs it on one master and refuses keys of several slots): choose keys: one hash tag {{run}} (--keys one-tag)"
     )]
     OneSlot { what: &'static str },
+    #[error("the sweep's largest batch must be between 2 and {max}, got {got}")]
+    SweepMax { got: u32, max: u32 },
+    #[error(
+        "a sweep up to batch {largest} needs at least {largest} commands per run (one whole batch), got {count}: raise the count or lower the largest batch"
+    )]
+    SweepCount { largest: u32, count: u64 },
+    #[error(
+        "a sweep up to batch {largest} needs {runs} runs ({sizes} batch sizes, each {repeats} times), more than the {max_runs} one start may have; choose a largest batch of at most {fits}"
+    )]
+    SweepRuns {
+        largest: u32,
+        runs: usize,
+        sizes: usize,
+        repeats: usize,
+        max_runs: usize,
+        fits: u32,
+    },
     #[error(
         "this run would spend at least {secs} s waiting on the injected delay ({round_trips} round trips × {rtt_us} µs), more than the {max} s allowed; lower the count or the delay, or pipeline"
     )]

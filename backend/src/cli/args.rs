@@ -32,13 +32,13 @@ pub struct TargetArgs {
 #[derive(clap::Args, Clone, Copy, Default)]
 pub struct NetworkArgs {
     /// One-way delay each way, in µs (e.g. 250 for a 0.5 ms round trip on top of loopback).
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    #[arg(long, default_value_t = 0, value_parser = number_in(0, LIMITS.max_delay_us))]
     pub delay_us: u32,
     /// Jitter on that delay, ± µs (bytes are never reordered).
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    #[arg(long, default_value_t = 0, value_parser = number_in(0, LIMITS.max_delay_us))]
     pub jitter_us: u32,
     /// Bandwidth cap on each direction, bytes per second (makes transmission time real).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1_000..))]
+    #[arg(long, value_parser = number_in(LIMITS.min_bandwidth, LIMITS.max_bandwidth))]
     pub bandwidth: Option<u64>,
 }
 
@@ -80,4 +80,19 @@ pub struct JsonArg {
     /// Print one JSON object a line instead of the table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The limits the page and the server enforce, for flags too.
+pub const LIMITS: shared::Limits = shared::Limits::DEFAULT;
+
+/// A whole number from `lo` to `hi`, for a flag: clap names the flag and echoes what was typed
+/// beside these words.
+pub fn number_in<T>(lo: T, hi: T) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
+where
+    T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy + Send + Sync + 'static,
+{
+    move |s: &str| match s.trim().parse::<T>() {
+        Ok(n) if lo <= n && n <= hi => Ok(n),
+        _ => Err(format!("must be a whole number from {lo} to {hi}")),
+    }
 }

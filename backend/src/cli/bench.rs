@@ -5,20 +5,22 @@ use clap::ValueEnum;
 use pipescope::bench::{BenchOptions, Format};
 use shared::{Command, Flush, KeyLayout, Mode, RunSpec, Wait};
 
-use super::args::{NetworkArgs, TargetArgs};
+use anyhow::Context;
+
+use super::args::{LIMITS, NetworkArgs, TargetArgs, number_in};
 use super::output::say;
 use super::record_to::RecordTo;
 
 #[derive(clap::Args)]
 pub struct BenchArgs {
     /// Commands per run.
-    #[arg(long, default_value_t = 100_000)]
+    #[arg(long, default_value_t = 100_000, value_parser = number_in(1, LIMITS.max_count))]
     pub count: u64,
     /// What to run (see the values below).
     #[arg(long, value_enum, default_value_t = BenchMode::Compare)]
     pub mode: BenchMode,
     /// Commands per pipeline batch (per MULTI/EXEC, per MSET; in flight for multiplexed).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = number_in(1, LIMITS.max_batch))]
     pub batch: u32,
     /// How a pipeline's batch reaches the socket: one write per batch, a write per command
     /// (Spring Data Redis + Lettuce's default inside executePipelined), or a write every
@@ -26,13 +28,13 @@ pub struct BenchArgs {
     #[arg(long, value_enum, default_value_t = FlushArg::Batch)]
     pub flush: FlushArg,
     /// With --flush every: commands per write.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, default_value_t = 16, value_parser = number_in(1, LIMITS.max_batch))]
     pub flush_every: u32,
-    /// The command: SET, GET (of keys written beforehand, untimed) or INCR.
-    #[arg(long, default_value = "SET", value_parser = parse_command)]
-    pub command: Command,
+    /// The command: SET (the default), GET (of keys written beforehand, untimed) or INCR.
+    #[arg(long, value_parser = parse_command)]
+    pub command: Option<Command>,
     /// Bytes per value (default: the classic `v{i}`).
-    #[arg(long)]
+    #[arg(long, value_parser = number_in(1, LIMITS.max_value_bytes))]
     pub value_bytes: Option<u32>,
     /// Key names: spread (`pipescope:<run>:k<i>`, over every cluster slot) or one-tag
     /// (`pipescope:{<run>}:k<i>`: one hash tag, so every key is in one slot on one master, as
@@ -41,18 +43,19 @@ pub struct BenchArgs {
     pub keys: KeyLayout,
     /// Connections in the pool for --mode connections (default 8). Each connection sends its
     /// share of the commands one at a time.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=shared::Mode::MAX_CONNECTIONS as i64))]
+    #[arg(long, value_parser = number_in(1, shared::Mode::MAX_CONNECTIONS))]
     pub connections: Option<u32>,
     /// With --mode sweep: the largest batch (batches 1, 2, 5, 10, 20, 50, … up to it).
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = 1000, value_parser = number_in(2, LIMITS.max_batch))]
     pub max_batch: u32,
     /// Busy-poll for replies for up to this many µs before sleeping (default: sleep, as client
     /// libraries do). Takes the client's own wake-up out of every round trip, for a CPU.
-    #[arg(long, value_name = "US")]
+    #[arg(long, value_name = "US", value_parser = number_in(1, shared::Wait::MAX_BUSY_POLL_US))]
     pub busy_poll_us: Option<u32>,
     /// Atomicity, measured: the pipelined and MULTI/EXEC runs INCR one shared counter while a
     /// second client INCRs it too (straight to Redis, one at a time); the counter's values say
-    /// how many of its INCRs Redis ran inside the runs' batches. Makes the command INCR.
+    /// how many of its INCRs Redis ran inside the runs' batches. The command is INCR; a mode
+    /// with no pipelined or MULTI/EXEC run is refused.
     #[arg(long)]
     pub other_client: bool,
     /// Output: table, json (one object per run), csv, or markdown (paste into slides).
@@ -122,7 +125,8 @@ fn parse_command(s: &str) -> Result<Command, String> {
 
 impl BenchArgs {
     /// The runs the flags ask for, in order.
-    fn specs(&self) -> Vec<RunSpec> {
+    fn specs(&self) -> anyhow::Result<Vec<RunSpec>> {
+        let command = self.command()?;
         let flush = match self.flush {
             FlushArg::Batch => Flush::Batch,
             FlushArg::Each => Flush::EachCommand,
@@ -135,7 +139,13 @@ impl BenchArgs {
             BenchMode::Sequential => vec![Mode::Sequential],
             BenchMode::Pipelined => vec![pipelined(self.batch, flush)],
             BenchMode::Compare => vec![Mode::Sequential, pipelined(self.batch, flush)],
-            BenchMode::Sweep => shared::sweep::up_to(self.max_batch)
+            BenchMode::Sweep => shared::sweep::plan(self.max_batch, self.count, 1, &LIMITS)
+                .with_context(|| {
+                    format!(
+                        "--mode sweep --max-batch {} --count {}",
+                        self.max_batch, self.count
+                    )
+                })?
                 .into_iter()
                 .map(Mode::pipelined)
                 .collect(),
@@ -160,11 +170,7 @@ impl BenchArgs {
         modes
             .into_iter()
             .map(|mode| RunSpec {
-                command: if self.other_client {
-                    Command::Incr
-                } else {
-                    self.command
-                },
+                command,
                 other_client: self.other_client
                     && matches!(mode, Mode::Pipelined { .. } | Mode::Transaction { .. }),
                 value_bytes: self.value_bytes,
@@ -175,7 +181,37 @@ impl BenchArgs {
                 },
                 ..RunSpec::set(self.count, mode).with_network(network)
             })
-            .collect()
+            .collect())
+    }
+
+    /// The runs' command: INCR with --other-client, which refuses another command and a mode
+    /// with no pipelined or MULTI/EXEC run for it to share its counter with; else --command
+    /// (SET).
+    fn command(&self) -> anyhow::Result<Command> {
+        if !self.other_client {
+            return Ok(self.command.unwrap_or(Command::Set));
+        }
+        if let Some(command) = self.command.filter(|c| *c != Command::Incr) {
+            anyhow::bail!(
+                "--other-client INCRs one shared counter, so the runs INCR it too, not {}: drop --command {}",
+                command.name(),
+                command.name().to_lowercase()
+            );
+        }
+        let mode = match self.mode {
+            BenchMode::Sequential => "sequential",
+            BenchMode::Multiplexed => "multiplexed",
+            BenchMode::Mset => "mset",
+            BenchMode::Connections => "connections",
+            BenchMode::Pipelined
+            | BenchMode::Compare
+            | BenchMode::Sweep
+            | BenchMode::Transaction
+            | BenchMode::Flush => return Ok(Command::Incr),
+        };
+        anyhow::bail!(
+            "--other-client shares its counter with a pipelined or MULTI/EXEC run, and --mode {mode} has none: use --mode pipelined, transaction or compare"
+        )
     }
 }
 
@@ -185,8 +221,9 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<()> {
             "--connections sizes the pool of --mode connections; add --mode connections, or drop --connections"
         );
     }
-    let specs = args.specs();
+    let specs = args.specs()?;
     let redis = args.target.connect().await?;
+    redis.target.refuse_cluster_node().await?;
     let target = &redis.target;
     let options = BenchOptions {
         format: if args.json { Format::Json } else { args.format },

@@ -24,6 +24,8 @@ mod versus;
 
 use clap::{Parser, Subcommand};
 
+pub use output::said_once;
+
 #[derive(Parser)]
 #[command(
     version,

@@ -83,8 +83,9 @@ pub async fn observe(args: ObserveArgs) -> anyhow::Result<()> {
             None => "until Ctrl-C".into(),
         }
     );
-    // Machine-readable: the address, on stdout's first line, for scripts and tests.
-    say(format_args!("listening {}", observer.addr()));
+    // Machine-readable: the address, on a line of its own for scripts and tests. On stderr:
+    // stdout holds the report alone (JSON only, with --json).
+    eprintln!("listening {}", observer.addr());
     let deadline = async {
         match args.duration {
             Some(d) => tokio::time::sleep(d).await,

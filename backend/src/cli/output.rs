@@ -21,3 +21,20 @@ pub fn say_json_lines<T: serde::Serialize>(items: &[T]) -> anyhow::Result<()> {
 pub fn met(yes: bool) -> &'static str {
     if yes { "met" } else { "missed" }
 }
+
+/// The error and its causes on one line, each said once: a typed error that shows its source
+/// in its own words is not followed by that source again.
+pub fn said_once(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}

@@ -35,6 +35,7 @@ pub struct ServeArgs {
 
 pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let redis = args.target.connect().await?;
+    redis.target.refuse_cluster_node().await?;
     let listener = listen(args.listen, args.port).await?;
     let shown = shown(listener.local_addr()?);
     let shutdown = super::shutdown_signal()?;

@@ -26,7 +26,7 @@ pub struct VersusArgs {
     /// Connections against pipelining instead: `redis-benchmark -c C -P 1` beside our pool of
     /// C connections for each C in the list (e.g. 1,8,50), and one connection pipelined
     /// --batch deep (theirs and ours), with Redis's CPU per SET for every run.
-    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=shared::Mode::MAX_CONNECTIONS as i64))]
+    #[arg(long, value_delimiter = ',', value_parser = super::args::number_in(1, shared::Mode::MAX_CONNECTIONS))]
     pub connections: Vec<u32>,
     /// With --connections: the depth of the one pipelined connection.
     #[arg(long, default_value_t = 1000, requires = "connections")]

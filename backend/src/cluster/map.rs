@@ -20,10 +20,10 @@ pub enum ClusterError {
     Uncovered { addr: String, ranges: String },
     #[error("Redis at {addr} answered CLUSTER SLOTS with something unexpected: {detail}")]
     Unexpected { addr: String, detail: String },
-    #[error("Redis at {addr}: {source}")]
+    #[error("Redis at {addr}: {}", crate::target::describe(.error))]
     Redis {
         addr: String,
-        source: redis::RedisError,
+        error: redis::RedisError,
     },
 }
 
@@ -37,7 +37,7 @@ pub struct Master {
 
 impl Master {
     pub fn addr(&self) -> String {
-        format!("{}:{}", self.host, self.port)
+        crate::target::host_port(&self.host, self.port)
     }
 }
 
@@ -66,11 +66,12 @@ impl SlotMap {
                 } else {
                     ClusterError::Redis {
                         addr: addr.into(),
-                        source,
+                        error: source,
                     }
                 }
             })?;
         let host = addr.rsplit_once(':').map_or(addr, |(h, _)| h);
+        let host = host.trim_start_matches('[').trim_end_matches(']');
         SlotMap::from_reply(&reply, host).map_err(|detail| match detail {
             Invalid::Uncovered(ranges) => ClusterError::Uncovered {
                 addr: addr.into(),

@@ -64,7 +64,7 @@ pub async fn remove_laid_out_keys(
     }
     let redis_err = |source| TargetError::Redis {
         addr: target.addr(),
-        source,
+        error: source,
     };
     let mut con = target.admin_connection().await?;
     let ns = namespace_in(run_id, layout);
@@ -138,7 +138,7 @@ async fn remove_on_master(
     let node = target.at(&master.host, master.port)?;
     let redis_err = |source| TargetError::Redis {
         addr: node.addr(),
-        source,
+        error: source,
     };
     let mut con = node.admin_connection().await?;
     let ns = namespace_in(run_id, layout);
@@ -179,7 +179,7 @@ pub async fn sweep_leftovers(target: &RedisTarget, before: u64) -> Result<u64, T
             .await
             .map_err(|source| TargetError::Redis {
                 addr: target.addr(),
-                source,
+                error: source,
             });
     }
     // Each master holds its own keys, and SCANs only those.
@@ -193,7 +193,7 @@ pub async fn sweep_leftovers(target: &RedisTarget, before: u64) -> Result<u64, T
             .await
             .map_err(|source| TargetError::Redis {
                 addr: node.addr(),
-                source,
+                error: source,
             })?;
     }
     Ok(removed)

@@ -67,7 +67,7 @@ pub enum EngineError {
     Closed(u64),
     #[error("connection to Redis failed: {0}")]
     Io(#[from] std::io::Error),
-    #[error("Redis refused request {index}: {message}")]
+    #[error("Redis refused request {index}: {message}{}", moved_hint(.message))]
     Refused { index: u64, message: String },
     #[error("Redis aborted the MULTI/EXEC of requests {first}–{last}: {message}")]
     Transaction {
@@ -101,6 +101,15 @@ pub enum EngineError {
         addr: String,
         source: Box<EngineError>,
     },
+}
+
+/// A MOVED or ASK reply means the run went to one node of a cluster as if it were a single
+/// server.
+fn moved_hint(message: &str) -> &'static str {
+    match message.starts_with("MOVED ") || message.starts_with("ASK ") {
+        true => ". This is a Redis Cluster node: add --cluster to run against its cluster",
+        false => "",
+    }
 }
 
 /// What the caller hands the engine besides the spec.

@@ -10,9 +10,9 @@ use shared::observe::ObservedConnection;
 
 pub struct Observe {
     pub child: Child,
-    /// Every stdout line after "listening ADDR", read on a thread of its own.
+    /// Every stdout line (the report), read on a thread of its own.
     pub rx: Receiver<String>,
-    /// Where it listens, e.g. 127.0.0.1:40123.
+    /// Where it listens, e.g. 127.0.0.1:40123 (its "listening ADDR" line, on stderr).
     pub addr: String,
 }
 
@@ -30,25 +30,20 @@ impl Observe {
             .args(args)
             .env("RUST_LOG", "pipescope=warn")
             .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
             .spawn()
             .expect("pipescope runs");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stdout)
-                .lines()
-                .map_while(Result::ok)
-            {
-                let _ = tx.send(line);
+        let rx = lines(child.stdout.take().unwrap(), false);
+        let notes = lines(child.stderr.take().unwrap(), true);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let addr = loop {
+            let line = notes
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .expect("pipescope observe says where it listens (on stderr) within 30 s");
+            if let Some(addr) = line.strip_prefix("listening ") {
+                break addr.to_string();
             }
-        });
-        let first = rx
-            .recv_timeout(Duration::from_secs(30))
-            .expect("pipescope observe says where it listens within 30 s");
-        let addr = first
-            .strip_prefix("listening ")
-            .unwrap_or_else(|| panic!("first line: {first:?}"))
-            .to_string();
+        };
         Observe { child, rx, addr }
     }
 
@@ -105,6 +100,21 @@ impl Drop for Observe {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// `from`'s lines on a channel, read on a thread of their own; `echo`: also on this test's
+/// stderr, so a failing test shows what pipescope said.
+fn lines(from: impl std::io::Read + Send + 'static, echo: bool) -> Receiver<String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(from).lines().map_while(Result::ok) {
+            if echo {
+                eprintln!("{line}");
+            }
+            let _ = tx.send(line);
+        }
+    });
+    rx
 }
 
 /// The connection the client named `name` (CLIENT SETNAME).
