@@ -1,6 +1,6 @@
 //! `pipescope`: serve the page (the default), run the engine headless (`bench`), observe
-//! an application's own connections (`observe`), or serve the page from a recording with no
-//! Redis (`replay`).
+//! an application's own connections (`observe`), serve the page from a recording with no
+//! Redis (`replay`), or remove what runs left in Redis (`clean`).
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -8,6 +8,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use pipescope::bench::{BenchOptions, Format};
+use pipescope::cancel::{OnSignal, Stop};
 use pipescope::hub::Hub;
 use pipescope::local_redis::LocalRedis;
 use pipescope::target::RedisTarget;
@@ -57,6 +58,16 @@ enum Cmd {
     /// Serve the page from a recording (`bench --record FILE`, or the page's "Save session"):
     /// its runs, timelines and charts, with no Redis at all. Nothing can run.
     Replay(ReplayArgs),
+    /// Remove the keys pipescope's runs left in Redis (after a second Ctrl-C, or a crash):
+    /// one run's, or every `pipescope:<run>:…` key; on a cluster, from every master.
+    Clean(CleanArgs),
+}
+
+#[derive(clap::Args)]
+struct CleanArgs {
+    /// Only the keys of this run (the id a message named); without it, every key of any run.
+    #[arg(long, value_name = "ID")]
+    run: Option<u64>,
 }
 
 #[derive(clap::Args)]
@@ -349,19 +360,68 @@ async fn main() -> std::process::ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    match run(Cli::parse()).await {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("pipescope: {e:#}");
-            std::process::ExitCode::FAILURE
+    let cli = Cli::parse();
+    // Before anything is written: from here a signal stops runs and removes their keys.
+    let stop = match on_signal(&cli).map(|on| Stop::install(on, clean_command(&cli))) {
+        Some(Err(e)) => {
+            eprintln!("pipescope: cannot handle Ctrl-C: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+        installed => installed.and_then(Result::ok),
+    };
+    let result = run(cli, stop.clone()).await;
+    pipescope::cancel::exit(result, stop.as_ref())
+}
+
+/// What a first Ctrl-C or SIGTERM does, for the jobs that write keys into the user's Redis;
+/// `None` leaves the default (the process ends; a redis-server of its own dies with it).
+fn on_signal(cli: &Cli) -> Option<OnSignal> {
+    match &cli.command {
+        None | Some(Cmd::Serve(_)) => Some(OnSignal::ShutDown),
+        // Until it stops observing, its own handler owns Ctrl-C.
+        Some(Cmd::Observe(_)) => Some(OnSignal::Ignore),
+        Some(Cmd::Bench(a))
+            if !(a.against_redis_benchmark
+                || a.observe_overhead
+                || a.observe_rss
+                || a.tls_cost
+                || a.cluster_cost) =>
+        {
+            Some(OnSignal::CancelRuns)
+        }
+        Some(Cmd::Bench(_) | Cmd::Replay(_) | Cmd::Clean(_)) => None,
+    }
+}
+
+/// `pipescope clean` against the Redis given, for the message of a second Ctrl-C.
+fn clean_command(cli: &Cli) -> pipescope::clean::Command {
+    let tls = pipescope::target::TlsOptions {
+        ca: cli.tls_ca.clone(),
+        insecure: cli.tls_insecure,
+    };
+    pipescope::clean::Command {
+        tls_ca: cli.tls_ca.clone(),
+        tls_insecure: cli.tls_insecure,
+        cluster: cli.cluster,
+        ..match &cli.redis_url {
+            Some(url) => {
+                pipescope::clean::Command::for_url(url, RedisTarget::parse_with(url, &tls).ok())
+            }
+            None => Default::default(),
         }
     }
 }
 
-async fn run(cli: Cli) -> anyhow::Result<()> {
+async fn run(cli: Cli, stop: Option<Stop>) -> anyhow::Result<()> {
     // A replay needs no Redis: none is started, none is reached.
     if let Some(Cmd::Replay(args)) = cli.command {
         return replay(args).await;
+    }
+    if matches!(cli.command, Some(Cmd::Clean(_))) && cli.redis_url.is_none() {
+        anyhow::bail!(
+            "clean removes pipescope's keys from your Redis: give --redis-url (or REDIS_URL); \
+             pipescope's own redis-server holds nothing once pipescope exits"
+        );
     }
     // Started on the main thread, which lives as long as the process: redis-server is tied to
     // the thread that spawned it (see local_redis::die_with_parent).
@@ -409,10 +469,16 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             masters.join(", ")
         );
     }
+    let handlers = || stop.clone().expect("handlers installed for this job");
+    let own = cli.redis_url.is_none();
     let result = match cli.command.unwrap_or(Cmd::Serve(cli.serve)) {
-        Cmd::Serve(args) => serve(args, target, redis_version).await,
-        Cmd::Bench(args) => bench(args, target, redis_version, cli.redis_url.is_none()).await,
-        Cmd::Observe(args) => observe(args, target).await,
+        Cmd::Serve(args) => serve(args, target, redis_version, handlers()).await,
+        Cmd::Bench(args) => {
+            let cancel = stop.as_ref().map(Stop::flag).unwrap_or_default();
+            bench(args, target, redis_version, own, cancel).await
+        }
+        Cmd::Observe(args) => observe(args, target, handlers()).await,
+        Cmd::Clean(args) => clean(args, target).await,
         Cmd::Replay(_) => unreachable!("handled before Redis is started"),
     };
     drop(local);
@@ -420,7 +486,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     result
 }
 
-async fn serve(args: ServeArgs, target: RedisTarget, redis_version: String) -> anyhow::Result<()> {
+async fn serve(
+    args: ServeArgs,
+    target: RedisTarget,
+    redis_version: String,
+    stop: Stop,
+) -> anyhow::Result<()> {
     let listener = listen(args.listen, args.port).await?;
     let local = listener.local_addr()?;
     let shown = if local.ip().is_unspecified() {
@@ -428,7 +499,6 @@ async fn serve(args: ServeArgs, target: RedisTarget, redis_version: String) -> a
     } else {
         local
     };
-    let shutdown = shutdown_signal()?;
     // The hub first (it sweeps old keys and starts the default network's proxy): the address
     // is announced once everything behind it is ready, so nobody races its start-up.
     // The network is the page's initial choice; each run crosses the one its own spec names.
@@ -459,8 +529,37 @@ async fn serve(args: ServeArgs, target: RedisTarget, redis_version: String) -> a
     if !network.is_loopback() {
         say(format_args!("default network: {}", network.label()));
     }
+    // On a signal: the run in flight cancelled, its cleanup awaited, then the server stops.
+    let (removed_tx, removed) = tokio::sync::oneshot::channel();
+    let shutdown = {
+        let hub = hub.clone();
+        async move {
+            stop.signalled().await;
+            let _ = removed_tx.send(match hub.stop_runs(pipescope::cancel::DEADLINE).await {
+                Ok(removed) => removed,
+                Err(left) => stop.exit_leaving(&left),
+            });
+        }
+    };
     pipescope::server::serve(listener, hub, shutdown).await?;
     say(format_args!("pipescope stopped"));
+    match removed.await {
+        Ok(removed) if !removed.is_empty() => Err(pipescope::cancel::Interrupted(removed).into()),
+        _ => Ok(()),
+    }
+}
+
+async fn clean(args: CleanArgs, target: RedisTarget) -> anyhow::Result<()> {
+    let removed = pipescope::clean::clean(&target, args.run).await?;
+    let what = match args.run {
+        Some(run) => format!("of run {run}"),
+        None => "of pipescope's runs".to_string(),
+    };
+    say(format_args!(
+        "removed {} keys {what} from {}",
+        shared::observe::group(removed),
+        target.shown()
+    ));
     Ok(())
 }
 
@@ -582,6 +681,7 @@ async fn bench(
     target: RedisTarget,
     redis_version: String,
     own: bool,
+    cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
 ) -> anyhow::Result<()> {
     if args.against_redis_benchmark && target.is_cluster() {
         return versus_on_cluster(args, target, own).await;
@@ -644,7 +744,7 @@ async fn bench(
                 "--record saves runs; --mode accuracy prints a comparison of pairs instead"
             )
         }
-        BenchMode::Accuracy => return accuracy(args, target).await,
+        BenchMode::Accuracy => return accuracy(args, target, cancel).await,
     };
     let network = args.network.network();
     let specs = modes
@@ -676,7 +776,7 @@ async fn bench(
         .then(|| pipescope::observe_rss::memory(std::process::id()))
         .transpose()?;
     let record = args.record.as_deref().map(RecordTo::prepare).transpose()?;
-    let runs = pipescope::bench::run(&target, specs, options).await?;
+    let runs = pipescope::bench::run(&target, specs, options, cancel).await?;
     if let Some(record) = record {
         let saved_at = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -709,7 +809,11 @@ async fn bench(
     Ok(())
 }
 
-async fn accuracy(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
+async fn accuracy(
+    args: BenchArgs,
+    target: RedisTarget,
+    cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> anyhow::Result<()> {
     let network = args.network.network();
     let delays = if network.is_loopback() {
         pipescope::bench::ACCURACY_DELAYS.to_vec()
@@ -717,7 +821,7 @@ async fn accuracy(args: BenchArgs, target: RedisTarget) -> anyhow::Result<()> {
         vec![network.delay_out_us]
     };
     let count = args.count.min(1_000);
-    let rows = pipescope::bench::accuracy(&target, &delays, count, args.rounds).await?;
+    let rows = pipescope::bench::accuracy(&target, &delays, count, args.rounds, cancel).await?;
     if args.json || args.format == Format::Json {
         return say_json_lines(&rows);
     }
@@ -1313,7 +1417,7 @@ async fn observe_rss(args: BenchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn observe(args: ObserveArgs, target: RedisTarget) -> anyhow::Result<()> {
+async fn observe(args: ObserveArgs, target: RedisTarget, stop: Stop) -> anyhow::Result<()> {
     use pipescope::observe::{Observer, equivalent, report};
     let network = args.network.network();
     let shutdown = shutdown_signal()?;
@@ -1363,12 +1467,18 @@ async fn observe(args: ObserveArgs, target: RedisTarget) -> anyhow::Result<()> {
     let mut conns = observer.connections().snapshot();
     // The proxy closes here: the application's connections through it end.
     drop(observer);
+    // From here a signal stops the equivalents (removing their keys); the report still prints.
+    stop.set(OnSignal::ShutDown);
+    let mut interrupted = Vec::new();
     if !args.no_equivalent {
         let proxies = pipescope::net::Proxies::default();
         let measured: Vec<_> = conns.iter().filter(|c| c.counts.commands > 1).collect();
         let n = measured.len();
         let mut equivalents = Vec::new();
         for (k, c) in measured.into_iter().enumerate() {
+            if stop.signal().is_some() {
+                break;
+            }
             let spec = match equivalent::spec_for(c, network) {
                 Ok(spec) => spec,
                 Err(why) => {
@@ -1387,17 +1497,21 @@ async fn observe(args: ObserveArgs, target: RedisTarget) -> anyhow::Result<()> {
             let run_id = pipescope::engine::keys::first_run_id();
             equivalents.push((
                 c.id,
-                equivalent::measure(&target, &proxies, spec, run_id).await,
+                run_id,
+                equivalent::measure(&target, &proxies, spec, run_id, stop.flag()).await,
             ));
         }
-        for (id, e) in equivalents {
+        for (id, run_id, e) in equivalents {
             match e {
                 Ok(e) => {
                     if let Some(c) = conns.iter_mut().find(|c| c.id == id) {
                         c.equivalent = Some(e);
                     }
                 }
-                Err(e) => eprintln!("connection {id}: the pipelined equivalent failed: {e}"),
+                Err(e) => match pipescope::cancel::Removed::of(run_id, &e) {
+                    Some(removed) => interrupted.push(removed),
+                    None => eprintln!("connection {id}: the pipelined equivalent failed: {e}"),
+                },
             }
         }
     }
@@ -1412,7 +1526,10 @@ async fn observe(args: ObserveArgs, target: RedisTarget) -> anyhow::Result<()> {
         ObserveFormat::Markdown => report::markdown(&conns),
     };
     say(format_args!("{}", out.trim_end()));
-    Ok(())
+    match stop.signal() {
+        Some(_) => Err(pipescope::cancel::Interrupted(interrupted).into()),
+        None => Ok(()),
+    }
 }
 
 /// Ctrl-C or SIGTERM. The handlers are installed now, not when the future is first polled,

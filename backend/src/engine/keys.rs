@@ -2,6 +2,8 @@
 //! `pipescope:<run-id>:` (or `pipescope:{<run-id>}:`, the one-tag layout); nothing else in the
 //! database is ever touched.
 
+use std::collections::BTreeSet;
+use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::target::{RedisTarget, TargetError};
@@ -17,6 +19,36 @@ pub fn first_run_id() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(1)
+}
+
+/// Runs whose keys may be in Redis now (started, not yet cleaned up), in this process: what a
+/// second Ctrl-C names in the command it prints (`crate::cancel`). Process-wide, as signals are.
+static IN_FLIGHT: Mutex<BTreeSet<u64>> = Mutex::new(BTreeSet::new());
+
+/// Marks a run in flight (`in_flight`) until dropped.
+pub struct InFlight(u64);
+
+impl InFlight {
+    pub fn new(run_id: u64) -> InFlight {
+        IN_FLIGHT.lock().expect("runs in flight").insert(run_id);
+        InFlight(run_id)
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        IN_FLIGHT.lock().expect("runs in flight").remove(&self.0);
+    }
+}
+
+/// The runs in flight now, oldest first.
+pub fn in_flight() -> Vec<u64> {
+    IN_FLIGHT
+        .lock()
+        .expect("runs in flight")
+        .iter()
+        .copied()
+        .collect()
 }
 
 use shared::keys::{KeyLayout, PREFIX, run_id_of};
