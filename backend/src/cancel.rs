@@ -243,6 +243,14 @@ fn is_cancel(e: &EngineError) -> bool {
 #[error("stopped by a signal")]
 pub struct Interrupted(pub Vec<Removed>);
 
+/// A job's result after its runs stopped: `Interrupted` if a signal cancelled any.
+pub fn interrupted(removed: Vec<Removed>) -> anyhow::Result<()> {
+    match removed.is_empty() {
+        true => Ok(()),
+        false => Err(Interrupted(removed).into()),
+    }
+}
+
 /// The job's last word after `signal` stopped it: what each cancelled run's cleanup removed,
 /// or the command that removes what it could not.
 pub fn report(signal: Signal, removed: &[Removed], stop: &Stop) -> String {

@@ -5,10 +5,24 @@
 use crate::engine::keys;
 use crate::target::{RedisTarget, TargetError};
 
+/// `pipescope clean`: `remove` and a sentence saying what it removed.
+pub async fn clean(target: &RedisTarget, run: Option<u64>) -> Result<String, TargetError> {
+    let removed = remove(target, run).await?;
+    let what = match run {
+        Some(run) => format!("of run {run}"),
+        None => "of pipescope's runs".to_string(),
+    };
+    Ok(format!(
+        "removed {} keys {what} from {}",
+        shared::observe::group(removed),
+        target.shown()
+    ))
+}
+
 /// Removes run `run`'s keys, or without one every `pipescope:<run>:…` key of any run, from
 /// `target` (on a cluster, from every master; a node of a cluster not named as one is
 /// treated as its cluster). SCAN + UNLINK, never KEYS. Returns how many keys were removed.
-pub async fn clean(target: &RedisTarget, run: Option<u64>) -> Result<u64, TargetError> {
+pub async fn remove(target: &RedisTarget, run: Option<u64>) -> Result<u64, TargetError> {
     let target = match !target.is_cluster() && in_cluster_mode(target).await? {
         true => target.clone().as_cluster(),
         false => target.clone(),
@@ -49,6 +63,21 @@ pub struct Command {
 }
 
 impl Command {
+    /// For the options given: `url` (`--redis-url` or `REDIS_URL`; none: pipescope's own
+    /// Redis), its TLS trust, `--cluster`.
+    pub fn new(url: Option<&str>, tls: crate::target::TlsOptions, cluster: bool) -> Command {
+        let Some(url) = url else {
+            return Command::default();
+        };
+        let target = RedisTarget::parse_with(url, &tls).ok();
+        Command {
+            tls_ca: tls.ca,
+            tls_insecure: tls.insecure,
+            cluster,
+            ..Command::for_url(url, target)
+        }
+    }
+
     /// For `--redis-url url` (or `REDIS_URL`), parsed as `target` (`None`: it does not
     /// parse, and is then never shown, as it may hold a password).
     pub fn for_url(url: &str, target: Option<RedisTarget>) -> Command {

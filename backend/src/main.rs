@@ -399,17 +399,7 @@ fn clean_command(cli: &Cli) -> pipescope::clean::Command {
         ca: cli.tls_ca.clone(),
         insecure: cli.tls_insecure,
     };
-    pipescope::clean::Command {
-        tls_ca: cli.tls_ca.clone(),
-        tls_insecure: cli.tls_insecure,
-        cluster: cli.cluster,
-        ..match &cli.redis_url {
-            Some(url) => {
-                pipescope::clean::Command::for_url(url, RedisTarget::parse_with(url, &tls).ok())
-            }
-            None => Default::default(),
-        }
-    }
+    pipescope::clean::Command::new(cli.redis_url.as_deref(), tls, cli.cluster)
 }
 
 async fn run(cli: Cli, stop: Option<Stop>) -> anyhow::Result<()> {
@@ -478,7 +468,11 @@ async fn run(cli: Cli, stop: Option<Stop>) -> anyhow::Result<()> {
             bench(args, target, redis_version, own, cancel).await
         }
         Cmd::Observe(args) => observe(args, target, handlers()).await,
-        Cmd::Clean(args) => clean(args, target).await,
+        Cmd::Clean(args) => {
+            let said = pipescope::clean::clean(&target, args.run).await?;
+            say(format_args!("{said}"));
+            Ok(())
+        }
         Cmd::Replay(_) => unreachable!("handled before Redis is started"),
     };
     drop(local);
@@ -529,38 +523,10 @@ async fn serve(
     if !network.is_loopback() {
         say(format_args!("default network: {}", network.label()));
     }
-    // On a signal: the run in flight cancelled, its cleanup awaited, then the server stops.
-    let (removed_tx, removed) = tokio::sync::oneshot::channel();
-    let shutdown = {
-        let hub = hub.clone();
-        async move {
-            stop.signalled().await;
-            let _ = removed_tx.send(match hub.stop_runs(pipescope::cancel::DEADLINE).await {
-                Ok(removed) => removed,
-                Err(left) => stop.exit_leaving(&left),
-            });
-        }
-    };
+    let (shutdown, removed) = hub.shut_down_on(stop);
     pipescope::server::serve(listener, hub, shutdown).await?;
     say(format_args!("pipescope stopped"));
-    match removed.await {
-        Ok(removed) if !removed.is_empty() => Err(pipescope::cancel::Interrupted(removed).into()),
-        _ => Ok(()),
-    }
-}
-
-async fn clean(args: CleanArgs, target: RedisTarget) -> anyhow::Result<()> {
-    let removed = pipescope::clean::clean(&target, args.run).await?;
-    let what = match args.run {
-        Some(run) => format!("of run {run}"),
-        None => "of pipescope's runs".to_string(),
-    };
-    say(format_args!(
-        "removed {} keys {what} from {}",
-        shared::observe::group(removed),
-        target.shown()
-    ));
-    Ok(())
+    pipescope::cancel::interrupted(removed.await.unwrap_or_default())
 }
 
 /// Binds `listen:port`; if that is the default port and it is taken, a free port instead.

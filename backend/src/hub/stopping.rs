@@ -4,11 +4,35 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use tokio::sync::oneshot;
+
 use super::Hub;
-use crate::cancel::Removed;
+use crate::cancel::{DEADLINE, Removed, Stop};
 use crate::engine::keys;
 
 impl Hub {
+    /// The server's shutdown (for `server::serve`) on `stop`'s first signal: once the runs are
+    /// stopped and their keys removed (`stop_runs`, at most `DEADLINE`; past it the process
+    /// exits at once, saying what may be left). The receiver gets what their cleanup removed.
+    pub fn shut_down_on(
+        &self,
+        stop: Stop,
+    ) -> (
+        impl Future<Output = ()> + Send + 'static,
+        oneshot::Receiver<Vec<Removed>>,
+    ) {
+        let (tx, removed) = oneshot::channel();
+        let hub = self.clone();
+        let shutdown = async move {
+            stop.signalled().await;
+            let _ = tx.send(match hub.stop_runs(DEADLINE).await {
+                Ok(removed) => removed,
+                Err(left) => stop.exit_leaving(&left),
+            });
+        };
+        (shutdown, removed)
+    }
+
     /// Cancels the plan in flight and any pipelined equivalent being measured (nothing new
     /// starts from now on), and waits for their keys to be removed, at most `deadline`.
     /// Returns what the cancelled runs removed, or the runs still in flight when the deadline
