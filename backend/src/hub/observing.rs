@@ -280,14 +280,7 @@ impl Hub {
         )
         .await
         .map_err(|e| {
-            if let Some(removed) = crate::cancel::Removed::of(run_id, &e) {
-                self.inner
-                    .state
-                    .lock()
-                    .expect("hub state")
-                    .cancelled
-                    .push(removed);
-            }
+            self.note_cancelled(run_id, &e);
             Rejection::EquivalentFailed(e.to_string())
         })
     }

@@ -9,7 +9,6 @@ use shared::protocol::MAX_SPANS_PER_FRAME;
 use shared::{RunSpec, RunSummary, ServerMsg, Timeline};
 
 use super::{Hub, PROGRESS_HZ};
-use crate::cancel::Removed;
 use crate::engine::{RunContext, RunError};
 use crate::recorder::Progress;
 use crate::spans::Outbox;
@@ -45,14 +44,7 @@ impl Hub {
                 }
                 Err(e) => {
                     tracing::warn!(run, reason = %e, "run failed");
-                    if let Some(removed) = Removed::of(run, &e) {
-                        self.inner
-                            .state
-                            .lock()
-                            .expect("hub state")
-                            .cancelled
-                            .push(removed);
-                    }
+                    self.note_cancelled(run, &e);
                     self.emit(ServerMsg::Failed {
                         run: Some(run),
                         reason: e.to_string(),

@@ -22,7 +22,7 @@ pub(super) struct State {
     starts: VecDeque<Instant>,
     /// The run in progress, as a page connecting now needs it.
     live: Option<LiveRun>,
-    /// What cancelled runs removed, since the hub began to stop (`stopping`).
+    /// What runs cancelled by the server's shutdown removed (`stopping`).
     pub(super) cancelled: Vec<crate::cancel::Removed>,
 }
 

@@ -8,7 +8,7 @@ use tokio::sync::oneshot;
 
 use super::Hub;
 use crate::cancel::{DEADLINE, Removed, Stop};
-use crate::engine::keys;
+use crate::engine::{RunError, keys};
 
 impl Hub {
     /// The server's shutdown (for `server::serve`) on `stop`'s first signal: once the runs are
@@ -55,5 +55,21 @@ impl Hub {
         }
         let mut state = self.inner.state.lock().expect("hub state");
         Ok(std::mem::take(&mut state.cancelled))
+    }
+
+    /// Files what run `run`'s cleanup removed if `e` says it was cancelled while stopping
+    /// (a page's own cancel is the page's to see).
+    pub(super) fn note_cancelled(&self, run: u64, e: &RunError) {
+        if !self.inner.stopping.load(Ordering::SeqCst) {
+            return;
+        }
+        if let Some(removed) = Removed::of(run, e) {
+            self.inner
+                .state
+                .lock()
+                .expect("hub state")
+                .cancelled
+                .push(removed);
+        }
     }
 }
