@@ -12,6 +12,7 @@ use shared::{
     Latency, Limits, Network, RoundTripSplit, RunRecord, RunSpec, RunSummary, validate_runs,
 };
 
+use crate::cancel::{Interrupted, Removed};
 use crate::engine::{self, RunContext, RunError, keys};
 use crate::net::Proxies;
 use crate::recorder::Progress;
@@ -115,11 +116,13 @@ pub struct BenchOptions {
 
 /// Runs `specs` in order against `target`, each over the network its spec names (through a
 /// delay-line proxy unless loopback), printing as it goes; stops at the first failure.
-/// Returns the runs with their timelines (what `--record` saves).
+/// Returns the runs with their timelines (what `--record` saves). Raising `cancel` (Ctrl-C)
+/// stops the run in flight; its keys are removed and the error is `cancel::Interrupted`.
 pub async fn run(
     target: &RedisTarget,
     specs: Vec<RunSpec>,
     options: BenchOptions,
+    cancel: Arc<AtomicBool>,
 ) -> anyhow::Result<Vec<RunRecord>> {
     validate_runs(&specs, &Limits::DEFAULT)?;
     let BenchOptions {
@@ -142,11 +145,16 @@ pub async fn run(
         let ctx = RunContext {
             record_spans,
             instrument: !no_instrument,
-            ..RunContext::new(run_id, progress.clone(), Arc::new(AtomicBool::new(false)))
+            ..RunContext::new(run_id, progress.clone(), cancel.clone())
         };
         let outcome = route.run(spec, ctx).await;
         ticker.abort();
         bar.finish_and_clear();
+        if let Err(e) = &outcome
+            && let Some(removed) = Removed::of(run_id, e)
+        {
+            return Err(Interrupted(vec![removed]).into());
+        }
         let (summary, timeline) = match outcome {
             Ok(o) => (o.summary, o.timeline),
             Err(e @ RunError::Stopped { .. }) => anyhow::bail!(
@@ -395,21 +403,28 @@ pub struct Accuracy {
 /// The delays `bench --mode accuracy` measures unless `--delay-us` names one.
 pub const ACCURACY_DELAYS: [u32; 4] = [100, 250, 1_000, 5_000];
 
-/// Measures the proxy at each of `delays` with `count` SETs a run, `rounds` pairs each.
+/// Measures the proxy at each of `delays` with `count` SETs a run, `rounds` pairs each;
+/// raising `cancel` stops it as it stops `run`.
 pub async fn accuracy(
     target: &RedisTarget,
     delays: &[u32],
     count: u64,
     rounds: usize,
+    cancel: Arc<AtomicBool>,
 ) -> anyhow::Result<Vec<Accuracy>> {
     let proxies = Proxies::default();
     let mut run_id = keys::first_run_id();
     let mut p50 = async |target: &RedisTarget| -> anyhow::Result<f64> {
         run_id += 1;
-        let ctx = RunContext::new(run_id, Default::default(), Default::default());
+        let ctx = RunContext::new(run_id, Default::default(), cancel.clone());
         let spec = RunSpec::set(count, shared::Mode::Sequential);
-        let outcome = engine::run_and_clean_up(target, spec, ctx).await?;
-        Ok(outcome.summary.latency.p50_us)
+        match engine::run_and_clean_up(target, spec, ctx).await {
+            Ok(outcome) => Ok(outcome.summary.latency.p50_us),
+            Err(e) => Err(match Removed::of(run_id, &e) {
+                Some(removed) => Interrupted(vec![removed]).into(),
+                None => e.into(),
+            }),
+        }
     };
     let median = |v: Vec<f64>| crate::median::median(v).unwrap_or(f64::NAN);
     let mut rows = Vec::new();

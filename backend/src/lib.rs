@@ -34,6 +34,8 @@
 //!   (the delay line, framed and recorded per connection), and their verdicts.
 //! - `target`: the Redis a run talks to (URL, the engine's raw connection, admin connections).
 //! - `resp`: just enough RESP, shared by the engine, the connection handshake and the wire tap.
+//! - `cancel`: Ctrl-C and SIGTERM: the runs in flight stopped, their keys removed, said, and
+//!   the exit code a shell expects; `clean`: `pipescope clean`, what runs left removed.
 //! - `bench`, `versus`: `pipescope bench`: the engine headless, and beside redis-benchmark;
 //!   `versus` also measures what observe mode's proxy costs, `observe_rss` its memory.
 //! - `median`: the one median, and a median with its 95 % interval.
@@ -46,6 +48,8 @@
 
 pub mod assets;
 pub mod bench;
+pub mod cancel;
+pub mod clean;
 pub mod cluster;
 pub mod engine;
 pub mod hub;

@@ -11,11 +11,18 @@ async fn main() -> std::process::ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    match cli::run(cli::parse()).await {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("pipescope: {}", cli::said_once(&e));
-            std::process::ExitCode::FAILURE
-        }
-    }
+    let cli = cli::parse();
+    // Before anything is written: from here a signal stops runs and removes their keys.
+    let stop = match cli.on_signal() {
+        None => None,
+        Some(on) => match pipescope::cancel::Stop::install(on, cli.clean_command()) {
+            Ok(stop) => Some(stop),
+            Err(e) => {
+                eprintln!("pipescope: cannot handle Ctrl-C: {e}");
+                return std::process::ExitCode::FAILURE;
+            }
+        },
+    };
+    let result = cli::run(cli, stop.clone()).await;
+    pipescope::cancel::exit(result, stop.as_ref(), cli::said_once)
 }

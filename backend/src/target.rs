@@ -498,19 +498,21 @@ impl RedisTarget {
     /// Refuses a Redis Cluster node taken as a single server (no `--cluster`): every key of
     /// another node's slots would be answered with MOVED.
     pub async fn refuse_cluster_node(&self) -> Result<(), TargetError> {
-        if self.cluster {
-            return Ok(());
+        match !self.cluster && self.is_cluster_node().await? {
+            true => Err(TargetError::ClusterNode { addr: self.addr() }),
+            false => Ok(()),
         }
+    }
+
+    /// Whether this Redis is a node of a Redis Cluster (`INFO cluster`).
+    pub async fn is_cluster_node(&self) -> Result<bool, TargetError> {
         let mut con = self.admin_connection().await?;
         let info: String = redis::cmd("INFO")
             .arg("cluster")
             .query_async(&mut con)
             .await
             .map_err(|e| self.redis_error(e))?;
-        match info.lines().any(|l| l.trim() == "cluster_enabled:1") {
-            true => Err(TargetError::ClusterNode { addr: self.addr() }),
-            false => Ok(()),
-        }
+        Ok(info.lines().any(|l| l.trim() == "cluster_enabled:1"))
     }
 }
 

@@ -28,6 +28,17 @@ pub struct TargetArgs {
     pub cluster: bool,
 }
 
+impl TargetArgs {
+    /// `pipescope clean` against this Redis, spelled out for a person (never the password).
+    pub fn clean_command(&self) -> pipescope::clean::Command {
+        let tls = pipescope::target::TlsOptions {
+            ca: self.tls_ca.clone(),
+            insecure: self.tls_insecure,
+        };
+        pipescope::clean::Command::new(self.redis_url.as_deref(), tls, self.cluster)
+    }
+}
+
 /// A network dialled in between pipescope and Redis (a delay-line proxy in pipescope).
 #[derive(clap::Args, Clone, Copy, Default)]
 pub struct NetworkArgs {

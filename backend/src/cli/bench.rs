@@ -1,5 +1,8 @@
 //! `pipescope bench`: runs only. Every flag shapes the one workload, as redis-benchmark's do.
 
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
 use clap::ValueEnum;
 
 use pipescope::bench::{BenchOptions, Format};
@@ -215,7 +218,7 @@ impl BenchArgs {
     }
 }
 
-pub async fn bench(args: BenchArgs) -> anyhow::Result<()> {
+pub async fn bench(args: BenchArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<()> {
     if args.connections.is_some() && !matches!(args.mode, BenchMode::Connections) {
         anyhow::bail!(
             "--connections sizes the pool of --mode connections; add --mode connections, or drop --connections"
@@ -235,7 +238,7 @@ pub async fn bench(args: BenchArgs) -> anyhow::Result<()> {
         .then(|| pipescope::observe_rss::memory(std::process::id()))
         .transpose()?;
     let record = args.record.as_deref().map(RecordTo::prepare).transpose()?;
-    let runs = pipescope::bench::run(target, specs, options).await?;
+    let runs = pipescope::bench::run(target, specs, options, cancel).await?;
     if let Some(record) = record {
         let saved_at = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)

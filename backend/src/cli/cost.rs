@@ -2,6 +2,9 @@
 //! reported as medians with 95 % intervals: TLS, a cluster, observe mode's proxy and its
 //! memory, and how close the delay line comes to the delay dialled in.
 
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
 use anyhow::Context;
 
 use pipescope::local_redis::{LocalRedis, TlsServer};
@@ -89,13 +92,13 @@ pub struct AccuracyArgs {
     pub target: TargetArgs,
 }
 
-pub async fn cost(job: Cost) -> anyhow::Result<()> {
+pub async fn cost(job: Cost, cancel: Arc<AtomicBool>) -> anyhow::Result<()> {
     match job {
         Cost::Tls(args) => tls(args).await,
         Cost::Cluster(args) => cluster(args).await,
         Cost::Observer(args) => observer(args).await,
         Cost::ObserverMemory(args) => observer_memory(args).await,
-        Cost::Accuracy(args) => accuracy(args).await,
+        Cost::Accuracy(args) => accuracy(args, cancel).await,
     }
 }
 
@@ -103,7 +106,7 @@ pub async fn cost(job: Cost) -> anyhow::Result<()> {
 const TARGET_RATIO_AT_1000: f64 = 0.9;
 const TARGET_ADDED_P50_US_AT_1: f64 = 30.0;
 
-async fn accuracy(args: AccuracyArgs) -> anyhow::Result<()> {
+async fn accuracy(args: AccuracyArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<()> {
     let delays = match args.delay_us {
         Some(d) => vec![d],
         None => pipescope::bench::ACCURACY_DELAYS.to_vec(),
@@ -111,7 +114,7 @@ async fn accuracy(args: AccuracyArgs) -> anyhow::Result<()> {
     let redis = args.target.connect().await?;
     let target = redis.target.clone();
     let count = args.count.min(1_000);
-    let rows = pipescope::bench::accuracy(&target, &delays, count, args.rounds.rounds()).await?;
+    let rows = pipescope::bench::accuracy(&target, &delays, count, args.rounds.rounds(), cancel).await?;
     if args.output.json {
         return say_json_lines(&rows);
     }

@@ -8,10 +8,12 @@
 //! - `legacy`: the previous release's spellings, rewritten to today's with a note.
 //! - `output`: stdout for people, or JSON lines; notes go to stderr.
 //! - A file per job: `serve`, `bench` (runs), `versus` (beside redis-benchmark), `cost`
-//!   (what TLS, a cluster, the observer and the delay line cost), `observe`, `replay`.
+//!   (what TLS, a cluster, the observer and the delay line cost), `observe`, `replay`,
+//!   `clean` (what runs left in Redis).
 
 mod args;
 mod bench;
+mod clean;
 mod cost;
 mod legacy;
 mod observe;
@@ -23,6 +25,8 @@ mod target;
 mod versus;
 
 use clap::{Parser, Subcommand};
+
+use pipescope::cancel::{OnSignal, Stop};
 
 pub use output::said_once;
 
@@ -59,6 +63,9 @@ enum Cmd {
     /// Serve the page from a recording (`bench --record FILE`, or the page's "Save session"):
     /// its runs, timelines and charts, with no Redis at all. Nothing can run.
     Replay(replay::ReplayArgs),
+    /// Remove the keys pipescope's runs left in Redis (after a second Ctrl-C, or a crash):
+    /// one run's, or every `pipescope:<run>:…` key; on a cluster, from every master.
+    Clean(clean::CleanArgs),
 }
 
 /// The command line, with the previous release's spellings rewritten (a note for each).
@@ -77,14 +84,49 @@ pub fn parse() -> Cli {
     Cli::parse_from(args)
 }
 
-pub async fn run(cli: Cli) -> anyhow::Result<()> {
+impl Cli {
+    /// What a first Ctrl-C or SIGTERM does, for the jobs that write keys into the user's
+    /// Redis; `None` leaves the default (the process ends; a redis-server of its own dies
+    /// with it).
+    pub fn on_signal(&self) -> Option<OnSignal> {
+        match &self.command {
+            None | Some(Cmd::Serve(_)) => Some(OnSignal::ShutDown),
+            // Until it stops observing, its own handler owns Ctrl-C.
+            Some(Cmd::Observe(_)) => Some(OnSignal::Ignore),
+            Some(Cmd::Bench(_) | Cmd::Cost(cost::Cost::Accuracy(_))) => Some(OnSignal::CancelRuns),
+            Some(Cmd::Versus(_) | Cmd::Cost(_) | Cmd::Replay(_) | Cmd::Clean(_)) => None,
+        }
+    }
+
+    /// `pipescope clean` against the job's Redis, for the message of a second Ctrl-C.
+    pub fn clean_command(&self) -> pipescope::clean::Command {
+        let target = match &self.command {
+            None => &self.serve.target,
+            Some(Cmd::Serve(a)) => &a.target,
+            Some(Cmd::Bench(a)) => &a.target,
+            Some(Cmd::Observe(a)) => &a.target,
+            Some(Cmd::Cost(cost::Cost::Accuracy(a))) => &a.target,
+            Some(Cmd::Clean(a)) => &a.target,
+            Some(Cmd::Versus(_) | Cmd::Cost(_) | Cmd::Replay(_)) => {
+                return pipescope::clean::Command::default();
+            }
+        };
+        target.clean_command()
+    }
+}
+
+/// Runs the job. `stop`: the signal handlers `Cli::on_signal` asked for.
+pub async fn run(cli: Cli, stop: Option<Stop>) -> anyhow::Result<()> {
+    let handlers = || stop.clone().expect("handlers installed for this job");
+    let cancel = || stop.as_ref().map(Stop::flag).unwrap_or_default();
     match cli.command.unwrap_or(Cmd::Serve(cli.serve)) {
-        Cmd::Serve(args) => serve::serve(args).await,
-        Cmd::Bench(args) => bench::bench(args).await,
+        Cmd::Serve(args) => serve::serve(args, handlers()).await,
+        Cmd::Bench(args) => bench::bench(args, cancel()).await,
         Cmd::Versus(job) => versus::versus(job).await,
-        Cmd::Cost(job) => cost::cost(job).await,
-        Cmd::Observe(args) => observe::observe(args).await,
+        Cmd::Cost(job) => cost::cost(job, cancel()).await,
+        Cmd::Observe(args) => observe::observe(args, handlers()).await,
         Cmd::Replay(args) => replay::replay(args).await,
+        Cmd::Clean(args) => clean::clean(args).await,
     }
 }
 

@@ -5,6 +5,8 @@ use std::net::SocketAddr;
 
 use clap::ValueEnum;
 
+use pipescope::cancel::{OnSignal, Stop};
+
 use super::args::{NetworkArgs, TargetArgs};
 use super::output::say;
 
@@ -62,7 +64,7 @@ fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     Ok(std::time::Duration::from_secs_f64(secs))
 }
 
-pub async fn observe(args: ObserveArgs) -> anyhow::Result<()> {
+pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
     let redis = args.target.connect().await?;
     let target = redis.target.clone();
     use pipescope::observe::{Observer, equivalent, report};
@@ -115,12 +117,18 @@ pub async fn observe(args: ObserveArgs) -> anyhow::Result<()> {
     let mut conns = observer.connections().snapshot();
     // The proxy closes here: the application's connections through it end.
     drop(observer);
+    // From here a signal stops the equivalents (removing their keys); the report still prints.
+    stop.set(OnSignal::ShutDown);
+    let mut interrupted = Vec::new();
     if !args.no_equivalent {
         let proxies = pipescope::net::Proxies::default();
         let measured: Vec<_> = conns.iter().filter(|c| c.counts.commands > 1).collect();
         let n = measured.len();
         let mut equivalents = Vec::new();
         for (k, c) in measured.into_iter().enumerate() {
+            if stop.signal().is_some() {
+                break;
+            }
             let spec = match equivalent::spec_for(c, network) {
                 Ok(spec) => spec,
                 Err(why) => {
@@ -139,17 +147,21 @@ pub async fn observe(args: ObserveArgs) -> anyhow::Result<()> {
             let run_id = pipescope::engine::keys::first_run_id();
             equivalents.push((
                 c.id,
-                equivalent::measure(&target, &proxies, spec, run_id).await,
+                run_id,
+                equivalent::measure(&target, &proxies, spec, run_id, stop.flag()).await,
             ));
         }
-        for (id, e) in equivalents {
+        for (id, run_id, e) in equivalents {
             match e {
                 Ok(e) => {
                     if let Some(c) = conns.iter_mut().find(|c| c.id == id) {
                         c.equivalent = Some(e);
                     }
                 }
-                Err(e) => eprintln!("connection {id}: the pipelined equivalent failed: {e}"),
+                Err(e) => match pipescope::cancel::Removed::of(run_id, &e) {
+                    Some(removed) => interrupted.push(removed),
+                    None => eprintln!("connection {id}: the pipelined equivalent failed: {e}"),
+                },
             }
         }
     }
@@ -164,6 +176,9 @@ pub async fn observe(args: ObserveArgs) -> anyhow::Result<()> {
         ObserveFormat::Markdown => report::markdown(&conns),
     };
     say(format_args!("{}", out.trim_end()));
-    Ok(())
+    match stop.signal() {
+        Some(_) => Err(pipescope::cancel::Interrupted(interrupted).into()),
+        None => Ok(()),
+    }
 }
 

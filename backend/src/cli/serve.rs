@@ -5,6 +5,7 @@ use std::net::{IpAddr, SocketAddr};
 use anyhow::Context;
 use tokio::net::TcpListener;
 
+use pipescope::cancel::Stop;
 use pipescope::hub::Hub;
 
 use super::args::{NetworkArgs, TargetArgs};
@@ -33,12 +34,11 @@ pub struct ServeArgs {
     pub target: TargetArgs,
 }
 
-pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+pub async fn serve(args: ServeArgs, stop: Stop) -> anyhow::Result<()> {
     let redis = args.target.connect().await?;
     redis.target.refuse_cluster_node().await?;
     let listener = listen(args.listen, args.port).await?;
     let shown = shown(listener.local_addr()?);
-    let shutdown = super::shutdown_signal()?;
     // The hub first (it sweeps old keys and starts the default network's proxy): the address
     // is announced once everything behind it is ready, so nobody races its start-up.
     // The network is the page's initial choice; each run crosses the one its own spec names.
@@ -69,9 +69,10 @@ pub async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if !network.is_loopback() {
         say(format_args!("default network: {}", network.label()));
     }
+    let (shutdown, removed) = hub.shut_down_on(stop);
     pipescope::server::serve(listener, hub, shutdown).await?;
     say(format_args!("pipescope stopped"));
-    Ok(())
+    pipescope::cancel::interrupted(removed.await.unwrap_or_default())
 }
 
 /// Binds `listen:port`; if that is the default port and it is taken, a free port instead.

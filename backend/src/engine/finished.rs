@@ -19,6 +19,8 @@ pub enum RunError {
     Stopped {
         error: EngineError,
         partial: Box<RunSummary>,
+        /// Keys of the run removed after it stopped.
+        removed: u64,
         /// Its keys could not be removed either.
         cleanup: Option<TargetError>,
     },
@@ -57,6 +59,8 @@ pub async fn run_and_clean_up(
     ctx: RunContext,
 ) -> Result<RunOutcome, RunError> {
     let run_id = ctx.run_id;
+    // Until its keys are removed, a second Ctrl-C names this run (`crate::cancel`).
+    let _in_flight = keys::InFlight::new(run_id);
     let counted = redis_time::counted_command(&spec);
     let before = redis_time::counters(target, &counted).await;
     let outcome = super::run(target, spec, ctx).await;
@@ -80,19 +84,18 @@ pub async fn run_and_clean_up(
     };
     // After a crash `written` is 0, but the cleanup's SCAN sweep of the run's namespace still
     // finds whatever it wrote.
-    let cleanup = keys::remove_laid_out_keys(target, run_id, spec.keys, written)
-        .await
-        .err();
+    let cleanup = keys::remove_laid_out_keys(target, run_id, spec.keys, written).await;
     match (result, cleanup) {
-        (Ok(o), None) => Ok(o),
-        (Ok(o), Some(source)) => Err(RunError::Cleanup {
+        (Ok(o), Ok(_)) => Ok(o),
+        (Ok(o), Err(source)) => Err(RunError::Cleanup {
             summary: Box::new(o.summary),
             source,
         }),
         (Err((error, partial)), cleanup) => Err(RunError::Stopped {
             error,
             partial: Box::new(partial),
-            cleanup,
+            removed: *cleanup.as_ref().unwrap_or(&0),
+            cleanup: cleanup.err(),
         }),
     }
 }

@@ -2,7 +2,11 @@
 //! `pipescope:<run-id>:` (or `pipescope:{<run-id>}:`, the one-tag layout); nothing else in the
 //! database is ever touched.
 
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
+
+use futures_util::future::join_all;
 
 use crate::target::{RedisTarget, TargetError};
 
@@ -17,6 +21,36 @@ pub fn first_run_id() -> u64 {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(1)
+}
+
+/// Runs whose keys may be in Redis now (started, not yet cleaned up), in this process: what a
+/// second Ctrl-C names in the command it prints (`crate::cancel`). Process-wide, as signals are.
+static IN_FLIGHT: Mutex<BTreeSet<u64>> = Mutex::new(BTreeSet::new());
+
+/// Marks a run in flight (`in_flight`) until dropped.
+pub struct InFlight(u64);
+
+impl InFlight {
+    pub fn new(run_id: u64) -> InFlight {
+        IN_FLIGHT.lock().expect("runs in flight").insert(run_id);
+        InFlight(run_id)
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        IN_FLIGHT.lock().expect("runs in flight").remove(&self.0);
+    }
+}
+
+/// The runs in flight now, oldest first.
+pub fn in_flight() -> Vec<u64> {
+    IN_FLIGHT
+        .lock()
+        .expect("runs in flight")
+        .iter()
+        .copied()
+        .collect()
 }
 
 use shared::keys::{KeyLayout, PREFIX, run_id_of};
@@ -96,10 +130,12 @@ pub async fn remove_laid_out_keys(
     Ok(removed)
 }
 
-/// `remove_run_keys` on a cluster: each key UNLINKed on the master serving its slot (one key
-/// per UNLINK: keys of several slots in one command are refused), then each master swept. A
-/// master that cannot be reached (it died) does not stop the others' cleanup; the first such
-/// error is returned once they are done.
+/// `remove_run_keys` on a cluster. The names `0..written` are walked once, `SLOT_WINDOW` at a
+/// time: each key's slot computed once, a window's keys gathered per slot and each slot's
+/// UNLINKed together on the master serving it (one UNLINK may name many keys of one slot,
+/// never keys of several), the masters' pipelines sent side by side; then each master is
+/// swept. A master that cannot be reached (it died) does not stop the others' cleanup; the
+/// first such error is returned once they are done.
 async fn remove_cluster_run_keys(
     target: &RedisTarget,
     run_id: u64,
@@ -108,63 +144,101 @@ async fn remove_cluster_run_keys(
 ) -> Result<u64, TargetError> {
     let mut seed = target.admin_connection().await?;
     let map = crate::cluster::SlotMap::discover(&mut seed, &target.addr()).await?;
-    let mut removed = 0u64;
-    let mut first_error = None;
-    for m in 0..map.masters().len() {
-        match remove_on_master(target, &map, m, run_id, layout, written).await {
-            Ok(n) => removed += n,
-            Err(e) => {
-                tracing::warn!("cleanup: {e}");
-                first_error.get_or_insert(e);
-            }
+    let mut masters = Vec::new();
+    for master in map.masters() {
+        let node = target.at(&master.host, master.port)?;
+        let con = node.admin_connection().await;
+        if let Err(e) = &con {
+            tracing::warn!("cleanup: {e}");
+        }
+        masters.push(Master { node, con });
+    }
+    // Fewer keys on the masters than names to walk (a GET run's seeding stopped early notes
+    // every key it would seed): the sweep alone finds them, sooner.
+    let mut held = 0u64;
+    for m in &mut masters {
+        let Ok(con) = &mut m.con else { continue };
+        match redis::cmd("DBSIZE").query_async::<u64>(con).await {
+            Ok(n) => held += n,
+            Err(source) => m.failed(source),
         }
     }
-    match first_error {
+    let walk = if held < written { 0 } else { written };
+    let ns = namespace_in(run_id, layout);
+    let mut removed = 0u64;
+    let mut key = Vec::new();
+    let mut start = 0u64;
+    while start < walk {
+        let end = (start + SLOT_WINDOW).min(walk);
+        let mut by_slot: HashMap<u16, Vec<Vec<u8>>> = HashMap::new();
+        for i in start..end {
+            write_key(&mut key, &ns, i);
+            by_slot
+                .entry(crate::cluster::key_slot(&key))
+                .or_default()
+                .push(key.clone());
+        }
+        let mut pipes = vec![redis::pipe(); masters.len()];
+        for (slot, keys) in &by_slot {
+            for chunk in keys.chunks(UNLINK_CHUNK as usize) {
+                pipes[map.master_of(*slot)].cmd("UNLINK").arg(chunk);
+            }
+        }
+        let sent = masters
+            .iter_mut()
+            .zip(&pipes)
+            .map(|(m, pipe)| m.unlink(pipe));
+        removed += join_all(sent).await.into_iter().sum::<u64>();
+        start = end;
+    }
+    let pattern = run_pattern(run_id);
+    for m in &mut masters {
+        let Ok(con) = &mut m.con else { continue };
+        match unlink_matching(con, &pattern, is_run(run_id)).await {
+            Ok(n) => removed += n,
+            Err(source) => m.failed(source),
+        }
+    }
+    match masters.into_iter().find_map(|m| m.con.err()) {
         Some(e) => Err(e),
         None => Ok(removed),
     }
 }
 
-/// The run's keys on master `m` of `map`, then a sweep of the run's keys there.
-async fn remove_on_master(
-    target: &RedisTarget,
-    map: &crate::cluster::SlotMap,
-    m: usize,
-    run_id: u64,
-    layout: KeyLayout,
-    written: u64,
-) -> Result<u64, TargetError> {
-    let master = &map.masters()[m];
-    let node = target.at(&master.host, master.port)?;
-    let redis_err = |source| TargetError::Redis {
-        addr: node.addr(),
-        error: source,
-    };
-    let mut con = node.admin_connection().await?;
-    let ns = namespace_in(run_id, layout);
-    let mut removed = 0u64;
-    let mut key = Vec::new();
-    let mut pipe = redis::pipe();
-    for i in 0..written {
-        write_key(&mut key, &ns, i);
-        if map.master_of(crate::cluster::key_slot(&key)) != m {
-            continue;
+/// Names per window of a cluster cleanup: about six keys per slot for spread keys.
+const SLOT_WINDOW: u64 = 100_000;
+
+/// One master in a cluster cleanup: its connection, or why it has none (it stops there).
+struct Master {
+    node: RedisTarget,
+    con: Result<redis::aio::MultiplexedConnection, TargetError>,
+}
+
+impl Master {
+    /// Sends `pipe`'s UNLINKs, if any and if the master is still reachable; returns the keys
+    /// they removed.
+    async fn unlink(&mut self, pipe: &redis::Pipeline) -> u64 {
+        let Ok(con) = &mut self.con else { return 0 };
+        if pipe.is_empty() {
+            return 0;
         }
-        pipe.cmd("UNLINK").arg(&key[..]);
-        if pipe.len() as u64 == UNLINK_CHUNK {
-            let counts: Vec<u64> = pipe.query_async(&mut con).await.map_err(redis_err)?;
-            removed += counts.iter().sum::<u64>();
-            pipe = redis::pipe();
+        match pipe.query_async::<Vec<u64>>(con).await {
+            Ok(counts) => counts.iter().sum(),
+            Err(source) => {
+                self.failed(source);
+                0
+            }
         }
     }
-    if !pipe.is_empty() {
-        let counts: Vec<u64> = pipe.query_async(&mut con).await.map_err(redis_err)?;
-        removed += counts.iter().sum::<u64>();
+
+    fn failed(&mut self, source: redis::RedisError) {
+        let e = TargetError::Redis {
+            addr: self.node.addr(),
+            error: source,
+        };
+        tracing::warn!("cleanup: {e}");
+        self.con = Err(e);
     }
-    removed += unlink_matching(&mut con, &run_pattern(run_id), is_run(run_id))
-        .await
-        .map_err(redis_err)?;
-    Ok(removed)
 }
 
 /// Removes keys left under `pipescope:<id>:` (or `pipescope:{<id>}:`) by runs older than `before` (runs of an earlier

@@ -7,7 +7,8 @@
 //! This file is the hub's face (subscribe, start, cancel, the one `emit` every event goes
 //! through); `plan` runs a plan's specs and streams them; `state` is what the hub remembers
 //! between events (the rate limit, the latest runs, the snapshot); `observing` is observe mode
-//! (the observing proxy the presenter starts, and its connections for every page).
+//! (the observing proxy the presenter starts, and its connections for every page);
+//! `stopping` cancels what runs when the server shuts down and waits for its cleanup.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -20,6 +21,7 @@ use tokio::sync::broadcast;
 mod observing;
 mod plan;
 mod state;
+mod stopping;
 
 pub use observing::{DEFAULT_OBSERVE_LISTEN, OBSERVED_HZ};
 
@@ -64,6 +66,8 @@ pub enum Rejection {
     NothingToMeasure(u64, shared::observe::NoEquivalent),
     #[error("the pipelined equivalent failed: {0}")]
     EquivalentFailed(String),
+    #[error("pipescope is shutting down: nothing new runs")]
+    ShuttingDown,
 }
 
 /// What a new connection gets from the hub: see `Hub::subscribe`.
@@ -98,6 +102,9 @@ struct Inner {
     /// Where the observing proxy listens when the presenter starts it.
     observe_listen: std::net::SocketAddr,
     observing: Mutex<observing::Observing>,
+    /// Raised once the server shuts down: cancels a pipelined equivalent being measured, and
+    /// nothing new starts.
+    stopping: Arc<AtomicBool>,
 }
 
 impl Hub {
@@ -139,6 +146,7 @@ impl Hub {
                 token: None,
                 observe_listen: DEFAULT_OBSERVE_LISTEN,
                 observing: Mutex::default(),
+                stopping: Arc::default(),
             }),
         }
     }
@@ -216,6 +224,9 @@ impl Hub {
 
     /// Validates and starts a plan in the background; refuses if one is running.
     pub fn start(&self, runs: Vec<RunSpec>) -> Result<(), Rejection> {
+        if self.inner.stopping.load(Ordering::SeqCst) {
+            return Err(Rejection::ShuttingDown);
+        }
         validate_runs(&runs, &self.inner.limits)?;
         let cancel = Arc::new(AtomicBool::new(false));
         self.inner

@@ -80,6 +80,11 @@ impl Hub {
         self.inner.observing.lock().expect("hub observing")
     }
 
+    /// Whether a pipelined equivalent is being measured (its keys may be in Redis).
+    pub(super) fn is_measuring(&self) -> bool {
+        self.observing().measuring.is_some()
+    }
+
     /// For `Welcome`: the proxy's status while it runs, and the latest observation's
     /// connections.
     pub(super) fn observe_welcome(&self) -> (Option<ObserveStatus>, Vec<ObservedConnection>) {
@@ -216,6 +221,13 @@ impl Hub {
     pub async fn measure_equivalent(&self, id: u64) -> Result<(), Rejection> {
         let (conn, network, connections) = {
             let mut o = self.observing();
+            if self
+                .inner
+                .stopping
+                .load(std::sync::atomic::Ordering::SeqCst)
+            {
+                return Err(Rejection::ShuttingDown);
+            }
             if o.measuring.is_some() {
                 return Err(Rejection::Measuring);
             }
@@ -258,8 +270,18 @@ impl Hub {
             .inner
             .next_run
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        equivalent::measure(&self.inner.target, &self.inner.proxies, spec, run_id)
-            .await
-            .map_err(|e| Rejection::EquivalentFailed(e.to_string()))
+        let stopping = self.inner.stopping.clone();
+        equivalent::measure(
+            &self.inner.target,
+            &self.inner.proxies,
+            spec,
+            run_id,
+            stopping,
+        )
+        .await
+        .map_err(|e| {
+            self.note_cancelled(run_id, &e);
+            Rejection::EquivalentFailed(e.to_string())
+        })
     }
 }

@@ -44,6 +44,7 @@ impl Hub {
                 }
                 Err(e) => {
                     tracing::warn!(run, reason = %e, "run failed");
+                    self.note_cancelled(run, &e);
                     self.emit(ServerMsg::Failed {
                         run: Some(run),
                         reason: e.to_string(),

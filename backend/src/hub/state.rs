@@ -22,6 +22,8 @@ pub(super) struct State {
     starts: VecDeque<Instant>,
     /// The run in progress, as a page connecting now needs it.
     live: Option<LiveRun>,
+    /// What runs cancelled by the server's shutdown removed (`stopping`).
+    pub(super) cancelled: Vec<crate::cancel::Removed>,
 }
 
 /// What a late page needs to follow the run in progress. Bounded: the engine streams at most

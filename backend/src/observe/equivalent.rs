@@ -2,6 +2,7 @@
 //! batches of 1,000 over the same network: measured by running that many, not predicted.
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use shared::observe::{NoEquivalent, ObservedConnection, PipelinedEquivalent, stand_in};
 use shared::{Limits, Mode, Network, RunSpec};
@@ -27,12 +28,13 @@ pub fn spec_for(conn: &ObservedConnection, network: Network) -> Result<RunSpec, 
 }
 
 /// Runs `spec` (from `spec_for`) through `proxies`' route for its network, its keys under
-/// `run_id`'s namespace.
+/// `run_id`'s namespace; raising `cancel` stops it (its keys are removed all the same).
 pub async fn measure(
     target: &RedisTarget,
     proxies: &Proxies,
     spec: RunSpec,
     run_id: u64,
+    cancel: Arc<AtomicBool>,
 ) -> Result<PipelinedEquivalent, RunError> {
     let route = proxies
         .route(target, spec.network)
@@ -43,7 +45,7 @@ pub async fn measure(
         })?;
     let ctx = RunContext {
         record_spans: false,
-        ..RunContext::new(run_id, Arc::default(), Arc::default())
+        ..RunContext::new(run_id, Arc::default(), cancel)
     };
     let outcome = route.run(spec, ctx).await?;
     Ok(PipelinedEquivalent {

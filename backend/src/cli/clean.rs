@@ -1,0 +1,26 @@
+//! `pipescope clean`: removes what pipescope's runs left in a Redis.
+
+use super::args::TargetArgs;
+use super::output::say;
+
+#[derive(clap::Args)]
+pub struct CleanArgs {
+    /// Only the keys of this run (the id a message named); without it, every key of any run.
+    #[arg(long, value_name = "ID")]
+    pub run: Option<u64>,
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+pub async fn clean(args: CleanArgs) -> anyhow::Result<()> {
+    if args.target.redis_url.is_none() {
+        anyhow::bail!(
+            "clean removes pipescope's keys from your Redis: give --redis-url (or REDIS_URL); \
+             pipescope's own redis-server holds nothing once pipescope exits"
+        );
+    }
+    let redis = args.target.connect().await?;
+    let said = pipescope::clean::clean(&redis.target, args.run).await?;
+    say(format_args!("{said}"));
+    Ok(())
+}
