@@ -409,9 +409,7 @@ async fn many_failures_are_one_line_with_the_first_and_a_count() {
 fn a_cluster_node_without_cluster_names_the_flag() {
     let cluster = LocalCluster::start(3).expect("a local cluster");
     let node = cluster.node_url(0);
-    let addr = node
-        .trim_start_matches("redis://")
-        .trim_end_matches('/');
+    let addr = node.trim_start_matches("redis://").trim_end_matches('/');
     let expected = format!(
         "pipescope: Redis at {addr} is a Redis Cluster node: add --cluster to run against its cluster (as redis-cli -c does)"
     );

@@ -98,7 +98,10 @@ pub const LIMITS: shared::Limits = shared::Limits::DEFAULT;
 
 /// A whole number from `lo` to `hi`, for a flag: clap names the flag and echoes what was typed
 /// beside these words.
-pub fn number_in<T>(lo: T, hi: T) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
+pub fn number_in<T>(
+    lo: T,
+    hi: T,
+) -> impl Fn(&str) -> Result<T, String> + Clone + Send + Sync + 'static
 where
     T: std::str::FromStr + PartialOrd + std::fmt::Display + Copy + Send + Sync + 'static,
 {

@@ -170,7 +170,7 @@ impl BenchArgs {
             ],
         };
         let network = self.network.network();
-        modes
+        Ok(modes
             .into_iter()
             .map(|mode| RunSpec {
                 command,

@@ -114,7 +114,8 @@ async fn accuracy(args: AccuracyArgs, cancel: Arc<AtomicBool>) -> anyhow::Result
     let redis = args.target.connect().await?;
     let target = redis.target.clone();
     let count = args.count.min(1_000);
-    let rows = pipescope::bench::accuracy(&target, &delays, count, args.rounds.rounds(), cancel).await?;
+    let rows =
+        pipescope::bench::accuracy(&target, &delays, count, args.rounds.rounds(), cancel).await?;
     if args.output.json {
         return say_json_lines(&rows);
     }
@@ -189,8 +190,8 @@ async fn cluster(args: DepthArgs) -> anyhow::Result<()> {
 
 async fn tls(args: DepthArgs) -> anyhow::Result<()> {
     // Our own server, whatever --redis-url says: one server on both ports, so only TLS differs.
-    let own = TlsServer::start()
-        .context("starting a redis-server with a TLS port for the comparison")?;
+    let own =
+        TlsServer::start().context("starting a redis-server with a TLS port for the comparison")?;
     let (plain, tls) = (&own.plain, &own.tls);
     let mut ks = vec![1, 16, args.batch.max(1)];
     ks.dedup();
@@ -402,4 +403,3 @@ async fn observer_memory(args: ObserverMemoryArgs) -> anyhow::Result<()> {
     ));
     Ok(())
 }
-

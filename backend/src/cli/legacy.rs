@@ -107,9 +107,9 @@ fn take_target_flags(args: &[String], target: &mut Vec<String>, rest: &mut Vec<S
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];
-        let flag = TARGET_FLAGS.iter().find(|(f, _)| {
-            a == f || (a.starts_with(f) && a[f.len()..].starts_with('='))
-        });
+        let flag = TARGET_FLAGS
+            .iter()
+            .find(|(f, _)| a == f || (a.starts_with(f) && a[f.len()..].starts_with('=')));
         match flag {
             Some((f, true)) if a == f && i + 1 < args.len() => {
                 target.extend([a.clone(), args[i + 1].clone()]);
@@ -132,7 +132,11 @@ struct NewJob {
 /// An old `bench` flag that chose another job: removed from `rest`, with the job it is now.
 fn bench_job(rest: &mut Vec<String>) -> Option<NewJob> {
     let jobs: [(&str, &[&str], bool); 5] = [
-        ("--against-redis-benchmark", &["versus", "redis-benchmark"], false),
+        (
+            "--against-redis-benchmark",
+            &["versus", "redis-benchmark"],
+            false,
+        ),
         ("--observe-overhead", &["cost", "observer"], false),
         ("--observe-rss", &["cost", "observer-memory"], false),
         ("--tls-cost", &["cost", "tls"], false),
@@ -157,11 +161,15 @@ fn bench_job(rest: &mut Vec<String>) -> Option<NewJob> {
             });
         }
     }
-    let at = rest.iter().position(|a| a == "--mode=accuracy").map(|at| (at, 1)).or_else(|| {
-        rest.windows(2)
-            .position(|w| w[0] == "--mode" && w[1] == "accuracy")
-            .map(|at| (at, 2))
-    });
+    let at = rest
+        .iter()
+        .position(|a| a == "--mode=accuracy")
+        .map(|at| (at, 1))
+        .or_else(|| {
+            rest.windows(2)
+                .position(|w| w[0] == "--mode" && w[1] == "accuracy")
+                .map(|at| (at, 2))
+        });
     let (at, n) = at?;
     rest.drain(at..at + n);
     Some(NewJob {

@@ -70,9 +70,7 @@ enum Cmd {
 
 /// The command line, with the previous release's spellings rewritten (a note for each).
 pub fn parse() -> Cli {
-    let args: Option<Vec<String>> = std::env::args_os()
-        .map(|a| a.into_string().ok())
-        .collect();
+    let args: Option<Vec<String>> = std::env::args_os().map(|a| a.into_string().ok()).collect();
     let Some(args) = args else {
         // Not UTF-8: nothing to rewrite; clap says what it makes of it.
         return Cli::parse();

@@ -181,4 +181,3 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
         None => Ok(()),
     }
 }
-

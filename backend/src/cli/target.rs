@@ -15,7 +15,7 @@ pub struct Connected {
     pub redis_version: String,
     /// pipescope started it (no --redis-url).
     pub own: bool,
-    _local: Option<LocalRedis>,
+    _local: Option<pipescope::local_redis::Supervised>,
     _cluster: Option<LocalCluster>,
 }
 
@@ -38,8 +38,8 @@ impl TargetArgs {
                 anyhow::bail!("--tls-ca and --tls-insecure need a rediss:// --redis-url")
             }
             None if self.cluster => {
-                let c = LocalCluster::start(3)
-                    .context("starting the embedded three-master cluster")?;
+                let c =
+                    LocalCluster::start(3).context("starting the embedded three-master cluster")?;
                 tracing::info!(ports = ?c.ports(), "started embedded cluster");
                 let target = RedisTarget::parse(&c.url())?.as_cluster();
                 cluster = Some(c);

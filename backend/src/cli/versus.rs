@@ -103,8 +103,8 @@ async fn over_tls(args: VersusArgs) -> anyhow::Result<()> {
              versus redis-benchmark --tls cannot run here"
         );
     }
-    let own = TlsServer::start()
-        .context("starting a redis-server with a TLS port for the comparison")?;
+    let own =
+        TlsServer::start().context("starting a redis-server with a TLS port for the comparison")?;
     let (rows, overheads) = pipescope::versus::compare(
         &own.tls,
         own.tls_port,
@@ -301,4 +301,3 @@ fn print_versus(
         ));
     }
 }
-
