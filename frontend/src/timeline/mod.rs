@@ -12,8 +12,10 @@
 //!
 //! # Layout
 //!
-//! - `frame`: one frame: the ruler, the panels stacked under it, the playhead and the footer.
-//! - `panel`: one run's panel: where its lanes lie, its heading, the order its parts are drawn.
+//! - `draw`: one frame drawn: the ruler, the panels stacked under it (each in a fixed order),
+//!   the playhead and the footer.
+//! - `frame`: what a frame is drawn from and what it drew; the frame's margins.
+//! - `panel`: one run's panel: where its lanes lie, and its heading.
 //! - `lanes`: the client, Redis and other-client lanes and their names.
 //! - `bands`: the shaded band behind each round trip the mode paid.
 //! - `arrows`: requests and replies as arrows.
@@ -23,6 +25,7 @@
 
 mod arrows;
 mod bands;
+mod draw;
 mod frame;
 mod labels;
 mod lanes;
@@ -30,6 +33,7 @@ mod marks;
 mod palette;
 mod panel;
 
-pub use frame::{Drawn, DrawnTrace, Frame, MAX_COUNTED_MASTERS, draw};
+pub use draw::draw;
+pub use frame::{Drawn, DrawnTrace, Frame, MAX_COUNTED_MASTERS};
 pub use labels::Label;
 pub use palette::{DARK, LIGHT, Palette};

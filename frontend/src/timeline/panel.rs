@@ -1,15 +1,15 @@
-//! One run's panel: where its lanes lie (a client lane per connection, a Redis lane per master),
-//! its heading, and the order its parts are drawn in.
+//! One run's panel: where its lanes lie (a client lane per connection, a Redis lane per master)
+//! and its heading.
 
 use std::cell::RefCell;
 
 use web_sys::CanvasRenderingContext2d as Ctx;
 
 use crate::timeaxis::Axis;
-use crate::trace::{self, Trace, Trip};
+use crate::trace::{self, Trace};
 use shared::{Mode, Span};
 
-use super::frame::{DrawnTrace, Frame, MAX_COUNTED_MASTERS, OTHER_LANE};
+use super::frame::{Frame, MAX_COUNTED_MASTERS, OTHER_LANE};
 use super::labels::Texts;
 
 /// One run's panel: where its lanes are and what it is drawn with.
@@ -101,49 +101,13 @@ impl<'a> Panel<'a> {
         }
     }
 
-    /// Draws the panel with its round trips' bands (`None`: mode unknown, no bands); returns
-    /// what it drew.
-    pub(super) fn draw(self, trips: Option<&[Trip]>) -> DrawnTrace {
-        let heading_end = self.heading();
-        self.lanes();
-        if let Some(trips) = trips {
-            self.trip_bands(trips, heading_end);
-        }
-        let (arrows, redirect_marks) = self.plot();
-        if self.masters > 1 {
-            // After the arrows: the note's backing keeps it readable over them.
-            self.masters_note();
-            self.redirect_legend();
-        }
-        if let Some(first) = self.t.sampled_beyond().first() {
-            self.sampled_mark(first.issued_us);
-        }
-        if let Some(other) = self
-            .t
-            .summary
-            .as_ref()
-            .and_then(|s| s.interleaving.as_ref())
-        {
-            self.other_lane(other, self.bottom);
-        }
-        self.unstamped_note();
-        self.finished_mark();
-        DrawnTrace {
-            arrows,
-            client_lanes: self.lanes,
-            redis_lanes: self.masters,
-            master_spans: self.master_spans.into_inner(),
-            redirect_marks,
-        }
-    }
-
     pub(super) fn visible_end(&self) -> f64 {
         self.axis.end_us.min(self.f.position_us)
     }
 
     /// Separator, title (mode and network) and what of the run is drawn (left out where it
     /// does not fit: the card's heading says it too). Returns where its text ends (x).
-    fn heading(&self) -> f64 {
+    pub(super) fn heading(&self) -> f64 {
         let (ctx, f, t, s) = (self.ctx, self.f, self.t, self.f.scale);
         ctx.set_stroke_style_str(f.palette.grid);
         ctx.set_line_width(1.0);
