@@ -12,7 +12,7 @@
 //! - `state`: runs, progress and results, rebuilt from server messages (pure, host-tested).
 //! - `inputs`, `url_state`, `address_bar`: the controls' form → run specs, the form ↔ the URL
 //!   query, and the browser's address bar kept in step with both.
-//! - `trace`, `playback`, `timeaxis`, `paint`: a run's spans as round trips and events, the
+//! - `trace`, `playback`, `timeaxis`, `timeline`: a run's spans as round trips and events, the
 //!   playback clock, time ↔ pixels, and drawing the timeline on a canvas.
 //! - `rtt_model`, `sweep`, `export`: the round trip taken apart, the batch sweep and its knee,
 //!   and finished runs as JSON / CSV / Markdown (pure).
@@ -36,12 +36,12 @@ pub mod keyboard;
 pub mod log_scale;
 pub mod look;
 pub mod observe;
-pub mod paint;
 pub mod playback;
 pub mod rtt_model;
 pub mod state;
 pub mod sweep;
 pub mod timeaxis;
+pub mod timeline;
 pub mod tour;
 pub mod trace;
 pub mod url_state;

@@ -4,7 +4,7 @@ use shared::observe_report::equivalent_line;
 use crate::components::trip_figure::{parts_legend, trip_svg};
 use crate::connection::Connection;
 use crate::observe::{time_split, title};
-use crate::rtt_model::Trip;
+use crate::rtt_model::TripBreakdown;
 
 /// One chosen connection: its verdict, its wall time taken apart (each figure says whether it
 /// was measured, and by what, or derived, and from what), its mean round trip drawn as the
@@ -30,7 +30,7 @@ pub fn ObservedFigures(conn: Connection, id: u64) -> impl IntoView {
                     }
                 })
                 .collect_view();
-            let trip = Trip::observed(&c).map(|t| {
+            let trip = TripBreakdown::observed(&c).map(|t| {
                 view! {
                     <figure class="rtt observed-rtt">
                         {trip_svg(format!("observed-rtt-{id}"), &t)}

@@ -4,7 +4,7 @@ use shared::{Mode, RunSummary, Wait};
 use crate::components::trip_figure::{parts_legend, trip_svg};
 use crate::format;
 use crate::playback::Playback;
-use crate::rtt_model::{RttModel, Trip, WaitComparison};
+use crate::rtt_model::{RttModel, TripBreakdown, WaitComparison};
 use crate::timeaxis::duration;
 use crate::trace::Trace;
 
@@ -91,7 +91,7 @@ pub fn RttDiagram(playback: Playback) -> impl IntoView {
 }
 
 fn diagram(r: Runs) -> impl IntoView {
-    let trip = Trip::of(r.seq.0, &r.seq.1);
+    let trip = TripBreakdown::of(r.seq.0, &r.seq.1);
     let model = RttModel::new(&r.seq.1, &r.pipe);
     let comparison = r.other_wait.and_then(|(run, other)| {
         let this = (r.seq.0, &r.seq.1);

@@ -1,3 +1,4 @@
+use leptos::html::Button;
 use leptos::prelude::*;
 
 use crate::components::NumberField;
@@ -10,11 +11,7 @@ use crate::inputs::{Form, POOL_PRESET, Plan};
 /// the plan a link prepared is focused once it can be pressed.
 #[component]
 pub fn RunButtons(form: RwSignal<Form>, conn: Connection) -> impl IntoView {
-    let run_button = NodeRef::<leptos::html::Button>::new();
-    let compare_button = NodeRef::<leptos::html::Button>::new();
-    let sweep_button = NodeRef::<leptos::html::Button>::new();
-    let pool_button = NodeRef::<leptos::html::Button>::new();
-    let layouts_button = NodeRef::<leptos::html::Button>::new();
+    let buttons = PlanButtons::new();
     let on_cluster = move || {
         conn.server
             .with(|s| s.as_ref().is_some_and(|s| is_cluster_target(&s.target)))
@@ -28,28 +25,7 @@ pub fn RunButtons(form: RwSignal<Form>, conn: Connection) -> impl IntoView {
             Err(e) => conn.error.set(Some(e)),
         }
     };
-    // Focus the prepared button once it can be pressed (it is disabled until connected), and
-    // mark that moment for the load-time measurement (tests/page_load.rs, README).
-    let focused = StoredValue::new(false);
-    Effect::new(move |_| {
-        if focused.get_value() || !idle() {
-            return;
-        }
-        if let Some(p) = window().performance() {
-            let _ = p.mark("pipescope-interactive");
-        }
-        let button = match form.with_untracked(|f| f.plan) {
-            Plan::Single => run_button,
-            Plan::Compare => compare_button,
-            Plan::Sweep => sweep_button,
-            Plan::Pool => pool_button,
-            Plan::Layouts => layouts_button,
-        };
-        if let Some(b) = button.get() {
-            focused.set_value(true);
-            let _ = b.focus();
-        }
-    });
+    focus_prepared(form, buttons, idle);
 
     view! {
         <div class="fields actions">
@@ -65,7 +41,7 @@ pub fn RunButtons(form: RwSignal<Form>, conn: Connection) -> impl IntoView {
             <div class="buttons">
                 <button
                     id="run"
-                    node_ref=run_button
+                    node_ref=buttons.run
                     class="primary"
                     disabled=move || !idle()
                     on:click=move |_| submit(Plan::Single)
@@ -74,7 +50,7 @@ pub fn RunButtons(form: RwSignal<Form>, conn: Connection) -> impl IntoView {
                 </button>
                 <button
                     id="compare"
-                    node_ref=compare_button
+                    node_ref=buttons.compare
                     class="primary accent"
                     disabled=move || !idle()
                     title="Sequential, then the chosen mode: same count, same network"
@@ -84,21 +60,17 @@ pub fn RunButtons(form: RwSignal<Form>, conn: Connection) -> impl IntoView {
                 </button>
                 <button
                     id="compare-pool"
-                    node_ref=pool_button
+                    node_ref=buttons.pool
                     class="primary"
                     disabled=move || !idle()
-                    title=format!(
-                        "Compare preset: {} connections, each sending one command at a time (a connection pool), beside one connection pipelined at batch {}; same count, same network",
-                        POOL_PRESET.0,
-                        crate::format::count(POOL_PRESET.1 as u64),
-                    )
+                    title=pool_title()
                     on:click=move |_| submit(Plan::Pool)
                 >
                     {format!("{} connections vs pipelined", POOL_PRESET.0)}
                 </button>
                 <button
                     id="compare-layouts"
-                    node_ref=layouts_button
+                    node_ref=buttons.layouts
                     class="primary"
                     hidden=move || !on_cluster()
                     disabled=move || !idle()
@@ -109,7 +81,7 @@ pub fn RunButtons(form: RwSignal<Form>, conn: Connection) -> impl IntoView {
                 </button>
                 <button
                     id="sweep"
-                    node_ref=sweep_button
+                    node_ref=buttons.sweep
                     class="primary"
                     disabled=move || !idle()
                     title="Pipelined runs at batch 1, 2, 4, … up to the largest batch"
@@ -127,4 +99,63 @@ pub fn RunButtons(form: RwSignal<Form>, conn: Connection) -> impl IntoView {
             </div>
         </div>
     }
+}
+
+/// The button each plan is started by.
+#[derive(Clone, Copy)]
+struct PlanButtons {
+    run: NodeRef<Button>,
+    compare: NodeRef<Button>,
+    pool: NodeRef<Button>,
+    layouts: NodeRef<Button>,
+    sweep: NodeRef<Button>,
+}
+
+impl PlanButtons {
+    fn new() -> Self {
+        PlanButtons {
+            run: NodeRef::new(),
+            compare: NodeRef::new(),
+            pool: NodeRef::new(),
+            layouts: NodeRef::new(),
+            sweep: NodeRef::new(),
+        }
+    }
+
+    fn of(self, plan: Plan) -> NodeRef<Button> {
+        match plan {
+            Plan::Single => self.run,
+            Plan::Compare => self.compare,
+            Plan::Sweep => self.sweep,
+            Plan::Pool => self.pool,
+            Plan::Layouts => self.layouts,
+        }
+    }
+}
+
+/// Focuses the prepared plan's button once it can be pressed (it is disabled until connected),
+/// and marks that moment for the load-time measurement (tests/page_load.rs, README).
+fn focus_prepared(form: RwSignal<Form>, buttons: PlanButtons, idle: impl Fn() -> bool + 'static) {
+    let focused = StoredValue::new(false);
+    Effect::new(move |_| {
+        if focused.get_value() || !idle() {
+            return;
+        }
+        if let Some(p) = window().performance() {
+            let _ = p.mark("pipescope-interactive");
+        }
+        if let Some(b) = buttons.of(form.with_untracked(|f| f.plan)).get() {
+            focused.set_value(true);
+            let _ = b.focus();
+        }
+    });
+}
+
+/// The pool preset's button says what it compares.
+fn pool_title() -> String {
+    format!(
+        "Compare preset: {} connections, each sending one command at a time (a connection pool), beside one connection pipelined at batch {}; same count, same network",
+        POOL_PRESET.0,
+        crate::format::count(POOL_PRESET.1 as u64),
+    )
 }

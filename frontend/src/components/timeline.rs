@@ -8,9 +8,9 @@ use wasm_bindgen::{JsCast, JsValue, closure::Closure};
 use web_sys::CanvasRenderingContext2d;
 
 use crate::look::{Look, Theme};
-use crate::paint::{self, Frame};
 use crate::playback::Playback;
 use crate::timeaxis;
+use crate::timeline::{self, Frame};
 
 /// The animation loop's callback, which schedules itself again from inside.
 type FrameLoop = Rc<RefCell<Option<Closure<dyn FnMut(f64)>>>>;
@@ -149,20 +149,20 @@ fn draw_frame(
     key: &FrameKey,
     (width, height): (f64, f64),
     dpr: f64,
-) -> paint::Drawn {
+) -> timeline::Drawn {
     let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
     playback.traces.with_untracked(|traces| {
         playback.trips.with_untracked(|trips| {
-            paint::draw(
+            timeline::draw(
                 ctx,
                 &Frame {
                     width,
                     height,
                     scale: presenter_scale(key.presenter, height),
                     palette: if key.dark {
-                        &paint::DARK
+                        &timeline::DARK
                     } else {
-                        &paint::LIGHT
+                        &timeline::LIGHT
                     },
                     traces,
                     trips,
@@ -199,7 +199,7 @@ fn set(obj: &js_sys::Object, key: &str, value: impl Into<JsValue>) {
 /// drawn requests the wire tap did not stamp; `client_lanes`: the client lanes drawn, one per
 /// connection; `redis_lanes`: one per master on a cluster; `master_spans`: requests drawn to
 /// each master's lane; `redirect_marks`: requests drawn with a MOVED/ASK mark; `labels`: every text painted, its box in CSS pixels of the canvas).
-fn publish(playback: Playback, drawn: &paint::Drawn, stats: StoredValue<FrameStats>) {
+fn publish(playback: Playback, drawn: &timeline::Drawn, stats: StoredValue<FrameStats>) {
     let root = js_sys::Object::new();
     let runs = js_sys::Array::new();
     playback.traces.with_untracked(|traces| {

@@ -1,11 +1,11 @@
 //! Step 1's figure: the one SET's round trip taken apart, drawn like the RTT diagram
-//! (`trip_figure::trip_svg`) from the same model (`Trip`): each part labelled measured (by the engine,
-//! the wire tap or Redis), derived or assumed.
+//! (`trip_figure::trip_svg`) from the same model (`TripBreakdown`): each part labelled measured
+//! (by the engine, the wire tap or Redis), derived or assumed.
 
 use leptos::prelude::*;
 
 use crate::components::trip_figure::{parts_legend, trip_svg};
-use crate::rtt_model::Trip;
+use crate::rtt_model::TripBreakdown;
 use crate::tour::Tour;
 
 #[component]
@@ -14,7 +14,7 @@ pub fn OneTrip(tour: Tour) -> impl IntoView {
         tour.results.with(|all| {
             let r = all.iter().find(|r| r.step == 0)?;
             let (_, s) = r.runs.first()?;
-            Some(Trip::of(r.ids.first().copied().unwrap_or(0), s))
+            Some(TripBreakdown::of(r.ids.first().copied().unwrap_or(0), s))
         })
     });
     move || {

@@ -6,7 +6,7 @@
 use leptos::prelude::*;
 
 use crate::format;
-use crate::rtt_model::{Trip, Vantage};
+use crate::rtt_model::{TripBreakdown, Vantage};
 use crate::timeaxis::duration;
 
 /// Width the SVG gives a part however small, so a 0.05 µs transmission stays legible.
@@ -28,7 +28,7 @@ fn short(key: &str, half: bool) -> &'static str {
 }
 
 /// Left edges of the segments (and the last right edge): proportional, each at least `MIN_PART`.
-fn edges(trip: &Trip, x0: f64, width: f64) -> Vec<f64> {
+fn edges(trip: &TripBreakdown, x0: f64, width: f64) -> Vec<f64> {
     let total: f64 = trip.segments.iter().map(|s| s.us).sum::<f64>().max(1e-9);
     let free = width - MIN_PART * trip.segments.len() as f64;
     let mut edges = vec![x0];
@@ -40,7 +40,7 @@ fn edges(trip: &Trip, x0: f64, width: f64) -> Vec<f64> {
 
 /// Where the request reaches Redis and the reply leaves it: around the segments at Redis, or
 /// the middle of the bar when nothing at Redis is drawn.
-fn at_redis(trip: &Trip, edges: &[f64]) -> (f64, f64) {
+fn at_redis(trip: &TripBreakdown, edges: &[f64]) -> (f64, f64) {
     let at: Vec<usize> = (0..trip.segments.len())
         .filter(|&k| trip.parts[trip.segments[k].part].tint == crate::rtt_model::Tint::Redis)
         .collect();
@@ -55,7 +55,7 @@ fn at_redis(trip: &Trip, edges: &[f64]) -> (f64, f64) {
 
 /// The round trip drawn: client and Redis lanes, the request and reply arrows, and a bar of the
 /// parts in time order, each with its value and its source (measured / derived / assumed).
-pub fn trip_svg(id: String, trip: &Trip) -> impl IntoView + use<> {
+pub fn trip_svg(id: String, trip: &TripBreakdown) -> impl IntoView + use<> {
     let (x0, width) = (110.0, 860.0);
     let edges = edges(trip, x0, width);
     let end = *edges.last().unwrap();
@@ -131,7 +131,7 @@ pub fn trip_svg(id: String, trip: &Trip) -> impl IntoView + use<> {
 }
 
 /// The RTT over the bar: the engine's mean, with the median beside it; or the proxy's mean.
-fn rtt_label(trip: &Trip) -> String {
+fn rtt_label(trip: &TripBreakdown) -> String {
     if trip.vantage == Vantage::Proxy {
         return format!(
             "Round trip at the proxy = {} (mean of {}, measured by the observing proxy)",
@@ -154,7 +154,7 @@ fn rtt_label(trip: &Trip) -> String {
 }
 
 /// Every part with its value, its source in words and what the time is.
-pub fn parts_legend(id: String, trip: &Trip) -> impl IntoView + use<> {
+pub fn parts_legend(id: String, trip: &TripBreakdown) -> impl IntoView + use<> {
     let items = trip
         .parts
         .iter()

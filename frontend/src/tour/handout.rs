@@ -61,7 +61,7 @@ impl FocusTrip<'_> {
 
 /// A round trip's parts as a list, each with its source (as the figure labels them).
 pub fn trip_markdown(run: u64, s: &RunSummary) -> String {
-    let trip = crate::rtt_model::Trip::of(run, s);
+    let trip = crate::rtt_model::TripBreakdown::of(run, s);
     let mut out = format!(
         "\nThe round trip, taken apart:\n\n- RTT {} (mean, measured by the engine)\n",
         format::latency(trip.rtt_us)
