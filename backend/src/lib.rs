@@ -33,9 +33,12 @@
 //! - `observe`: observe mode: an application's own connections through an observing proxy
 //!   (the delay line, framed and recorded per connection), and their verdicts.
 //! - `target`: the Redis a run talks to (URL, the engine's raw connection, admin connections).
-//! - `resp`: just enough RESP, shared by the engine, the connection handshake and the wire tap.
+//! - `resp`: RESP in one home: the type, the one encoder, reply scanning in place (the engine,
+//!   the connection handshake, the probe, the local server) and the streaming framer (the wire
+//!   tap, observe mode).
 //! - `bench`, `versus`: `pipescope bench`: the engine headless, and beside redis-benchmark;
 //!   `versus` also measures what observe mode's proxy costs, `observe_rss` its memory.
+//! - `round_trip_probe`: one-at-a-time SETs, each round trip timed to the microsecond.
 //! - `median`: the one median, and a median with its 95 % interval.
 //! - `local_redis`: the embedded redis-server used when no Redis URL is given.
 //! - `replay`: `pipescope replay FILE`: the page served from a recording, no Redis at all;
