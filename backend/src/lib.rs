@@ -40,7 +40,8 @@
 //!   `versus` also measures what observe mode's proxy costs, `observe_rss` its memory.
 //! - `round_trip_probe`: one-at-a-time SETs, each round trip timed to the microsecond.
 //! - `median`: the one median, and a median with its 95 % interval.
-//! - `local_redis`: the embedded redis-server used when no Redis URL is given.
+//! - `local_redis`: the one launcher of a local redis-server (plain, TLS, cluster node): the
+//!   embedded server used when no Redis URL is given, the cluster's nodes, the TLS server.
 //! - `replay`: `pipescope replay FILE`: the page served from a recording, no Redis at all;
 //!   `recording_upload`: a recording a page opened, read for it by the server.
 //!

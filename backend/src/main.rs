@@ -9,7 +9,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use pipescope::bench::{BenchOptions, Format};
 use pipescope::hub::Hub;
-use pipescope::local_redis::LocalRedis;
+use pipescope::local_redis::{LocalRedis, TlsServer};
 use pipescope::target::RedisTarget;
 use shared::{Command, Flush, KeyLayout, Mode, Network, RunSpec, Wait};
 use tokio::net::TcpListener;
@@ -916,53 +916,6 @@ fn print_versus_on_cluster(count: u64, rows: &[pipescope::versus::ClusterVersusR
             landed(&r.theirs_landed),
             landed(&r.ours_landed)
         ));
-    }
-}
-
-/// A redis-server of our own listening on a plain port and a TLS port, with a throwaway CA
-/// and certificate made for it (removed on drop, after the server).
-struct TlsServer {
-    local: LocalRedis,
-    tls_port: u16,
-    plain: RedisTarget,
-    tls: RedisTarget,
-    certs: pipescope::tls::throwaway::Throwaway,
-}
-
-impl TlsServer {
-    fn start() -> anyhow::Result<TlsServer> {
-        use pipescope::target::TlsOptions;
-        let certs = pipescope::tls::throwaway::Throwaway::new()
-            .map_err(|e| anyhow::anyhow!("making a throwaway certificate: {e}"))?;
-        let tls_port = pipescope::local_redis::free_port()?;
-        let path = |p: &std::path::Path| p.to_string_lossy().into_owned();
-        let (cert, key, ca) = (path(&certs.cert), path(&certs.key), path(&certs.ca));
-        let local = LocalRedis::start_with_args(&[
-            "--tls-port",
-            &tls_port.to_string(),
-            "--tls-cert-file",
-            &cert,
-            "--tls-key-file",
-            &key,
-            "--tls-ca-cert-file",
-            &ca,
-            "--tls-auth-clients",
-            "no",
-        ])
-        .context("starting a redis-server with a TLS port for the comparison")?;
-        let plain = RedisTarget::parse(&local.url())?;
-        let trust = TlsOptions {
-            ca: Some(certs.ca.clone()),
-            insecure: false,
-        };
-        let tls = RedisTarget::parse_with(&format!("rediss://127.0.0.1:{tls_port}/0"), &trust)?;
-        Ok(TlsServer {
-            local,
-            tls_port,
-            plain,
-            tls,
-            certs,
-        })
     }
 }
 
