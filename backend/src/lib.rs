@@ -6,24 +6,25 @@
 //! How a run flows:
 //!
 //! ```text
-//! page ──Start──▶ ws ──▶ hub ──spec──▶ net (route) ──▶ engine ══ one raw connection ══▶ Redis
+//! page ──Start──▶ ws ──▶ hub ──spec──▶ net (route) ──▶ engine ══ raw connections ══▶ Redis
 //! page ◀── ws ◀── hub event stream ◀── progress, spans, summary ◀── engine
 //! ```
 //!
 //! A page's `Start` arrives on its websocket (`ws`); the `hub` validates it and runs its specs
 //! one at a time. For each, `net` gives the route to Redis (straight, or through a delay-line
-//! proxy for the spec's network) and the `engine` runs the spec over one raw connection,
+//! proxy for the spec's network) and the `engine` runs the spec over raw connections,
 //! keeping what it measures in `recorder` and `spans`. The hub turns the run's start,
 //! progress, streamed spans and summary into one event stream, serialised once for every
 //! page; each page's `ws` task sends it on. `bench` drives the same engine and routes from
-//! the command line instead of the hub.
+//! the command line instead of the hub; the command line itself is the binary's (`src/cli/`).
 //!
 //! - `server`: the HTTP side: the routes (`/ws`, `/tour`, `/healthz`, the page) and shutdown.
 //! - `assets`: the page, Trunk's `dist/` (embedded in release builds).
 //! - `ws`: one page's websocket: the hub's events out, starts and cancels in.
 //! - `hub`: one run at a time, its events broadcast to every page, a late page caught up
 //!   (`hub::plan` runs the specs, `hub::state` remembers what a late page needs).
-//! - `engine`: runs a `RunSpec` over one raw connection and measures every request, a module
+//! - `engine`: runs a `RunSpec` over raw connections (one, a pool, or one per cluster master)
+//!   and measures every request, a module
 //!   per mode family; `engine::run_and_clean_up` is the one way to run a spec (Redis's own
 //!   time read around it, its keys removed after it), `engine::keys` the key namespace.
 //! - `recorder`, `spans`: what the engine measures: the latency histogram and live progress;
@@ -33,13 +34,20 @@
 //! - `observe`: observe mode: an application's own connections through an observing proxy
 //!   (the delay line, framed and recorded per connection), and their verdicts.
 //! - `target`: the Redis a run talks to (URL, the engine's raw connection, admin connections).
-//! - `resp`: just enough RESP, shared by the engine, the connection handshake and the wire tap.
+//! - `cluster`: Redis Cluster: key slots, the slot map read from a node, a local cluster.
+//! - `tls`: TLS to Redis (rustls), trust from the system, a CA file, or none (said loudly);
+//!   a throwaway CA for pipescope's own TLS servers.
+//! - `resp`: RESP in one home: the type, the one encoder, reply scanning in place (the engine,
+//!   the connection handshake, the probe, the local server) and the streaming framer (the wire
+//!   tap, observe mode).
 //! - `cancel`: Ctrl-C and SIGTERM: the runs in flight stopped, their keys removed, said, and
 //!   the exit code a shell expects; `clean`: `pipescope clean`, what runs left removed.
 //! - `bench`, `versus`: `pipescope bench`: the engine headless, and beside redis-benchmark;
 //!   `versus` also measures what observe mode's proxy costs, `observe_rss` its memory.
+//! - `round_trip_probe`: one-at-a-time SETs, each round trip timed to the microsecond.
 //! - `median`: the one median, and a median with its 95 % interval.
-//! - `local_redis`: the embedded redis-server used when no Redis URL is given.
+//! - `local_redis`: the one launcher of a local redis-server (plain, TLS, cluster node): the
+//!   embedded server used when no Redis URL is given, the cluster's nodes, the TLS server.
 //! - `replay`: `pipescope replay FILE`: the page served from a recording, no Redis at all;
 //!   `recording_upload`: a recording a page opened, read for it by the server.
 //!

@@ -10,6 +10,8 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
+use crate::resp;
+
 /// Where the probe's keys go (emptied with the database between runs).
 const PREFIX: &str = "pipescope-probe:";
 
@@ -56,13 +58,11 @@ pub fn round_trips(addr: SocketAddr, count: u64) -> Result<Vec<Duration>, ProbeE
 /// `SET pipescope-probe:<i> v<i>` in RESP.
 fn set_command(out: &mut Vec<u8>, i: u64) {
     let mut digits = itoa::Buffer::new();
-    let i = digits.format(i);
-    let key_len = PREFIX.len() + i.len();
-    let value_len = 1 + i.len();
-    let _ = write!(
-        out,
-        "*3\r\n$3\r\nSET\r\n${key_len}\r\n{PREFIX}{i}\r\n${value_len}\r\nv{i}\r\n"
-    );
+    let i = digits.format(i).as_bytes();
+    resp::array_header(out, 3);
+    resp::bulk(out, b"SET");
+    resp::bulk_of(out, [PREFIX.as_bytes(), i]);
+    resp::bulk_of(out, [b"v", i]);
 }
 
 /// The median of `times`, in µs.

@@ -1,8 +1,9 @@
 //! A Redis Cluster over TLS: three masters of our own with TLS ports and their bus over TLS
 //! (`LocalCluster::start_tls`, a throwaway CA), and a pipelined run over `rediss://` on it.
 
-use pipescope::cluster::{LocalCluster, TlsFiles};
+use pipescope::cluster::LocalCluster;
 use pipescope::engine::{self, RunContext};
+use pipescope::local_redis::TlsFiles;
 use pipescope::target::{RedisTarget, TlsOptions};
 use pipescope::tls::throwaway::Throwaway;
 

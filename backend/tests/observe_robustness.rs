@@ -2,7 +2,7 @@
 //! redis-server, the library's `Observer`, raw TCP clients): several commands in one read, a
 //! 1 MB value in many pieces, reads that end mid-length-prefix, every byte forwarded unchanged
 //! both ways, garbage, a client leaving mid-pipeline and Redis dying mid-observation.
-//! net/framer.rs's unit tests frame the same shapes from byte slices; here they cross sockets.
+//! resp/framer.rs's unit tests frame the same shapes from byte slices; here they cross sockets.
 
 mod support;
 
@@ -11,8 +11,8 @@ use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
 use pipescope::local_redis::LocalRedis;
-use pipescope::net::framer::{Framer, Side};
 use pipescope::observe::Observer;
+use pipescope::resp::framer::{Framer, Side};
 use shared::Network;
 use shared::observe::{ObservedConnection, VerdictKind};
 

@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use super::slot::SLOTS;
-use crate::local_redis::{LocalRedis, LocalRedisError, free_port};
+use crate::local_redis::{ClusterNode, Launch, LocalRedis, LocalRedisError, TlsFiles, free_port};
 
 /// How long the nodes may take to agree that the cluster is whole.
 const FORM_TIMEOUT: Duration = Duration::from_secs(30);
@@ -33,15 +33,6 @@ pub enum LocalClusterError {
         "the cluster did not form within {FORM_TIMEOUT:?}: node on port {port} still says {state}"
     )]
     NotFormed { port: u16, state: String },
-}
-
-/// The certificate files a TLS cluster's nodes use (PEM): the server's certificate and key,
-/// and the CA that signed it.
-#[derive(Debug, Clone, Copy)]
-pub struct TlsFiles<'a> {
-    pub cert: &'a std::path::Path,
-    pub key: &'a std::path::Path,
-    pub ca: &'a std::path::Path,
 }
 
 /// A running local cluster.
@@ -80,57 +71,28 @@ impl LocalCluster {
             .prefix("pipescope-cluster-")
             .tempdir()
             .map_err(LocalClusterError::Files)?;
-        let dir = files.path().to_string_lossy().into_owned();
         let mut nodes = Vec::with_capacity(masters);
         let mut buses = Vec::with_capacity(masters);
-        let mut tls_ports = Vec::new();
         for node in 0..masters {
-            let port = || {
-                free_port().map_err(|e| LocalClusterError::Node {
-                    node,
-                    source: LocalRedisError::Spawn(e),
-                })
-            };
-            // The bus port is chosen too: the default (port + 10,000) can be past 65,535.
-            let bus = port()?;
-            let (bus_arg, conf) = (bus.to_string(), format!("nodes-{node}.conf"));
-            let mut args: Vec<String> = [
-                "--cluster-enabled",
-                "yes",
-                "--cluster-port",
-                &bus_arg,
-                "--cluster-config-file",
-                &conf,
-                "--dir",
-                &dir,
-            ]
-            .map(String::from)
-            .to_vec();
-            if let Some(tls) = tls {
-                let tls_port = port()?;
-                let path = |p: &std::path::Path| p.to_string_lossy().into_owned();
-                args.extend([
-                    "--tls-port".to_string(),
-                    tls_port.to_string(),
-                    "--tls-cluster".into(),
-                    "yes".into(),
-                    "--tls-cert-file".into(),
-                    path(tls.cert),
-                    "--tls-key-file".into(),
-                    path(tls.key),
-                    "--tls-ca-cert-file".into(),
-                    path(tls.ca),
-                    "--tls-auth-clients".into(),
-                    "no".into(),
-                ]);
-                tls_ports.push(tls_port);
-            }
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            let redis = LocalRedis::start_with_args(&args)
-                .map_err(|source| LocalClusterError::Node { node, source })?;
+            let bus_port = free_port().map_err(|e| LocalClusterError::Node {
+                node,
+                source: LocalRedisError::Spawn(e),
+            })?;
+            let config_file = format!("nodes-{node}.conf");
+            let redis = LocalRedis::launch(&Launch {
+                tls,
+                cluster: Some(ClusterNode {
+                    bus_port,
+                    config_file: &config_file,
+                    dir: files.path(),
+                }),
+                ..Launch::default()
+            })
+            .map_err(|source| LocalClusterError::Node { node, source })?;
             nodes.push(redis);
-            buses.push(bus);
+            buses.push(bus_port);
         }
+        let tls_ports = nodes.iter().filter_map(LocalRedis::tls_port).collect();
         let cluster = LocalCluster {
             nodes,
             tls_ports,

@@ -10,6 +10,6 @@ pub mod local;
 pub mod map;
 pub mod slot;
 
-pub use local::{LocalCluster, LocalClusterError, TlsFiles};
+pub use local::{LocalCluster, LocalClusterError};
 pub use map::{ClusterError, Master, Redirect, SlotMap};
 pub use slot::{SLOTS, key_slot};

@@ -2,11 +2,13 @@
 //! intermediate key or value buffers. The key of request `i` is `<namespace>k<i>` in the run's
 //! key layout (exactly what `keys::write_key` produces, so cleanup finds it); the value is `v<i>` or, with a
 //! value size, one fixed deterministic value encoded once and copied. A run with the other
-//! client INCRs one shared key instead (`shared::keys::counter`).
+//! client INCRs one shared key instead (`shared::keys::counter`). The RESP is written with
+//! `crate::resp`'s encoder; what is here is the workload: which command, key and value.
 
 use shared::{Command, KeyLayout};
 
 use super::keys::namespace_in;
+use crate::resp::{CRLF, array_header, bulk, bulk_header, bulk_of};
 
 pub struct Encoder {
     command: Command,
@@ -113,10 +115,7 @@ impl Encoder {
     pub fn encode_multi_key(&self, out: &mut Vec<u8>, first: u64, n: u64) -> Option<()> {
         let name = self.command.multi_key()?;
         let per_key = if self.command == Command::Set { 2 } else { 1 };
-        let mut num = itoa::Buffer::new();
-        out.push(b'*');
-        out.extend_from_slice(num.format(1 + per_key * n).as_bytes());
-        out.extend_from_slice(b"\r\n");
+        array_header(out, (1 + per_key * n) as usize);
         bulk(out, name.as_bytes());
         let mut index = Counter::new(first);
         for _ in 0..n {
@@ -134,12 +133,7 @@ impl Encoder {
     #[inline]
     fn key(&self, out: &mut Vec<u8>, digits: &[u8]) {
         let digits = if self.indexed { digits } else { &[] };
-        out.push(b'$');
-        push_len(out, self.key_prefix.len() + digits.len());
-        out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(&self.key_prefix);
-        out.extend_from_slice(digits);
-        out.extend_from_slice(b"\r\n");
+        bulk_of(out, [&self.key_prefix, digits]);
     }
 
     /// The fixed value, or `$len\r\nv<digits>\r\n`.
@@ -149,22 +143,10 @@ impl Encoder {
             out.extend_from_slice(fixed);
             return;
         }
-        out.push(b'$');
-        push_len(out, 1 + digits.len());
-        out.extend_from_slice(b"\r\nv");
+        bulk_header(out, 1 + digits.len());
+        out.push(b'v');
         out.extend_from_slice(digits);
-        out.extend_from_slice(b"\r\n");
-    }
-}
-
-/// Appends a length; keys and classic values are short, so the one- and two-digit cases skip
-/// the general formatter.
-#[inline]
-fn push_len(out: &mut Vec<u8>, len: usize) {
-    match len {
-        0..=9 => out.push(b'0' + len as u8),
-        10..=99 => out.extend_from_slice(&[b'0' + (len / 10) as u8, b'0' + (len % 10) as u8]),
-        _ => out.extend_from_slice(itoa::Buffer::new().format(len).as_bytes()),
+        out.extend_from_slice(CRLF);
     }
 }
 
@@ -208,15 +190,6 @@ impl Counter {
             k -= 1;
         }
     }
-}
-
-/// Appends `arg` as a RESP bulk string.
-fn bulk(out: &mut Vec<u8>, arg: &[u8]) {
-    out.push(b'$');
-    out.extend_from_slice(itoa::Buffer::new().format(arg.len()).as_bytes());
-    out.extend_from_slice(b"\r\n");
-    out.extend_from_slice(arg);
-    out.extend_from_slice(b"\r\n");
 }
 
 #[cfg(test)]
@@ -282,15 +255,6 @@ mod tests {
                 encode_command(&mut one_by_one, &args);
             }
             assert_eq!(range, one_by_one, "{command:?}");
-        }
-    }
-
-    #[test]
-    fn lengths_of_any_size_are_encoded() {
-        for len in [0usize, 9, 10, 99, 100, 12345] {
-            let mut out = Vec::new();
-            push_len(&mut out, len);
-            assert_eq!(out, len.to_string().as_bytes());
         }
     }
 

@@ -15,7 +15,6 @@ use shared::interleave::{BatchValues, DRAWN_BATCHES, DRAWN_OTHER, Interleaving, 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::EngineError;
-use super::wire::counter_value;
 use crate::resp::{self, encode_command, scan_reply};
 use crate::target::{RedisTarget, TargetError};
 use crate::tls::RedisStream;
@@ -214,11 +213,15 @@ async fn request(
     }
 }
 
+/// The counter's value in an INCR's reply (the run's or the other client's).
+pub fn counter_value(reply: &[u8]) -> Result<u64, resp::ProtocolError> {
+    u64::try_from(resp::integer(reply)?)
+        .map_err(|_| resp::ProtocolError("the counter went below zero"))
+}
+
 /// A bulk string holding a number (`$3\r\n812\r\n` → 812); `None` for nil or anything else.
 fn bulk_number(reply: &[u8]) -> Option<u64> {
-    let body = reply.strip_prefix(b"$")?;
-    let start = body.windows(2).position(|w| w == b"\r\n")? + 2;
-    std::str::from_utf8(body.get(start..)?.strip_suffix(b"\r\n")?)
+    std::str::from_utf8(resp::bulk_bytes(reply).ok()??)
         .ok()?
         .parse()
         .ok()

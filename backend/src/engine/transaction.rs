@@ -9,7 +9,8 @@
 
 use std::time::Instant;
 
-use super::wire::{Job, Replies, Tally, counter_value, write_buffer};
+use super::other_client::counter_value;
+use super::wire::{Job, Replies, Tally, write_buffer};
 use super::{EngineError, RunContext};
 use crate::resp::{self, array_elements};
 

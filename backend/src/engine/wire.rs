@@ -12,7 +12,7 @@ use crate::tls::{ReadHalf, WriteHalf};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::encode::Encoder;
-use super::other_client::{Landed, RunCounter};
+use super::other_client::{Landed, RunCounter, counter_value};
 use super::{EngineError, RunContext};
 use crate::recorder::Recorder;
 use crate::resp::{self, Reply, scan_reply};
@@ -237,12 +237,6 @@ impl<'a> Replies<'a> {
             Some(reply) => Ok(Some(counter_value(reply)?)),
         }
     }
-}
-
-/// The counter's value in an INCR's reply.
-pub fn counter_value(reply: &[u8]) -> Result<u64, resp::ProtocolError> {
-    u64::try_from(resp::integer(reply)?)
-        .map_err(|_| resp::ProtocolError("the counter went below zero"))
 }
 
 /// What the run measured: answered requests, their latencies and spans, and round trips.

@@ -17,10 +17,10 @@ use std::time::{Duration, Instant};
 
 use shared::Network;
 
-use super::framer::{Framer, Side};
 use super::schedule::{Compensation, Link, Links, Schedule};
 use super::stats::{Direction, ProxyStats};
 use super::wire_tap::{TAP_STAMPS, WireTap, stamps_per_tap};
+use crate::resp::framer::{Framer, Side};
 
 /// The writer spins (instead of sleeping) for at most this long before a release: Linux
 /// sleeps overshoot by tens of µs, which would swamp sub-millisecond delays.

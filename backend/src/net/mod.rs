@@ -24,7 +24,6 @@
 
 mod calibration;
 mod delay_line;
-pub mod framer;
 mod route;
 mod schedule;
 mod stats;

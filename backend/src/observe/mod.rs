@@ -10,7 +10,7 @@
 //!
 //! The proxy is the delay line (`net::DelayProxy`) on the address the user chose, forwarding
 //! every byte unchanged, with no network dialled in unless asked. Its hooks frame each
-//! direction with the one RESP framer (`net::framer`) and keep a `record::Record` per
+//! direction with the streaming RESP framer (`resp::framer`) and keep a `record::Record` per
 //! connection: exact counts, where the time went, the first requests' stamps. The verdict is
 //! worked out from those in `shared::observe`, so the page and the CLI say the same thing.
 //!
@@ -32,8 +32,8 @@ use shared::observe::{
     MAX_OBSERVED_CONNECTIONS, ObserveStatus, ObservedConnection, ObservedTimeline,
 };
 
-use crate::net::framer::{Framer, Side};
 use crate::net::{Compensation, DelayProxy, Hooks};
+use crate::resp::framer::{Framer, Side};
 use crate::target::{RedisTarget, TargetError};
 use record::Record;
 

@@ -12,7 +12,7 @@ use std::time::Instant;
 use shared::observe::{ObservedConnection, ObservedCounts, ObservedTimes, verdict};
 use shared::{Span, Timeline};
 
-use crate::net::framer::{Framer, Message, Name};
+use crate::resp::framer::{Framer, Message, Name};
 use crate::spans::FULL_SPANS;
 
 /// Sampled requests kept beyond the first `FULL_SPANS`: when full, every other one is
@@ -522,7 +522,7 @@ mod tests {
     use shared::observe::VerdictKind;
 
     use super::*;
-    use crate::net::framer::Side;
+    use crate::resp::framer::Side;
 
     /// Drives a record as the proxy's hooks would, at µs offsets from one instant.
     struct Conn {

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use pipescope::local_redis::{LocalRedis, free_port};
+use pipescope::local_redis::{LocalRedis, TlsFiles};
 use pipescope::target::{RedisTarget, TlsOptions};
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose,
@@ -84,21 +84,13 @@ impl TlsRedis {
             ),
         };
 
-        let tls_port = free_port().unwrap();
-        let port = tls_port.to_string();
-        let redis = LocalRedis::start_with_args(&[
-            "--tls-port",
-            &port,
-            "--tls-cert-file",
-            cert_file.to_str().unwrap(),
-            "--tls-key-file",
-            key_file.to_str().unwrap(),
-            "--tls-ca-cert-file",
-            ca.to_str().unwrap(),
-            "--tls-auth-clients",
-            "no",
-        ])
+        let redis = LocalRedis::start_tls(TlsFiles {
+            cert: &cert_file,
+            key: &key_file,
+            ca: &ca,
+        })
         .expect("redis-server (with TLS) must be installed for the tests");
+        let tls_port = redis.tls_port().expect("launched with a TLS port");
         TlsRedis {
             redis,
             tls_port,

@@ -1,21 +1,9 @@
-//! Just enough RESP for the engine's hot path: commands are encoded straight into the write
-//! buffer (no per-command allocation) and replies are scanned in place, so a whole batch's
-//! replies are counted without building a value per reply.
+//! Reply scanning: where one complete reply at the front of a buffer ends, found in place, so
+//! a whole batch's replies are counted without building a value per reply; and the few reads
+//! the engine makes of a complete reply (an error's text, an integer, an array's elements, a
+//! bulk string's bytes).
 
-/// Appends `*N\r\n$len\r\narg\r\n…` for `args` to `out`.
-pub fn encode_command(out: &mut Vec<u8>, args: &[&[u8]]) {
-    let mut num = itoa::Buffer::new();
-    out.push(b'*');
-    out.extend_from_slice(num.format(args.len()).as_bytes());
-    out.extend_from_slice(b"\r\n");
-    for arg in args {
-        out.push(b'$');
-        out.extend_from_slice(num.format(arg.len()).as_bytes());
-        out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(arg);
-        out.extend_from_slice(b"\r\n");
-    }
-}
+use super::frame::{ProtocolError, Type, find_crlf, is_error_type, parse_int};
 
 /// What one complete reply at the front of a buffer was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,10 +24,6 @@ impl Reply {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("malformed reply from Redis: {0}")]
-pub struct ProtocolError(pub &'static str);
-
 /// Scans one reply at the start of `buf`. `Ok(None)` means the reply is not complete yet.
 pub fn scan_reply(buf: &[u8]) -> Result<Option<Reply>, ProtocolError> {
     // The reply to SET, by far the most common: skip the general scan.
@@ -49,7 +33,7 @@ pub fn scan_reply(buf: &[u8]) -> Result<Option<Reply>, ProtocolError> {
     let Some(&kind) = buf.first() else {
         return Ok(None);
     };
-    let is_error = kind == b'-' || kind == b'!';
+    let is_error = is_error_type(kind);
     let Some(end) = scan_value(buf, 0)? else {
         return Ok(None);
     };
@@ -69,12 +53,10 @@ fn scan_value(buf: &[u8], pos: usize) -> Result<Option<usize>, ProtocolError> {
         return Ok(None);
     };
     let after_line = line_end + 2;
-    match kind {
-        // Simple string, error, integer, and the RESP3 scalars.
-        b'+' | b'-' | b':' | b'_' | b',' | b'#' | b'(' => Ok(Some(after_line)),
-        // Bulk string, bulk error, verbatim string: a length, then that many bytes and CRLF.
-        b'$' | b'!' | b'=' => {
-            let len = parse_int(&buf[pos + 1..line_end])?;
+    match Type::of(kind) {
+        Some(Type::Line) => Ok(Some(after_line)),
+        Some(Type::Blob) => {
+            let len = int(&buf[pos + 1..line_end])?;
             if len < 0 {
                 return Ok(Some(after_line)); // null bulk string
             }
@@ -87,14 +69,8 @@ fn scan_value(buf: &[u8], pos: usize) -> Result<Option<usize>, ProtocolError> {
             }
             Ok(Some(end))
         }
-        // Aggregates: a count, then that many values (maps and attributes hold pairs).
-        b'*' | b'~' | b'>' | b'%' | b'|' => {
-            let count = parse_int(&buf[pos + 1..line_end])?;
-            let items = if matches!(kind, b'%' | b'|') {
-                count * 2
-            } else {
-                count
-            };
+        Some(Type::Aggregate { pairs }) => {
+            let items = Type::items(pairs, int(&buf[pos + 1..line_end])?);
             let mut at = after_line;
             for _ in 0..items.max(0) {
                 match scan_value(buf, at)? {
@@ -104,13 +80,13 @@ fn scan_value(buf: &[u8], pos: usize) -> Result<Option<usize>, ProtocolError> {
             }
             Ok(Some(at))
         }
-        _ => Err(ProtocolError("unknown reply type byte")),
+        None => Err(ProtocolError("unknown reply type byte")),
     }
 }
 
 /// True when a complete reply (as returned by `scan_reply`) is an error.
 pub fn is_error(reply: &[u8]) -> bool {
-    matches!(reply.first(), Some(b'-' | b'!'))
+    reply.first().is_some_and(|&b| is_error_type(b))
 }
 
 /// The text of an error reply: `-ERR x\r\n` → `ERR x`; for a RESP3 bulk error, its payload.
@@ -125,7 +101,7 @@ pub fn error_text(reply: &[u8]) -> String {
 /// The value of a complete integer reply (`:42\r\n` → 42), e.g. INCR's.
 pub fn integer(reply: &[u8]) -> Result<i64, ProtocolError> {
     match reply {
-        [b':', rest @ ..] => parse_int(rest.strip_suffix(b"\r\n").unwrap_or(rest)),
+        [b':', rest @ ..] => int(rest.strip_suffix(b"\r\n").unwrap_or(rest)),
         _ => Err(ProtocolError("expected an integer reply")),
     }
 }
@@ -138,7 +114,7 @@ pub fn array_elements(reply: &[u8]) -> Result<Option<Elements<'_>>, ProtocolErro
         return Err(ProtocolError("expected an array"));
     }
     let line_end = find_crlf(reply, 1).ok_or(ProtocolError("array header not terminated"))?;
-    let count = parse_int(&reply[1..line_end])?;
+    let count = int(&reply[1..line_end])?;
     if count < 0 {
         return Ok(None);
     }
@@ -182,18 +158,23 @@ impl<'a> Iterator for Elements<'a> {
     }
 }
 
-fn find_crlf(buf: &[u8], from: usize) -> Option<usize> {
-    buf.get(from..)?
-        .windows(2)
-        .position(|w| w == b"\r\n")
-        .map(|i| from + i)
+/// The bytes of a complete bulk-string reply (`$3\r\n812\r\n` → `812`); `None` for a null one.
+pub fn bulk_bytes(reply: &[u8]) -> Result<Option<&[u8]>, ProtocolError> {
+    if reply.first() != Some(&b'$') {
+        return Err(ProtocolError("expected a bulk string"));
+    }
+    let line_end = find_crlf(reply, 1).ok_or(ProtocolError("bulk header not terminated"))?;
+    if int(&reply[1..line_end])? < 0 {
+        return Ok(None);
+    }
+    reply[line_end + 2..]
+        .strip_suffix(b"\r\n")
+        .map(Some)
+        .ok_or(ProtocolError("bulk string not terminated by CRLF"))
 }
 
-fn parse_int(digits: &[u8]) -> Result<i64, ProtocolError> {
-    std::str::from_utf8(digits)
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .ok_or(ProtocolError("bad length or integer"))
+fn int(digits: &[u8]) -> Result<i64, ProtocolError> {
+    parse_int(digits).ok_or(ProtocolError("bad length or integer"))
 }
 
 #[cfg(test)]
@@ -205,13 +186,6 @@ mod tests {
         assert_eq!(integer(b":42\r\n"), Ok(42));
         assert_eq!(integer(b":-3\r\n"), Ok(-3));
         assert!(integer(b"+OK\r\n").is_err());
-    }
-
-    #[test]
-    fn encodes_a_set() {
-        let mut out = Vec::new();
-        encode_command(&mut out, &[b"SET", b"k1", b"v1"]);
-        assert_eq!(out, b"*3\r\n$3\r\nSET\r\n$2\r\nk1\r\n$2\r\nv1\r\n");
     }
 
     #[test]
@@ -270,6 +244,10 @@ mod tests {
         assert_eq!(items, [&b"+OK\r\n"[..], b"-ERR bad\r\n", b":1\r\n"]);
         assert!(array_elements(b"*-1\r\n").unwrap().is_none());
         assert!(array_elements(b"+OK\r\n").is_err());
+        assert_eq!(bulk_bytes(b"$3\r\n812\r\n"), Ok(Some(&b"812"[..])));
+        assert_eq!(bulk_bytes(b"$0\r\n\r\n"), Ok(Some(&b""[..])));
+        assert_eq!(bulk_bytes(b"$-1\r\n"), Ok(None));
+        assert!(bulk_bytes(b":1\r\n").is_err());
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! The one RESP framer: finds where each message ends in a byte stream that arrives in
+//! The streaming framer: finds where each message ends in a byte stream that arrives in
 //! arbitrary pieces, for the wire tap (counting a run's commands and replies) and for observe
-//! mode (naming an application's commands, telling pushes from replies).
+//! mode (naming an application's commands, telling pushes from replies). Where a whole reply
+//! is already in one buffer, `scan` finds its end in place instead.
 //!
 //! It streams: a bulk string's payload is skipped, not buffered, so a 1 MB value split over many
 //! reads costs no copy and a read that ends anywhere (mid-length-prefix, mid-CRLF) simply
@@ -11,6 +12,8 @@
 //! and telnet send them). Replies are any RESP2 or RESP3 value; a RESP3 attribute (`|`)
 //! belongs to the value after it. A stream that is not RESP stops the framer (`broken`):
 //! the proxy forwards it unchanged and Redis answers it with its own error.
+
+use super::frame::{Type, parse_int};
 
 /// Longest header or inline line accepted: Redis's own inline limit (64 KiB).
 const MAX_LINE: usize = 64 * 1024;
@@ -280,18 +283,18 @@ impl Framer {
         if top {
             self.start(kind);
         }
-        match kind {
-            b'*' | b'~' | b'>' | b'%' | b'|' | b'$' | b'!' | b'=' => match parse_int(rest) {
+        match Type::of(kind) {
+            Some(Type::Blob | Type::Aggregate { .. }) => match parse_int(rest) {
                 Some(n) => self.sized(kind, n, done),
                 None => self.broken = true,
             },
-            b'+' | b'-' | b':' | b'_' | b',' | b'#' | b'(' => {
+            Some(Type::Line) => {
                 if self.open.len() == 1 && self.message.ends.len() < self.keep && kind == b'+' {
                     self.message.push(rest);
                 }
                 self.value_done(done)
             }
-            _ => self.broken = true,
+            None => self.broken = true,
         }
     }
 
@@ -304,22 +307,23 @@ impl Framer {
 
     /// A header with a count (an aggregate's elements, a blob's length) was read.
     fn sized(&mut self, kind: u8, n: i64, done: &mut impl FnMut(&Message)) {
-        if matches!(kind, b'$' | b'!' | b'=') {
-            if n < 0 {
-                self.value_done(done);
+        let pairs = match Type::of(kind) {
+            Some(Type::Blob) => {
+                if n < 0 {
+                    self.value_done(done);
+                    return;
+                }
+                self.skip = n as u64 + 2;
+                self.keeping = self.open.len() == 1
+                    && self.message.ends.len() < self.keep
+                    && (n as usize) <= KEPT_ARG_LEN;
                 return;
             }
-            self.skip = n as u64 + 2;
-            self.keeping = self.open.len() == 1
-                && self.message.ends.len() < self.keep
-                && (n as usize) <= KEPT_ARG_LEN;
-            return;
-        }
-        let n = if matches!(kind, b'%' | b'|') {
-            n * 2
-        } else {
-            n
+            Some(Type::Aggregate { pairs }) => pairs,
+            // Only `header` and `counted_header` call this, with a counted type.
+            Some(Type::Line) | None => false,
         };
+        let n = Type::items(pairs, n);
         if n <= 0 {
             self.value_done(done);
         } else {
@@ -364,21 +368,9 @@ fn counted_header(bytes: &[u8]) -> Option<(u8, i64, usize)> {
     None
 }
 
-fn parse_int(digits: &[u8]) -> Option<i64> {
-    // The usual case, a few plain digits, without going through `str`; anything else (a sign,
-    // a long number, garbage) as `str::parse` says.
-    if (1..=18).contains(&digits.len()) && digits.iter().all(u8::is_ascii_digit) {
-        return Some(
-            digits
-                .iter()
-                .fold(0i64, |n, d| n * 10 + i64::from(d - b'0')),
-        );
-    }
-    std::str::from_utf8(digits).ok()?.parse().ok()
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::encode::encode_command;
     use super::*;
 
     fn frame_in_pieces(side: Side, bytes: &[u8], piece: usize) -> Vec<Message> {
@@ -398,10 +390,10 @@ mod tests {
     #[test]
     fn several_commands_in_one_read_and_every_split_agree() {
         let mut bytes = Vec::new();
-        crate::resp::encode_command(&mut bytes, &[b"SET", b"k1", b"v1"]);
-        crate::resp::encode_command(&mut bytes, &[b"client", b"setname", b"app-1"]);
+        encode_command(&mut bytes, &[b"SET", b"k1", b"v1"]);
+        encode_command(&mut bytes, &[b"client", b"setname", b"app-1"]);
         bytes.extend_from_slice(b"PING\r\nset k2 v2\n\r\n");
-        crate::resp::encode_command(&mut bytes, &[b"GET", b"k1"]);
+        encode_command(&mut bytes, &[b"GET", b"k1"]);
         let whole = frame_in_pieces(Side::Commands, &bytes, bytes.len());
         assert_eq!(names(&whole), ["SET", "CLIENT", "PING", "SET", "GET"]);
         assert_eq!(whole[1].arg(2), Some(&b"app-1"[..]));
@@ -419,9 +411,9 @@ mod tests {
     fn a_megabyte_value_in_pieces_is_one_command_and_not_kept() {
         let value = vec![b'x'; 1 << 20];
         let mut bytes = Vec::new();
-        crate::resp::encode_command(&mut bytes, &[b"SET", b"big", &value]);
-        crate::resp::encode_command(&mut bytes, &[b"HELLO", b"3", b"SETNAME", &value]);
-        crate::resp::encode_command(&mut bytes, &[b"PING"]);
+        encode_command(&mut bytes, &[b"SET", b"big", &value]);
+        encode_command(&mut bytes, &[b"HELLO", b"3", b"SETNAME", &value]);
+        encode_command(&mut bytes, &[b"PING"]);
         for piece in [1000, 4096, 65_536, 65_537] {
             let ms = frame_in_pieces(Side::Commands, &bytes, piece);
             assert_eq!(names(&ms), ["SET", "HELLO", "PING"]);
@@ -437,7 +429,7 @@ mod tests {
     #[test]
     fn only_the_commands_whose_arguments_are_read_keep_them() {
         let mut bytes = Vec::new();
-        crate::resp::encode_command(&mut bytes, &[b"set", b"k", b"v"]);
+        encode_command(&mut bytes, &[b"set", b"k", b"v"]);
         let long: Vec<&[u8]> = vec![
             b"XREADGROUP",
             b"GROUP",
@@ -449,7 +441,7 @@ mod tests {
             b"BLOCK",
             b"0",
         ];
-        crate::resp::encode_command(&mut bytes, &long);
+        encode_command(&mut bytes, &long);
         bytes.extend_from_slice(b"hello 3 AUTH u p SETNAME inline-app\r\n");
         let ms = frame_in_pieces(Side::Commands, &bytes, bytes.len());
         assert_eq!(ms[0].args().collect::<Vec<_>>(), [b"set"]);
