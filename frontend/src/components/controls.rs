@@ -25,6 +25,7 @@ pub fn Controls(conn: Connection, look: Look, url: UrlState) -> impl IntoView {
     let watch_only = move || conn.server.with(Option::is_some) && !conn.can_control() && !replay();
     let editing = RwSignal::new(false);
     start_from_the_servers_network(form, conn, &url);
+    show_the_recordings_values(form, conn);
     keep_the_url_in_step(form, look);
 
     view! {
@@ -70,9 +71,31 @@ fn start_from_the_servers_network(form: RwSignal<Form>, conn: Connection, url: &
         if network_taken.get_value() {
             return;
         }
+        // A recording on the stage brings its own network (`show_the_recordings_values`).
+        if conn.session.with(|s| s.recording.is_some()) {
+            return;
+        }
         if let Some(network) = conn.server.with(|s| s.as_ref().map(|s| s.network)) {
             network_taken.set_value(true);
             form.update(|f| f.set_network(network));
+        }
+    });
+}
+
+/// A recording on the stage (served by `pipescope replay`, or opened on this page) puts its
+/// runs' values in the form, once per recording: the fields say what was run.
+fn show_the_recordings_values(form: RwSignal<Form>, conn: Connection) {
+    let shown = Memo::new(move |_| {
+        conn.session.with(|s| {
+            s.recording.as_ref().map(|r| {
+                let runs: Vec<_> = s.recent.iter().map(|r| r.summary.spec).collect();
+                (r.file.clone(), r.saved_at.clone(), runs)
+            })
+        })
+    });
+    Effect::new(move |_| {
+        if let Some((_, _, runs)) = shown.get() {
+            form.update(|f| f.show_runs(&runs));
         }
     });
 }
