@@ -2,15 +2,14 @@
 //! a recording (served by `pipescope replay`, or opened on the page), so its fields say what
 //! was run, not the defaults.
 
-use shared::{Flush, KeyLayout, Mode, RunSpec, Wait};
+use shared::{Flush, Mode, RunSpec, Wait};
 
-use crate::inputs::{FlushChoice, Form, ModeChoice, POOL_PRESET, Plan};
+use crate::inputs::{FlushChoice, Form, ModeChoice, Plan};
 
 impl Form {
     /// Fills the form from `runs`: the last run's command, count, values, wait, network and
-    /// mode, and the plan the runs make (a Compare: sequential then another mode; the pool
-    /// preset; spread keys then one hash tag; a Sweep: pipelined at several batches; else Run).
-    /// No runs: the form is left as it is.
+    /// mode, and Compare for two runs the first of them sequential, else Run (a recorded sweep
+    /// or pool preset shows its last run). No runs: the form is left as it is.
     pub fn show_runs(&mut self, runs: &[RunSpec]) {
         let Some(last) = runs.last() else { return };
         self.count = last.count.to_string();
@@ -24,34 +23,8 @@ impl Form {
         self.other_client = last.other_client;
         self.keys = last.keys;
         self.show_mode(last.mode);
-        let pipelined = |r: &RunSpec| matches!(r.mode, Mode::Pipelined { .. });
         self.plan = match runs {
-            [first, second]
-                if first.mode
-                    == Mode::Connections {
-                        connections: POOL_PRESET.0,
-                    }
-                    && second.mode == Mode::pipelined(POOL_PRESET.1) =>
-            {
-                Plan::Pool
-            }
-            [first, second]
-                if first.keys == KeyLayout::Spread
-                    && second.keys == KeyLayout::OneTag
-                    && first.mode == second.mode =>
-            {
-                Plan::Layouts
-            }
-            [first, second]
-                if first.mode == Mode::Sequential && second.mode != Mode::Sequential =>
-            {
-                Plan::Compare
-            }
-            _ if runs.len() > 2 && runs.iter().all(pipelined) => {
-                let largest = runs.iter().map(|r| r.mode.batch()).max().unwrap_or(1);
-                self.sweep_max = largest.to_string();
-                Plan::Sweep
-            }
+            [first, _] if first.mode == Mode::Sequential => Plan::Compare,
             _ => Plan::Single,
         };
     }
@@ -133,11 +106,8 @@ mod tests {
             Plan::Single,
         );
         round_trip(
-            vec![
-                set(8_000, Mode::Connections { connections: 8 }),
-                set(8_000, Mode::pipelined(1_000)),
-            ],
-            Plan::Pool,
+            vec![set(8_000, Mode::Connections { connections: 8 })],
+            Plan::Single,
         );
         round_trip(
             vec![

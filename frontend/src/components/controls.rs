@@ -85,18 +85,16 @@ fn start_from_the_servers_network(form: RwSignal<Form>, conn: Connection, url: &
 /// A recording on the stage (served by `pipescope replay`, or opened on this page) puts its
 /// runs' values in the form, once per recording: the fields say what was run.
 fn show_the_recordings_values(form: RwSignal<Form>, conn: Connection) {
-    let shown = Memo::new(move |_| {
+    // The effect's value is the recording it last showed (its saved time).
+    Effect::new(move |shown: Option<Option<String>>| {
         conn.session.with(|s| {
-            s.recording.as_ref().map(|r| {
+            let saved_at = s.recording.as_ref().map(|r| r.saved_at.clone());
+            if saved_at.is_some() && saved_at != shown.flatten() {
                 let runs: Vec<_> = s.recent.iter().map(|r| r.summary.spec).collect();
-                (r.file.clone(), r.saved_at.clone(), runs)
-            })
+                form.update(|f| f.show_runs(&runs));
+            }
+            saved_at
         })
-    });
-    Effect::new(move |_| {
-        if let Some((_, _, runs)) = shown.get() {
-            form.update(|f| f.show_runs(&runs));
-        }
     });
 }
 

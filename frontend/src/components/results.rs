@@ -126,7 +126,7 @@ fn latency_cell(l: shared::Latency) -> impl IntoView {
 }
 
 /// Writes and commands on the wire, one under the other.
-fn sends_cell(s: &shared::RunSummary) -> impl IntoView {
+fn sends_cell(s: &shared::RunSummary) -> impl IntoView + use<> {
     view! {
         <td class="sends" data-head="Writes · wire cmds" title=SENDS_TITLE>
             <span class="line writes">{format::known_count(s.writes)}</span>
