@@ -363,7 +363,12 @@ fn load_note(s: &RunSummary, l: &shared::RedisLoad) -> String {
     let other = s
         .interleaving
         .as_ref()
-        .map(|i| format!(", the other client's {} INCRs in it too", i.other_commands))
+        .map(|i| {
+            format!(
+                ", {} INCRs from the other client included",
+                i.other_commands
+            )
+        })
         .unwrap_or_default();
     format!(
         "  (Redis's CPU: {cpu}, INFO cpu{other}; {} connection{} accepted, INFO stats; set-up before the run not counted)",
