@@ -35,7 +35,8 @@ pub struct JsonRun {
     pub label: String,
     /// How the engine waited for replies (sleeping, or busy-polling).
     pub wait: shared::Wait,
-    /// Wall time divided by commands: what one command cost in this mode.
+    /// Wall time divided by the keys answered (an MSET/MGET of n keys counts n): what one
+    /// command cost in this mode.
     pub per_command_us: f64,
     #[serde(flatten)]
     pub latency: Latency,
@@ -48,13 +49,22 @@ pub struct JsonRun {
     pub split: Option<RoundTripSplit>,
     /// Redis's own time per call of `redis_counted`, from `INFO commandstats` across the run.
     pub redis_usec_per_call: Option<f64>,
+    /// For MSET/MGET runs (one call for a batch of keys): that time per key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redis_usec_per_key: Option<f64>,
     /// The command whose calls carry the run's requests (EXEC for a transaction).
     pub redis_counted: String,
     /// Connections the engine opened for the run (a pool's size, else one).
     pub connections: u32,
-    /// Redis's CPU time and connections accepted across the run (`INFO cpu`, `INFO stats`).
+    /// Redis's CPU time, connections accepted and commands processed across the run (`INFO
+    /// cpu`, `INFO stats`), its set-up (a GET run's seeding, the other client's connection)
+    /// left out.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub redis_load: Option<shared::RedisLoad>,
+    /// For MSET/MGET runs: Redis's CPU per key (`redis_load.cpu_us_per_command` is per
+    /// MSET/MGET there).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redis_cpu_us_per_key: Option<f64>,
     /// Redis's memory while the run was in flight: its connection's peak `CLIENT LIST`
     /// tot-mem, omem and qbuf, and `INFO memory` used_memory before and at its peak.
     pub redis_memory: Option<shared::RedisMemory>,
@@ -83,9 +93,11 @@ impl From<&RunSummary> for JsonRun {
             network: s.spec.network,
             split: s.split,
             redis_usec_per_call: s.redis_usec_per_call,
+            redis_usec_per_key: s.redis_usec_per_call.and_then(|us| s.per_key(us)),
             redis_counted: engine::redis_time::counted_command(&s.spec).to_ascii_uppercase(),
             connections: s.spec.mode.connections(),
             redis_load: s.redis_load,
+            redis_cpu_us_per_key: s.redis_load.and_then(|l| s.per_key(l.cpu_us_per_command)),
             redis_memory: s.redis_memory,
             keys: s.spec.keys,
         }
@@ -244,10 +256,11 @@ fn print_row(format: Format, s: &RunSummary, baseline: Option<&RunSummary>) {
     let l = s.latency;
     let speedup = baseline.map_or(1.0, |b| s.speedup_over(b));
     let per_command_us = s.wall_us as f64 / s.done.max(1) as f64;
-    // People read the label ("pipelined (batch 1000, flush each command)"); CSV stays plain.
+    // The mode's label ("pipelined (batch 1000, flush each command)") in CSV and Markdown
+    // alike, as the page's exports name it.
     let mode = match format {
-        Format::Markdown => s.spec.mode.label(),
-        _ => s.spec.mode.kind().to_string(),
+        Format::Csv => shared::csv_field(&s.spec.mode.label()),
+        _ => s.spec.mode.label(),
     };
     let cells = [
         mode,
@@ -297,18 +310,11 @@ fn print_row(format: Format, s: &RunSummary, baseline: Option<&RunSummary>) {
                 .unwrap_or_default(),
             s.redis_usec_per_call
                 .map(|us| format!(
-                    "  (Redis's own time: {us:.2} µs per {}, INFO commandstats)",
-                    engine::redis_time::counted_command(&s.spec).to_ascii_uppercase()
+                    "  (Redis's own time: {}, INFO commandstats)",
+                    per_command_and_key(s, us)
                 ))
                 .unwrap_or_default(),
-            s.redis_load
-                .map(|l| format!(
-                    "  (Redis's CPU: {:.2} µs per command, INFO cpu; {} connection{} accepted, INFO stats)",
-                    l.cpu_us_per_command,
-                    l.connections_received,
-                    if l.connections_received == 1 { "" } else { "s" }
-                ))
-                .unwrap_or_default(),
+            s.redis_load.map(|l| load_note(s, &l)).unwrap_or_default(),
             s.redis_memory.map(memory_note).unwrap_or_default()
         ),
     }
@@ -343,6 +349,40 @@ fn print_row(format: Format, s: &RunSummary, baseline: Option<&RunSummary>) {
             i.final_value.map_or("?".to_string(), |v| v.to_string())
         );
     }
+}
+
+/// "1.20 µs per SET", or for MSET/MGET "978.26 µs per MGET (0.98 µs per key)": a figure per
+/// command on the wire, and per key where one command carries a batch of keys.
+fn per_command_and_key(s: &RunSummary, us: f64) -> String {
+    let command = engine::redis_time::counted_command(&s.spec).to_ascii_uppercase();
+    match s.per_key(us) {
+        Some(key) => format!("{us:.2} µs per {command} ({key:.2} µs per key)"),
+        None => format!("{us:.2} µs per {command}"),
+    }
+}
+
+/// Redis's CPU and connections for the table, saying how they were measured and what else the
+/// window held (the other client's INCRs run beside the run's and cannot be left out).
+fn load_note(s: &RunSummary, l: &shared::RedisLoad) -> String {
+    let cpu = match s.per_key(l.cpu_us_per_command) {
+        Some(_) => per_command_and_key(s, l.cpu_us_per_command),
+        None => format!("{:.2} µs per command", l.cpu_us_per_command),
+    };
+    let other = s
+        .interleaving
+        .as_ref()
+        .map(|i| {
+            format!(
+                ", {} INCRs from the other client included",
+                i.other_commands
+            )
+        })
+        .unwrap_or_default();
+    format!(
+        "  (Redis's CPU: {cpu}, INFO cpu{other}; {} connection{} accepted, INFO stats; set-up before the run not counted)",
+        l.connections_received,
+        if l.connections_received == 1 { "" } else { "s" }
+    )
 }
 
 /// A memory figure in the unit `f` gives, one decimal; empty where Redis was not sampled.

@@ -9,9 +9,9 @@ mod support;
 
 use std::time::Duration;
 
-use fantoccini::{Client, Locator};
+use fantoccini::Locator;
 use serde::Deserialize;
-use support::browser::{Browser, until_js};
+use support::browser::{Browser, until_js, viewport};
 
 /// Sequential SETs through a 250 µs each-way delay: each pays at least 0.5 ms, so the first run
 /// lasts long enough to be measured while it runs; more than the 5,000 requests the timeline
@@ -128,36 +128,6 @@ impl Screen {
 
 fn css(s: &str) -> Locator<'_> {
     Locator::Css(s)
-}
-
-/// Sizes the window so that the viewport (innerWidth × innerHeight) is exactly `w` × `h`.
-async fn viewport(c: &Client, w: u32, h: u32) {
-    c.set_window_size(w, h).await.unwrap();
-    for _ in 0..4 {
-        let inner: [f64; 2] = serde_json::from_value(
-            c.execute("return [window.innerWidth, window.innerHeight]", vec![])
-                .await
-                .unwrap(),
-        )
-        .unwrap();
-        if inner == [w as f64, h as f64] {
-            return;
-        }
-        // The window's frame takes some of it: grow the window by what is missing.
-        let (dw, dh) = (w as f64 - inner[0], h as f64 - inner[1]);
-        let size = c.get_window_size().await.unwrap();
-        c.set_window_size(
-            (size.0 as f64 + dw).max(1.0) as u32,
-            (size.1 as f64 + dh).max(1.0) as u32,
-        )
-        .await
-        .unwrap();
-    }
-    let inner = c
-        .execute("return [window.innerWidth, window.innerHeight]", vec![])
-        .await
-        .unwrap();
-    panic!("the viewport could not be made {w}×{h}: it is {inner}");
 }
 
 /// Everything the room must see is on screen, folded controls in one line, nothing overlapping.

@@ -212,6 +212,16 @@ async fn bench_records_and_replay_serves_it_with_no_redis() {
         .as_bool()
         .unwrap();
     assert!(disabled, "Compare cannot run a replay");
+    // The form shows what was recorded (300 commands, batch 50), not the defaults.
+    let fields: Vec<String> = until_js(
+        c,
+        "return ['#count', '#mode', '#batch'].map((s) => document.querySelector(s).value)",
+        Duration::from_secs(10),
+        "the form showing the recording's values",
+        |f: &Vec<String>| f[0] == "300",
+    )
+    .await;
+    assert_eq!(fields, ["300", "pipelined", "50"]);
     let shot = browser.screenshot("replay").await;
     eprintln!("screenshot: {}", shot.display());
     let header: String = c

@@ -8,7 +8,7 @@
 //! counts compare fairly; empty when there is no sequential run).
 
 use serde::Serialize;
-use shared::{Mode, RunSummary};
+use shared::{Mode, RunSummary, csv_field};
 
 use crate::format;
 
@@ -134,15 +134,6 @@ pub fn json(runs: &[RunSummary]) -> String {
             .collect(),
     };
     serde_json::to_string(&out).expect("plain JSON values serialise")
-}
-
-/// RFC 4180: quoted when it holds a comma, quote or line break; quotes doubled.
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
 }
 
 /// Machine-readable numbers (no grouping, µs and ops/s as measured), one line per run, CRLF.

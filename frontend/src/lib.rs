@@ -30,6 +30,7 @@ pub mod app;
 pub mod components;
 pub mod connection;
 pub mod export;
+pub mod form_of_runs;
 pub mod format;
 pub mod inputs;
 pub mod keyboard;

@@ -110,9 +110,10 @@ fn the_results_table_shows_each_run_and_its_speed_up_over_the_sequential_one() {
     assert_eq!(rows.len(), 2, "{rows:?}");
     assert!(rows[0][0].starts_with("sequential"), "{rows:?}");
     assert!(rows[1][0].starts_with("pipelined (batch 100)"), "{rows:?}");
-    // Round trips: one per command, then one per batch.
-    assert_eq!(rows[0][7], "1,000");
-    assert_eq!(rows[1][7], "10");
+    // Round trips (after mode, commands, wall time, ops/s and latency): one per command, then
+    // one per batch.
+    assert_eq!(rows[0][5], "1,000");
+    assert_eq!(rows[1][5], "10");
     // 100 000 ops/s against 1 000 ops/s.
     assert_eq!(rows[1].last().unwrap(), "100×");
     assert_eq!(rows[0].last().unwrap(), "1.00×");

@@ -24,6 +24,6 @@ pub use protocol::{ClientMsg, PROTOCOL_VERSION, ServerMsg};
 pub use recording::{RECORDING_VERSION, Recording, RecordingError, ReplayInfo, TourStepRecord};
 pub use report::{
     ClusterRun, Latency, MasterShare, Redirected, RedisLoad, RedisMemory, RoundTripSplit,
-    RunRecord, RunSummary, Span, Timeline,
+    RunRecord, RunSummary, Span, Timeline, csv_field,
 };
 pub use spec::{Command, Flush, Limits, Mode, Network, RunSpec, SpecError, Wait, validate_runs};

@@ -89,8 +89,10 @@ pub struct MasterShare {
     pub round_trips: u64,
 }
 
-/// Redis's CPU and connections across a run, measured by Redis (`INFO cpu`, `INFO stats`).
-/// Counters of the whole server: anything else Redis did in that window counts too.
+/// Redis's CPU, connections and commands across a run, measured by Redis (`INFO cpu`,
+/// `INFO stats`) when the run's set-up was done (a GET run's keys seeded, the other client
+/// connected: each on a connection of its own) and again after its last reply. Counters of
+/// the whole server: anything else Redis did in that window counts too.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct RedisLoad {
     /// CPU time Redis's process used (`used_cpu_user` + `used_cpu_sys`, all its threads),
@@ -99,8 +101,14 @@ pub struct RedisLoad {
     /// The CPU time itself, µs.
     pub cpu_us: f64,
     /// Connections Redis accepted during the run (`total_connections_received`), less the
-    /// one that read the counters afterwards: the engine's, plus any other client's.
+    /// one that read the counters afterwards: the run's own (one, or a pool's).
     pub connections_received: u64,
+    /// Commands Redis processed in the window (`total_commands_processed`): the run's on the
+    /// wire, the other client's commands when it ran, and pipescope's own few readings (the INFO
+    /// that opened the window, the run connection's CLIENT ID, the memory sampler's CLIENT LIST
+    /// and INFO memory). `None` where INFO left it out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commands_processed: Option<u64>,
 }
 
 /// Redis's memory during a run, measured by polling Redis on a second (admin) connection every
@@ -162,6 +170,32 @@ impl RunSummary {
         }
         // Compare throughput so runs of different counts still compare fairly.
         self.ops_per_sec / baseline.ops_per_sec
+    }
+
+    /// Keys each command on the wire carried, for MSET/MGET runs (one command for a batch of
+    /// keys, so a figure per command there is per batch); `None` in every other mode.
+    pub fn keys_per_command(&self) -> Option<f64> {
+        match self.spec.mode {
+            crate::spec::Mode::Mset { .. } if self.wire_commands > 0 && self.done > 0 => {
+                Some(self.done as f64 / self.wire_commands as f64)
+            }
+            _ => None,
+        }
+    }
+
+    /// `per_command` (a figure per command on the wire) per key, for MSET/MGET runs.
+    pub fn per_key(&self, per_command: f64) -> Option<f64> {
+        self.keys_per_command().map(|k| per_command / k)
+    }
+}
+
+/// A CSV field as RFC 4180 has it: quoted when it holds a comma, quote or line break; quotes
+/// doubled.
+pub fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
     }
 }
 

@@ -50,9 +50,9 @@ impl RunError {
 }
 
 /// Runs `spec` once over `target` (maybe through a proxy), reads Redis's own time per call and
-/// what the run cost it around it (`RunSummary::redis_usec_per_call` and `redis_load`, on
-/// admin connections straight to Redis), then
-/// removes the run's keys, also after a failure or a cancel.
+/// what the run cost it (`RunSummary::redis_usec_per_call` and `redis_load`, on admin
+/// connections straight to Redis) from the end of the run's set-up (`redis_time::open_window`)
+/// to its last reply, then removes the run's keys, also after a failure or a cancel.
 pub async fn run_and_clean_up(
     target: &RedisTarget,
     spec: RunSpec,
@@ -62,8 +62,13 @@ pub async fn run_and_clean_up(
     // Until its keys are removed, a second Ctrl-C names this run (`crate::cancel`).
     let _in_flight = keys::InFlight::new(run_id);
     let counted = redis_time::counted_command(&spec);
-    let before = redis_time::counters(target, &counted).await;
-    let outcome = super::run(target, spec, ctx).await;
+    let (window, opens) = tokio::sync::oneshot::channel();
+    let ctx = RunContext {
+        window: Some(window),
+        ..ctx
+    };
+    let run = super::run(target, spec, ctx);
+    let (outcome, before) = redis_time::counters_at_window(target, &counted, opens, run).await;
     let written = match &outcome {
         Ok(o) => o.written,
         Err(f) => f.written,
@@ -74,9 +79,7 @@ pub async fn run_and_clean_up(
                 && let Some(after) = redis_time::counters(target, &counted).await
             {
                 o.summary.redis_usec_per_call = before.command.usec_per_call_until(after.command);
-                // The memory sampler's connection, when it ran, is pipescope's, not the run's.
-                let watchers = o.summary.redis_memory.is_some() as u64;
-                o.summary.redis_load = before.load_until(after, o.summary.wire_commands, watchers);
+                o.summary.redis_load = before.load_until(after, o.summary.wire_commands);
             }
             Ok(o)
         }

@@ -130,6 +130,10 @@ pub struct RunContext {
     pub sample_memory: bool,
     /// Where the first requests' timings go as they happen, for live streaming.
     pub span_outbox: Option<crate::spans::Outbox>,
+    /// Told when the run's set-up is done (a GET run's keys seeded, the other client
+    /// connected), just before its own connections open: Redis's counters are read then
+    /// (`redis_time::open_window`; `run_and_clean_up` listens).
+    pub window: Option<redis_time::WindowOpens>,
 }
 
 impl RunContext {
@@ -143,6 +147,7 @@ impl RunContext {
             instrument: true,
             sample_memory: true,
             span_outbox: None,
+            window: None,
         }
     }
 }
@@ -242,12 +247,16 @@ fn not_started(spec: RunSpec, error: EngineError) -> RunFailure {
 async fn run_here(
     target: &RedisTarget,
     spec: RunSpec,
-    ctx: RunContext,
+    mut ctx: RunContext,
     client_id: tokio::sync::oneshot::Sender<(u64, client_memory::Ready)>,
 ) -> Result<RunOutcome, RunFailure> {
     let sent = Sent::default();
     let mut tally = Tally::new(&ctx);
-    let result = measure(target, spec, &ctx, &sent, &mut tally, client_id).await;
+    let handover = Handover {
+        window: ctx.window.take(),
+        client_id,
+    };
+    let result = measure(target, spec, &ctx, &sent, &mut tally, handover).await;
     let wall = tally.started.elapsed();
     ctx.progress.update(tally.done, wall);
     let mut summary = tally
@@ -281,13 +290,20 @@ async fn run_here(
     }
 }
 
+/// What a run hands over as it goes: the end of its set-up (the measured window opens), then
+/// its connection's id for the memory sampler.
+struct Handover {
+    window: Option<redis_time::WindowOpens>,
+    client_id: tokio::sync::oneshot::Sender<(u64, client_memory::Ready)>,
+}
+
 async fn measure(
     target: &RedisTarget,
     spec: RunSpec,
     ctx: &RunContext,
     sent: &Sent,
     tally: &mut Tally,
-    client_id: tokio::sync::oneshot::Sender<(u64, client_memory::Ready)>,
+    handover: Handover,
 ) -> Result<(), EngineError> {
     if let Mode::Mset { .. } = spec.mode
         && spec.command.multi_key().is_none()
@@ -303,13 +319,13 @@ async fn measure(
         Encoder::laid_out(spec.command, ctx.run_id, spec.keys, spec.value_bytes)
     };
     if target.is_cluster() {
-        return on_cluster(target, spec, &enc, ctx, sent, tally, client_id).await;
+        return on_cluster(target, spec, &enc, ctx, sent, tally, handover).await;
     }
-    on_one_server(target, spec, &enc, ctx, sent, tally, client_id).await
+    on_one_server(target, spec, &enc, ctx, sent, tally, handover).await
 }
 
 /// A run on one server (or a cluster's one master): the GET seed, the other client, the
-/// run's connection, then the mode's batches.
+/// window opened, the run's connection, then the mode's batches.
 async fn on_one_server(
     target: &RedisTarget,
     spec: RunSpec,
@@ -317,29 +333,32 @@ async fn on_one_server(
     ctx: &RunContext,
     sent: &Sent,
     tally: &mut Tally,
-    client_id: tokio::sync::oneshot::Sender<(u64, client_memory::Ready)>,
+    handover: Handover,
 ) -> Result<(), EngineError> {
     if spec.command == Command::Get {
         seed::seed(target, enc, spec.count, ctx, sent).await?;
     }
-    if let Mode::Connections { .. } = spec.mode {
-        let mut pool = connections::open(target, &spec).await?;
-        tally.started = Instant::now();
-        return connections::run(&mut pool, enc, spec, ctx, sent, tally).await;
-    }
-    // Connected first, so it is INCRing before the run's first command.
-    let other = match spec.other_client {
+    let pool = matches!(spec.mode, Mode::Connections { .. });
+    // Connected first, so it is INCRing before the run's first command. (A pool has none.)
+    let other = match spec.other_client && !pool {
         true => {
             tally.counter = Some(Default::default());
             Some(OtherClient::start(target, ctx.run_id, spec.keys, ctx.response_timeout).await?)
         }
         false => None,
     };
+    // Set-up done: what Redis counts from here is the run (its own connections included).
+    redis_time::open_window(handover.window, ctx.response_timeout).await;
+    if pool {
+        let mut pool = connections::open(target, &spec).await?;
+        tally.started = Instant::now();
+        return connections::run(&mut pool, enc, spec, ctx, sent, tally).await;
+    }
     let (mut stream, id) = target.connect_identified().await?;
     if let Some(id) = id {
         // The sampler takes its first sample now, before the clock starts (nobody listening,
         // when not instrumented, is fine).
-        client_memory::announce(client_id, id, ctx.response_timeout).await;
+        client_memory::announce(handover.client_id, id, ctx.response_timeout).await;
     }
     tally.started = Instant::now();
     // Borrowed halves: no lock between the writer and the reader of one socket.
@@ -382,7 +401,7 @@ async fn on_cluster(
     ctx: &RunContext,
     sent: &Sent,
     tally: &mut Tally,
-    client_id: tokio::sync::oneshot::Sender<(u64, client_memory::Ready)>,
+    handover: Handover,
 ) -> Result<(), EngineError> {
     let unsupported = match spec.mode {
         // A dialled network reaches a cluster through a proxy per master (`net::route`); one
@@ -412,13 +431,14 @@ async fn on_cluster(
         let m = one_slot::master(&map, ctx.run_id, spec);
         let node = one_slot::node(target, &map, m)?;
         tally.node = u16::try_from(m).ok();
-        let result = on_one_server(&node, spec, enc, ctx, sent, tally, client_id).await;
+        let result = on_one_server(&node, spec, enc, ctx, sent, tally, handover).await;
         one_slot::record(tally, &map, m);
         return result.map_err(|e| one_slot::named(e, &node));
     }
     if spec.command == Command::Get {
         seed::seed_cluster(target, &map, enc, spec, ctx, sent).await?;
     }
+    redis_time::open_window(handover.window, ctx.response_timeout).await;
     if let Mode::Connections { .. } = spec.mode {
         let mut pool = cluster_pool::open(target, &map, &spec).await?;
         tally.started = Instant::now();

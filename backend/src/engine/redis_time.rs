@@ -1,12 +1,57 @@
 //! Redis's own time per call, as Redis measures it: `INFO commandstats` before and after a run,
 //! the change in `usec` over the change in `calls` for the command that carries the run's
 //! requests. Other clients' calls of the same command in that window count too. The same
-//! reading brings Redis's CPU time (`INFO cpu`) and the connections it accepted (`INFO stats`):
-//! what a run cost Redis as a whole (`shared::RedisLoad`).
+//! reading brings Redis's CPU time (`INFO cpu`), the connections it accepted and the commands
+//! it processed (`INFO stats`): what a run cost Redis as a whole (`shared::RedisLoad`).
+//!
+//! The window opens when the engine says its set-up is done (`open_window`: a GET run's keys
+//! seeded, the other client connected), just before the run's own connections open, so
+//! set-up on connections of its own stays outside it.
+
+use std::future::Future;
+use std::time::Duration;
 
 use shared::{Mode, RedisLoad, RunSpec};
+use tokio::sync::oneshot;
 
 use crate::target::RedisTarget;
+
+/// Answered by whoever reads the counters, once they are read.
+pub type Opened = oneshot::Sender<()>;
+
+/// Where the engine says its set-up is done and the measured part starts.
+pub type WindowOpens = oneshot::Sender<Opened>;
+
+/// The engine's side: says set-up is done, if anyone listens, and waits (at most `wait`) until
+/// Redis's counters have been read, before the run's own connections open.
+pub async fn open_window(to: Option<WindowOpens>, wait: Duration) {
+    let Some(to) = to else { return };
+    let (opened, read) = oneshot::channel();
+    if to.send(opened).is_ok() {
+        let _ = tokio::time::timeout(wait, read).await;
+    }
+}
+
+/// Runs `run` to its end, reading Redis's counters for `command` when the engine opens the
+/// window on `opens`. `None` if it never did (it failed during set-up) or Redis did not say.
+pub async fn counters_at_window<T>(
+    target: &RedisTarget,
+    command: &str,
+    opens: oneshot::Receiver<Opened>,
+    run: impl Future<Output = T>,
+) -> (T, Option<Counters>) {
+    tokio::pin!(run);
+    let opened = tokio::select! {
+        out = &mut run => return (out, None),
+        opened = opens => opened.ok(),
+    };
+    let Some(opened) = opened else {
+        return (run.await, None);
+    };
+    let before = counters(target, command).await;
+    let _ = opened.send(());
+    (run.await, before)
+}
 
 /// The `INFO commandstats` entry (`cmdstat_<name>`) whose calls carry `spec`'s requests: the
 /// command itself, its MSET/MGET for `Mode::Mset`, and EXEC for a transaction (Redis runs the
@@ -58,8 +103,8 @@ pub fn parse_command_stats(info: &str, command: &str) -> CommandStats {
     }
 }
 
-/// Redis's counters at one moment: the run's command's, its CPU time and its accepted
-/// connections.
+/// Redis's counters at one moment: the run's command's, its CPU time, its accepted
+/// connections and the commands it processed.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Counters {
     pub command: CommandStats,
@@ -67,24 +112,26 @@ pub struct Counters {
     pub cpu_us: Option<f64>,
     /// `total_connections_received`; `None` if INFO left it out.
     pub connections: Option<u64>,
+    /// `total_commands_processed`; `None` if INFO left it out.
+    pub commands: Option<u64>,
 }
 
 impl Counters {
     /// What the run between `self` (before) and `after` cost Redis, over `wire_commands`
-    /// commands. The reading afterwards opened one connection of its own, and `watchers` more
-    /// were pipescope's own during the run (the memory sampler's): none of them counted.
-    pub fn load_until(
-        self,
-        after: Counters,
-        wire_commands: u64,
-        watchers: u64,
-    ) -> Option<RedisLoad> {
+    /// commands. The reading afterwards opened one connection of its own: not counted. (The
+    /// memory sampler's and the other client's connected before the window opened.)
+    pub fn load_until(self, after: Counters, wire_commands: u64) -> Option<RedisLoad> {
         let cpu_us = (after.cpu_us? - self.cpu_us?).max(0.0);
         let connections = after.connections?.checked_sub(self.connections?)?;
+        let commands = after
+            .commands
+            .zip(self.commands)
+            .and_then(|(a, b)| a.checked_sub(b));
         Some(RedisLoad {
             cpu_us,
             cpu_us_per_command: cpu_us / wire_commands.max(1) as f64,
-            connections_received: connections.saturating_sub(1 + watchers),
+            connections_received: connections.saturating_sub(1),
+            commands_processed: commands,
         })
     }
 }
@@ -105,6 +152,7 @@ pub fn parse_counters(info: &str, command: &str) -> Counters {
         command: parse_command_stats(info, command),
         cpu_us: cpu,
         connections: info_field(info, "total_connections_received").map(|c| c as u64),
+        commands: info_field(info, "total_commands_processed").map(|c| c as u64),
     }
 }
 
@@ -163,7 +211,8 @@ mod tests {
     fn reads_cpu_and_connections_and_what_a_run_cost() {
         let info = |user: &str, sys: &str, conns: u64, calls: u64| {
             format!(
-                "# CPU\r\nused_cpu_sys:{sys}\r\nused_cpu_user:{user}\r\nused_cpu_sys_children:9.000000\r\n# Stats\r\ntotal_connections_received:{conns}\r\n# Commandstats\r\ncmdstat_set:calls={calls},usec=10,usec_per_call=1.00\r\n"
+                "# CPU\r\nused_cpu_sys:{sys}\r\nused_cpu_user:{user}\r\nused_cpu_sys_children:9.000000\r\n# Stats\r\ntotal_connections_received:{conns}\r\ntotal_commands_processed:{}\r\n# Commandstats\r\ncmdstat_set:calls={calls},usec=10,usec_per_call=1.00\r\n",
+                calls + 7
             )
         };
         let before = parse_counters(&info("1.500000", "0.250000", 10, 0), "set");
@@ -171,13 +220,14 @@ mod tests {
         assert_eq!(before.connections, Some(10));
         let after = parse_counters(&info("2.000000", "0.750000", 19, 1000), "set");
         assert_eq!(after.command.calls, 1000);
-        let load = before.load_until(after, 1000, 0).unwrap();
+        let load = before.load_until(after, 1000).unwrap();
         assert_eq!(load.cpu_us, 1_000_000.0);
         assert_eq!(load.cpu_us_per_command, 1_000.0);
         // 9 accepted, one of them the reading afterwards.
         assert_eq!(load.connections_received, 8);
+        assert_eq!(load.commands_processed, Some(1000));
         assert_eq!(
-            parse_counters("# Commandstats\r\n", "set").load_until(after, 1, 0),
+            parse_counters("# Commandstats\r\n", "set").load_until(after, 1),
             None,
             "no figure where INFO says nothing"
         );

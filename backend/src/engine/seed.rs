@@ -1,7 +1,9 @@
 //! GET runs read keys that exist: the engine writes them first, untimed, on a connection of
 //! its own, straight to Redis (never through the latency proxy: its wire tap follows the most
 //! recent connection, and a bandwidth cap would make seeding crawl). That connection is closed
-//! before the measured one opens, so the measured connection carries only measured commands.
+//! before the measured one opens, so the measured connection carries only measured commands,
+//! and before the window Redis's counters are read over opens (`redis_time::open_window`), so
+//! the run's Redis CPU, commands and connections hold none of it.
 //! On a Redis Cluster each master is seeded with its own keys (`seed_cluster`).
 
 use std::sync::atomic::Ordering;

@@ -111,10 +111,15 @@ impl Browser {
 
     /// Saves a PNG of the page under target/screenshots/ and returns its path.
     pub async fn screenshot(&self, name: &str) -> std::path::PathBuf {
+        Self::screenshot_of(&self.client, name).await
+    }
+
+    /// `screenshot` for a client borrowed on its own.
+    pub async fn screenshot_of(c: &Client, name: &str) -> std::path::PathBuf {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/screenshots");
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(format!("{name}.png"));
-        std::fs::write(&path, self.client.screenshot().await.unwrap()).unwrap();
+        std::fs::write(&path, c.screenshot().await.unwrap()).unwrap();
         path
     }
 }
@@ -212,4 +217,34 @@ pub async fn until_state(
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// Sizes the window so that the viewport (innerWidth × innerHeight) is exactly `w` × `h`.
+pub async fn viewport(c: &Client, w: u32, h: u32) {
+    c.set_window_size(w, h).await.unwrap();
+    for _ in 0..4 {
+        let inner: [f64; 2] = serde_json::from_value(
+            c.execute("return [window.innerWidth, window.innerHeight]", vec![])
+                .await
+                .unwrap(),
+        )
+        .unwrap();
+        if inner == [w as f64, h as f64] {
+            return;
+        }
+        // The window's frame takes some of it: grow the window by what is missing.
+        let (dw, dh) = (w as f64 - inner[0], h as f64 - inner[1]);
+        let size = c.get_window_size().await.unwrap();
+        c.set_window_size(
+            (size.0 as f64 + dw).max(1.0) as u32,
+            (size.1 as f64 + dh).max(1.0) as u32,
+        )
+        .await
+        .unwrap();
+    }
+    let inner = c
+        .execute("return [window.innerWidth, window.innerHeight]", vec![])
+        .await
+        .unwrap();
+    panic!("the viewport could not be made {w}×{h}: it is {inner}");
 }

@@ -25,6 +25,7 @@ pub fn Controls(conn: Connection, look: Look, url: UrlState) -> impl IntoView {
     let watch_only = move || conn.server.with(Option::is_some) && !conn.can_control() && !replay();
     let editing = RwSignal::new(false);
     start_from_the_servers_network(form, conn, &url);
+    show_the_recordings_values(form, conn);
     keep_the_url_in_step(form, look);
 
     view! {
@@ -70,10 +71,30 @@ fn start_from_the_servers_network(form: RwSignal<Form>, conn: Connection, url: &
         if network_taken.get_value() {
             return;
         }
+        // A recording on the stage brings its own network (`show_the_recordings_values`).
+        if conn.session.with(|s| s.recording.is_some()) {
+            return;
+        }
         if let Some(network) = conn.server.with(|s| s.as_ref().map(|s| s.network)) {
             network_taken.set_value(true);
             form.update(|f| f.set_network(network));
         }
+    });
+}
+
+/// A recording on the stage (served by `pipescope replay`, or opened on this page) puts its
+/// runs' values in the form, once per recording: the fields say what was run.
+fn show_the_recordings_values(form: RwSignal<Form>, conn: Connection) {
+    // The effect's value is the recording it last showed (its saved time).
+    Effect::new(move |shown: Option<Option<String>>| {
+        conn.session.with(|s| {
+            let saved_at = s.recording.as_ref().map(|r| r.saved_at.clone());
+            if saved_at.is_some() && saved_at != shown.flatten() {
+                let runs: Vec<_> = s.recent.iter().map(|r| r.summary.spec).collect();
+                form.update(|f| f.show_runs(&runs));
+            }
+            saved_at
+        })
     });
 }
 
