@@ -32,6 +32,8 @@
 //!   calibration and wire tap, and the route a run takes.
 //! - `observe`: observe mode: an application's own connections through an observing proxy
 //!   (the delay line, framed and recorded per connection), and their verdicts.
+//! - `capture`: a capture file (pcap, pcapng) read back into each Redis connection's byte
+//!   streams, our own TCP reassembly; `observe --pcap` feeds them to observe mode's record.
 //! - `target`: the Redis a run talks to (URL, the engine's raw connection, admin connections).
 //! - `resp`: just enough RESP, shared by the engine, the connection handshake and the wire tap.
 //! - `bench`, `versus`: `pipescope bench`: the engine headless, and beside redis-benchmark;
@@ -46,6 +48,7 @@
 
 pub mod assets;
 pub mod bench;
+pub mod capture;
 pub mod cluster;
 pub mod engine;
 pub mod hub;

@@ -89,6 +89,15 @@ struct ObserveArgs {
     /// batches of 1,000 (it runs that many SETs, GETs or INCRs on its own keys, then removes them).
     #[arg(long)]
     no_equivalent: bool,
+    /// Read a capture file instead of listening (pcap or pcapng, e.g. from
+    /// `tcpdump -i any -s 0 -w redis.pcap 'tcp port 6379'`): each connection to Redis in it,
+    /// reported as if observed. No proxy, and no Redis is started or reached.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["listen", "duration"])]
+    pcap: Option<std::path::PathBuf>,
+    /// With --pcap: the port Redis listened on in the capture (6379 unless told; repeat for
+    /// several).
+    #[arg(long = "redis-port", value_name = "PORT", requires = "pcap")]
+    redis_port: Vec<u16>,
     #[command(flatten)]
     network: NetworkArgs,
 }
@@ -362,6 +371,12 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     // A replay needs no Redis: none is started, none is reached.
     if let Some(Cmd::Replay(args)) = cli.command {
         return replay(args).await;
+    }
+    // Nor does reading a capture.
+    if let Some(Cmd::Observe(args)) = &cli.command
+        && let Some(path) = &args.pcap
+    {
+        return observe_pcap(args, path);
     }
     // Started on the main thread, which lives as long as the process: redis-server is tied to
     // the thread that spawned it (see local_redis::die_with_parent).
@@ -1410,6 +1425,36 @@ async fn observe(args: ObserveArgs, target: RedisTarget) -> anyhow::Result<()> {
         ObserveFormat::Table => report::table(&conns),
         ObserveFormat::Json => report::json(&conns),
         ObserveFormat::Markdown => report::markdown(&conns),
+    };
+    say(format_args!("{}", out.trim_end()));
+    Ok(())
+}
+
+/// `observe --pcap FILE`: the report from a capture; notes (resynchronisations, gaps) on
+/// stderr, and what the figures are on the report's first line (stderr with --json).
+fn observe_pcap(args: &ObserveArgs, path: &std::path::Path) -> anyhow::Result<()> {
+    use pipescope::observe::{captured, report};
+    let ports = match args.redis_port.as_slice() {
+        [] => vec![6379],
+        ports => ports.to_vec(),
+    };
+    let seen = captured::observe_file(path, &ports)?;
+    let label = captured::label(path, &seen.facts);
+    for note in &seen.notes {
+        eprintln!("pipescope: {note}");
+    }
+    let conns = &seen.connections;
+    let out = match if args.json {
+        ObserveFormat::Json
+    } else {
+        args.format
+    } {
+        ObserveFormat::Table => format!("{label}\n{}", report::table(conns)),
+        ObserveFormat::Json => {
+            eprintln!("{label}");
+            report::json(conns)
+        }
+        ObserveFormat::Markdown => format!("{label}\n\n{}", report::markdown(conns)),
     };
     say(format_args!("{}", out.trim_end()));
     Ok(())
