@@ -314,6 +314,15 @@ impl Tracker {
         let conn = self.conns.get_mut(&key).expect("inserted");
         let counts = &mut self.counts;
         let (id, here, there) = (conn.id, side, side.other());
+        // The acknowledgement first: it speaks of bytes received before this segment left.
+        if let Some(ack) = seg.ack {
+            let other = &mut conn.streams[there as usize];
+            if seg.syn && other.next_seq.is_none() {
+                // A SYN-ACK names the client's first sequence number.
+                other.next_seq = Some(ack);
+            }
+            other.acked(ack, counts, &mut |p| deliver(out, id, there, at, p));
+        }
         let stream = &mut conn.streams[here as usize];
         let mut seq = seg.seq;
         if seg.syn {
@@ -336,14 +345,6 @@ impl Tracker {
             let end = stream.offset(seq) + seg.payload.len() as i64;
             stream.fin_at = Some(end.max(0) as u64);
             conn.first_fin.get_or_insert(here);
-        }
-        if let Some(ack) = seg.ack {
-            let other = &mut conn.streams[there as usize];
-            if seg.syn && other.next_seq.is_none() {
-                // A SYN-ACK names the client's first sequence number.
-                other.next_seq = Some(ack);
-            }
-            other.acked(ack, counts, &mut |p| deliver(out, id, there, at, p));
         }
         if seg.rst {
             self.end(key, at, Closing::Reset(here), out);

@@ -38,7 +38,7 @@ pub struct FromCapture {
 pub fn label(path: &Path, facts: &Facts) -> String {
     let links: Vec<String> = facts.interfaces.iter().map(|(l, _)| l.name()).collect();
     format!(
-        "from the capture {} ({}, {}; {} packets, {} connections): times are the capture host's clock; a \"write\" is a TCP segment as captured (the kernel may merge or split the client's writes)",
+        "from the capture {} ({}, {}; {} packets, {} connections): times are the capture host's clock; \"at Redis\" is each wait as that host saw it (the network included, unless captured on Redis's host); a \"write\" is a TCP segment as captured (the kernel may merge or split the client's writes)",
         path.display(),
         facts.format,
         links.join(", "),
