@@ -320,6 +320,13 @@ fn in_order_one_at_a_time_then_pipelined_with_the_labels() {
         "{stderr}"
     );
 
+    // A file cut inside its last packet (tcpdump stopped while writing it) is read up to it.
+    let mut cut = pcap(ETHERNET, 262_144, &c.frames);
+    cut.truncate(cut.len() - 3);
+    let (conns, stderr) = report(&cut, &[]);
+    assert_eq!(commands(&conns[0]), (13, 13, 4));
+    assert!(stderr.contains("the file ends inside a packet"), "{stderr}");
+
     // The table says the same, under the label.
     let out = observe(&pcap(ETHERNET, 262_144, &c.frames), &[]);
     let table = String::from_utf8_lossy(&out.stdout);

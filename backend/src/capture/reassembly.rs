@@ -416,3 +416,31 @@ fn deliver(out: &mut dyn FnMut(Event), conn: u64, side: Side, at: Stamp, p: Piec
         },
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_waiting_behind_a_hole_are_bounded_then_the_hole_is_given_up() {
+        let mut s = Stream {
+            next_seq: Some(u32::MAX - 50),
+            ..Stream::default()
+        };
+        let mut counts = Counts::default();
+        let (mut got, mut gaps) = (0usize, Vec::new());
+        let chunk = vec![b'x'; 64 * 1024];
+        // 100 bytes never captured, then 5 MiB after them, across the sequence numbers' wrap.
+        for i in 0..80u32 {
+            let seq = (u32::MAX - 50).wrapping_add(100 + i * chunk.len() as u32);
+            s.take(seq, &chunk, &mut counts, &mut |p| match p {
+                Piece::Data(b) => got += b.len(),
+                Piece::Gap(n) => gaps.push(n),
+            });
+            assert!(s.pending_bytes <= MAX_PENDING, "{}", s.pending_bytes);
+        }
+        assert_eq!(gaps, [100]);
+        assert_eq!(got, 80 * chunk.len(), "every byte after the hole, once");
+        assert_eq!((counts.gaps, counts.missing_bytes), (1, 100));
+    }
+}
