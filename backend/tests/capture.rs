@@ -173,6 +173,15 @@ fn a_snap_length_capture_is_refused_with_the_fix() {
         stderr.contains("packet 4 "),
         "the first cut packet is named: {stderr}"
     );
+
+    // A file that is no capture at all is named as such.
+    let out = observe(b"SET k v\r\n", &["--json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("is not a pcap or pcapng capture"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -98,9 +98,9 @@ pub fn read(
     path: &Path,
     mut packet: impl FnMut(Packet<'_>) -> Result<(), CaptureError>,
 ) -> Result<FileFacts, CaptureError> {
-    let open = |e: std::io::Error| CaptureError::Open {
+    let open = |cause: std::io::Error| CaptureError::Open {
         path: path.to_path_buf(),
-        source: e,
+        cause,
     };
     let file = File::open(path).map_err(open)?;
     let not_a_capture = || CaptureError::NotACapture {

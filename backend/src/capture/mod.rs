@@ -166,10 +166,10 @@ pub struct Facts {
 
 #[derive(Debug, thiserror::Error)]
 pub enum CaptureError {
-    #[error("cannot read the capture {path}: {source}")]
+    #[error("cannot read the capture {path}: {cause}")]
     Open {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error(
         "{path} is not a pcap or pcapng capture (write one with tcpdump -w FILE, tshark -w FILE or Wireshark's Save As)"
