@@ -49,10 +49,11 @@ pub fn label(path: &Path, facts: &Facts) -> String {
 
 /// Reads the capture at `path` and follows every connection to one of `redis_ports`.
 pub fn observe_file(path: &Path, redis_ports: &[u16]) -> Result<FromCapture, CaptureError> {
+    let base = Instant::now();
     let mut fed = Fed {
-        base: Instant::now(),
+        base,
         first: None,
-        latest: Instant::now(),
+        latest: base,
         open: HashMap::new(),
         ended: VecDeque::new(),
         left_out: (0, 0),
