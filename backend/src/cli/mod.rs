@@ -89,6 +89,8 @@ impl Cli {
     pub fn on_signal(&self) -> Option<OnSignal> {
         match &self.command {
             None | Some(Cmd::Serve(_)) => Some(OnSignal::ShutDown),
+            // Reading a capture writes nothing: Ctrl-C simply ends it.
+            Some(Cmd::Observe(a)) if a.pcap.is_some() => None,
             // Until it stops observing, its own handler owns Ctrl-C.
             Some(Cmd::Observe(_)) => Some(OnSignal::Ignore),
             Some(Cmd::Bench(_) | Cmd::Cost(cost::Cost::Accuracy(_))) => Some(OnSignal::CancelRuns),

@@ -28,6 +28,15 @@ pub struct ObserveArgs {
     /// batches of 1,000 (it runs that many SETs, GETs or INCRs on its own keys, then removes them).
     #[arg(long)]
     pub no_equivalent: bool,
+    /// Read a capture file instead of listening (pcap or pcapng, e.g. from
+    /// `tcpdump -i any -s 0 -w redis.pcap 'tcp port 6379'`): each connection to Redis in it,
+    /// reported as if observed. No proxy, and no Redis is started or reached.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["listen", "duration", "no_equivalent", "delay_us", "jitter_us", "bandwidth", "redis_url", "cluster", "tls_ca", "tls_insecure"])]
+    pub pcap: Option<std::path::PathBuf>,
+    /// With --pcap: the port Redis listened on in the capture (6379 unless told; repeat for
+    /// several).
+    #[arg(long = "redis-port", value_name = "PORT", requires = "pcap")]
+    pub redis_port: Vec<u16>,
     #[command(flatten)]
     pub network: NetworkArgs,
     #[command(flatten)]
@@ -65,6 +74,9 @@ fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
 }
 
 pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
+    if let Some(path) = &args.pcap {
+        return observe_pcap(&args, path);
+    }
     let redis = args.target.connect().await?;
     let target = redis.target.clone();
     use pipescope::observe::{Observer, equivalent, report};
@@ -180,4 +192,35 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
         Some(_) => Err(pipescope::cancel::Interrupted(interrupted).into()),
         None => Ok(()),
     }
+}
+
+/// `observe --pcap FILE`: the report from a capture; notes (resynchronisations, gaps) on
+/// stderr, and what the figures are on the report's first line (stderr with --json).
+fn observe_pcap(args: &ObserveArgs, path: &std::path::Path) -> anyhow::Result<()> {
+    use pipescope::observe::{captured, report};
+    let ports = match args.redis_port.as_slice() {
+        [] => vec![6379],
+        ports => ports.to_vec(),
+    };
+    let seen = captured::observe_file(path, &ports)?;
+    let label = captured::label(path, &seen.facts);
+    for note in &seen.notes {
+        eprintln!("pipescope: {note}");
+    }
+    let conns = &seen.connections;
+    let format = if args.json {
+        ObserveFormat::Json
+    } else {
+        args.format
+    };
+    let out = match format {
+        ObserveFormat::Table => format!("{label}\n{}", report::table(conns)),
+        ObserveFormat::Json => {
+            eprintln!("{label}");
+            report::json(conns)
+        }
+        ObserveFormat::Markdown => format!("{label}\n\n{}", report::markdown(conns)),
+    };
+    say(format_args!("{}", out.trim_end()));
+    Ok(())
 }

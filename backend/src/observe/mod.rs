@@ -15,9 +15,11 @@
 //! worked out from those in `shared::observe`, so the page and the CLI say the same thing.
 //!
 //! - `record`: one connection's record, chunk by chunk.
+//! - `captured`: the same records fed from a capture file (`crate::capture`), no proxy at all.
 //! - `equivalent`: what the same number of commands cost pipelined by pipescope's own engine.
 //! - `report`: the CLI's table, JSON and Markdown.
 
+pub mod captured;
 pub mod equivalent;
 mod record;
 pub mod report;

@@ -334,6 +334,20 @@ impl Record {
         }
     }
 
+    /// The stream was picked up again at a command boundary after bytes the observer did
+    /// not see (a capture's gap): what was awaited is forgotten, as its replies were skipped.
+    /// Request numbers go on, so the kept stamps stay in place.
+    pub fn resync(&mut self, at: Instant) {
+        self.advance(at);
+        self.delivered = self.expecting;
+        self.from_redis = self.expecting;
+        self.handed = self.expecting;
+        self.blocking.clear();
+        self.out_chunks.clear();
+        self.back_chunks.clear();
+        self.trip_is_blocking = false;
+    }
+
     /// Lets go of the requests' stamps (the counts and times stay): for ended connections no
     /// longer among the latest, so memory stays bounded however many come and go.
     pub fn forget_requests(&mut self) {

@@ -1,0 +1,236 @@
+//! A capture file, packet by packet: pcap (micro- or nanosecond, either byte order) and pcapng
+//! (any number of sections and interfaces, each with its own link type, snap length and clock
+//! resolution), as tcpdump, tshark and Wireshark write them.
+//!
+//! `pcap-parser` reads the blocks through a fixed buffer, so a file of any size costs the same
+//! memory; each packet is lent to the caller and gone when it returns.
+
+use std::fs::File;
+use std::path::Path;
+
+use pcap_parser::pcapng::Block;
+use pcap_parser::{Linktype, PcapBlockOwned, PcapError, create_reader};
+
+use super::CaptureError;
+
+/// The reader's buffer: one whole block must fit (a packet of tcpdump's largest snap length,
+/// 262,144 bytes, with room to spare).
+const BUFFER: usize = 1 << 20;
+
+/// How a packet's bytes begin, from its interface's link type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Link {
+    Ethernet,
+    /// Linux "cooked" capture (`tcpdump -i any`), version 1: a 16-byte header.
+    LinuxSll,
+    /// Version 2 (libpcap ≥ 1.10's `-i any`): a 20-byte header.
+    LinuxSll2,
+    /// BSD loopback: a 4-byte address family, in the capturing host's byte order (NULL) or
+    /// big-endian (LOOP).
+    Null,
+    /// The IP header first.
+    Raw,
+    /// Any other link type: its packets are counted, not read.
+    Other(i32),
+}
+
+impl Link {
+    fn of(linktype: Linktype) -> Link {
+        match linktype {
+            Linktype::ETHERNET => Link::Ethernet,
+            Linktype::LINUX_SLL => Link::LinuxSll,
+            Linktype::LINUX_SLL2 => Link::LinuxSll2,
+            Linktype::NULL | Linktype::LOOP => Link::Null,
+            Linktype::RAW | Linktype::IPV4 | Linktype::IPV6 => Link::Raw,
+            Linktype(n) => Link::Other(n),
+        }
+    }
+
+    pub fn name(self) -> String {
+        match self {
+            Link::Ethernet => "Ethernet".into(),
+            Link::LinuxSll => "Linux cooked (SLL)".into(),
+            Link::LinuxSll2 => "Linux cooked v2 (SLL2)".into(),
+            Link::Null => "BSD loopback (NULL)".into(),
+            Link::Raw => "raw IP".into(),
+            Link::Other(n) => format!("link type {n}"),
+        }
+    }
+}
+
+/// One captured packet, lent while the caller looks at it.
+pub struct Packet<'a> {
+    /// Counted from 1 in file order, as Wireshark numbers them.
+    pub number: u64,
+    /// Capture time, ns since the Unix epoch (the capture host's clock).
+    pub at_ns: u64,
+    pub link: Link,
+    /// The bytes captured: all of the packet unless the snap length cut it.
+    pub data: &'a [u8],
+    /// The packet's length on the wire.
+    pub original_len: u32,
+    /// The interface's snap length (0: none given).
+    pub snaplen: u32,
+}
+
+/// What the file said about itself.
+#[derive(Debug, Clone, Default)]
+pub struct FileFacts {
+    pub format: &'static str,
+    /// Each interface's link type and snap length, in the order the file described them.
+    pub interfaces: Vec<(Link, u32)>,
+    /// The file ended inside a packet (a capture stopped while writing it): that packet is
+    /// not read.
+    pub cut_short: bool,
+}
+
+/// One pcapng interface: what its packets' bytes and stamps mean.
+struct Interface {
+    link: Link,
+    snaplen: u32,
+    /// Stamp units per second, and seconds added to every stamp.
+    per_second: u64,
+    offset_s: i64,
+}
+
+/// Reads `path` packet by packet, handing each to `packet` in file order.
+pub fn read(
+    path: &Path,
+    mut packet: impl FnMut(Packet<'_>) -> Result<(), CaptureError>,
+) -> Result<FileFacts, CaptureError> {
+    let open = |cause: std::io::Error| CaptureError::Open {
+        path: path.to_path_buf(),
+        cause,
+    };
+    let file = File::open(path).map_err(open)?;
+    let not_a_capture = || CaptureError::NotACapture {
+        path: path.to_path_buf(),
+    };
+    let mut reader = match create_reader(BUFFER, file) {
+        Ok(r) => r,
+        Err(PcapError::ReadError) => return Err(open(std::io::Error::other("read failed"))),
+        Err(_) => return Err(not_a_capture()),
+    };
+    let mut facts = FileFacts::default();
+    // Legacy pcap: one link type for the whole file.
+    let mut legacy: Option<(Link, u32, bool)> = None;
+    // pcapng: the current section's interfaces, in order (a new section starts afresh).
+    let mut interfaces: Vec<Interface> = Vec::new();
+    let mut number = 0u64;
+    let mut last_ns = 0u64;
+    loop {
+        let (offset, block) = match reader.next() {
+            Ok(next) => next,
+            Err(PcapError::Eof) => break,
+            Err(PcapError::Incomplete(_)) => {
+                reader
+                    .refill()
+                    .map_err(|_| open(std::io::Error::other("read failed")))?;
+                continue;
+            }
+            Err(PcapError::UnexpectedEof) => {
+                facts.cut_short = true;
+                break;
+            }
+            Err(PcapError::BufferTooSmall) => {
+                return Err(CaptureError::Malformed {
+                    path: path.to_path_buf(),
+                    packet: number + 1,
+                    why: format!("a block larger than {BUFFER} bytes"),
+                });
+            }
+            Err(e) => {
+                return Err(CaptureError::Malformed {
+                    path: path.to_path_buf(),
+                    packet: number + 1,
+                    why: format!("{e}"),
+                });
+            }
+        };
+        match block {
+            PcapBlockOwned::LegacyHeader(h) => {
+                facts.format = "pcap";
+                let link = Link::of(h.network);
+                facts.interfaces.push((link, h.snaplen));
+                legacy = Some((link, h.snaplen, h.is_nanosecond_precision()));
+            }
+            PcapBlockOwned::Legacy(b) => {
+                let (link, snaplen, nanos) = legacy.ok_or_else(not_a_capture)?;
+                let frac = if nanos { 1 } else { 1_000 };
+                number += 1;
+                last_ns = u64::from(b.ts_sec) * 1_000_000_000 + u64::from(b.ts_usec) * frac;
+                packet(Packet {
+                    number,
+                    at_ns: last_ns,
+                    link,
+                    data: b.data,
+                    original_len: b.origlen,
+                    snaplen,
+                })?;
+            }
+            PcapBlockOwned::NG(Block::SectionHeader(_)) => {
+                facts.format = "pcapng";
+                interfaces.clear();
+            }
+            PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
+                let link = Link::of(idb.linktype);
+                facts.interfaces.push((link, idb.snaplen));
+                interfaces.push(Interface {
+                    link,
+                    snaplen: idb.snaplen,
+                    per_second: idb.ts_resolution().unwrap_or(1_000_000).max(1),
+                    offset_s: idb.ts_offset(),
+                });
+            }
+            PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => {
+                let i =
+                    interfaces
+                        .get(epb.if_id as usize)
+                        .ok_or_else(|| CaptureError::Malformed {
+                            path: path.to_path_buf(),
+                            packet: number + 1,
+                            why: format!(
+                                "a packet on interface {} that was never described",
+                                epb.if_id
+                            ),
+                        })?;
+                let stamp = (u64::from(epb.ts_high) << 32) | u64::from(epb.ts_low);
+                let ns = u128::from(stamp) * 1_000_000_000 / u128::from(i.per_second);
+                let ns = (ns as i128 + i128::from(i.offset_s) * 1_000_000_000).max(0);
+                let caplen = (epb.caplen as usize).min(epb.data.len());
+                number += 1;
+                last_ns = ns as u64;
+                packet(Packet {
+                    number,
+                    at_ns: last_ns,
+                    link: i.link,
+                    data: &epb.data[..caplen],
+                    original_len: epb.origlen,
+                    snaplen: i.snaplen,
+                })?;
+            }
+            PcapBlockOwned::NG(Block::SimplePacket(spb)) => {
+                // No stamp of its own: it gets the previous packet's.
+                let i = interfaces.first().ok_or_else(not_a_capture)?;
+                let caplen = if i.snaplen == 0 {
+                    spb.origlen as usize
+                } else {
+                    (spb.origlen.min(i.snaplen)) as usize
+                };
+                number += 1;
+                packet(Packet {
+                    number,
+                    at_ns: last_ns,
+                    link: i.link,
+                    data: &spb.data[..caplen.min(spb.data.len())],
+                    original_len: spb.origlen,
+                    snaplen: i.snaplen,
+                })?;
+            }
+            // Statistics, name resolution, comments: nothing a connection needs.
+            PcapBlockOwned::NG(_) => {}
+        }
+        reader.consume(offset);
+    }
+    Ok(facts)
+}

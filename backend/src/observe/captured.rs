@@ -1,0 +1,234 @@
+//! Observe mode from a capture file: each Redis connection the capture holds, fed into the
+//! same per-connection record the proxy fills, so the verdicts and the report are the proxy's.
+//!
+//! What differs is where the figures come from. The proxy stamps a chunk when it reads it and
+//! again when it hands it on; a capture sees each segment once, at the capture host. So a
+//! segment is read and handed on at the one stamp the capture gave it: "at Redis" becomes all
+//! of a request's wait as the capture host saw it (on the client's host: the network and
+//! Redis; on Redis's host: Redis alone), and a "write" is a segment as captured (the kernel
+//! may have merged the client's writes or split one).
+//!
+//! The record takes `Instant`s: capture stamps are laid onto one taken when reading starts,
+//! keeping their distances (a stamp earlier than one before it, from interfaces whose clocks
+//! disagree, counts as that one).
+
+use std::collections::{HashMap, VecDeque};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use shared::observe::ObservedConnection;
+
+use super::record::Record;
+use crate::capture::{self, CaptureError, Event, Facts, Side, Stamp};
+use crate::net::framer::{self, Framer};
+
+/// Ended connections reported in full (the latest); older ones are summed in a note, so a
+/// capture of any number of connections costs the same memory.
+const KEPT: usize = 10_000;
+
+/// What a capture showed: its connections as the report shows them, and notes for the user.
+pub struct FromCapture {
+    pub facts: Facts,
+    pub connections: Vec<ObservedConnection>,
+    /// Said on stderr beside the report: resynchronisations, gaps, connections left out.
+    pub notes: Vec<String>,
+}
+
+/// The header every report from a capture carries: what its figures are.
+pub fn label(path: &Path, facts: &Facts) -> String {
+    let links: Vec<String> = facts.interfaces.iter().map(|(l, _)| l.name()).collect();
+    format!(
+        "from the capture {} ({}, {}; {} packets, {} connections): times are the capture host's clock; \"at Redis\" is each wait as that host saw it (the network included, unless captured on Redis's host); a \"write\" is a TCP segment as captured (the kernel may merge or split the client's writes)",
+        path.display(),
+        facts.format,
+        links.join(", "),
+        shared::observe::group(facts.packets),
+        shared::observe::group(facts.connections),
+    )
+}
+
+/// Reads the capture at `path` and follows every connection to one of `redis_ports`.
+pub fn observe_file(path: &Path, redis_ports: &[u16]) -> Result<FromCapture, CaptureError> {
+    let base = Instant::now();
+    let mut fed = Fed {
+        base,
+        first: None,
+        latest: base,
+        open: HashMap::new(),
+        ended: VecDeque::new(),
+        left_out: (0, 0),
+        notes: Vec::new(),
+    };
+    let facts = capture::read(path, redis_ports, |e| fed.event(e))?;
+    let mut notes = fed.notes;
+    if fed.left_out.0 > 0 {
+        notes.push(format!(
+            "{} earlier connections ({} commands) are not listed: the report keeps the latest {KEPT}",
+            shared::observe::group(fed.left_out.0),
+            shared::observe::group(fed.left_out.1),
+        ));
+    }
+    if facts.connections == 0 {
+        let ports: Vec<String> = redis_ports.iter().map(u16::to_string).collect();
+        notes.push(format!(
+            "no TCP connection to port {} in {} packets: if Redis listened on another port, say which with --redis-port",
+            ports.join(" or "),
+            shared::observe::group(facts.packets),
+        ));
+    }
+    if facts.cut_short {
+        notes.push("the file ends inside a packet (the capture was stopped while writing it): that packet is not read".into());
+    }
+    if facts.fragments > 0 {
+        notes.push(format!(
+            "{} IP fragments were skipped (pipescope does not reassemble IP fragments)",
+            facts.fragments
+        ));
+    }
+    Ok(FromCapture {
+        facts,
+        connections: fed.ended.into(),
+        notes,
+    })
+}
+
+/// One connection being fed: its record, a framer per direction, what befell it.
+struct Open {
+    record: Record,
+    commands: Framer,
+    replies: Framer,
+    /// "the capture began mid-connection", gaps: added to how it ended.
+    befell: Vec<String>,
+}
+
+struct Fed {
+    base: Instant,
+    first: Option<Stamp>,
+    /// The latest instant handed to a record: stamps never go back.
+    latest: Instant,
+    open: HashMap<u64, Open>,
+    ended: VecDeque<ObservedConnection>,
+    /// Connections dropped from `ended`, and their commands.
+    left_out: (u64, u64),
+    notes: Vec<String>,
+}
+
+impl Fed {
+    /// The capture stamp `at` on the record's clock.
+    fn instant(&mut self, at: Stamp) -> Instant {
+        let first = *self.first.get_or_insert(at);
+        let at = self.base + Duration::from_nanos(at.saturating_sub(first));
+        self.latest = self.latest.max(at);
+        self.latest
+    }
+
+    fn event(&mut self, e: Event) {
+        match e {
+            Event::Opened {
+                conn, client, at, ..
+            } => {
+                self.instant(at);
+                let (commands, replies) = framers();
+                self.open.insert(
+                    conn,
+                    Open {
+                        record: Record::new(conn, client.to_string()),
+                        commands,
+                        replies,
+                        befell: Vec::new(),
+                    },
+                );
+            }
+            Event::Data {
+                conn,
+                side,
+                at,
+                bytes,
+            } => {
+                let at = self.instant(at);
+                let Some(o) = self.open.get_mut(&conn) else {
+                    return;
+                };
+                // The capture saw the segment once: read and handed on at that stamp.
+                match side {
+                    Side::Client => {
+                        o.record.client_read(at, bytes, &mut o.commands);
+                        o.record.handed_to_redis(at);
+                    }
+                    Side::Redis => {
+                        o.record.redis_read(at, bytes, &mut o.replies);
+                        o.record.handed_to_client(at);
+                    }
+                }
+            }
+            Event::Gap {
+                conn,
+                side,
+                missing,
+                ..
+            } => {
+                let Some(o) = self.open.get_mut(&conn) else {
+                    return;
+                };
+                let from = match side {
+                    Side::Client => "from the client",
+                    Side::Redis => "from Redis",
+                };
+                o.befell.push(match missing {
+                    None => "the capture began mid-connection".into(),
+                    Some(n) => format!(
+                        "{} bytes {from} are not in the capture",
+                        shared::observe::group(n)
+                    ),
+                });
+            }
+            Event::Resynced {
+                conn,
+                at,
+                skipped_client,
+                skipped_redis,
+            } => {
+                let at = self.instant(at);
+                let Some(o) = self.open.get_mut(&conn) else {
+                    return;
+                };
+                o.record.resync(at);
+                (o.commands, o.replies) = framers();
+                o.befell.push(format!(
+                    "resynchronised at a command boundary ({skipped_client} bytes of commands and {skipped_redis} of replies skipped to get there; counts start there)"
+                ));
+            }
+            Event::Closed { conn, at, why } => {
+                let at = self.instant(at);
+                let Some(mut o) = self.open.remove(&conn) else {
+                    return;
+                };
+                let mut ended = why.to_string();
+                if !o.befell.is_empty() {
+                    self.notes.push(format!(
+                        "connection {conn} ({}): {}",
+                        o.record.client,
+                        o.befell.join("; ")
+                    ));
+                    ended += &format!("; {}", o.befell.join("; "));
+                }
+                o.record.end(at, ended);
+                self.ended.push_back(o.record.snapshot(at));
+                if self.ended.len() > KEPT
+                    && let Some(old) = self.ended.pop_front()
+                {
+                    self.left_out.0 += 1;
+                    self.left_out.1 += old.counts.commands;
+                }
+            }
+        }
+    }
+}
+
+/// A fresh framer for each direction.
+fn framers() -> (Framer, Framer) {
+    (
+        Framer::new(framer::Side::Commands),
+        Framer::new(framer::Side::Replies),
+    )
+}
