@@ -69,13 +69,13 @@ pub fn rewrite(args: Vec<String>) -> (Vec<String>, Vec<String>) {
     if uses_target && written_before {
         notes.push(format!(
             "`{}` before `{name}` is the previous release's spelling: write it after `{name}`",
-            target.join(" ")
+            shown(&target)
         ));
     } else if !uses_target && !target.is_empty() {
         notes.push(format!(
             "`pipescope {}` uses no Redis of yours: {} ignored (refused from the next release)",
             job.join(" "),
-            target.join(" ")
+            shown(&target)
         ));
         target.clear();
     }
@@ -84,6 +84,21 @@ pub fn rewrite(args: Vec<String>) -> (Vec<String>, Vec<String>) {
     out.extend(target);
     out.extend(rest);
     (out, notes)
+}
+
+/// Flags as a note shows them: a URL, which may hold a password, as `URL`.
+fn shown(flags: &[String]) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    let mut url_next = false;
+    for f in flags {
+        out.push(match (url_next, f.starts_with("--redis-url=")) {
+            (true, _) => "URL",
+            (false, true) => "--redis-url=URL",
+            (false, false) => f,
+        });
+        url_next = f == "--redis-url";
+    }
+    out.join(" ")
 }
 
 /// The index of the subcommand's name, if there is one.
@@ -258,6 +273,11 @@ mod tests {
         ];
         for (old, new, notes) in cases {
             assert_eq!(rewritten(old), (new.to_string(), notes), "{old}");
+            let (_, said) = rewrite(words(old));
+            assert!(
+                said.iter().all(|n| !n.contains("redis://")),
+                "a note shows a URL (it may hold a password): {said:?}"
+            );
         }
     }
 }
