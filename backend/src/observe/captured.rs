@@ -20,7 +20,7 @@ use shared::observe::ObservedConnection;
 
 use super::record::Record;
 use crate::capture::{self, CaptureError, Event, Facts, Side, Stamp};
-use crate::net::framer::{self, Framer};
+use crate::resp::framer::{self, Framer};
 
 /// Ended connections reported in full (the latest); older ones are summed in a note, so a
 /// capture of any number of connections costs the same memory.
