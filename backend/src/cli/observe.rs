@@ -73,10 +73,8 @@ fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     Ok(std::time::Duration::from_secs_f64(secs))
 }
 
+/// `observe` as a proxy in front of Redis (a capture file is `observe_pcap`'s).
 pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
-    if let Some(path) = &args.pcap {
-        return observe_pcap(&args, path);
-    }
     let redis = args.target.connect().await?;
     let target = redis.target.clone();
     use pipescope::observe::{Observer, equivalent, report};
@@ -196,7 +194,7 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
 
 /// `observe --pcap FILE`: the report from a capture; notes (resynchronisations, gaps) on
 /// stderr, and what the figures are on the report's first line (stderr with --json).
-fn observe_pcap(args: &ObserveArgs, path: &std::path::Path) -> anyhow::Result<()> {
+pub(super) fn observe_pcap(args: &ObserveArgs, path: &std::path::Path) -> anyhow::Result<()> {
     use pipescope::observe::{captured, report};
     let ports = match args.redis_port.as_slice() {
         [] => vec![6379],
