@@ -1,4 +1,4 @@
-//! What the proxy does with each connection's traffic: its hooks, how it ended, and the wire tap's hooks.
+//! What the proxy does with a connection's traffic (its hooks), how it ended, the wire tap's hooks.
 
 use std::net::SocketAddr;
 use std::sync::Arc;

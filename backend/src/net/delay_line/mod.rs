@@ -5,6 +5,11 @@
 //!
 //! Why threads, not tokio tasks: tokio's timer ticks in 1 ms, too coarse for sub-millisecond
 //! delays. The writer sleeps until just before a chunk's release time and spins the last stretch.
+//!
+//! - this file: the proxy, its listener and what it keeps (sockets, wire taps);
+//! - `hooks`: what a connection's chunks are shown to, and how a connection ended;
+//! - `connection`: one connection's two sockets and how its two directions finish;
+//! - `pipe`: one direction's copy, on time.
 
 mod connection;
 mod hooks;

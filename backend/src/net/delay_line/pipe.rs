@@ -1,4 +1,4 @@
-//! One direction's copy: a reader that stamps arrivals and a writer that releases each chunk on time.
+//! One direction's copy: a reader stamps arrivals, a writer releases each chunk on time.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
