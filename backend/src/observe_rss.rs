@@ -103,48 +103,12 @@ pub async fn measure(exe: &Path, count: u64, time_budget: Duration) -> anyhow::R
     let local = LocalRedis::start().context("starting a redis-server for the measurement")?;
     let target = RedisTarget::parse(&local.url())?;
     let mut admin = target.admin_connection().await?;
-    // The child outlives the budget by a margin; it is stopped with SIGTERM before then.
-    let duration = time_budget + Duration::from_secs(120);
-    let mut child = tokio::process::Command::new(exe)
-        .args([
-            "observe",
-            "--redis-url",
-            &local.url(),
-            "--listen",
-            "127.0.0.1:0",
-        ])
-        .args(["--duration", &format!("{}s", duration.as_secs())])
-        .args(["--json", "--no-equivalent"])
-        .env("RUST_LOG", "pipescope=warn")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .context("starting pipescope observe")?;
-    let pid = child.id().context("pipescope observe's pid")?;
-    let mut stdout = BufReader::new(child.stdout.take().context("its stdout")?);
-    // Where it listens is on stderr, on the line "listening ADDR".
-    let mut notes = BufReader::new(child.stderr.take().context("its stderr")?);
-    let mut line = String::new();
-    let addr: std::net::SocketAddr = tokio::time::timeout(Duration::from_secs(30), async {
-        loop {
-            line.clear();
-            if notes.read_line(&mut line).await? == 0 {
-                anyhow::bail!("pipescope observe ended before saying where it listens");
-            }
-            if let Some(addr) = line.trim().strip_prefix("listening ") {
-                return addr.parse().context("pipescope observe's listening line");
-            }
-        }
-    })
-    .await
-    .context("pipescope observe did not say where it listens within 30 s")??;
-    // The rest of its stderr is drained, so it never blocks on a full pipe.
-    tokio::spawn(async move { tokio::io::copy(&mut notes, &mut tokio::io::sink()).await });
+    let observer = Observer::start(exe, &local.url(), time_budget).await?;
+    let pid = observer.pid;
     let at_start = memory(pid)?;
     eprintln!(
-        "observe-rss: pipescope observe (pid {pid}) on {addr}: VmRSS {}, VmHWM {} at start",
+        "observe-rss: pipescope observe (pid {pid}) on {}: VmRSS {}, VmHWM {} at start",
+        observer.addr,
         mb(at_start.rss_kb),
         mb(at_start.hwm_kb)
     );
@@ -154,49 +118,21 @@ pub async fn measure(exe: &Path, count: u64, time_budget: Duration) -> anyhow::R
         .exec_async(&mut admin)
         .await?;
     let shape = Shape::like_ours(keys::first_run_id(), count);
-    let mut benchmark = redis_benchmark(addr.port(), 1, DEPTH, count, MAX_KEYSPACE, &shape)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .context("running redis-benchmark (Debian: apt-get install redis-tools)")?;
+    let mut benchmark =
+        redis_benchmark(observer.addr.port(), 1, DEPTH, count, MAX_KEYSPACE, &shape)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .context("running redis-benchmark (Debian: apt-get install redis-tools)")?;
     let mut bench_out = benchmark
         .stdout
         .take()
         .context("redis-benchmark's stdout")?;
     let began = Instant::now();
-    let deadline = began + time_budget;
-    let mut readings = Vec::new();
-    let mut tick = tokio::time::interval(SAMPLE_EVERY);
-    let mut last_said = began;
-    let finished = loop {
-        tick.tick().await;
-        let reading = Reading {
-            secs: began.elapsed().as_secs_f64(),
-            sets: sets_executed(&mut admin).await?,
-            memory: memory(pid)?,
-        };
-        readings.push(reading);
-        if last_said.elapsed() >= Duration::from_secs(2) {
-            last_said = Instant::now();
-            eprintln!(
-                "observe-rss: {:>5.1} s  {:>10} of {count} SETs  VmRSS {}  VmHWM {}",
-                reading.secs,
-                reading.sets,
-                mb(reading.memory.rss_kb),
-                mb(reading.memory.hwm_kb)
-            );
-        }
-        if let Some(status) = benchmark.try_wait()? {
-            break status.success();
-        }
-        if Instant::now() >= deadline {
-            eprintln!("observe-rss: the time budget is spent; stopping redis-benchmark");
-            benchmark.kill().await?;
-            break false;
-        }
-    };
+    let (mut readings, finished) =
+        sample(&mut benchmark, &mut admin, pid, count, began, time_budget).await?;
     let mut csv = String::new();
     bench_out.read_to_string(&mut csv).await?;
     let ops_per_sec = finished.then(|| parse_csv(&csv)).flatten().map(|(r, _)| r);
@@ -208,21 +144,7 @@ pub async fn measure(exe: &Path, count: u64, time_budget: Duration) -> anyhow::R
         memory: at_end,
     });
     let elapsed_secs = began.elapsed().as_secs_f64();
-
-    // The observer's own count: its JSON report, printed when it is stopped.
-    // SAFETY: kill(2) on our own child's pid, which we have not reaped yet.
-    unsafe {
-        libc::kill(pid as libc::pid_t, libc::SIGTERM);
-    }
-    let mut report = String::new();
-    let observed_sets =
-        match tokio::time::timeout(Duration::from_secs(30), stdout.read_to_string(&mut report))
-            .await
-        {
-            Ok(Ok(_)) => observed_sets(&report),
-            _ => None,
-        };
-    let _ = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
+    let observed_sets = observer.stop().await;
 
     let per_million = (1..=count / FIRST_MILESTONE)
         .filter_map(|m| {
@@ -248,6 +170,123 @@ pub async fn measure(exe: &Path, count: u64, time_budget: Duration) -> anyhow::R
         per_million,
         readings: readings.len(),
     })
+}
+
+/// `pipescope observe` running as a child, and where it listens.
+struct Observer {
+    child: tokio::process::Child,
+    pid: u32,
+    stdout: BufReader<tokio::process::ChildStdout>,
+    addr: std::net::SocketAddr,
+}
+
+impl Observer {
+    /// Starts `exe observe` in front of `url`, and waits for it to say where it listens.
+    async fn start(exe: &Path, url: &str, time_budget: Duration) -> anyhow::Result<Observer> {
+        // The child outlives the budget by a margin; it is stopped with SIGTERM before then.
+        let duration = time_budget + Duration::from_secs(120);
+        let mut child = tokio::process::Command::new(exe)
+            .args(["observe", "--redis-url", url, "--listen", "127.0.0.1:0"])
+            .args(["--duration", &format!("{}s", duration.as_secs())])
+            .args(["--json", "--no-equivalent"])
+            .env("RUST_LOG", "pipescope=warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .context("starting pipescope observe")?;
+        let pid = child.id().context("pipescope observe's pid")?;
+        let stdout = BufReader::new(child.stdout.take().context("its stdout")?);
+        // Where it listens is on stderr, on the line "listening ADDR".
+        let mut notes = BufReader::new(child.stderr.take().context("its stderr")?);
+        let mut line = String::new();
+        let addr: std::net::SocketAddr = tokio::time::timeout(Duration::from_secs(30), async {
+            loop {
+                line.clear();
+                if notes.read_line(&mut line).await? == 0 {
+                    anyhow::bail!("pipescope observe ended before saying where it listens");
+                }
+                if let Some(addr) = line.trim().strip_prefix("listening ") {
+                    return addr.parse().context("pipescope observe's listening line");
+                }
+            }
+        })
+        .await
+        .context("pipescope observe did not say where it listens within 30 s")??;
+        // The rest of its stderr is drained, so it never blocks on a full pipe.
+        tokio::spawn(async move { tokio::io::copy(&mut notes, &mut tokio::io::sink()).await });
+        Ok(Observer {
+            child,
+            pid,
+            stdout,
+            addr,
+        })
+    }
+
+    /// Stops it, and returns the SETs it counted: its JSON report, printed when it is stopped.
+    async fn stop(mut self) -> Option<u64> {
+        // SAFETY: kill(2) on our own child's pid, which we have not reaped yet.
+        unsafe {
+            libc::kill(self.pid as libc::pid_t, libc::SIGTERM);
+        }
+        let mut report = String::new();
+        let observed = match tokio::time::timeout(
+            Duration::from_secs(30),
+            self.stdout.read_to_string(&mut report),
+        )
+        .await
+        {
+            Ok(Ok(_)) => observed_sets(&report),
+            _ => None,
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(10), self.child.wait()).await;
+        observed
+    }
+}
+
+/// Reads the SETs executed and the observer's memory every `SAMPLE_EVERY` until
+/// redis-benchmark ends (whether it succeeded) or `time_budget` is spent (then stopped).
+async fn sample(
+    benchmark: &mut tokio::process::Child,
+    admin: &mut redis::aio::MultiplexedConnection,
+    pid: u32,
+    count: u64,
+    began: Instant,
+    time_budget: Duration,
+) -> anyhow::Result<(Vec<Reading>, bool)> {
+    let deadline = began + time_budget;
+    let mut readings = Vec::new();
+    let mut tick = tokio::time::interval(SAMPLE_EVERY);
+    let mut last_said = began;
+    let finished = loop {
+        tick.tick().await;
+        let reading = Reading {
+            secs: began.elapsed().as_secs_f64(),
+            sets: sets_executed(admin).await?,
+            memory: memory(pid)?,
+        };
+        readings.push(reading);
+        if last_said.elapsed() >= Duration::from_secs(2) {
+            last_said = Instant::now();
+            eprintln!(
+                "observe-rss: {:>5.1} s  {:>10} of {count} SETs  VmRSS {}  VmHWM {}",
+                reading.secs,
+                reading.sets,
+                mb(reading.memory.rss_kb),
+                mb(reading.memory.hwm_kb)
+            );
+        }
+        if let Some(status) = benchmark.try_wait()? {
+            break status.success();
+        }
+        if Instant::now() >= deadline {
+            eprintln!("observe-rss: the time budget is spent; stopping redis-benchmark");
+            benchmark.kill().await?;
+            break false;
+        }
+    };
+    Ok((readings, finished))
 }
 
 /// SETs over every connection in `pipescope observe --json`'s report.

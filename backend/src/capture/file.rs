@@ -8,7 +8,7 @@
 use std::fs::File;
 use std::path::Path;
 
-use pcap_parser::pcapng::Block;
+use pcap_parser::pcapng::{Block, EnhancedPacketBlock};
 use pcap_parser::{Linktype, PcapBlockOwned, PcapError, create_reader};
 
 use super::CaptureError;
@@ -103,21 +103,23 @@ pub fn read(
         cause,
     };
     let file = File::open(path).map_err(open)?;
-    let not_a_capture = || CaptureError::NotACapture {
-        path: path.to_path_buf(),
-    };
     let mut reader = match create_reader(BUFFER, file) {
         Ok(r) => r,
         Err(PcapError::ReadError) => return Err(open(std::io::Error::other("read failed"))),
-        Err(_) => return Err(not_a_capture()),
+        Err(_) => {
+            return Err(CaptureError::NotACapture {
+                path: path.to_path_buf(),
+            });
+        }
     };
-    let mut facts = FileFacts::default();
-    // Legacy pcap: one link type for the whole file.
-    let mut legacy: Option<(Link, u32, bool)> = None;
-    // pcapng: the current section's interfaces, in order (a new section starts afresh).
-    let mut interfaces: Vec<Interface> = Vec::new();
-    let mut number = 0u64;
-    let mut last_ns = 0u64;
+    let mut blocks = Blocks {
+        path,
+        facts: FileFacts::default(),
+        legacy: None,
+        interfaces: Vec::new(),
+        number: 0,
+        last_ns: 0,
+    };
     loop {
         let (offset, block) = match reader.next() {
             Ok(next) => next,
@@ -129,39 +131,56 @@ pub fn read(
                 continue;
             }
             Err(PcapError::UnexpectedEof) => {
-                facts.cut_short = true;
+                blocks.facts.cut_short = true;
                 break;
             }
             Err(PcapError::BufferTooSmall) => {
-                return Err(CaptureError::Malformed {
-                    path: path.to_path_buf(),
-                    packet: number + 1,
-                    why: format!("a block larger than {BUFFER} bytes"),
-                });
+                return Err(blocks.malformed(format!("a block larger than {BUFFER} bytes")));
             }
-            Err(e) => {
-                return Err(CaptureError::Malformed {
-                    path: path.to_path_buf(),
-                    packet: number + 1,
-                    why: format!("{e}"),
-                });
-            }
+            Err(e) => return Err(blocks.malformed(format!("{e}"))),
         };
+        blocks.take(block, &mut packet)?;
+        reader.consume(offset);
+    }
+    Ok(blocks.facts)
+}
+
+/// What the blocks read so far say the next ones mean, and how many packets they held.
+struct Blocks<'p> {
+    path: &'p Path,
+    facts: FileFacts,
+    /// Legacy pcap: one link type for the whole file, and whether stamps are in ns.
+    legacy: Option<(Link, u32, bool)>,
+    /// pcapng: the current section's interfaces, in order (a new section starts afresh).
+    interfaces: Vec<Interface>,
+    /// Packets handed over so far.
+    number: u64,
+    /// The latest packet's stamp, ns.
+    last_ns: u64,
+}
+
+impl Blocks<'_> {
+    /// Notes what `block` says about the file, or hands its packet to `packet`.
+    fn take(
+        &mut self,
+        block: PcapBlockOwned<'_>,
+        packet: &mut impl FnMut(Packet<'_>) -> Result<(), CaptureError>,
+    ) -> Result<(), CaptureError> {
         match block {
             PcapBlockOwned::LegacyHeader(h) => {
-                facts.format = "pcap";
+                self.facts.format = "pcap";
                 let link = Link::of(h.network);
-                facts.interfaces.push((link, h.snaplen));
-                legacy = Some((link, h.snaplen, h.is_nanosecond_precision()));
+                self.facts.interfaces.push((link, h.snaplen));
+                self.legacy = Some((link, h.snaplen, h.is_nanosecond_precision()));
             }
             PcapBlockOwned::Legacy(b) => {
-                let (link, snaplen, nanos) = legacy.ok_or_else(not_a_capture)?;
+                let (link, snaplen, nanos) = self.legacy.ok_or_else(|| self.not_a_capture())?;
                 let frac = if nanos { 1 } else { 1_000 };
-                number += 1;
-                last_ns = u64::from(b.ts_sec) * 1_000_000_000 + u64::from(b.ts_usec) * frac;
+                self.number += 1;
+                self.last_ns = u64::from(b.ts_sec) * 1_000_000_000 + u64::from(b.ts_usec) * frac;
                 packet(Packet {
-                    number,
-                    at_ns: last_ns,
+                    number: self.number,
+                    at_ns: self.last_ns,
                     link,
                     data: b.data,
                     original_len: b.origlen,
@@ -169,58 +188,35 @@ pub fn read(
                 })?;
             }
             PcapBlockOwned::NG(Block::SectionHeader(_)) => {
-                facts.format = "pcapng";
-                interfaces.clear();
+                self.facts.format = "pcapng";
+                self.interfaces.clear();
             }
             PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
                 let link = Link::of(idb.linktype);
-                facts.interfaces.push((link, idb.snaplen));
-                interfaces.push(Interface {
+                self.facts.interfaces.push((link, idb.snaplen));
+                self.interfaces.push(Interface {
                     link,
                     snaplen: idb.snaplen,
                     per_second: idb.ts_resolution().unwrap_or(1_000_000).max(1),
                     offset_s: idb.ts_offset(),
                 });
             }
-            PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => {
-                let i =
-                    interfaces
-                        .get(epb.if_id as usize)
-                        .ok_or_else(|| CaptureError::Malformed {
-                            path: path.to_path_buf(),
-                            packet: number + 1,
-                            why: format!(
-                                "a packet on interface {} that was never described",
-                                epb.if_id
-                            ),
-                        })?;
-                let stamp = (u64::from(epb.ts_high) << 32) | u64::from(epb.ts_low);
-                let ns = u128::from(stamp) * 1_000_000_000 / u128::from(i.per_second);
-                let ns = (ns as i128 + i128::from(i.offset_s) * 1_000_000_000).max(0);
-                let caplen = (epb.caplen as usize).min(epb.data.len());
-                number += 1;
-                last_ns = ns as u64;
-                packet(Packet {
-                    number,
-                    at_ns: last_ns,
-                    link: i.link,
-                    data: &epb.data[..caplen],
-                    original_len: epb.origlen,
-                    snaplen: i.snaplen,
-                })?;
-            }
+            PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => self.enhanced(&epb, packet)?,
             PcapBlockOwned::NG(Block::SimplePacket(spb)) => {
                 // No stamp of its own: it gets the previous packet's.
-                let i = interfaces.first().ok_or_else(not_a_capture)?;
+                let i = self
+                    .interfaces
+                    .first()
+                    .ok_or_else(|| self.not_a_capture())?;
                 let caplen = if i.snaplen == 0 {
                     spb.origlen as usize
                 } else {
                     (spb.origlen.min(i.snaplen)) as usize
                 };
-                number += 1;
+                self.number += 1;
                 packet(Packet {
-                    number,
-                    at_ns: last_ns,
+                    number: self.number,
+                    at_ns: self.last_ns,
                     link: i.link,
                     data: &spb.data[..caplen.min(spb.data.len())],
                     original_len: spb.origlen,
@@ -230,7 +226,50 @@ pub fn read(
             // Statistics, name resolution, comments: nothing a connection needs.
             PcapBlockOwned::NG(_) => {}
         }
-        reader.consume(offset);
+        Ok(())
     }
-    Ok(facts)
+
+    /// A pcapng packet with its interface's stamp units and offset.
+    fn enhanced(
+        &mut self,
+        epb: &EnhancedPacketBlock<'_>,
+        packet: &mut impl FnMut(Packet<'_>) -> Result<(), CaptureError>,
+    ) -> Result<(), CaptureError> {
+        let Some(i) = self.interfaces.get(epb.if_id as usize) else {
+            return Err(self.malformed(format!(
+                "a packet on interface {} that was never described",
+                epb.if_id
+            )));
+        };
+        let stamp = (u64::from(epb.ts_high) << 32) | u64::from(epb.ts_low);
+        let ns = u128::from(stamp) * 1_000_000_000 / u128::from(i.per_second);
+        let ns = (ns as i128 + i128::from(i.offset_s) * 1_000_000_000).max(0);
+        let caplen = (epb.caplen as usize).min(epb.data.len());
+        self.number += 1;
+        self.last_ns = ns as u64;
+        packet(Packet {
+            number: self.number,
+            at_ns: self.last_ns,
+            link: i.link,
+            data: &epb.data[..caplen],
+            original_len: epb.origlen,
+            snaplen: i.snaplen,
+        })
+    }
+
+    /// The file is not one, or not one this reads.
+    fn not_a_capture(&self) -> CaptureError {
+        CaptureError::NotACapture {
+            path: self.path.to_path_buf(),
+        }
+    }
+
+    /// The next packet cannot be read, and why.
+    fn malformed(&self, why: String) -> CaptureError {
+        CaptureError::Malformed {
+            path: self.path.to_path_buf(),
+            packet: self.number + 1,
+            why,
+        }
+    }
 }

@@ -244,72 +244,9 @@ impl Tracker {
 
     /// One captured segment, at `at`.
     pub fn segment(&mut self, at: Stamp, seg: &Segment, out: &mut dyn FnMut(Event)) {
-        let fwd = (seg.src, seg.dst);
-        let rev = (seg.dst, seg.src);
-        let (key, side) = if self.conns.contains_key(&fwd) || self.ended.contains(&fwd) {
-            (fwd, Side::Client)
-        } else if self.conns.contains_key(&rev) || self.ended.contains(&rev) {
-            (rev, Side::Redis)
-        } else {
-            let (dst_redis, src_redis) = (
-                self.ports.contains(&seg.dst.port()),
-                self.ports.contains(&seg.src.port()),
-            );
-            // Both ports Redis's: a SYN-ACK comes from the server.
-            if dst_redis && !(src_redis && seg.syn && seg.ack.is_some()) {
-                (fwd, Side::Client)
-            } else {
-                (rev, Side::Redis)
-            }
-        };
-        let opening = seg.syn && seg.ack.is_none() && side == Side::Client;
-        if opening {
-            let reused = self
-                .conns
-                .get(&key)
-                .is_some_and(|c| c.client_isn != Some(seg.seq));
-            if reused {
-                let old = self.conns.remove(&key).expect("present");
-                out(Event::Closed {
-                    conn: old.id,
-                    at,
-                    why: Closing::PortReused,
-                });
-            }
-            self.ended.remove(&key);
-        } else if self.ended.contains(&key) {
-            return; // A late packet of an ended connection.
-        }
-        if !self.conns.contains_key(&key) {
-            if !seg.syn && (seg.payload.is_empty() || seg.rst) {
-                return; // Nothing to follow: a bare ACK, FIN or RST of an unseen connection.
-            }
-            self.next_id += 1;
-            let start_seen = seg.syn;
-            out(Event::Opened {
-                conn: self.next_id,
-                client: key.0,
-                redis: key.1,
-                at,
-                start_seen,
-            });
-            if !start_seen {
-                out(Event::Gap {
-                    conn: self.next_id,
-                    side: Side::Client,
-                    at,
-                    missing: None,
-                });
-            }
-            self.conns.insert(
-                key,
-                Conn {
-                    id: self.next_id,
-                    streams: Default::default(),
-                    client_isn: None,
-                    first_fin: None,
-                },
-            );
+        let (key, side) = self.key_and_side(seg);
+        if !self.follow(key, side, at, seg, out) {
+            return;
         }
         let conn = self.conns.get_mut(&key).expect("inserted");
         let counts = &mut self.counts;
@@ -352,6 +289,93 @@ impl Tracker {
             let by = conn.first_fin.unwrap_or(here);
             self.end(key, at, Closing::Fin(by), out);
         }
+    }
+
+    /// The connection `seg` belongs to (client, Redis), and which side sent it.
+    fn key_and_side(&self, seg: &Segment) -> ((SocketAddr, SocketAddr), Side) {
+        let fwd = (seg.src, seg.dst);
+        let rev = (seg.dst, seg.src);
+        if self.conns.contains_key(&fwd) || self.ended.contains(&fwd) {
+            (fwd, Side::Client)
+        } else if self.conns.contains_key(&rev) || self.ended.contains(&rev) {
+            (rev, Side::Redis)
+        } else {
+            let (dst_redis, src_redis) = (
+                self.ports.contains(&seg.dst.port()),
+                self.ports.contains(&seg.src.port()),
+            );
+            // Both ports Redis's: a SYN-ACK comes from the server.
+            if dst_redis && !(src_redis && seg.syn && seg.ack.is_some()) {
+                (fwd, Side::Client)
+            } else {
+                (rev, Side::Redis)
+            }
+        }
+    }
+
+    /// Whether `seg` belongs to a connection followed from here on: a SYN on a port still
+    /// held ends the old connection there; a connection first seen now opens (with a gap
+    /// if its start was missed); a late packet of an ended one, or a bare ACK, FIN or RST of
+    /// an unseen one, is not followed.
+    fn follow(
+        &mut self,
+        key: (SocketAddr, SocketAddr),
+        side: Side,
+        at: Stamp,
+        seg: &Segment,
+        out: &mut dyn FnMut(Event),
+    ) -> bool {
+        let opening = seg.syn && seg.ack.is_none() && side == Side::Client;
+        if opening {
+            let reused = self
+                .conns
+                .get(&key)
+                .is_some_and(|c| c.client_isn != Some(seg.seq));
+            if reused {
+                let old = self.conns.remove(&key).expect("present");
+                out(Event::Closed {
+                    conn: old.id,
+                    at,
+                    why: Closing::PortReused,
+                });
+            }
+            self.ended.remove(&key);
+        } else if self.ended.contains(&key) {
+            return false; // A late packet of an ended connection.
+        }
+        if self.conns.contains_key(&key) {
+            return true;
+        }
+        if !seg.syn && (seg.payload.is_empty() || seg.rst) {
+            return false; // Nothing to follow: a bare ACK, FIN or RST of an unseen connection.
+        }
+        self.next_id += 1;
+        let start_seen = seg.syn;
+        out(Event::Opened {
+            conn: self.next_id,
+            client: key.0,
+            redis: key.1,
+            at,
+            start_seen,
+        });
+        if !start_seen {
+            out(Event::Gap {
+                conn: self.next_id,
+                side: Side::Client,
+                at,
+                missing: None,
+            });
+        }
+        self.conns.insert(
+            key,
+            Conn {
+                id: self.next_id,
+                streams: Default::default(),
+                client_isn: None,
+                first_fin: None,
+            },
+        );
+        true
     }
 
     /// Ends the connection at `key`: whatever waits behind a hole is handed on first.

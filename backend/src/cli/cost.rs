@@ -9,6 +9,7 @@ use anyhow::Context;
 
 use pipescope::local_redis::{LocalRedis, TlsServer};
 use pipescope::target::RedisTarget;
+use pipescope::versus::{ObserveCost, ProbeRow};
 
 use super::args::{JsonArg, RoundsArgs, TargetArgs};
 use super::output::{met, say, say_json_lines};
@@ -252,13 +253,20 @@ async fn observer(args: ObserverArgs) -> anyhow::Result<()> {
     if args.output.json {
         return say_json_lines(&[&cost]);
     }
+    print_observer_runs(&cost, args.count);
+    print_observer_probe(&cost.probe);
+    Ok(())
+}
+
+/// The observer's cost under redis-benchmark at each depth K, as a Markdown table.
+fn print_observer_runs(cost: &ObserveCost, count: u64) {
     let rows = &cost.rows;
     say(format_args!(
         "redis-benchmark -c 1 -P K -n {} SETs, direct, through the proxy with no hooks (a \
          plain relay) and through an in-process observing proxy (no delay dialled); an empty \
          database before every run; medians of rounds that rotate who goes first, 95 % \
          confidence intervals in brackets",
-        args.count
+        count
     ));
     say(format_args!(
         "| K | rounds | direct ops/s | observed ops/s | observed / direct | relayed / direct | observed / relayed | direct p50 | observed p50 | added p50 | added per command (1/throughput) | SETs the proxy counted per run | target |"
@@ -311,7 +319,10 @@ async fn observer(args: ObserverArgs) -> anyhow::Result<()> {
          differences move in such steps. Added per command: 1e6 / observed ops/s − 1e6 / \
          direct ops/s (at K = 1, -c 1, the mean round trip)."
     ));
-    let p = &cost.probe;
+}
+
+/// The observer's cost per round trip, timed by pipescope's probe, as a Markdown table.
+fn print_observer_probe(p: &ProbeRow) {
     say(format_args!(""));
     say(format_args!(
         "Each round trip timed: {} SETs one at a time on one blocking connection (pipescope's \
@@ -335,7 +346,6 @@ async fn observer(args: ObserverArgs) -> anyhow::Result<()> {
         p.recording_added_us.with_interval(1, " µs"),
         met(p.observe_added_us.median < TARGET_ADDED_P50_US_AT_1),
     ));
-    Ok(())
 }
 
 async fn observer_memory(args: ObserverMemoryArgs) -> anyhow::Result<()> {

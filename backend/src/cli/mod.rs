@@ -124,7 +124,11 @@ pub async fn run(cli: Cli, stop: Option<Stop>) -> anyhow::Result<()> {
         Cmd::Bench(args) => bench::bench(args, cancel()).await,
         Cmd::Versus(job) => versus::versus(job).await,
         Cmd::Cost(job) => cost::cost(job, cancel()).await,
-        Cmd::Observe(args) => observe::observe(args, handlers()).await,
+        // A capture's report installs no handlers: Ctrl-C simply ends it.
+        Cmd::Observe(args) => match &args.pcap {
+            Some(path) => observe::observe_pcap(&args, path),
+            None => observe::observe(args, handlers()).await,
+        },
         Cmd::Replay(args) => replay::replay(args).await,
         Cmd::Clean(args) => clean::clean(args).await,
     }

@@ -73,13 +73,11 @@ fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     Ok(std::time::Duration::from_secs_f64(secs))
 }
 
+/// `observe` as a proxy in front of Redis (a capture file is `observe_pcap`'s).
 pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
-    if let Some(path) = &args.pcap {
-        return observe_pcap(&args, path);
-    }
     let redis = args.target.connect().await?;
     let target = redis.target.clone();
-    use pipescope::observe::{Observer, equivalent, report};
+    use pipescope::observe::{Observer, report};
     let network = args.network.network();
     let shutdown = super::shutdown_signal()?;
     let observer = Observer::start(args.listen, &target, network).await?;
@@ -131,52 +129,11 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
     drop(observer);
     // From here a signal stops the equivalents (removing their keys); the report still prints.
     stop.set(OnSignal::ShutDown);
-    let mut interrupted = Vec::new();
-    if !args.no_equivalent {
-        let proxies = pipescope::net::Proxies::default();
-        let measured: Vec<_> = conns.iter().filter(|c| c.counts.commands > 1).collect();
-        let n = measured.len();
-        let mut equivalents = Vec::new();
-        for (k, c) in measured.into_iter().enumerate() {
-            if stop.signal().is_some() {
-                break;
-            }
-            let spec = match equivalent::spec_for(c, network) {
-                Ok(spec) => spec,
-                Err(why) => {
-                    eprintln!("connection {}: {why}", c.id);
-                    continue;
-                }
-            };
-            eprintln!(
-                "measuring the pipelined equivalent of connection {} ({}/{n}): {} {}s in batches of {}",
-                c.id,
-                k + 1,
-                shared::observe::group(spec.count),
-                spec.command.name(),
-                shared::observe::group(u64::from(equivalent::BATCH))
-            );
-            let run_id = pipescope::engine::keys::first_run_id();
-            equivalents.push((
-                c.id,
-                run_id,
-                equivalent::measure(&target, &proxies, spec, run_id, stop.flag()).await,
-            ));
-        }
-        for (id, run_id, e) in equivalents {
-            match e {
-                Ok(e) => {
-                    if let Some(c) = conns.iter_mut().find(|c| c.id == id) {
-                        c.equivalent = Some(e);
-                    }
-                }
-                Err(e) => match pipescope::cancel::Removed::of(run_id, &e) {
-                    Some(removed) => interrupted.push(removed),
-                    None => eprintln!("connection {id}: the pipelined equivalent failed: {e}"),
-                },
-            }
-        }
-    }
+    let interrupted = if args.no_equivalent {
+        Vec::new()
+    } else {
+        measure_equivalents(&mut conns, &target, network, &stop).await
+    };
     let format = if args.json {
         ObserveFormat::Json
     } else {
@@ -194,9 +151,66 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
     }
 }
 
+/// Measures the pipelined equivalent of each connection that sent more than one command, and
+/// sets it on the connection; a failure is said on stderr. Returns the keys an interrupted
+/// equivalent removed.
+async fn measure_equivalents(
+    conns: &mut [shared::observe::ObservedConnection],
+    target: &pipescope::target::RedisTarget,
+    network: shared::Network,
+    stop: &Stop,
+) -> Vec<pipescope::cancel::Removed> {
+    use pipescope::observe::equivalent;
+    let proxies = pipescope::net::Proxies::default();
+    let measured: Vec<_> = conns.iter().filter(|c| c.counts.commands > 1).collect();
+    let n = measured.len();
+    let mut equivalents = Vec::new();
+    for (k, c) in measured.into_iter().enumerate() {
+        if stop.signal().is_some() {
+            break;
+        }
+        let spec = match equivalent::spec_for(c, network) {
+            Ok(spec) => spec,
+            Err(why) => {
+                eprintln!("connection {}: {why}", c.id);
+                continue;
+            }
+        };
+        eprintln!(
+            "measuring the pipelined equivalent of connection {} ({}/{n}): {} {}s in batches of {}",
+            c.id,
+            k + 1,
+            shared::observe::group(spec.count),
+            spec.command.name(),
+            shared::observe::group(u64::from(equivalent::BATCH))
+        );
+        let run_id = pipescope::engine::keys::first_run_id();
+        equivalents.push((
+            c.id,
+            run_id,
+            equivalent::measure(target, &proxies, spec, run_id, stop.flag()).await,
+        ));
+    }
+    let mut interrupted = Vec::new();
+    for (id, run_id, e) in equivalents {
+        match e {
+            Ok(e) => {
+                if let Some(c) = conns.iter_mut().find(|c| c.id == id) {
+                    c.equivalent = Some(e);
+                }
+            }
+            Err(e) => match pipescope::cancel::Removed::of(run_id, &e) {
+                Some(removed) => interrupted.push(removed),
+                None => eprintln!("connection {id}: the pipelined equivalent failed: {e}"),
+            },
+        }
+    }
+    interrupted
+}
+
 /// `observe --pcap FILE`: the report from a capture; notes (resynchronisations, gaps) on
 /// stderr, and what the figures are on the report's first line (stderr with --json).
-fn observe_pcap(args: &ObserveArgs, path: &std::path::Path) -> anyhow::Result<()> {
+pub(super) fn observe_pcap(args: &ObserveArgs, path: &std::path::Path) -> anyhow::Result<()> {
     use pipescope::observe::{captured, report};
     let ports = match args.redis_port.as_slice() {
         [] => vec![6379],

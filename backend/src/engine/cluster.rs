@@ -66,27 +66,7 @@ pub async fn run(
     let batch = spec.mode.batch() as u64;
     let per = commands_per_write(spec.mode, batch);
     let addrs: Vec<String> = map.masters().iter().map(|m| m.addr()).collect();
-    let mut nodes: Vec<Node> = conns
-        .iter_mut()
-        .zip(&addrs)
-        .enumerate()
-        .map(|(index, (stream, addr))| {
-            let (r, w) = stream.split();
-            Node {
-                // A cluster has at most 16,384 masters (one per slot).
-                index: index as u16,
-                writer: Writer::new(w, ctx.response_timeout, sent),
-                replies: Replies::new(r, ctx.response_timeout, busy_poll(spec.wait)),
-                requests: Vec::new(),
-                redirected: Vec::new(),
-                out: write_buffer(per),
-                share: MasterShare {
-                    addr: addr.clone(),
-                    ..MasterShare::default()
-                },
-            }
-        })
-        .collect();
+    let mut nodes = nodes(conns, &addrs, per, ctx, sent, busy_poll(spec.wait));
     // The map's master `m` is node `route[m]` (the map read again may list them otherwise).
     let mut route: Vec<usize> = (0..nodes.len()).collect();
     let mut stats = ClusterRun::default();
@@ -108,55 +88,7 @@ pub async fn run(
                     redirect: None,
                 });
             }
-            let mut moved = false;
-            for round in 0.. {
-                send_round(&mut nodes, enc, per, ctx, &tally).await?;
-                let redirected: Vec<(u64, Redirect)> = nodes
-                    .iter_mut()
-                    .flat_map(|n| n.redirected.drain(..))
-                    .collect();
-                if redirected.is_empty() {
-                    break;
-                }
-                if round == MAX_REDIRECT_ROUNDS {
-                    let (i, r) = &redirected[0];
-                    return Err(EngineError::Refused {
-                        index: *i,
-                        message: format!(
-                            "still redirected after {MAX_REDIRECT_ROUNDS} rounds ({r}): the cluster's slots keep moving"
-                        ),
-                    });
-                }
-                if round > 0 {
-                    tokio::time::sleep(std::time::Duration::from_millis(1 << (round - 1))).await;
-                }
-                for (i, redirect) in redirected {
-                    let (addr, asking, why) = match &redirect {
-                        Redirect::Moved { addr, .. } => {
-                            stats.moved += 1;
-                            moved = true;
-                            (addr, false, Redirected::Moved)
-                        }
-                        Redirect::Ask { addr, .. } => {
-                            stats.ask += 1;
-                            (addr, true, Redirected::Ask)
-                        }
-                    };
-                    let Some(node) = addrs.iter().position(|a| a == addr) else {
-                        return Err(EngineError::Refused {
-                            index: i,
-                            message: format!(
-                                "{redirect}: a node that was not a master when the run began (new masters mid-run are not followed)"
-                            ),
-                        });
-                    };
-                    nodes[node].requests.push(Request {
-                        i,
-                        asking,
-                        redirect: Some(why),
-                    });
-                }
-            }
+            let moved = rounds(&mut nodes, enc, per, ctx, &tally, &addrs, &mut stats).await?;
             if moved {
                 map = SlotMap::discover(&mut seed.admin, &seed.addr).await?;
                 stats.map_refreshes += 1;
@@ -168,6 +100,114 @@ pub async fn run(
     stats.masters = nodes.into_iter().map(|n| n.share).collect();
     tally.into_inner().cluster = Some(stats);
     result
+}
+
+/// A node per connection, the masters' in order (`addrs` their addresses).
+fn nodes<'c>(
+    conns: &'c mut [RedisStream],
+    addrs: &[String],
+    per: u64,
+    ctx: &RunContext,
+    sent: &'c Sent,
+    busy_poll: Option<std::time::Duration>,
+) -> Vec<Node<'c>> {
+    conns
+        .iter_mut()
+        .zip(addrs)
+        .enumerate()
+        .map(|(index, (stream, addr))| {
+            let (r, w) = stream.split();
+            Node {
+                // A cluster has at most 16,384 masters (one per slot).
+                index: index as u16,
+                writer: Writer::new(w, ctx.response_timeout, sent),
+                replies: Replies::new(r, ctx.response_timeout, busy_poll),
+                requests: Vec::new(),
+                redirected: Vec::new(),
+                out: write_buffer(per),
+                share: MasterShare {
+                    addr: addr.clone(),
+                    ..MasterShare::default()
+                },
+            }
+        })
+        .collect()
+}
+
+/// Sends the nodes' requests, then what they redirected, round after round until none is
+/// (at most `MAX_REDIRECT_ROUNDS`): whether any was MOVED.
+async fn rounds(
+    nodes: &mut [Node<'_>],
+    enc: &Encoder,
+    per: u64,
+    ctx: &RunContext,
+    tally: &RefCell<&mut Tally>,
+    addrs: &[String],
+    stats: &mut ClusterRun,
+) -> Result<bool, EngineError> {
+    let mut moved = false;
+    for round in 0.. {
+        send_round(nodes, enc, per, ctx, tally).await?;
+        let redirected: Vec<(u64, Redirect)> = nodes
+            .iter_mut()
+            .flat_map(|n| n.redirected.drain(..))
+            .collect();
+        if redirected.is_empty() {
+            break;
+        }
+        if round == MAX_REDIRECT_ROUNDS {
+            let (i, r) = &redirected[0];
+            return Err(EngineError::Refused {
+                index: *i,
+                message: format!(
+                    "still redirected after {MAX_REDIRECT_ROUNDS} rounds ({r}): the cluster's slots keep moving"
+                ),
+            });
+        }
+        if round > 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(1 << (round - 1))).await;
+        }
+        moved |= requeue(nodes, addrs, redirected, stats)?;
+    }
+    Ok(moved)
+}
+
+/// Queues each redirected command on the node its redirect names (after `ASKING` for ASK),
+/// counting the redirects in `stats`: whether any was MOVED.
+fn requeue(
+    nodes: &mut [Node<'_>],
+    addrs: &[String],
+    redirected: Vec<(u64, Redirect)>,
+    stats: &mut ClusterRun,
+) -> Result<bool, EngineError> {
+    let mut moved = false;
+    for (i, redirect) in redirected {
+        let (addr, asking, why) = match &redirect {
+            Redirect::Moved { addr, .. } => {
+                stats.moved += 1;
+                moved = true;
+                (addr, false, Redirected::Moved)
+            }
+            Redirect::Ask { addr, .. } => {
+                stats.ask += 1;
+                (addr, true, Redirected::Ask)
+            }
+        };
+        let Some(node) = addrs.iter().position(|a| a == addr) else {
+            return Err(EngineError::Refused {
+                index: i,
+                message: format!(
+                    "{redirect}: a node that was not a master when the run began (new masters mid-run are not followed)"
+                ),
+            });
+        };
+        nodes[node].requests.push(Request {
+            i,
+            asking,
+            redirect: Some(why),
+        });
+    }
+    Ok(moved)
 }
 
 /// For each master of `map`, its node among `addrs` (the masters when the run began).

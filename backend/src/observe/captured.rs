@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use shared::observe::ObservedConnection;
 
 use super::record::Record;
-use crate::capture::{self, CaptureError, Event, Facts, Side, Stamp};
+use crate::capture::{self, CaptureError, Closing, Event, Facts, Side, Stamp};
 use crate::resp::framer::{self, Framer};
 
 /// Ended connections reported in full (the latest); older ones are summed in a note, so a
@@ -166,22 +166,7 @@ impl Fed {
                 side,
                 missing,
                 ..
-            } => {
-                let Some(o) = self.open.get_mut(&conn) else {
-                    return;
-                };
-                let from = match side {
-                    Side::Client => "from the client",
-                    Side::Redis => "from Redis",
-                };
-                o.befell.push(match missing {
-                    None => "the capture began mid-connection".into(),
-                    Some(n) => format!(
-                        "{} bytes {from} are not in the capture",
-                        shared::observe::group(n)
-                    ),
-                });
-            }
+            } => self.gap(conn, side, missing),
             Event::Resynced {
                 conn,
                 at,
@@ -198,29 +183,52 @@ impl Fed {
                     "resynchronised at a command boundary ({skipped_client} bytes of commands and {skipped_redis} of replies skipped to get there; counts start there)"
                 ));
             }
-            Event::Closed { conn, at, why } => {
-                let at = self.instant(at);
-                let Some(mut o) = self.open.remove(&conn) else {
-                    return;
-                };
-                let mut ended = why.to_string();
-                if !o.befell.is_empty() {
-                    self.notes.push(format!(
-                        "connection {conn} ({}): {}",
-                        o.record.client,
-                        o.befell.join("; ")
-                    ));
-                    ended += &format!("; {}", o.befell.join("; "));
-                }
-                o.record.end(at, ended);
-                self.ended.push_back(o.record.snapshot(at));
-                if self.ended.len() > KEPT
-                    && let Some(old) = self.ended.pop_front()
-                {
-                    self.left_out.0 += 1;
-                    self.left_out.1 += old.counts.commands;
-                }
-            }
+            Event::Closed { conn, at, why } => self.closed(conn, at, why),
+        }
+    }
+
+    /// Bytes of one side the capture lacks (`None`: it began mid-connection), said when the
+    /// connection ends.
+    fn gap(&mut self, conn: u64, side: Side, missing: Option<u64>) {
+        let Some(o) = self.open.get_mut(&conn) else {
+            return;
+        };
+        let from = match side {
+            Side::Client => "from the client",
+            Side::Redis => "from Redis",
+        };
+        o.befell.push(match missing {
+            None => "the capture began mid-connection".into(),
+            Some(n) => format!(
+                "{} bytes {from} are not in the capture",
+                shared::observe::group(n)
+            ),
+        });
+    }
+
+    /// The connection ended: its record, with what befell it, joins the ended ones (at most
+    /// `KEPT`, the oldest let go and counted).
+    fn closed(&mut self, conn: u64, at: Stamp, why: Closing) {
+        let at = self.instant(at);
+        let Some(mut o) = self.open.remove(&conn) else {
+            return;
+        };
+        let mut ended = why.to_string();
+        if !o.befell.is_empty() {
+            self.notes.push(format!(
+                "connection {conn} ({}): {}",
+                o.record.client,
+                o.befell.join("; ")
+            ));
+            ended += &format!("; {}", o.befell.join("; "));
+        }
+        o.record.end(at, ended);
+        self.ended.push_back(o.record.snapshot(at));
+        if self.ended.len() > KEPT
+            && let Some(old) = self.ended.pop_front()
+        {
+            self.left_out.0 += 1;
+            self.left_out.1 += old.counts.commands;
         }
     }
 }

@@ -1,0 +1,153 @@
+//! One proxied connection: its two sockets, how its directions finish, and starting them.
+
+use std::net::{SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::hooks::{Ended, Hooks, OnEnded};
+use super::pipe::{Ends, pipe};
+use crate::net::schedule::Links;
+use crate::net::stats::{Direction, ProxyStats};
+
+/// A proxied connection's two sockets, kept so dropping the proxy can end it, and how many of
+/// its two directions are still running.
+pub(super) struct Connection {
+    pub(super) client: TcpStream,
+    pub(super) server: TcpStream,
+    ending: Arc<Ending>,
+}
+
+/// How a connection's two directions finish: the first to end says why, the last to end
+/// calls the `ended` hook.
+pub(super) struct Ending {
+    live: AtomicU64,
+    first: Mutex<Option<Ended>>,
+    hook: Mutex<Option<OnEnded>>,
+}
+
+impl Ending {
+    fn new() -> Arc<Ending> {
+        Arc::new(Ending {
+            live: AtomicU64::new(2),
+            first: Mutex::new(None),
+            hook: Mutex::new(None),
+        })
+    }
+
+    /// Why the connection is ending, if nothing said so before: noted as soon as a side closes
+    /// or fails, before the other side is told, so the first cause wins.
+    pub(super) fn note(&self, why: Ended) {
+        self.first.lock().expect("ending").get_or_insert(why);
+    }
+
+    /// A direction finished; the last one calls the `ended` hook.
+    pub(super) fn end(&self) {
+        if self.live.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let why = self
+                .first
+                .lock()
+                .expect("ending")
+                .clone()
+                .unwrap_or(Ended::ByClient);
+            if let Some(hook) = self.hook.lock().expect("ending").take() {
+                hook(why);
+            }
+        }
+    }
+}
+
+pub(super) fn connect_pair(
+    client: TcpStream,
+    upstream: SocketAddr,
+    sockets: &Mutex<Vec<Connection>>,
+) -> Result<(TcpStream, TcpStream, Arc<Ending>), (TcpStream, std::io::Error)> {
+    let server = match TcpStream::connect_timeout(&upstream, Duration::from_secs(5)) {
+        Ok(s) => s,
+        Err(e) => return Err((client, e)),
+    };
+    let kept = (|| {
+        for s in [&client, &server] {
+            s.set_nodelay(true)?;
+        }
+        Ok::<_, std::io::Error>((client.try_clone()?, server.try_clone()?))
+    })();
+    let (client_copy, server_copy) = match kept {
+        Ok(k) => k,
+        Err(e) => return Err((client, e)),
+    };
+    let ending = Ending::new();
+    let mut all = sockets.lock().expect("proxy sockets");
+    // A proxy serves connection after connection: let go of finished ones' sockets.
+    all.retain(|c| c.ending.live.load(Ordering::Acquire) > 0);
+    all.push(Connection {
+        client: client_copy,
+        server: server_copy,
+        ending: ending.clone(),
+    });
+    Ok((client, server, ending))
+}
+
+pub(super) fn spawn_directions(
+    client: TcpStream,
+    server: TcpStream,
+    links: Links,
+    stats: Arc<ProxyStats>,
+    hooks: Hooks,
+    ending: Arc<Ending>,
+) -> std::io::Result<()> {
+    let Hooks {
+        client_read,
+        mut to_server,
+        server_read,
+        mut to_client,
+        ended,
+    } = hooks;
+    *ending.hook.lock().expect("ending") = Some(ended);
+    // Commands go to Redis before their hooks have seen them (see `Ends::write_first`); this
+    // lock keeps their hooks ahead of the replies' all the same.
+    let order: Arc<Mutex<()>> = Default::default();
+    let (c2, s2) = (client.try_clone()?, server.try_clone()?);
+    // When Redis goes, the client's side goes too, so its record ends with it.
+    let client_side = client.try_clone()?;
+    let stats_back = stats.clone();
+    pipe(
+        "proxy-out",
+        Ends {
+            from: client,
+            to: server,
+            on_source_end: None,
+            closed: Ended::ByClient,
+            names: ("the client", "Redis"),
+            order: order.clone(),
+            write_first: true,
+        },
+        links.out,
+        ending.clone(),
+        client_read,
+        move |release, at, bytes| {
+            stats.written(Direction::Out, release, at, bytes.len());
+            to_server(release, at, bytes);
+        },
+    )?;
+    pipe(
+        "proxy-back",
+        Ends {
+            from: s2,
+            to: c2,
+            on_source_end: Some(client_side),
+            closed: Ended::ByRedis,
+            names: ("Redis", "the client"),
+            order,
+            write_first: false,
+        },
+        links.back,
+        ending,
+        server_read,
+        move |release, at, bytes| {
+            stats_back.written(Direction::Back, release, at, bytes.len());
+            to_client(release, at, bytes);
+        },
+    )?;
+    Ok(())
+}
