@@ -178,11 +178,6 @@ pub fn render(template: &str, ctx: Option<&Context>) -> Option<Vec<Piece>> {
     let mut out = Vec::new();
     let mut text = String::new();
     let mut rest = template;
-    let flush = |text: &mut String, out: &mut Vec<Piece>| {
-        if !text.is_empty() {
-            out.push(Piece::Text(std::mem::take(text)));
-        }
-    };
     while let Some(k) = rest.find(['[', '{']) {
         text.push_str(&rest[..k]);
         let open = rest.as_bytes()[k];
@@ -196,26 +191,7 @@ pub fn render(template: &str, ctx: Option<&Context>) -> Option<Vec<Piece>> {
         let inner = &rest[k + 1..end];
         rest = &rest[end + 1..];
         if open == b'{' {
-            // `{seq.round_trips|round trip}`: the number, then the noun in agreement with it.
-            let (key, noun) = match inner.split_once('|') {
-                Some((key, noun)) => (key, Some(noun)),
-                None => (inner, None),
-            };
-            let (value, shown) = placeholder(key, ctx?)?;
-            flush(&mut text, &mut out);
-            out.push(Piece::Num {
-                key: key.to_string(),
-                value,
-                text: shown,
-                class: None,
-            });
-            if let Some(noun) = noun {
-                text.push(' ');
-                text.push_str(noun);
-                if value != 1.0 {
-                    text.push('s');
-                }
-            }
+            push_number(inner, ctx?, &mut text, &mut out)?;
             continue;
         }
         let Some((name, words)) = inner.split_once('|') else {
@@ -225,33 +201,71 @@ pub fn render(template: &str, ctx: Option<&Context>) -> Option<Vec<Piece>> {
             continue;
         };
         flush(&mut text, &mut out);
-        let class = format!("hl-{name}");
-        // A number inside a mark: `[mux|{m10.batch} callers]`.
-        match render(words, ctx)?.as_slice() {
-            [Piece::Text(t)] => out.push(Piece::Mark {
-                class,
-                text: t.clone(),
-            }),
-            pieces => out.extend(pieces.iter().cloned().map(|p| match p {
-                Piece::Text(text) => Piece::Mark {
-                    class: class.clone(),
-                    text,
-                },
-                Piece::Num {
-                    key, value, text, ..
-                } => Piece::Num {
-                    key,
-                    value,
-                    text,
-                    class: Some(class.clone()),
-                },
-                other => other,
-            })),
-        }
+        push_mark(name, words, ctx, &mut out)?;
     }
     text.push_str(rest);
     flush(&mut text, &mut out);
     Some(out)
+}
+
+/// Moves the text gathered so far into `out` as one piece.
+fn flush(text: &mut String, out: &mut Vec<Piece>) {
+    if !text.is_empty() {
+        out.push(Piece::Text(std::mem::take(text)));
+    }
+}
+
+/// `{seq.round_trips|round trip}`: the number, then the noun in agreement with it (the noun
+/// stays in `text`, to run on with what follows).
+fn push_number(inner: &str, ctx: &Context, text: &mut String, out: &mut Vec<Piece>) -> Option<()> {
+    let (key, noun) = match inner.split_once('|') {
+        Some((key, noun)) => (key, Some(noun)),
+        None => (inner, None),
+    };
+    let (value, shown) = placeholder(key, ctx)?;
+    flush(text, out);
+    out.push(Piece::Num {
+        key: key.to_string(),
+        value,
+        text: shown,
+        class: None,
+    });
+    if let Some(noun) = noun {
+        text.push(' ');
+        text.push_str(noun);
+        if value != 1.0 {
+            text.push('s');
+        }
+    }
+    Some(())
+}
+
+/// `[name|words]`: the words marked with class `hl-name`, numbers inside them too.
+fn push_mark(name: &str, words: &str, ctx: Option<&Context>, out: &mut Vec<Piece>) -> Option<()> {
+    let class = format!("hl-{name}");
+    // A number inside a mark: `[mux|{m10.batch} callers]`.
+    match render(words, ctx)?.as_slice() {
+        [Piece::Text(t)] => out.push(Piece::Mark {
+            class,
+            text: t.clone(),
+        }),
+        pieces => out.extend(pieces.iter().cloned().map(|p| match p {
+            Piece::Text(text) => Piece::Mark {
+                class: class.clone(),
+                text,
+            },
+            Piece::Num {
+                key, value, text, ..
+            } => Piece::Num {
+                key,
+                value,
+                text,
+                class: Some(class.clone()),
+            },
+            other => other,
+        })),
+    }
+    Some(())
 }
 
 /// The plain text of rendered pieces.
