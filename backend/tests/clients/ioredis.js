@@ -1,4 +1,4 @@
-// ioredis through pipescope's observing proxy (backend/tests/observe_clients.rs).
+// ioredis through pipescope's observing proxy (backend/tests/observe/clients.rs).
 //
 //     node ioredis.js PORT NAME MODE N
 //

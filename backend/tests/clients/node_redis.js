@@ -1,5 +1,5 @@
 // node-redis (npm's "redis") through pipescope's observing proxy
-// (backend/tests/observe_clients.rs).
+// (backend/tests/observe/clients.rs).
 //
 //     node node_redis.js PORT NAME MODE N
 //

@@ -1,4 +1,4 @@
-"""redis-py through pipescope's observing proxy (backend/tests/observe_clients.rs).
+"""redis-py through pipescope's observing proxy (backend/tests/observe/clients.rs).
 
     python redis_py.py PORT NAME MODE N
 

@@ -134,7 +134,7 @@ impl PlanButtons {
 }
 
 /// Focuses the prepared plan's button once it can be pressed (it is disabled until connected),
-/// and marks that moment for the load-time measurement (tests/page_load.rs, README).
+/// and marks that moment for the load-time measurement (backend/tests/page/load.rs, README).
 fn focus_prepared(form: RwSignal<Form>, buttons: PlanButtons, idle: impl Fn() -> bool + 'static) {
     let focused = StoredValue::new(false);
     Effect::new(move |_| {

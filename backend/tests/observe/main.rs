@@ -1,0 +1,11 @@
+//! `pipescope observe`: the observing proxy with real clients and at its bounds, and
+//! observation from a capture file.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod binary;
+mod capture;
+mod clients;
+mod limits;
+mod robustness;

@@ -1,0 +1,22 @@
+//! The real page in headless Chromium against the real backend and real redis-servers (one
+//! node or a cluster): every view, its figures against the engine's, its size and its fit.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod atomicity;
+mod cluster;
+mod cluster_modes;
+mod compare;
+mod connections;
+mod controls;
+mod load;
+mod observe;
+mod presenter;
+mod results_table;
+mod round_trips;
+mod rtt;
+mod sweep_cost;
+mod teaching;
+mod tls;
+mod tour;
