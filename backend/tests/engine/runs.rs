@@ -460,7 +460,7 @@ fn busy_polling_waits_without_sleeping_in_the_kernel() {
     let (redis, _target) = support::redis();
     let Some((_, syscalls)) = support::under_strace(
         &["-s", "40", "-e", "trace=epoll_wait,recvfrom,write"],
-        "busy_poll_strace_child",
+        "runs::busy_poll_strace_child",
         ("PIPESCOPE_STRACE_REDIS", &redis.url()),
     ) else {
         return;

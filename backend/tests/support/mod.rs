@@ -238,7 +238,7 @@ pub async fn until_progress<T: std::fmt::Debug>(
     }
 }
 
-/// Runs this test binary's ignored test `child` under `strace -f -qq` with `strace_args`
+/// Runs this test binary's ignored test `child` (its full path, `module::name`) under `strace -f -qq` with `strace_args`
 /// (e.g. `-e trace=…`) and `env`, and returns its stdout and the trace. `None` where strace
 /// is not installed or may not trace here (see `cannot_check`: a failure under `CI=true`).
 pub fn under_strace(
@@ -254,7 +254,11 @@ pub fn under_strace(
         cannot_check("strace is not installed (apt-get install strace)");
         return None;
     }
-    let trace = std::env::temp_dir().join(format!("pipescope-{child}-{}.txt", std::process::id()));
+    let trace = std::env::temp_dir().join(format!(
+        "pipescope-{}-{}.txt",
+        child.replace("::", "-"),
+        std::process::id()
+    ));
     let out = std::process::Command::new("strace")
         .args(["-f", "-qq"])
         .args(strace_args)
@@ -273,7 +277,12 @@ pub fn under_strace(
         return None;
     }
     assert!(out.status.success(), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        stdout.contains("test result: ok. 1 passed"),
+        "the child test {child} did not run (renamed?): {stdout}"
+    );
     let syscalls = std::fs::read_to_string(&trace).unwrap();
     let _ = std::fs::remove_file(&trace);
-    Some((String::from_utf8_lossy(&out.stdout).into_owned(), syscalls))
+    Some((stdout, syscalls))
 }

@@ -33,7 +33,7 @@ async fn strace_child() {
 fn writes_match_an_strace_count() {
     let Some((stdout, syscalls)) = support::under_strace(
         &["-s", "64", "-e", "trace=sendto,write"],
-        "strace_child",
+        "modes::strace::strace_child",
         ("PIPESCOPE_STRACE_CHILD", "1"),
     ) else {
         return;
