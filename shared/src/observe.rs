@@ -209,7 +209,10 @@ pub fn verdict(c: &ObservedCounts, t: &ObservedTimes) -> Verdict {
     if n == 0 {
         return text(VerdictKind::Idle, "no commands yet".into());
     }
-    let trips = c.round_trips.max(1);
+    // A blocking command's wait (BLPOP until a push arrives) is no round trip, but a worker
+    // that only blocks still waited once per command: both are counted, each by its name.
+    let waits = c.round_trips + c.blocking;
+    let trips = trips_text(c);
     let per_write = n as f64 / c.writes.max(1) as f64;
     // "…over 7 round trips, 1 MULTI/EXEC transaction; of 15.0 ms: …"
     let breakdown = match c.transactions {
@@ -227,25 +230,23 @@ pub fn verdict(c: &ObservedCounts, t: &ObservedTimes) -> Verdict {
         );
     }
     // "Every command waited": at most one in flight, or as many round trips as commands.
-    if c.max_depth <= 1 || trips * 10 >= n * 9 {
+    if c.max_depth <= 1 || waits * 10 >= n * 9 {
         return text(
             VerdictKind::OneAtATime,
             format!(
-                "one at a time: {} over {}{breakdown}",
-                count(n, "command"),
-                count(trips, "round trip"),
+                "one at a time: {} over {trips}{breakdown}",
+                count(n, "command")
             ),
         );
     }
-    let per_trip = n as f64 / trips as f64;
+    let per_trip = n as f64 / waits.max(1) as f64;
     if c.writes * 10 >= n * 9 {
         return text(
             VerdictKind::WritePerCommand,
             format!(
-                "pipelined, but a write per command: {} in {} over {} (~{} per round trip){breakdown}",
+                "pipelined, but a write per command: {} in {} over {trips} (~{} per round trip){breakdown}",
                 count(n, "command"),
                 count(c.writes, "write"),
-                count(trips, "round trip"),
                 group(per_trip.round() as u64),
             ),
         );
@@ -254,23 +255,34 @@ pub fn verdict(c: &ObservedCounts, t: &ObservedTimes) -> Verdict {
         return text(
             VerdictKind::AutoPipelined,
             format!(
-                "auto-pipelined: {} of ~{} commands, sent while replies were awaited, over {}{breakdown}",
+                "auto-pipelined: {} of ~{} commands, sent while replies were awaited, over {trips}{breakdown}",
                 count(c.writes, "write"),
                 group(per_write.round() as u64),
-                count(trips, "round trip"),
             ),
         );
     }
     text(
         VerdictKind::Pipelined,
         format!(
-            "pipelined: {} in {}{} over {}{breakdown}",
+            "pipelined: {} in {}{} over {trips}{breakdown}",
             count(n, "command"),
             count(c.writes, "write"),
             write_size(c, per_write),
-            count(trips, "round trip"),
         ),
     )
+}
+
+/// "7 round trips", "5,000 blocking waits", or "100 round trips and 5,000 blocking waits".
+fn trips_text(c: &ObservedCounts) -> String {
+    match (c.round_trips, c.blocking) {
+        (trips, 0) => count(trips.max(1), "round trip"),
+        (0, blocking) => count(blocking, "blocking wait"),
+        (trips, blocking) => format!(
+            "{} and {}",
+            count(trips, "round trip"),
+            count(blocking, "blocking wait")
+        ),
+    }
 }
 
 /// A pipeline's writes: " of ~1,000" commands each; or, when they were far from alike (a

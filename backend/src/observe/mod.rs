@@ -222,8 +222,11 @@ impl Connections {
         let now = Instant::now();
         self.all()
             .iter()
-            .filter(|f| f.changed.swap(false, Ordering::AcqRel))
-            .map(|f| f.record.lock().expect("observed record").snapshot(now))
+            .filter_map(|f| {
+                let changed = f.changed.swap(false, Ordering::AcqRel);
+                let record = f.record.lock().expect("observed record");
+                (changed || record.awaits_reply()).then(|| record.snapshot(now))
+            })
             .collect()
     }
 

@@ -56,10 +56,12 @@ pub struct Message {
     /// `i` for an inline command.
     pub kind: u8,
     /// Its first elements when they are short strings (a command's name, and the arguments
-    /// `kept_args` names; an array reply's first element), end to end; `ends[i]` is where
-    /// element i ends.
+    /// `kept_args` names; an array reply's first element; a simple-string reply's text), end
+    /// to end; `ends[i]` is where element i ends.
     data: Vec<u8>,
     ends: Vec<usize>,
+    /// An array reply's last integer element: the count in a pub/sub (un)subscribe reply.
+    last_int: Option<i64>,
 }
 
 /// A command's name in upper case, on the stack (longer names are cut; no command is).
@@ -107,9 +109,15 @@ impl Message {
         (0..self.ends.len()).filter_map(|i| self.arg(i))
     }
 
+    /// An array reply's last integer element, if it has one: `["unsubscribe", "ch", 0]` → 0.
+    pub fn last_int(&self) -> Option<i64> {
+        self.last_int
+    }
+
     fn clear(&mut self) {
         self.data.clear();
         self.ends.clear();
+        self.last_int = None;
     }
 
     fn push(&mut self, arg: &[u8]) {
@@ -289,8 +297,13 @@ impl Framer {
                 None => self.broken = true,
             },
             Some(Type::Line) => {
-                if self.open.len() == 1 && self.message.ends.len() < self.keep && kind == b'+' {
+                // A simple string is kept as an array's first element, or as a whole reply
+                // (`+RESET` ends a subscription); an array's integers leave their value.
+                let kept_here = self.open.len() == 1 || (top && self.side == Side::Replies);
+                if kept_here && self.message.ends.len() < self.keep && kind == b'+' {
                     self.message.push(rest);
+                } else if kind == b':' && self.open.len() == 1 {
+                    self.message.last_int = parse_int(rest);
                 }
                 self.value_done(done)
             }
@@ -385,6 +398,26 @@ mod tests {
 
     fn names(ms: &[Message]) -> Vec<String> {
         ms.iter().map(|m| m.name().as_str().to_string()).collect()
+    }
+
+    #[test]
+    fn a_reply_keeps_its_simple_string_and_an_arrays_last_integer() {
+        let bytes = b"+RESET\r\n*3\r\n$11\r\nunsubscribe\r\n$-1\r\n:0\r\n:7\r\n+OK\r\n";
+        for piece in 1..=bytes.len() {
+            let ms = frame_in_pieces(Side::Replies, bytes, piece);
+            assert_eq!(ms.len(), 4);
+            assert_eq!(ms[0].arg(0), Some(&b"RESET"[..]));
+            assert_eq!(
+                (ms[1].name().as_str(), ms[1].last_int()),
+                ("UNSUBSCRIBE", Some(0))
+            );
+            assert_eq!(
+                ms[2].last_int(),
+                None,
+                "a top-level integer is no array's element"
+            );
+            assert_eq!(ms[3].arg(0), Some(&b"OK"[..]));
+        }
     }
 
     #[test]

@@ -8,4 +8,6 @@ mod binary;
 mod capture;
 mod clients;
 mod limits;
+mod protocol_states;
+mod proxy;
 mod robustness;

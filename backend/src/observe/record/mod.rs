@@ -15,6 +15,9 @@ use shared::{Span, Timeline};
 use crate::resp::framer::{Framer, Message, Name};
 use crate::spans::FULL_SPANS;
 
+mod protocol;
+use protocol::Protocol;
+
 /// Sampled requests kept beyond the first `FULL_SPANS`: when full, every other one is
 /// dropped and the stride doubles, so a connection of any length keeps a spread-out sample.
 const SAMPLED: usize = 2_000;
@@ -102,9 +105,8 @@ pub struct Record {
     handed: u64,
     /// Expecting-indices of blocking commands not yet answered.
     blocking: VecDeque<u64>,
-    /// RESP2 after SUBSCRIBE or MONITOR: everything Redis sends is a push.
-    subscribed: bool,
-    resp3: bool,
+    /// Whether a command gets a reply and a message from Redis is a push.
+    protocol: Protocol,
     /// Messages completed per chunk, queued between a chunk's arrival and its departure.
     out_chunks: VecDeque<u64>,
     back_chunks: VecDeque<(u64, u64)>,
@@ -134,8 +136,7 @@ impl Record {
             from_redis: 0,
             handed: 0,
             blocking: VecDeque::new(),
-            subscribed: false,
-            resp3: false,
+            protocol: Protocol::default(),
             out_chunks: VecDeque::new(),
             back_chunks: VecDeque::new(),
             t0: None,
@@ -149,6 +150,11 @@ impl Record {
 
     pub fn is_open(&self) -> bool {
         self.ended.is_none()
+    }
+
+    /// Open and awaiting a reply (a blocked BLPOP among them): its times run on unseen.
+    pub fn awaits_reply(&self) -> bool {
+        self.is_open() && self.in_flight() > 0
     }
 
     fn in_flight(&self) -> u64 {
@@ -206,15 +212,8 @@ impl Record {
             self.time.clock = Some(at);
         }
         self.counts.commands += 1;
-        let class = self.note_name(m);
-        if class == CommandClass::Subscribe {
-            if !self.resp3 {
-                self.subscribed = true;
-            }
-            return false;
-        }
-        if self.subscribed {
-            // RESP2 pub/sub: its replies cannot be told from pushes.
+        let (name, class) = self.note_name(m);
+        if !self.protocol.command(name.as_str(), m, class) {
             return false;
         }
         if self.in_flight() == 0 {
@@ -234,14 +233,15 @@ impl Record {
         true
     }
 
-    /// Counts the command by name and notes what it says of the connection; returns its class.
-    fn note_name(&mut self, m: &Message) -> CommandClass {
+    /// Counts the command by name and notes what it says of the connection; returns its name
+    /// and class.
+    fn note_name(&mut self, m: &Message) -> (Name, CommandClass) {
         let name = m.name();
         match &mut self.run {
             Some(run) if run.name == name => {
                 run.n += 1;
                 if let Some(class) = run.plain {
-                    return class;
+                    return (name, class);
                 }
             }
             _ => {
@@ -255,6 +255,7 @@ impl Record {
                 });
             }
         }
+        let full = name;
         let name = name.as_str();
         let class = classify(name, m);
         if !looked_at_each_time(name)
@@ -266,9 +267,6 @@ impl Record {
         match name {
             "EXEC" => self.counts.transactions += 1,
             "HELLO" => {
-                if m.arg(1) == Some(b"3") {
-                    self.resp3 = true;
-                }
                 if let Some(at) = (1..m.args().count()).find(|&i| arg_is(i, b"SETNAME")) {
                     self.set_name(m.arg(at + 1));
                 }
@@ -276,7 +274,7 @@ impl Record {
             "CLIENT" if arg_is(1, b"SETNAME") => self.set_name(m.arg(2)),
             _ => {}
         }
-        class
+        (full, class)
     }
 
     fn set_name(&mut self, name: Option<&[u8]>) {
@@ -299,9 +297,10 @@ impl Record {
         self.advance(at);
         self.counts.bytes_from_redis += bytes.len() as u64;
         let (mut replies, mut pushes) = (0, 0);
-        let (subscribed, asked) = (self.subscribed, self.expecting - self.from_redis);
+        let asked = self.expecting - self.from_redis;
+        let protocol = &mut self.protocol;
         framer.feed(bytes, |m| {
-            if m.kind == b'>' || subscribed {
+            if protocol.is_push(m) {
                 pushes += 1;
             } else if replies < asked {
                 replies += 1;
@@ -530,237 +529,4 @@ impl Accounting {
 }
 
 #[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use shared::observe::VerdictKind;
-
-    use super::*;
-    use crate::resp::framer::Side;
-
-    /// Drives a record as the proxy's hooks would, at µs offsets from one instant.
-    struct Conn {
-        rec: Record,
-        t0: Instant,
-        commands: Framer,
-        replies: Framer,
-    }
-
-    impl Conn {
-        fn new() -> Conn {
-            Conn {
-                rec: Record::new(1, "127.0.0.1:1".into()),
-                t0: Instant::now(),
-                commands: Framer::new(Side::Commands),
-                replies: Framer::new(Side::Replies),
-            }
-        }
-        fn at(&self, us: u64) -> Instant {
-            self.t0 + Duration::from_micros(us)
-        }
-        /// The client writes `bytes`; the proxy hands them to Redis 1 µs later.
-        fn send(&mut self, us: u64, bytes: &[u8]) {
-            let (a, b) = (self.at(us), self.at(us + 1));
-            self.rec.client_read(a, bytes, &mut self.commands);
-            self.rec.handed_to_redis(b);
-        }
-        /// Redis's `bytes` reach the proxy; it hands them on 1 µs later.
-        fn reply(&mut self, us: u64, bytes: &[u8]) {
-            let (a, b) = (self.at(us), self.at(us + 1));
-            self.rec.redis_read(a, bytes, &mut self.replies);
-            self.rec.handed_to_client(b);
-        }
-        fn done(&mut self, us: u64) -> ObservedConnection {
-            let at = self.at(us);
-            self.rec.end(at, "closed by the client".into());
-            self.rec.snapshot(at)
-        }
-    }
-
-    const SET: &[u8] = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n";
-
-    #[test]
-    fn one_at_a_time_and_where_its_time_went() {
-        let mut c = Conn::new();
-        for k in 0..3 {
-            c.send(k * 10, SET);
-            c.reply(k * 10 + 5, b"+OK\r\n");
-        }
-        let s = c.done(100);
-        assert_eq!(
-            (
-                s.counts.commands,
-                s.counts.writes,
-                s.counts.round_trips,
-                s.counts.max_depth
-            ),
-            (3, 3, 3, 1)
-        );
-        assert_eq!(s.verdict.kind, VerdictKind::OneAtATime);
-        // Each trip: arrived 0, at Redis 1..5, handed back 6. Between trips: 6 → 10.
-        assert_eq!(s.times.waiting_us, 18.0);
-        assert_eq!(s.times.at_redis_us, 12.0);
-        assert_eq!(s.times.client_us, 8.0);
-        assert_eq!(
-            s.times.wall_us, 26.0,
-            "the idle time after the last reply is not counted"
-        );
-        let (timeline, writes) = c.rec.timeline();
-        assert_eq!(timeline.first.len(), 3);
-        assert_eq!(writes, vec![0.0, 10.0, 20.0]);
-        let span = &timeline.first[1];
-        assert_eq!(
-            (
-                span.issued_us,
-                span.at_server_us,
-                span.from_server_us,
-                span.replied_us
-            ),
-            (10.0, Some(11.0), Some(15.0), 16.0)
-        );
-    }
-
-    #[test]
-    fn batches_in_one_write_each_are_pipelined_and_overlap_is_auto_pipelined() {
-        let mut c = Conn::new();
-        let batch = SET.repeat(100);
-        let replies = b"+OK\r\n".repeat(100);
-        for k in 0..5 {
-            c.send(k * 100, &batch);
-            c.reply(k * 100 + 50, &replies);
-        }
-        let s = c.done(1000);
-        assert_eq!(
-            (s.counts.commands, s.counts.writes, s.counts.round_trips),
-            (500, 5, 5)
-        );
-        assert_eq!(s.counts.max_depth, 100);
-        assert_eq!(s.times.mean_depth, 100.0);
-        assert_eq!(s.verdict.kind, VerdictKind::Pipelined);
-
-        // A client that writes again before its replies are back.
-        let mut c = Conn::new();
-        for k in 0..10 {
-            c.send(k * 10, &batch);
-        }
-        for k in 0..10 {
-            c.reply(200 + k * 10, &replies);
-        }
-        let s = c.done(1000);
-        assert_eq!(
-            (
-                s.counts.writes,
-                s.counts.overlapping_writes,
-                s.counts.round_trips
-            ),
-            (10, 9, 1)
-        );
-        assert_eq!(s.counts.max_depth, 1000);
-        assert_eq!(s.verdict.kind, VerdictKind::AutoPipelined);
-    }
-
-    #[test]
-    fn a_reply_split_over_chunks_is_counted_when_it_is_whole() {
-        let mut c = Conn::new();
-        c.send(0, b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n");
-        c.reply(5, b"$10\r\n01234");
-        let s = c.rec.snapshot(c.at(6));
-        assert_eq!((s.counts.replies, s.counts.round_trips), (0, 1));
-        c.reply(9, b"56789\r\n");
-        let s = c.done(20);
-        assert_eq!(s.counts.replies, 1);
-        assert_eq!(s.times.waiting_us, 10.0);
-    }
-
-    #[test]
-    fn pushes_blocking_commands_and_names() {
-        let mut c = Conn::new();
-        c.send(
-            0,
-            b"*4\r\n$5\r\nHELLO\r\n$1\r\n3\r\n$7\r\nSETNAME\r\n$3\r\napp\r\n",
-        );
-        c.reply(5, b"%1\r\n+server\r\n+redis\r\n");
-        // A RESP3 push in between is no reply to anything.
-        c.reply(8, b">2\r\n+invalidate\r\n*1\r\n+k\r\n");
-        c.send(10, b"*3\r\n$5\r\nBLPOP\r\n$1\r\nq\r\n$1\r\n0\r\n");
-        c.reply(1_010, b"*2\r\n+q\r\n+x\r\n");
-        let s = c.done(1_100);
-        assert_eq!(s.name.as_deref(), Some("app"));
-        assert_eq!(
-            (s.counts.commands, s.counts.replies, s.counts.pushes),
-            (2, 2, 1)
-        );
-        assert_eq!((s.counts.blocking, s.counts.round_trips), (1, 1));
-        assert!(
-            (s.times.blocked_us - 1_001.0).abs() < 1e-6,
-            "BLPOP's wait is blocked time, not a trip: {}",
-            s.times.blocked_us
-        );
-
-        // RESP2 pub/sub: after SUBSCRIBE, everything Redis sends is pushed.
-        let mut c = Conn::new();
-        c.send(0, b"*3\r\n$6\r\nCLIENT\r\n$7\r\nSETNAME\r\n$3\r\nsub\r\n");
-        c.reply(5, b"+OK\r\n");
-        c.send(10, b"*2\r\n$9\r\nSUBSCRIBE\r\n$2\r\nch\r\n");
-        c.reply(15, b"*3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n");
-        for k in 0..5 {
-            c.reply(100 + k, b"*3\r\n$7\r\nmessage\r\n$2\r\nch\r\n$2\r\nhi\r\n");
-        }
-        let s = c.done(200);
-        assert_eq!(s.name.as_deref(), Some("sub"));
-        assert_eq!((s.counts.replies, s.counts.pushes), (1, 6));
-        assert_eq!(s.verdict.kind, VerdictKind::Subscriber);
-    }
-
-    #[test]
-    fn redis_protocol_error_after_garbage_is_no_push() {
-        let mut c = Conn::new();
-        c.send(0, b"PING\r\n*x\r\n");
-        c.reply(
-            5,
-            b"+PONG\r\n-ERR Protocol error: invalid multibulk length\r\n",
-        );
-        let s = c.done(10);
-        assert_eq!(
-            (s.counts.commands, s.counts.replies, s.counts.pushes),
-            (1, 1, 0)
-        );
-        assert_eq!(s.verdict.kind, VerdictKind::OneAtATime, "not a subscriber");
-    }
-
-    #[test]
-    fn memory_is_bounded_whatever_the_length() {
-        let mut c = Conn::new();
-        for k in 0..100_000u64 {
-            c.send(k * 10, SET);
-            c.reply(k * 10 + 5, b"+OK\r\n");
-        }
-        let s = c.done(1_000_000_000);
-        assert_eq!(
-            (s.counts.commands, s.counts.round_trips),
-            (100_000, 100_000)
-        );
-        let (timeline, writes) = c.rec.timeline();
-        assert_eq!(timeline.first.len(), FULL_SPANS as usize);
-        assert!(
-            timeline.sampled.len() <= SAMPLED,
-            "{}",
-            timeline.sampled.len()
-        );
-        assert!(
-            timeline.sampled.len() >= SAMPLED / 2,
-            "{}",
-            timeline.sampled.len()
-        );
-        assert!(timeline.sampled.iter().all(|s| s.i % timeline.stride == 0));
-        // Every kept request has all four stamps, in order.
-        for s in timeline.first.iter().chain(&timeline.sampled) {
-            let (at, from) = (s.at_server_us.unwrap(), s.from_server_us.unwrap());
-            assert!(
-                s.issued_us <= at && at <= from && from <= s.replied_us,
-                "{s:?}"
-            );
-        }
-        assert_eq!(writes.len(), FULL_SPANS as usize);
-    }
-}
+mod tests;
