@@ -222,13 +222,8 @@ pub async fn until_state(
 /// Sizes the window so that the viewport (innerWidth × innerHeight) is exactly `w` × `h`.
 pub async fn viewport(c: &Client, w: u32, h: u32) {
     c.set_window_size(w, h).await.unwrap();
-    for _ in 0..4 {
-        let inner: [f64; 2] = serde_json::from_value(
-            c.execute("return [window.innerWidth, window.innerHeight]", vec![])
-                .await
-                .unwrap(),
-        )
-        .unwrap();
+    let mut inner = settled_inner(c).await;
+    for _ in 0..6 {
         if inner == [w as f64, h as f64] {
             return;
         }
@@ -241,10 +236,30 @@ pub async fn viewport(c: &Client, w: u32, h: u32) {
         )
         .await
         .unwrap();
+        inner = settled_inner(c).await;
     }
-    let inner = c
-        .execute("return [window.innerWidth, window.innerHeight]", vec![])
-        .await
-        .unwrap();
-    panic!("the viewport could not be made {w}×{h}: it is {inner}");
+    panic!("the viewport could not be made {w}×{h}: it is {inner:?}");
+}
+
+/// innerWidth × innerHeight once a resize has landed: read every 50 ms until two reads agree
+/// (at most 2 s), since a busy machine reports the new size some frames after the window got it.
+async fn settled_inner(c: &Client) -> [f64; 2] {
+    let read = || async {
+        serde_json::from_value::<[f64; 2]>(
+            c.execute("return [window.innerWidth, window.innerHeight]", vec![])
+                .await
+                .unwrap(),
+        )
+        .unwrap()
+    };
+    let mut last = read().await;
+    for _ in 0..40 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let now = read().await;
+        if now == last {
+            return now;
+        }
+        last = now;
+    }
+    last
 }
