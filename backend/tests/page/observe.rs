@@ -32,6 +32,8 @@ struct Row {
     round_trips: String,
     depth: String,
     text: String,
+    /// "open" until the proxy has seen the client close.
+    state: String,
     /// The row's right edge and its card's, px: the row must fit its card.
     right: f64,
     card_right: f64,
@@ -43,6 +45,7 @@ const ROWS: &str = "return [...document.querySelectorAll('#observed-table tr.obs
       verdict: r.dataset.verdict, commands: td[2].textContent, writes: td[3].textContent, \
       round_trips: td[4].textContent, depth: td[5].textContent, \
       text: r.querySelector('.verdict-text').textContent, \
+      state: r.querySelector('.conn-state').textContent, \
       right: r.querySelector('td.verdict').getBoundingClientRect().right, \
       card_right: r.closest('section').getBoundingClientRect().right }; })";
 
@@ -99,8 +102,9 @@ async fn the_observe_view_tells_a_loop_from_a_pipeline_and_draws_both() {
             .unwrap();
     }
 
-    // Both listed, each with every one of its SETs counted (the page updates a few times a
-    // second; the clients have closed, so the counts are final once both rows are there).
+    // Both listed, each with every one of its SETs counted and closed (the page updates a few
+    // times a second; the clients have exited, so a row is final once the proxy saw it close:
+    // before that its last replies may still be on their way and its times still running).
     let rows: Vec<Row> = until_js(
         c,
         ROWS,
@@ -109,7 +113,7 @@ async fn the_observe_view_tells_a_loop_from_a_pipeline_and_draws_both() {
         |rows: &Vec<Row>| {
             let has = |name: &str, n: u64| {
                 rows.iter()
-                    .any(|r| r.name == name && number(&r.commands) >= n)
+                    .any(|r| r.name == name && number(&r.commands) >= n && r.state != "open")
             };
             has("py-loop", LOOP_SETS) && has("py-pipeline", PIPELINE_SETS)
         },
