@@ -15,29 +15,6 @@ fn pipescope() -> Command {
     cmd
 }
 
-/// Children of `pid` whose command name is `name`, from /proc.
-fn children_named(pid: u32, name: &str) -> Vec<u32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|child| {
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
-                return false;
-            };
-            // "pid (comm) state ppid ..."
-            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
-                return false;
-            };
-            let comm = &stat[open + 1..close];
-            let ppid = stat[close + 2..]
-                .split(' ')
-                .nth(1)
-                .and_then(|p| p.parse::<u32>().ok());
-            comm == name && ppid == Some(pid)
-        })
-        .collect()
-}
-
 fn alive(pid: u32) -> bool {
     std::path::Path::new(&format!("/proc/{pid}")).exists()
 }
@@ -71,7 +48,7 @@ fn serve() -> (Child, String, Vec<u32>) {
         "pipescope prints the URL to open",
         |l| l.strip_prefix("open ").map(str::to_string),
     );
-    let redis = children_named(child.id(), "redis-server");
+    let redis = support::children_named(child.id(), "redis-server");
     assert_eq!(redis.len(), 1, "exactly one embedded redis-server");
     (child, url, redis)
 }
@@ -416,7 +393,7 @@ fn a_crashed_embedded_redis_is_started_again() {
     unsafe { libc::kill(redis[0] as i32, libc::SIGKILL) };
     let deadline = Instant::now() + Duration::from_secs(10);
     let fresh = loop {
-        let now = children_named(child.id(), "redis-server");
+        let now = support::children_named(child.id(), "redis-server");
         if let Some(&pid) = now.iter().find(|&&p| p != redis[0]) {
             break pid;
         }

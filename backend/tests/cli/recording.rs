@@ -22,27 +22,6 @@ fn pipescope() -> Command {
     cmd
 }
 
-/// Children of `pid` named `name` (from /proc).
-fn children_named(pid: u32, name: &str) -> usize {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|child| {
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
-                return false;
-            };
-            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
-                return false;
-            };
-            let ppid = stat[close + 2..]
-                .split(' ')
-                .nth(1)
-                .and_then(|p| p.parse::<u32>().ok());
-            &stat[open + 1..close] == name && ppid == Some(pid)
-        })
-        .count()
-}
-
 /// `pipescope bench --record` of a comparison of `count` SETs against `url`; the recording.
 fn record(url: &str, path: &std::path::Path, count: u64) -> Recording {
     let out = pipescope()
@@ -109,7 +88,7 @@ async fn bench_records_and_replay_serves_it_with_no_redis() {
         "pipescope replay prints the URL to open",
         |l| l.strip_prefix("open ").map(str::to_string),
     );
-    assert_eq!(children_named(child.0.id(), "redis-server"), 0);
+    assert!(support::children_named(child.0.id(), "redis-server").is_empty());
 
     // The websocket: its runs in Welcome, marked as a replay; a start is refused with why.
     let ws_url = format!("{}ws", page.replacen("http://", "ws://", 1));
@@ -556,7 +535,7 @@ async fn a_tour_saved_from_its_handout_replays_its_steps_and_handout_with_no_red
         "pipescope replay prints the URL to open",
         |l| l.strip_prefix("open ").map(str::to_string),
     );
-    assert_eq!(children_named(child.0.id(), "redis-server"), 0);
+    assert!(support::children_named(child.0.id(), "redis-server").is_empty());
 
     // The handout, as it was: the same Markdown from the recording.
     let browser = Browser::open(&format!("{page}tour/handout")).await;

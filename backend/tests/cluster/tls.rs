@@ -7,27 +7,7 @@ use pipescope::local_redis::TlsFiles;
 use pipescope::target::{RedisTarget, TlsOptions};
 use pipescope::tls::throwaway::Throwaway;
 
-fn conn(port: u16) -> redis::Connection {
-    redis::Client::open(format!("redis://127.0.0.1:{port}/"))
-        .unwrap()
-        .get_connection()
-        .unwrap()
-}
-
-/// `cmdstat_set` calls and keys of the node on plain port `port`.
-fn sets_and_keys(port: u16) -> (u64, u64) {
-    let mut c = conn(port);
-    let info: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query(&mut c)
-        .unwrap();
-    let sets = info
-        .lines()
-        .find_map(|l| l.strip_prefix("cmdstat_set:calls="))
-        .and_then(|rest| rest.split(',').next())
-        .map_or(0, |n| n.parse().unwrap());
-    (sets, redis::cmd("DBSIZE").query(&mut c).unwrap())
-}
+use crate::support;
 
 #[tokio::test]
 async fn a_pipelined_run_over_tls_reaches_every_master_on_its_tls_port() {
@@ -71,7 +51,7 @@ async fn a_pipelined_run_over_tls_reaches_every_master_on_its_tls_port() {
     };
     let mut total = 0;
     for plain in cluster.ports() {
-        let (sets, keys) = sets_and_keys(plain);
+        let (sets, keys) = support::set_calls_and_keys(&format!("redis://127.0.0.1:{plain}/"));
         let share = shares
             .masters
             .iter()

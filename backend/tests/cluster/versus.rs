@@ -43,18 +43,8 @@ fn masters(cluster: &LocalCluster) -> HashMap<String, (u64, u64)> {
         .iter()
         .enumerate()
         .map(|(i, port)| {
-            let mut c = conn(&cluster.node_url(i));
-            let info: String = redis::cmd("INFO")
-                .arg("commandstats")
-                .query(&mut c)
-                .unwrap();
-            let sets = info
-                .lines()
-                .find_map(|l| l.strip_prefix("cmdstat_set:calls="))
-                .and_then(|rest| rest.split(',').next())
-                .map_or(0, |n| n.parse().unwrap());
-            let keys: u64 = redis::cmd("DBSIZE").query(&mut c).unwrap();
-            (format!("127.0.0.1:{port}"), (sets, keys))
+            let counts = support::set_calls_and_keys(&cluster.node_url(i));
+            (format!("127.0.0.1:{port}"), counts)
         })
         .collect()
 }

@@ -286,3 +286,41 @@ pub fn under_strace(
     let _ = std::fs::remove_file(&trace);
     Some((stdout, syscalls))
 }
+
+/// Children of `pid` whose command name is `name`, from /proc.
+pub fn children_named(pid: u32, name: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|child| {
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+                return false;
+            };
+            // "pid (comm) state ppid ..."
+            let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+                return false;
+            };
+            let comm = &stat[open + 1..close];
+            let ppid = stat[close + 2..]
+                .split(' ')
+                .nth(1)
+                .and_then(|p| p.parse::<u32>().ok());
+            comm == name && ppid == Some(pid)
+        })
+        .collect()
+}
+
+/// A node's `cmdstat_set` calls and its keys (DBSIZE), over a blocking connection to `url`.
+pub fn set_calls_and_keys(url: &str) -> (u64, u64) {
+    let mut c = redis::Client::open(url).unwrap().get_connection().unwrap();
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query(&mut c)
+        .unwrap();
+    let sets = info
+        .lines()
+        .find_map(|l| l.strip_prefix("cmdstat_set:calls="))
+        .and_then(|rest| rest.split(',').next())
+        .map_or(0, |n| n.parse().unwrap());
+    (sets, redis::cmd("DBSIZE").query(&mut c).unwrap())
+}
