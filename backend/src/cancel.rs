@@ -42,7 +42,8 @@ impl std::fmt::Display for Signal {
 /// What a first signal does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OnSignal {
-    /// Nothing here: another handler owns it (observe, while it observes).
+    /// Passed to the job (`Stop::passed_over`), which handles it itself (observe stops
+    /// observing); nothing else happens.
     Ignore,
     /// Cancels the runs in flight (the job waits for their cleanup); with none, exits at once.
     CancelRuns,
@@ -60,6 +61,8 @@ struct Shared {
     on_signal: Mutex<OnSignal>,
     cancel: Arc<AtomicBool>,
     first: watch::Sender<Option<Signal>>,
+    /// Signals passed over while `Ignore`.
+    passed: watch::Sender<u64>,
     clean: clean::Command,
 }
 
@@ -74,6 +77,7 @@ impl Stop {
             on_signal: Mutex::new(on_signal),
             cancel: Arc::default(),
             first: watch::channel(None).0,
+            passed: watch::channel(0).0,
             clean,
         });
         let handler = shared.clone();
@@ -98,6 +102,15 @@ impl Stop {
     /// Raised by the first signal: every run's `RunContext::cancel`.
     pub fn flag(&self) -> Arc<AtomicBool> {
         self.shared.cancel.clone()
+    }
+
+    /// Waits for a signal passed over while `OnSignal::Ignore`. These handlers are the
+    /// process's only listener: a job with a listener of its own could be told of a signal
+    /// after it had changed what a signal does here, and this one would then act on it too.
+    pub async fn passed_over(&self) {
+        let mut passed = self.shared.passed.subscribe();
+        // The sender lives in `self`: the wait ends only with a signal.
+        let _ = passed.wait_for(|n| *n > 0).await;
     }
 
     /// The first signal, once one came.
@@ -138,6 +151,7 @@ impl Shared {
     fn on(&self, signal: Signal) {
         let on_signal = *self.on_signal.lock().expect("on signal");
         if on_signal == OnSignal::Ignore {
+            self.passed.send_modify(|n| *n += 1);
             return;
         }
         if self.first.borrow().is_some() {

@@ -79,7 +79,8 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
     let target = redis.target.clone();
     use pipescope::observe::{Observer, report};
     let network = args.network.network();
-    let shutdown = super::shutdown_signal()?;
+    // Ctrl-C ends the observing: `Stop` passes it over to here (`Cli::on_signal`).
+    let shutdown = stop.passed_over();
     let observer = Observer::start(args.listen, &target, network).await?;
     eprintln!(
         "observing: point your application at {} (Redis at {}{}); {}",
