@@ -118,14 +118,7 @@ pub fn trace(c: &ObservedConnection, t: &ObservedTimeline) -> Trace {
 
 /// The verdict in a few words, for the table's column and the timeline's title.
 pub fn verdict_word(kind: VerdictKind) -> &'static str {
-    match kind {
-        VerdictKind::Idle => "no commands yet",
-        VerdictKind::OneAtATime => "one at a time",
-        VerdictKind::WritePerCommand => "pipelined, a write per command",
-        VerdictKind::Pipelined => "pipelined",
-        VerdictKind::AutoPipelined => "auto-pipelined",
-        VerdictKind::Subscriber => "subscriber",
-    }
+    kind.words()
 }
 
 /// One figure of the time taken apart, and how it was obtained.
@@ -189,12 +182,12 @@ pub fn time_split(c: &ObservedConnection) -> Vec<Figure> {
     out.push(fig(
         "round trips",
         group(c.counts.round_trips),
-        "measured by the proxy: stretches with replies awaited",
+        "measured by the proxy: the client waited for replies with nothing more to send, then sent again (those the wire cannot confirm as waits are said in the verdict)",
     ));
     out.push(fig(
         "writes",
         group(c.counts.writes),
-        "measured by the proxy: its reads from the client; one read ≈ one client write, because TCP may merge or split writes",
+        "measured by the proxy: its reads from the client that start a new command (at most one per command); small writes may arrive merged",
     ));
     out.push(fig(
         "mean depth",

@@ -108,6 +108,7 @@ mod tests {
             verdict: Verdict {
                 kind: VerdictKind::Pipelined,
                 text: verdict.into(),
+                timing_dependent: None,
             },
             equivalent: None,
         }

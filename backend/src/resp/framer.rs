@@ -179,6 +179,11 @@ impl Framer {
         self.encrypted
     }
 
+    /// True while a message has begun and not ended: the next byte continues it.
+    pub fn mid_message(&self) -> bool {
+        !self.line.is_empty() || self.skip > 0 || !self.open.is_empty()
+    }
+
     /// Feeds the next piece; returns how many messages it completed.
     pub fn count(&mut self, bytes: &[u8]) -> usize {
         let mut n = 0;

@@ -16,7 +16,9 @@ use crate::resp::framer::{Framer, Message, Name};
 use crate::spans::FULL_SPANS;
 
 mod protocol;
+mod waits;
 use protocol::Protocol;
+use waits::Waits;
 
 /// Sampled requests kept beyond the first `FULL_SPANS`: when full, every other one is
 /// dropped and the stride doubles, so a connection of any length keeps a spread-out sample.
@@ -118,6 +120,11 @@ pub struct Record {
     writes_us: Vec<f64>,
     /// A round trip that began with a blocking command is its wait, not a pipeline's trip.
     trip_is_blocking: bool,
+    /// The latest write that started a command, and when the replies last all came back:
+    /// a round trip's gap and lag, for `waits`.
+    last_write: Option<Instant>,
+    emptied: Option<Instant>,
+    waits: Waits,
 }
 
 impl Record {
@@ -145,6 +152,9 @@ impl Record {
             stride: 1,
             writes_us: Vec::new(),
             trip_is_blocking: false,
+            last_write: None,
+            emptied: None,
+            waits: Waits::default(),
         }
     }
 
@@ -181,26 +191,34 @@ impl Record {
         }
     }
 
-    /// A chunk arrived from the client: `commands` frames it.
+    /// A chunk arrived from the client: `commands` frames it. It is one of the client's
+    /// writes if a command starts in it (the rest of a big command read in pieces is not).
     pub fn client_read(&mut self, at: Instant, bytes: &[u8], commands: &mut Framer) {
         self.advance(at);
         self.counts.bytes_from_client += bytes.len() as u64;
-        self.counts.writes += 1;
-        if self.in_flight() > 0 {
-            self.counts.overlapping_writes += 1;
-        }
-        let mut expecting = 0;
+        let overlapping = self.in_flight() > 0;
+        let continued = commands.mid_message();
+        let (mut expecting, mut completed) = (0, 0);
         // Every command of the chunk arrived at `at`: µs after the first command's arrival,
         // which is 0 when the first command is in this chunk (`at` is then t0).
         let arrived = self.us(at);
         commands.feed(bytes, |m| {
+            completed += 1;
             if self.command(at, arrived, m) {
                 expecting += 1;
             }
         });
-        if self.writes_us.len() < FULL_SPANS as usize && self.t0.is_some() {
-            let t = self.us(at);
-            self.writes_us.push(t);
+        let started = completed + u64::from(commands.mid_message()) > u64::from(continued);
+        if started {
+            self.counts.writes += 1;
+            if overlapping {
+                self.counts.overlapping_writes += 1;
+            }
+            self.last_write = Some(at);
+            if self.writes_us.len() < FULL_SPANS as usize && self.t0.is_some() {
+                let t = self.us(at);
+                self.writes_us.push(t);
+            }
         }
         self.out_chunks.push_back(expecting);
     }
@@ -217,9 +235,18 @@ impl Record {
             return false;
         }
         if self.in_flight() == 0 {
+            let after_a_block = self.trip_is_blocking;
             self.trip_is_blocking = class == CommandClass::Blocking;
             if !self.trip_is_blocking {
                 self.counts.round_trips += 1;
+                // Every reply was back: weighed later for whether the client waited for them.
+                if let (Some(write), Some(emptied)) = (self.last_write, self.emptied)
+                    && !after_a_block
+                    && emptied >= write
+                {
+                    let us = |d: std::time::Duration| d.as_secs_f64() * 1e6;
+                    self.waits.moment(us(at - write), us(emptied - write));
+                }
             }
         }
         let i = self.expecting;
@@ -328,6 +355,9 @@ impl Record {
         self.stamp(self.handed..self.handed + n, |s| s.handed = Some(t));
         self.handed += n;
         self.counts.replies += n;
+        if n > 0 && self.in_flight() == 0 {
+            self.emptied = Some(at);
+        }
         while self.blocking.front().is_some_and(|&b| b < self.handed) {
             self.blocking.pop_front();
         }
@@ -345,6 +375,8 @@ impl Record {
         self.out_chunks.clear();
         self.back_chunks.clear();
         self.trip_is_blocking = false;
+        self.last_write = None;
+        self.emptied = None;
     }
 
     /// Lets go of the requests' stamps (the counts and times stay): for ended connections no
@@ -417,6 +449,12 @@ impl Record {
         let mut top: Vec<(String, u64)> = names.into_iter().collect();
         top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         top.truncate(5);
+        let mut counts = self.counts.clone();
+        let waits = self.waits.read();
+        counts.round_trips -= waits.cadence;
+        counts.unconfirmed_trips = waits.unconfirmed;
+        counts.cadence_gaps = waits.cadence;
+        counts.wait_evidence = waits.evidence;
         ObservedConnection {
             id: self.id,
             client: self.client.clone(),
@@ -424,8 +462,8 @@ impl Record {
             open: self.is_open(),
             ended: self.ended.clone(),
             top_commands: top,
-            verdict: verdict(&self.counts, &times),
-            counts: self.counts.clone(),
+            verdict: verdict(&counts, &times),
+            counts,
             times,
             equivalent: None,
         }

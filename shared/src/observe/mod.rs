@@ -1,0 +1,275 @@
+//! Observe mode: what the observing proxy measured of one client connection, and the verdict
+//! it earns. The backend fills `ObservedConnection` as traffic crosses the proxy; the page and
+//! the CLI show it. The verdict is worked out here, once, so both say the same words.
+//!
+//! Everything is measured at the proxy, between the client and Redis:
+//!
+//! ```text
+//! client ──write──▶ proxy ──▶ Redis          a "write" is one read at the proxy: TCP may
+//! client ◀──────── proxy ◀── Redis           merge two client writes or split one
+//! ```
+//!
+//! A **round trip** is the client waiting for replies with nothing more to send, then sending
+//! again: it starts when a command arrives with none awaited and ends when the last awaited
+//! reply is handed back. The wire shows every reply back before the next command; whether the
+//! client waited for them is read from evidence (`WaitEvidence`): a client that waits sends
+//! its next command a steady moment after the replies, one that does not keeps its own
+//! cadence whatever the replies did. What the evidence cannot decide is counted and said to
+//! be unconfirmed (`ObservedCounts::unconfirmed_trips`). The client's **own time** is what lies between round trips (nothing awaited: its
+//! code, its kernel, the loopback hop to the proxy). **At Redis** is the part of waiting during
+//! which some command had reached Redis and its reply had not yet come back to the proxy.
+
+use serde::{Deserialize, Serialize};
+
+use crate::report::Timeline;
+use crate::spec::{Command, Network};
+
+/// How many connections the observing proxy follows at once; one more is refused with a RESP
+/// error the client shows.
+pub const MAX_OBSERVED_CONNECTIONS: usize = 256;
+
+/// Exact counts for one connection.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ObservedCounts {
+    /// Commands framed from the client (RESP arrays and inline commands; MULTI and EXEC count).
+    pub commands: u64,
+    /// Replies handed back to the client for those commands (push messages not included).
+    pub replies: u64,
+    /// The client's writes as seen: reads at the proxy (or segments in a capture) that start a
+    /// new command, so never more than `commands` (a big command read in pieces is one write;
+    /// small writes may arrive merged).
+    pub writes: u64,
+    /// Of `writes`, those that arrived while replies to earlier commands were still awaited.
+    pub overlapping_writes: u64,
+    /// The client waited for replies with nothing more to send, then sent again (as the wire
+    /// shows it; `unconfirmed_trips` of them could be its own pauses).
+    pub round_trips: u64,
+    /// Of `round_trips`, those the wire cannot confirm as waits: every reply was back before
+    /// the next command, but too few such moments, or too mixed, to show that the client
+    /// waited for them rather than paused on its own.
+    #[serde(default)]
+    pub unconfirmed_trips: u64,
+    /// Moments every reply was back before the next command that were no waits: the client's
+    /// commands kept their own cadence whatever the replies did (not in `round_trips`).
+    #[serde(default)]
+    pub cadence_gaps: u64,
+    /// How waits were told from the client's own pauses, when there were enough to weigh.
+    #[serde(default)]
+    pub wait_evidence: Option<WaitEvidence>,
+    /// Commands in flight at most (the deepest the pipeline got).
+    pub max_depth: u64,
+    /// Messages from Redis that answer no command: RESP3 pushes, pub/sub messages, MONITOR.
+    pub pushes: u64,
+    /// Blocking commands (BLPOP, XREAD … BLOCK, WAIT …); their waits are not round trips.
+    pub blocking: u64,
+    /// EXECs sent (transactions).
+    pub transactions: u64,
+    pub bytes_from_client: u64,
+    pub bytes_from_redis: u64,
+}
+
+/// The moments every reply was back before the next command, weighed: did the next command
+/// follow the replies (a wait) or come when it would have anyway (the client's own cadence)?
+///
+/// For each moment, `gap` is the previous command's write to the next one and `lag` the
+/// previous write to the last reply. A client that waits sends a steady moment after the
+/// reply, so `gap` grows one for one with `lag`; one that keeps its own cadence sends when
+/// it would have, so `gap` does not follow `lag`. `follows` is the least-squares slope of
+/// `gap` on `lag`, with its 95 % interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WaitEvidence {
+    pub moments: u64,
+    pub follows: f64,
+    pub low: f64,
+    pub high: f64,
+    pub reading: WaitReading,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitReading {
+    /// The interval lies above ½: the next command followed the replies.
+    Waited,
+    /// The interval lies below ½: the commands kept their own cadence.
+    OwnCadence,
+    /// The interval straddles ½ (or the replies' times hardly varied): the wire cannot tell.
+    Undecided,
+}
+
+/// The fewest moments weighed for `WaitEvidence`: below it, round trips are unconfirmed.
+pub const WAIT_EVIDENCE_MIN: u64 = 8;
+
+/// Where one connection's time went, in µs, measured at the proxy.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ObservedTimes {
+    /// From the first command's arrival to the last reply handed back (or to now).
+    pub wall_us: f64,
+    /// Round trips: replies awaited (blocking commands' waits excluded).
+    pub waiting_us: f64,
+    /// Of `waiting_us`, the time a command was at Redis as the proxy sees it (proxy → Redis →
+    /// proxy: Redis's work plus the loopback hop each way).
+    pub at_redis_us: f64,
+    /// Nothing awaited: the client's own time between round trips.
+    pub client_us: f64,
+    /// Waiting on blocking commands.
+    pub blocked_us: f64,
+    /// Commands in flight, averaged over the time any were (effective pipeline depth).
+    pub mean_depth: f64,
+}
+
+impl ObservedTimes {
+    /// Waiting that was not at Redis: the network between the client and Redis, and the
+    /// proxy (derived: `waiting_us - at_redis_us`).
+    pub fn network_us(&self) -> f64 {
+        (self.waiting_us - self.at_redis_us).max(0.0)
+    }
+}
+
+/// How a connection used Redis, in one word; `Verdict::text` says it with the numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerdictKind {
+    /// No commands yet.
+    Idle,
+    /// Every command waited for the one before it.
+    OneAtATime,
+    /// Several commands in flight, but each in its own write.
+    WritePerCommand,
+    /// Commands batched into writes, each batch waiting for the one before.
+    Pipelined,
+    /// Writes sent while earlier replies were still awaited: a client that batches by itself.
+    AutoPipelined,
+    /// Subscribed (pub/sub) or MONITOR: Redis pushes, the client mostly listens.
+    Subscriber,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub kind: VerdictKind,
+    /// E.g. "pipelined, but a write per command: 100,000 commands in 100,000 writes over 100
+    /// round trips".
+    pub text: String,
+    /// Set when the round trips the wire cannot confirm decide the kind: what it would read
+    /// as without them, said instead of picking one.
+    #[serde(default)]
+    pub timing_dependent: Option<String>,
+}
+
+impl VerdictKind {
+    /// The verdict in a few words, for a table's column and a timeline's title.
+    pub fn words(self) -> &'static str {
+        match self {
+            VerdictKind::Idle => "no commands yet",
+            VerdictKind::OneAtATime => "one at a time",
+            VerdictKind::WritePerCommand => "pipelined, a write per command",
+            VerdictKind::Pipelined => "pipelined",
+            VerdictKind::AutoPipelined => "auto-pipelined",
+            VerdictKind::Subscriber => "subscriber",
+        }
+    }
+}
+
+/// What the same number of commands cost through pipescope's own engine, pipelined in batches
+/// of 1,000 over the same network: measured by running it, not predicted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PipelinedEquivalent {
+    /// The command the engine ran (`stand_in`: the connection's most common of SET, GET and
+    /// INCR) and how many.
+    pub command: String,
+    pub count: u64,
+    pub batch: u32,
+    pub wall_us: u64,
+}
+
+/// Why no pipelined equivalent stands beside a connection.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NoEquivalent {
+    #[error("it sent no commands")]
+    NoCommands,
+    /// Its commands were mostly ones the engine does not run (CONFIG, EVAL, …): a run of SETs
+    /// beside them would compare different work.
+    #[error(
+        "no pipelined equivalent: {runnable} of its {commands} commands are SET, GET or INCR (most common: {top}), the only ones pipescope's engine runs"
+    )]
+    OtherCommands {
+        runnable: String,
+        commands: String,
+        top: String,
+    },
+}
+
+/// The engine's stand-in for `conn`'s commands: its most common of SET, GET and INCR, and how
+/// many commands in all. Only when those three make up at least half of what it sent, so the
+/// equivalent compares like with like.
+pub fn stand_in(conn: &ObservedConnection) -> Result<(Command, u64), NoEquivalent> {
+    let commands = conn.counts.commands;
+    if commands == 0 {
+        return Err(NoEquivalent::NoCommands);
+    }
+    let runnable: Vec<(Command, u64)> = conn
+        .top_commands
+        .iter()
+        .filter_map(|(name, n)| Command::parse(name).map(|c| (c, *n)))
+        .collect();
+    let total: u64 = runnable.iter().map(|(_, n)| n).sum();
+    match runnable.first() {
+        Some(&(command, _)) if total * 2 >= commands => Ok((command, commands)),
+        _ => Err(NoEquivalent::OtherCommands {
+            runnable: group(total),
+            commands: group(commands),
+            top: conn
+                .top_commands
+                .first()
+                .map_or_else(|| "none".into(), |(name, _)| name.clone()),
+        }),
+    }
+}
+
+/// One client connection through the observing proxy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ObservedConnection {
+    /// Numbered from 1 in the order connections arrived.
+    pub id: u64,
+    /// The client's address as the proxy saw it.
+    pub client: String,
+    /// From `CLIENT SETNAME` or `HELLO … SETNAME`, when the client gave one.
+    pub name: Option<String>,
+    /// Still connected.
+    pub open: bool,
+    /// How it ended, once it has: "closed by the client", "closed by Redis", an I/O error.
+    pub ended: Option<String>,
+    /// The most frequent commands, most frequent first (at most five).
+    pub top_commands: Vec<(String, u64)>,
+    pub counts: ObservedCounts,
+    pub times: ObservedTimes,
+    pub verdict: Verdict,
+    #[serde(default)]
+    pub equivalent: Option<PipelinedEquivalent>,
+}
+
+/// The observing proxy as the page sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ObserveStatus {
+    /// What to point an application at, e.g. `redis://127.0.0.1:6380`.
+    pub connect_url: String,
+    /// The network dialled in between the proxy and Redis.
+    pub network: Network,
+    /// Anything the presenter should know about the address, e.g. that the usual port was
+    /// taken and another was chosen.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// One observed connection's requests, drawn like a run's: a span per command from its
+/// arrival at the proxy (`issued_us`) to its reply handed back (`replied_us`), with when it
+/// reached Redis and when its reply left Redis; µs from the connection's first command.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ObservedTimeline {
+    pub id: u64,
+    pub timeline: Timeline,
+    /// Arrivals of the client's writes (µs, the first `Timeline::first`-worth of them).
+    pub writes_us: Vec<f64>,
+}
+
+mod verdict;
+pub use verdict::{count, duration, group, verdict};

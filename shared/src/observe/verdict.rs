@@ -1,0 +1,365 @@
+//! The verdict: whether and how a connection pipelined, in one word and in a sentence with
+//! its numbers, worked out once for the CLI and the page.
+
+use super::*;
+
+/// Works out the verdict from the counts and times.
+///
+/// Round trips the wire cannot confirm as waits (`ObservedCounts::unconfirmed_trips`) are
+/// counted, as the wire shows them, and said to be unconfirmed; when leaving them out would
+/// give another kind of verdict, the verdict says it is timing-dependent rather than pick one.
+pub fn verdict(c: &ObservedCounts, t: &ObservedTimes) -> Verdict {
+    let (kind, text) = kind_and_text(c, t, c.round_trips);
+    let mut timing_dependent = None;
+    if c.unconfirmed_trips > 0 {
+        let sure = c.round_trips.saturating_sub(c.unconfirmed_trips).max(1);
+        let (without, _) = kind_and_text(c, t, sure);
+        if without != kind {
+            timing_dependent = Some(format!(
+                "timing-dependent: {} of its {} could be the client's own pauses rather than waits; without them it reads as {}",
+                group(c.unconfirmed_trips),
+                count(c.round_trips, "round trip"),
+                without.words(),
+            ));
+        }
+    }
+    let text = match &timing_dependent {
+        Some(why) => format!("{text} ({why})"),
+        None => text,
+    };
+    Verdict {
+        kind,
+        text,
+        timing_dependent,
+    }
+}
+
+/// The verdict's kind and sentence, taking `trips` of the connection's round trips as waits.
+fn kind_and_text(c: &ObservedCounts, t: &ObservedTimes, trips: u64) -> (VerdictKind, String) {
+    let n = c.commands;
+    if n == 0 {
+        return (VerdictKind::Idle, "no commands yet".into());
+    }
+    // A blocking command's wait (BLPOP until a push arrives) is no round trip, but a worker
+    // that only blocks still waited once per command: both are counted, each by its name.
+    let waits = trips + c.blocking;
+    let trips_said = trips_text(c, trips);
+    let per_write = n as f64 / c.writes.max(1) as f64;
+    // "…over 7 round trips, 1 MULTI/EXEC transaction; of 15.0 ms: …"
+    let breakdown = match c.transactions {
+        0 => breakdown(t),
+        k => format!(", {}{}", count(k, "MULTI/EXEC transaction"), breakdown(t)),
+    };
+    if c.pushes > 0 && c.pushes >= c.replies {
+        return (
+            VerdictKind::Subscriber,
+            format!(
+                "subscriber: {} pushed to it after {} of its own",
+                count(c.pushes, "message"),
+                count(n, "command"),
+            ),
+        );
+    }
+    // "Every command waited": at most one in flight, or as many round trips as commands.
+    if c.max_depth <= 1 || waits * 10 >= n * 9 {
+        return (
+            VerdictKind::OneAtATime,
+            format!(
+                "one at a time: {} over {trips_said}{breakdown}",
+                count(n, "command")
+            ),
+        );
+    }
+    let per_trip = n as f64 / waits.max(1) as f64;
+    // A write for each command; or a few commands a write, most sent while replies were
+    // awaited: small writes arrive merged (the proxy reads what has come; Linux merges small
+    // segments as it sends), so a client writing each command reads as ~2–4 a write.
+    let each = c.writes * 10 >= n * 9;
+    let few = per_write <= 4.0 && c.overlapping_writes * 2 > c.writes;
+    if each || few {
+        let merged = if each {
+            String::new()
+        } else {
+            format!(" (~{per_write:.1} each: small writes arrive merged)")
+        };
+        return (
+            VerdictKind::WritePerCommand,
+            format!(
+                "pipelined, but a write per command: {} in {}{merged} over {trips_said} (~{} per round trip){breakdown}",
+                count(n, "command"),
+                count(c.writes, "write"),
+                group(per_trip.round() as u64),
+            ),
+        );
+    }
+    if c.overlapping_writes * 2 > c.writes {
+        return (
+            VerdictKind::AutoPipelined,
+            format!(
+                "auto-pipelined: {} of ~{} commands, sent while replies were awaited, over {trips_said}{breakdown}",
+                count(c.writes, "write"),
+                group(per_write.round() as u64),
+            ),
+        );
+    }
+    (
+        VerdictKind::Pipelined,
+        format!(
+            "pipelined: {} in {}{} over {trips_said}{breakdown}",
+            count(n, "command"),
+            count(c.writes, "write"),
+            write_size(c, per_write),
+        ),
+    )
+}
+
+/// "7 round trips", "5,000 blocking waits", or "100 round trips and 5,000 blocking waits";
+/// with what the wire could not confirm of them, and the pauses that were no waits.
+fn trips_text(c: &ObservedCounts, trips: u64) -> String {
+    let mut s = match (trips, c.blocking) {
+        (trips, 0) => count(trips.max(1), "round trip"),
+        (0, blocking) => count(blocking, "blocking wait"),
+        (trips, blocking) => format!(
+            "{} and {}",
+            count(trips, "round trip"),
+            count(blocking, "blocking wait")
+        ),
+    };
+    if trips == c.round_trips && c.unconfirmed_trips > 0 {
+        s += &format!(
+            " ({} unconfirmed: every reply was back before the next command, but the wire cannot show whether the client waited for it)",
+            if c.unconfirmed_trips == c.round_trips {
+                "all".to_string()
+            } else {
+                group(c.unconfirmed_trips)
+            }
+        );
+    }
+    if c.cadence_gaps > 0 {
+        s += &format!(
+            " (and {} when every reply happened to be back before the next command, not waits: its commands kept their own cadence whatever the replies did)",
+            count(c.cadence_gaps, "time")
+        );
+    }
+    s
+}
+
+/// A pipeline's writes: " of ~1,000" commands each; or, when they were far from alike (a
+/// pipeline of 1,000 after a handful of set-up commands, whose mean of ~144 per write
+/// describes no write), the deepest it got: " (up to 1,000 in flight at once)".
+fn write_size(c: &ObservedCounts, per_write: f64) -> String {
+    if c.max_depth as f64 > 2.0 * per_write {
+        format!(" (up to {} in flight at once)", group(c.max_depth))
+    } else {
+        format!(" of ~{}", group(per_write.round() as u64))
+    }
+}
+
+/// "; of 12.3 ms: 80 % waiting on round trips (5 % at Redis), 20 % the client's own time".
+fn breakdown(t: &ObservedTimes) -> String {
+    if t.wall_us <= 0.0 {
+        return String::new();
+    }
+    let pct = |x: f64| (100.0 * x / t.wall_us).round();
+    let mut s = format!(
+        "; of {}: {} % waiting on round trips ({} % at Redis), {} % the client's own time",
+        duration(t.wall_us),
+        pct(t.waiting_us),
+        pct(t.at_redis_us),
+        pct(t.client_us),
+    );
+    if t.blocked_us > 0.0 {
+        s += &format!(", {} % blocked", pct(t.blocked_us));
+    }
+    s
+}
+
+/// "1 command", "100,000 commands".
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{} {noun}s", group(n))
+    }
+}
+
+/// 100000 → "100,000".
+pub fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// µs → "850 µs", "12.3 ms", "4.56 s".
+pub fn duration(us: f64) -> String {
+    if us < 1_000.0 {
+        format!("{us:.0} µs")
+    } else if us < 1_000_000.0 {
+        format!("{:.1} ms", us / 1e3)
+    } else {
+        format!("{:.2} s", us / 1e6)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counts(commands: u64, writes: u64, round_trips: u64, max_depth: u64) -> ObservedCounts {
+        ObservedCounts {
+            commands,
+            replies: commands,
+            writes,
+            round_trips,
+            max_depth,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_issue_s_three_examples() {
+        let t = ObservedTimes::default();
+        let v = verdict(&counts(100_000, 100_000, 100, 1000), &t);
+        assert_eq!(v.kind, VerdictKind::WritePerCommand);
+        assert_eq!(
+            v.text,
+            "pipelined, but a write per command: 100,000 commands in 100,000 writes over 100 round trips (~1,000 per round trip)"
+        );
+        let v = verdict(&counts(100_000, 100_000, 100_000, 1), &t);
+        assert_eq!(v.kind, VerdictKind::OneAtATime);
+        assert_eq!(
+            v.text,
+            "one at a time: 100,000 commands over 100,000 round trips"
+        );
+        let mut auto = counts(99_840, 312, 3, 2000);
+        auto.overlapping_writes = 309;
+        let v = verdict(&auto, &t);
+        assert_eq!(v.kind, VerdictKind::AutoPipelined);
+        assert!(
+            v.text
+                .starts_with("auto-pipelined: 312 writes of ~320 commands"),
+            "{}",
+            v.text
+        );
+    }
+
+    #[test]
+    fn batches_that_wait_for_each_other_are_pipelined() {
+        let v = verdict(&counts(10_000, 10, 10, 1000), &ObservedTimes::default());
+        assert_eq!(v.kind, VerdictKind::Pipelined);
+        assert_eq!(
+            v.text,
+            "pipelined: 10,000 commands in 10 writes of ~1,000 over 10 round trips"
+        );
+    }
+
+    #[test]
+    fn a_pipeline_after_set_up_commands_is_told_by_its_depth_not_a_mean_write() {
+        // redis-py's pipeline of 1,000 SETs after its handshake, as observed.
+        let v = verdict(&counts(1_005, 7, 6, 1000), &ObservedTimes::default());
+        assert_eq!(v.kind, VerdictKind::Pipelined);
+        assert_eq!(
+            v.text,
+            "pipelined: 1,005 commands in 7 writes (up to 1,000 in flight at once) over 6 round trips"
+        );
+    }
+
+    #[test]
+    fn transactions_are_named() {
+        let mut c = counts(1_007, 7, 7, 691);
+        c.transactions = 1;
+        let v = verdict(&c, &ObservedTimes::default());
+        assert_eq!(
+            v.text,
+            "pipelined: 1,007 commands in 7 writes (up to 691 in flight at once) over 7 round trips, 1 MULTI/EXEC transaction"
+        );
+    }
+
+    #[test]
+    fn the_breakdown_adds_up_to_the_wall_time() {
+        let t = ObservedTimes {
+            wall_us: 47_000_000.0,
+            waiting_us: 35_250_000.0,
+            at_redis_us: 4_700_000.0,
+            client_us: 11_750_000.0,
+            ..Default::default()
+        };
+        let v = verdict(&counts(100_000, 100_000, 100_000, 1), &t);
+        assert!(
+            v.text.ends_with(
+                "; of 47.00 s: 75 % waiting on round trips (10 % at Redis), 25 % the client's own time"
+            ),
+            "{}",
+            v.text
+        );
+        assert_eq!(t.network_us(), 30_550_000.0);
+    }
+
+    #[test]
+    fn idle_and_subscribers() {
+        assert_eq!(
+            verdict(&ObservedCounts::default(), &ObservedTimes::default()).kind,
+            VerdictKind::Idle
+        );
+        let mut c = counts(2, 2, 2, 1);
+        c.replies = 1;
+        c.pushes = 40;
+        assert_eq!(
+            verdict(&c, &ObservedTimes::default()).kind,
+            VerdictKind::Subscriber
+        );
+    }
+
+    #[test]
+    fn numbers_are_grouped() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(1000), "1,000");
+        assert_eq!(group(10_000_000), "10,000,000");
+        assert_eq!(count(1, "write"), "1 write");
+    }
+
+    fn with_commands(top: &[(&str, u64)]) -> ObservedConnection {
+        let commands = top.iter().map(|(_, n)| n).sum();
+        let times = ObservedTimes::default();
+        let counts = counts(commands, commands, commands, 1);
+        ObservedConnection {
+            id: 1,
+            client: "127.0.0.1:1".into(),
+            name: None,
+            open: false,
+            ended: None,
+            top_commands: top.iter().map(|(c, n)| (c.to_string(), *n)).collect(),
+            verdict: verdict(&counts, &times),
+            counts,
+            times,
+            equivalent: None,
+        }
+    }
+
+    #[test]
+    fn the_engine_stands_in_only_for_its_own_commands() {
+        assert_eq!(
+            stand_in(&with_commands(&[("GET", 700), ("SET", 300)])),
+            Ok((Command::Get, 1000))
+        );
+        // Half SET/GET/INCR is enough; the count stays the connection's.
+        assert_eq!(
+            stand_in(&with_commands(&[("HSET", 50), ("INCR", 30), ("SET", 20)])),
+            Ok((Command::Incr, 100))
+        );
+        // redis-benchmark's first connection: two CONFIG GETs, no SETs.
+        let why = stand_in(&with_commands(&[("CONFIG", 2)])).unwrap_err();
+        assert_eq!(
+            why.to_string(),
+            "no pipelined equivalent: 0 of its 2 commands are SET, GET or INCR (most common: CONFIG), the only ones pipescope's engine runs"
+        );
+        assert_eq!(stand_in(&with_commands(&[])), Err(NoEquivalent::NoCommands));
+    }
+}
