@@ -337,14 +337,10 @@ fn fin_and_rst_end_connections_and_say_who() {
 /// with --pipe to a real redis-server; the capture's counts must be Redis's own.
 #[test]
 fn a_tcpdump_capture_of_redis_cli_counts_what_redis_counted() {
-    use std::io::{BufRead, Write};
-    use std::time::{Duration, Instant};
+    use std::io::Write;
     const INCRS: usize = 200;
     const SETS: usize = 10_000;
 
-    if Command::new("tcpdump").arg("--version").output().is_err() {
-        return support::cannot_check("tcpdump is not installed (scripts/setup test installs it)");
-    }
     let (redis, _) = support::redis();
     let port = redis.port().to_string();
     let cli = |args: &[&str], stdin: Option<&[u8]>| -> String {
@@ -375,82 +371,20 @@ fn a_tcpdump_capture_of_redis_cli_counts_what_redis_counted() {
     };
     let before = calls(&cli(&["INFO", "commandstats"], None));
 
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("redis.pcap");
-    let mut tcpdump = Reaped(
-        Command::new("tcpdump")
-            .args([
-                "-i",
-                "lo",
-                "-s",
-                "0",
-                "-B",
-                "65536",
-                "-U",
-                "--immediate-mode",
-                "-w",
-            ])
-            .arg(&file)
-            .arg(format!("tcp port {port}"))
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    // tcpdump says "listening on lo" once the capture is live; its stderr is read on.
-    let (tx, rx) = std::sync::mpsc::channel();
-    let stderr = tcpdump.0.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-        {
-            let _ = tx.send(line);
-        }
-    });
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut said = Vec::new();
-    loop {
-        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-            Ok(line) if line.contains("listening on") => break,
-            Ok(line) => said.push(line),
-            Err(_) => {
-                let why = said.join(" / ");
-                if why.contains("permitted") || why.contains("ermission") {
-                    return support::cannot_check(&format!(
-                        "tcpdump cannot capture here (needs CAP_NET_RAW): {why}"
-                    ));
-                }
-                panic!("tcpdump did not start capturing within 20 s: {why}");
-            }
-        }
-    }
-
+    let Some(mut tcpdump) = support::tcpdump::Tcpdump::start(redis.port()) else {
+        return;
+    };
     let incrs = "INCR counter\n".repeat(INCRS);
     cli(&[], Some(incrs.as_bytes()));
     let sets: Vec<u8> = (0..SETS).flat_map(set).collect();
     let piped = cli(&["--pipe"], Some(&sets));
     assert!(piped.contains(&format!("replies: {SETS}")), "{piped}");
-    // Let tcpdump write what it holds (see BUILD-NOTES: a SIGINT right after drops packets).
-    std::thread::sleep(Duration::from_secs(1));
-    unsafe { libc::kill(tcpdump.0.id() as i32, libc::SIGINT) };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while tcpdump.0.try_wait().unwrap().is_none() {
-        assert!(
-            Instant::now() < deadline,
-            "tcpdump did not stop within 20 s of SIGINT"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let mut summary = Vec::new();
-    while let Ok(line) = rx.recv_timeout(Duration::from_secs(2)) {
-        summary.push(line);
-    }
-    let summary = summary.join(" / ");
+    let summary = tcpdump.stop();
     let after = calls(&cli(&["INFO", "commandstats"], None));
 
     let out = Command::new(env!("CARGO_BIN_EXE_pipescope"))
         .args(["observe", "--pcap"])
-        .arg(&file)
+        .arg(&tcpdump.file)
         .args(["--redis-port", &port, "--json"])
         .output()
         .unwrap();
@@ -497,14 +431,4 @@ fn a_tcpdump_capture_of_redis_cli_counts_what_redis_counted() {
         VerdictKind::OneAtATime,
         "{context}"
     );
-}
-
-/// A child killed and reaped however the test ends.
-struct Reaped(std::process::Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }

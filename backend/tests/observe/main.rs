@@ -11,3 +11,4 @@ mod limits;
 mod protocol_states;
 mod proxy;
 mod robustness;
+mod waits;

@@ -50,6 +50,19 @@ pub fn redis_py() -> Option<Command> {
     Some(c)
 }
 
+/// `python tests/clients/raw_writer.py`: plain sockets, no library (any python3).
+pub fn raw_writer() -> Option<Command> {
+    let venv = root().join(".tools/py/bin/python");
+    let python = if venv.exists() { venv } else { PathBuf::from("python3") };
+    if !runs(&python, &["--version"]) {
+        super::cannot_check("python3 is missing: run scripts/setup test");
+        return None;
+    }
+    let mut c = Command::new(python);
+    c.arg(script("raw_writer.py"));
+    Some(c)
+}
+
 /// `node tests/clients/<script>` with .tools/node's `module`, or a skip.
 pub fn node(module: &str, file: &str) -> Option<Command> {
     let modules = root().join(".tools/node/node_modules");
@@ -66,9 +79,26 @@ pub fn node(module: &str, file: &str) -> Option<Command> {
     Some(c)
 }
 
-/// Runs a client to its end (deadline `CLIENT_LIMIT`); it must succeed. Its output goes to
-/// files, so it never blocks on a full pipe while we wait.
-pub fn run(mut cmd: Command, stdin: Option<&Path>, what: &str) {
+/// Runs a client to its end (deadline `CLIENT_LIMIT`); it must succeed.
+pub fn run(cmd: Command, stdin: Option<&Path>, what: &str) {
+    let out = finish(cmd, stdin, what);
+    assert!(
+        out.status.success(),
+        "{what}: {}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs `cmd` to its end (deadline `CLIENT_LIMIT`), with no input, and returns how it ended.
+pub fn output_within(cmd: Command, what: &str) -> std::process::Output {
+    finish(cmd, None, what)
+}
+
+/// Runs `cmd` to its end within `CLIENT_LIMIT`. Its output goes to files, so it never blocks
+/// on a full pipe while we wait.
+fn finish(mut cmd: Command, stdin: Option<&Path>, what: &str) -> std::process::Output {
     let dir = tempfile::tempdir().unwrap();
     let (out, err) = (dir.path().join("stdout"), dir.path().join("stderr"));
     cmd.stdout(std::fs::File::create(&out).unwrap())
@@ -89,11 +119,10 @@ pub fn run(mut cmd: Command, stdin: Option<&Path>, what: &str) {
         }
         std::thread::sleep(Duration::from_millis(10));
     };
-    let said = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
-    assert!(
-        status.success(),
-        "{what}: {status}\nstdout: {}\nstderr: {}",
-        said(&out),
-        said(&err)
-    );
+    let said = |p: &Path| std::fs::read(p).unwrap_or_default();
+    std::process::Output {
+        status,
+        stdout: said(&out),
+        stderr: said(&err),
+    }
 }

@@ -10,8 +10,8 @@ use super::*;
 /// give another kind of verdict, the verdict says it is timing-dependent rather than pick one.
 pub fn verdict(c: &ObservedCounts, t: &ObservedTimes) -> Verdict {
     let (kind, text) = kind_and_text(c, t, c.round_trips);
-    let mut timing_dependent = None;
-    if c.unconfirmed_trips > 0 {
+    let mut timing_dependent = merged_writes(c, kind);
+    if timing_dependent.is_none() && c.unconfirmed_trips > 0 {
         let sure = c.round_trips.saturating_sub(c.unconfirmed_trips).max(1);
         let (without, _) = kind_and_text(c, t, sure);
         if without != kind {
@@ -32,6 +32,22 @@ pub fn verdict(c: &ObservedCounts, t: &ObservedTimes) -> Verdict {
         text,
         timing_dependent,
     }
+}
+
+/// A few commands a write, many of them sent while replies were awaited: a client writing
+/// each command (Lettuce's default) and one batching what came in a tick (ioredis's
+/// auto-pipelining) look alike once small writes arrive merged, so the verdict says it cannot
+/// tell them apart instead of naming one.
+fn merged_writes(c: &ObservedCounts, kind: VerdictKind) -> Option<String> {
+    let per_write = c.commands as f64 / c.writes.max(1) as f64;
+    let batched = matches!(kind, VerdictKind::Pipelined | VerdictKind::AutoPipelined);
+    (batched && per_write <= 16.0 && c.overlapping_writes * 4 >= c.writes).then(|| {
+        format!(
+            "timing-dependent: ~{per_write:.1} commands a write, {} of its {} sent while replies were awaited; small writes arrive merged, so this may be a write per command: the wire cannot tell",
+            group(c.overlapping_writes),
+            count(c.writes, "write"),
+        )
+    })
 }
 
 /// The verdict's kind and sentence, taking `trips` of the connection's round trips as waits.
@@ -60,8 +76,10 @@ fn kind_and_text(c: &ObservedCounts, t: &ObservedTimes, trips: u64) -> (VerdictK
             ),
         );
     }
-    // "Every command waited": at most one in flight, or as many round trips as commands.
-    if c.max_depth <= 1 || waits * 10 >= n * 9 {
+    // "Every command waited": as many round trips as commands, or never two in flight (unless
+    // the replies were shown not to be waited for, or some round trips are being left out).
+    let never_two = c.max_depth <= 1 && trips == c.round_trips && c.cadence_gaps == 0;
+    if never_two || waits * 10 >= n * 9 {
         return (
             VerdictKind::OneAtATime,
             format!(

@@ -24,6 +24,11 @@ use waits::Waits;
 /// dropped and the stride doubles, so a connection of any length keeps a spread-out sample.
 const SAMPLED: usize = 2_000;
 
+/// Commands a client may send before its application's own: its handshake (HELLO, CLIENT
+/// SETINFO, SETNAME, SELECT, INFO), which some clients send pipelined whatever the
+/// application does next.
+const HANDSHAKE: u64 = 8;
+
 /// Distinct command names counted; later names count as "other".
 const NAMES: usize = 64;
 
@@ -125,6 +130,8 @@ pub struct Record {
     last_write: Option<Instant>,
     emptied: Option<Instant>,
     waits: Waits,
+    /// Writes sent while replies were awaited, after the handshake.
+    overlapped_later: u64,
 }
 
 impl Record {
@@ -155,6 +162,7 @@ impl Record {
             last_write: None,
             emptied: None,
             waits: Waits::default(),
+            overlapped_later: 0,
         }
     }
 
@@ -213,6 +221,9 @@ impl Record {
             self.counts.writes += 1;
             if overlapping {
                 self.counts.overlapping_writes += 1;
+                if self.counts.commands > HANDSHAKE {
+                    self.overlapped_later += 1;
+                }
             }
             self.last_write = Some(at);
             if self.writes_us.len() < FULL_SPANS as usize && self.t0.is_some() {
@@ -450,7 +461,7 @@ impl Record {
         top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         top.truncate(5);
         let mut counts = self.counts.clone();
-        let waits = self.waits.read();
+        let waits = self.waits.read(self.overlapped_later > 0);
         counts.round_trips -= waits.cadence;
         counts.unconfirmed_trips = waits.unconfirmed;
         counts.cadence_gaps = waits.cadence;
