@@ -232,3 +232,41 @@ fn nanosecond_stamps(capture: &pcap::Capture<pcap::Active>) -> bool {
     // SAFETY: the handle is open for as long as `capture` is borrowed.
     unsafe { pcap_get_tstamp_precision(capture.as_ptr().cast()) == 1 }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn libpcaps_refusals_are_said_as_what_to_do() {
+        let known = Ok(vec!["lo".to_string(), "eth0".to_string()]);
+        let said = |interface: &str, cause: &str| {
+            refused(
+                interface,
+                "tcp port 6379",
+                &known,
+                pcap::Error::PcapError(cause.into()),
+            )
+        };
+        let denied = said("lo", "socket: Operation not permitted");
+        assert!(
+            matches!(denied, CaptureError::NoPermission { .. }),
+            "{denied}"
+        );
+        let text = denied.to_string();
+        assert!(text.starts_with("live capture needs CAP_NET_RAW"), "{text}");
+        assert!(
+            text.contains("sudo setcap cap_net_raw,cap_net_admin=eip /"),
+            "{text}"
+        );
+        assert!(
+            text.contains("sudo tcpdump -i lo -s 0 -w redis.pcap 'tcp port 6379'"),
+            "{text}"
+        );
+        let gone = said("eth9", "SIOCGIFHWADDR: No such device").to_string();
+        assert!(gone.contains("no interface \"eth9\""), "{gone}");
+        assert!(gone.contains("the interfaces here are lo, eth0"), "{gone}");
+        let other = said("lo", "something else");
+        assert!(matches!(other, CaptureError::Live { .. }), "{other}");
+    }
+}
