@@ -58,7 +58,8 @@ enum Cmd {
     #[command(subcommand)]
     Cost(cost::Cost),
     /// Listen for your application's Redis connections, forward them to Redis unchanged, and
-    /// say per connection whether, and how, it pipelines.
+    /// say per connection whether, and how, it pipelines (or read them from a capture file,
+    /// --pcap, or a live capture, --capture).
     Observe(observe::ObserveArgs),
     /// Serve the page from a recording (`bench --record FILE`, or the page's "Save session"):
     /// its runs, timelines and charts, with no Redis at all. Nothing can run.
