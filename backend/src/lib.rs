@@ -33,8 +33,9 @@
 //!   calibration and wire tap, and the route a run takes.
 //! - `observe`: observe mode: an application's own connections through an observing proxy
 //!   (the delay line, framed and recorded per connection), and their verdicts.
-//! - `capture`: a capture file (pcap, pcapng) read back into each Redis connection's byte
-//!   streams, our own TCP reassembly; `observe --pcap` feeds them to observe mode's record.
+//! - `capture`: a capture file (pcap, pcapng) or an interface captured live (libpcap) read
+//!   back into each Redis connection's byte streams through one packet loop, our own TCP
+//!   reassembly; `observe --pcap` and `observe --capture` feed them to observe mode's record.
 //! - `target`: the Redis a run talks to (URL, the engine's raw connection, admin connections).
 //! - `cluster`: Redis Cluster: key slots, the slot map read from a node, a local cluster.
 //! - `tls`: TLS to Redis (rustls), trust from the system, a CA file, or none (said loudly);

@@ -9,80 +9,14 @@ use std::fs::File;
 use std::path::Path;
 
 use pcap_parser::pcapng::{Block, EnhancedPacketBlock};
-use pcap_parser::{Linktype, PcapBlockOwned, PcapError, create_reader};
+use pcap_parser::{PcapBlockOwned, PcapError, create_reader};
 
 use super::CaptureError;
+use super::source::{Described, Link, Packet};
 
 /// The reader's buffer: one whole block must fit (a packet of tcpdump's largest snap length,
 /// 262,144 bytes, with room to spare).
 const BUFFER: usize = 1 << 20;
-
-/// How a packet's bytes begin, from its interface's link type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Link {
-    Ethernet,
-    /// Linux "cooked" capture (`tcpdump -i any`), version 1: a 16-byte header.
-    LinuxSll,
-    /// Version 2 (libpcap ≥ 1.10's `-i any`): a 20-byte header.
-    LinuxSll2,
-    /// BSD loopback: a 4-byte address family, in the capturing host's byte order (NULL) or
-    /// big-endian (LOOP).
-    Null,
-    /// The IP header first.
-    Raw,
-    /// Any other link type: its packets are counted, not read.
-    Other(i32),
-}
-
-impl Link {
-    fn of(linktype: Linktype) -> Link {
-        match linktype {
-            Linktype::ETHERNET => Link::Ethernet,
-            Linktype::LINUX_SLL => Link::LinuxSll,
-            Linktype::LINUX_SLL2 => Link::LinuxSll2,
-            Linktype::NULL | Linktype::LOOP => Link::Null,
-            Linktype::RAW | Linktype::IPV4 | Linktype::IPV6 => Link::Raw,
-            Linktype(n) => Link::Other(n),
-        }
-    }
-
-    pub fn name(self) -> String {
-        match self {
-            Link::Ethernet => "Ethernet".into(),
-            Link::LinuxSll => "Linux cooked (SLL)".into(),
-            Link::LinuxSll2 => "Linux cooked v2 (SLL2)".into(),
-            Link::Null => "BSD loopback (NULL)".into(),
-            Link::Raw => "raw IP".into(),
-            Link::Other(n) => format!("link type {n}"),
-        }
-    }
-}
-
-/// One captured packet, lent while the caller looks at it.
-pub struct Packet<'a> {
-    /// Counted from 1 in file order, as Wireshark numbers them.
-    pub number: u64,
-    /// Capture time, ns since the Unix epoch (the capture host's clock).
-    pub at_ns: u64,
-    pub link: Link,
-    /// The bytes captured: all of the packet unless the snap length cut it.
-    pub data: &'a [u8],
-    /// The packet's length on the wire.
-    pub original_len: u32,
-    /// The interface's snap length (0: none given).
-    pub snaplen: u32,
-}
-
-/// What the file said about itself.
-#[derive(Debug, Clone, Default)]
-pub struct FileFacts {
-    pub format: &'static str,
-    /// Each interface's link type and snap length, in the order the file described them.
-    pub interfaces: Vec<(Link, u32)>,
-    /// The file ended inside a packet (a capture stopped while writing it): that packet is
-    /// not read.
-    pub cut_short: bool,
-}
 
 /// One pcapng interface: what its packets' bytes and stamps mean.
 struct Interface {
@@ -94,10 +28,10 @@ struct Interface {
 }
 
 /// Reads `path` packet by packet, handing each to `packet` in file order.
-pub fn read(
+pub(super) fn read(
     path: &Path,
     mut packet: impl FnMut(Packet<'_>) -> Result<(), CaptureError>,
-) -> Result<FileFacts, CaptureError> {
+) -> Result<Described, CaptureError> {
     let open = |cause: std::io::Error| CaptureError::Open {
         path: path.to_path_buf(),
         cause,
@@ -114,7 +48,7 @@ pub fn read(
     };
     let mut blocks = Blocks {
         path,
-        facts: FileFacts::default(),
+        facts: Described::default(),
         legacy: None,
         interfaces: Vec::new(),
         number: 0,
@@ -148,7 +82,7 @@ pub fn read(
 /// What the blocks read so far say the next ones mean, and how many packets they held.
 struct Blocks<'p> {
     path: &'p Path,
-    facts: FileFacts,
+    facts: Described,
     /// Legacy pcap: one link type for the whole file, and whether stamps are in ns.
     legacy: Option<(Link, u32, bool)>,
     /// pcapng: the current section's interfaces, in order (a new section starts afresh).

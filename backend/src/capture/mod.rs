@@ -1,13 +1,19 @@
-//! Passive observation: a capture file (tcpdump, tshark, Wireshark) read back into each Redis
-//! connection's two byte streams, with nothing between the application and Redis.
+//! Passive observation: a capture file (tcpdump, tshark, Wireshark) or an interface captured
+//! live, read back into each Redis connection's two byte streams, with nothing between the
+//! application and Redis.
 //!
 //! ```text
-//! file ──packets──▶ packet ──TCP segments──▶ reassembly ──byte streams──▶ resync ──▶ Event
-//!  (pcap, pcapng)   (link, IP, TCP headers)  (per connection, direction)  (RESP boundary)
+//! file ─┐
+//!       ├─packets─▶ packet ──TCP segments──▶ reassembly ──byte streams──▶ resync ──▶ Event
+//! live ─┘           (link, IP, TCP headers)  (per connection, direction)  (RESP boundary)
 //! ```
 //!
+//! - `source`: what a packet source hands the packet loop (`read`, here): each packet with its
+//!   link type and the capture host's stamp, and what the source said about itself.
 //! - `file`: the capture file, streamed block by block (`pcap-parser`): each packet with its
 //!   interface's link type and the capture host's timestamp.
+//! - `live`: an interface captured through libpcap (the `pcap` crate), whole packets to a
+//!   Redis port, until stopped; without CAP_NET_RAW it says how to get it.
 //! - `packet`: a packet to a TCP segment (`etherparse` for IP and TCP; the link headers,
 //!   Ethernet, Linux cooked v1 and v2, BSD loopback, raw IP, stripped here).
 //! - `reassembly`: per connection to a Redis port and per direction, the bytes in order as the
@@ -16,31 +22,38 @@
 //! - `resync`: after a gap (or a start the capture missed), the streams are picked up again
 //!   at a command boundary, and the connection says so.
 //!
+//! Both sources feed the one packet loop, so a live capture is read exactly as a file is.
 //! What comes out is a stream of `Event`s in capture order: a connection opened, a direction's
 //! bytes (one segment as captured, or one that became readable when a hole filled), a gap, a
 //! resynchronisation, the end. Observe mode feeds them into the same per-connection record
 //! the proxy fills (`observe::captured`).
 //!
-//! Memory does not grow with the file: it is read through a fixed buffer, each connection
-//! holds at most `reassembly::MAX_PENDING` out-of-order bytes a direction, and ended
-//! connections are forgotten (a few thousand of their addresses are kept, so a late
+//! Memory does not grow with the capture: a file is read through a fixed buffer, each
+//! connection holds at most `reassembly::MAX_PENDING` out-of-order bytes a direction, and
+//! ended connections are forgotten (a few thousand of their addresses are kept, so a late
 //! retransmission does not look like a new connection).
 //!
 //! A packet cut short by a snap length cannot be read as RESP: a capture with one on a Redis
-//! port is refused, saying how to capture whole packets.
+//! port is refused, saying how to capture whole packets (a live capture takes whole ones).
 
 mod file;
+mod live;
 mod packet;
 mod reassembly;
 mod resync;
+mod source;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
-pub use file::Link;
+pub use live::{Live, Tally};
 pub use reassembly::MAX_PENDING;
+pub use source::Link;
 
 use packet::Decoded;
+use source::Packet;
 
 /// Capture time: ns since the Unix epoch, by the capture host's clock.
 pub type Stamp = u64;
@@ -72,8 +85,10 @@ pub enum Closing {
     Reset(Side),
     /// A new connection (a SYN) came from the same address and port.
     PortReused,
-    /// Still open when the capture ended.
+    /// Still open when the capture file ended.
     CaptureEnded,
+    /// Still open when a live capture was stopped.
+    CaptureStopped,
 }
 
 impl std::fmt::Display for Closing {
@@ -89,6 +104,7 @@ impl std::fmt::Display for Closing {
                 f.write_str("its address and port were reused by a new connection")
             }
             Closing::CaptureEnded => f.write_str("still open when the capture ended"),
+            Closing::CaptureStopped => f.write_str("still open when the capture stopped"),
         }
     }
 }
@@ -135,10 +151,36 @@ pub enum Event<'a> {
     },
 }
 
+/// Where the packets come from.
+pub enum Source<'a> {
+    /// A capture file (pcap, pcapng), read to its end.
+    File(&'a Path),
+    /// An interface captured live (`Live::open`), until its `stopper` is raised.
+    Live(&'a mut Live),
+}
+
+/// Where a capture's packets came from, as the report and the errors name it.
+#[derive(Debug, Clone)]
+pub enum Origin {
+    File(PathBuf),
+    /// The interface's name.
+    Live(String),
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::File(path) => write!(f, "{}", path.display()),
+            Origin::Live(interface) => write!(f, "the live capture on {interface}"),
+        }
+    }
+}
+
 /// What the capture held, said beside the report.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Facts {
-    /// "pcap" or "pcapng".
+    pub origin: Origin,
+    /// "pcap" or "pcapng"; empty for a live capture.
     pub format: &'static str,
     /// Each interface's link type and snap length (0: none).
     pub interfaces: Vec<(Link, u32)>,
@@ -159,6 +201,10 @@ pub struct Facts {
     pub other: u64,
     /// The file ended inside a packet (the capture was stopped while writing).
     pub cut_short: bool,
+    /// A live capture: packets libpcap dropped (its buffer was full), and ones the interface
+    /// dropped.
+    pub dropped: u64,
+    pub if_dropped: u64,
     /// First and last packet's stamps.
     pub first: Option<Stamp>,
     pub last: Option<Stamp>,
@@ -182,75 +228,62 @@ pub enum CaptureError {
         why: String,
     },
     #[error(
-        "{path}: packet {packet} (TCP port {port}) holds only {captured} of its {original} bytes: the capture was taken with a snap length of {snaplen} bytes, which cuts off the commands and replies pipescope reads. Capture whole packets instead: tcpdump -s 0 -w FILE 'tcp port {port}' (-s 0: no snap length)"
+        "{from}: packet {packet} (TCP port {port}) holds only {captured} of its {original} bytes: the capture was taken with a snap length of {snaplen} bytes, which cuts off the commands and replies pipescope reads. Capture whole packets instead: tcpdump -s 0 -w FILE 'tcp port {port}' (-s 0: no snap length)"
     )]
     Truncated {
-        path: PathBuf,
+        from: Origin,
         packet: u64,
         port: u16,
         captured: usize,
         original: u32,
         snaplen: u32,
     },
+    #[error(
+        "live capture needs CAP_NET_RAW, which this process lacks (libpcap on {interface}: {cause}): run pipescope as root, or give it the capability once: sudo setcap cap_net_raw,cap_net_admin=eip {exe}; or capture with tcpdump (sudo tcpdump -i {interface} -s 0 -w redis.pcap '{filter}') and read that with --pcap redis.pcap"
+    )]
+    NoPermission {
+        interface: String,
+        filter: String,
+        exe: String,
+        cause: String,
+    },
+    #[error("there is no interface {interface:?} to capture on: {known} (name one with --capture)")]
+    NoSuchInterface { interface: String, known: String },
+    #[error("cannot capture on {interface}: {cause}")]
+    Live { interface: String, cause: String },
 }
 
-/// Reads the capture at `path`, handing `on_event` every event of the TCP connections to one
-/// of `redis_ports`, in capture order.
+/// Reads `source`, handing `on_event` every event of the TCP connections to one of
+/// `redis_ports`, in capture order. A file's connections still open at its end are "still
+/// open when the capture ended"; a live capture's, "when the capture stopped".
 pub fn read(
-    path: &Path,
+    source: Source,
     redis_ports: &[u16],
     mut on_event: impl FnMut(Event),
 ) -> Result<Facts, CaptureError> {
-    let mut tracker = reassembly::Tracker::new(redis_ports);
+    let (origin, tally) = match &source {
+        Source::File(path) => (Origin::File(path.to_path_buf()), None),
+        Source::Live(live) => (Origin::Live(live.interface().into()), Some(live.tally())),
+    };
     let mut aligner = resync::Aligner::default();
-    let mut facts = Facts::default();
     let mut emit = |e: Event| aligner.event(e, &mut on_event);
-    let file_facts = file::read(path, |p| {
-        facts.packets += 1;
-        facts.bytes += p.data.len() as u64;
-        facts.first.get_or_insert(p.at_ns);
-        facts.last = Some(p.at_ns);
-        if p.data.len() < p.original_len as usize {
-            // Cut short: refused when it is Redis's, or when too little is left to tell.
-            let port = match packet::truncated_ports(p.link, p.data) {
-                Some((a, b)) if !tracker.is_redis(a, b) => {
-                    facts.other += 1;
-                    return Ok(());
-                }
-                Some((a, b)) => {
-                    if redis_ports.contains(&a) {
-                        a
-                    } else {
-                        b
-                    }
-                }
-                None => redis_ports.first().copied().unwrap_or(6379),
-            };
-            return Err(CaptureError::Truncated {
-                path: path.to_path_buf(),
-                packet: p.number,
-                port,
-                captured: p.data.len(),
-                original: p.original_len,
-                snaplen: p.snaplen,
-            });
-        }
-        match packet::decode(p.link, p.data) {
-            Decoded::Tcp(seg) if tracker.is_redis(seg.src.port(), seg.dst.port()) => {
-                facts.redis_segments += 1;
-                tracker.segment(p.at_ns, &seg, &mut emit);
-            }
-            Decoded::Tcp(_) | Decoded::Other => facts.other += 1,
-            Decoded::Fragment => facts.fragments += 1,
-        }
-        Ok(())
-    })?;
-    tracker.finish(facts.last.unwrap_or(0), &mut emit);
+    let mut packets = Packets::new(origin, redis_ports, tally);
+    let mut each = |p: Packet<'_>| packets.take(&p, &mut emit);
+    let (described, still_open) = match source {
+        Source::File(path) => (file::read(path, &mut each)?, Closing::CaptureEnded),
+        Source::Live(live) => (live.read(&mut each)?, Closing::CaptureStopped),
+    };
+    let Packets {
+        mut tracker, facts, ..
+    } = packets;
+    tracker.finish(facts.last.unwrap_or(0), still_open, &mut emit);
     let c = &tracker.counts;
     Ok(Facts {
-        format: file_facts.format,
-        interfaces: file_facts.interfaces,
-        cut_short: file_facts.cut_short,
+        format: described.format,
+        interfaces: described.interfaces,
+        cut_short: described.cut_short,
+        dropped: described.dropped,
+        if_dropped: described.if_dropped,
         connections: tracker.connections(),
         retransmitted: c.retransmitted,
         out_of_order: c.out_of_order,
@@ -258,4 +291,98 @@ pub fn read(
         missing_bytes: c.missing_bytes,
         ..facts
     })
+}
+
+/// The packet loop, whichever the source: each packet counted, decoded, and its TCP segment
+/// handed to the reassembly if it is Redis's.
+struct Packets<'p> {
+    tracker: reassembly::Tracker,
+    facts: Facts,
+    redis_ports: &'p [u16],
+    /// A live capture's progress, kept up to date.
+    tally: Option<Arc<Tally>>,
+}
+
+impl<'p> Packets<'p> {
+    fn new(origin: Origin, redis_ports: &'p [u16], tally: Option<Arc<Tally>>) -> Packets<'p> {
+        Packets {
+            tracker: reassembly::Tracker::new(redis_ports),
+            facts: Facts {
+                origin,
+                format: "",
+                interfaces: Vec::new(),
+                packets: 0,
+                bytes: 0,
+                redis_segments: 0,
+                connections: 0,
+                retransmitted: 0,
+                out_of_order: 0,
+                gaps: 0,
+                missing_bytes: 0,
+                fragments: 0,
+                other: 0,
+                cut_short: false,
+                dropped: 0,
+                if_dropped: 0,
+                first: None,
+                last: None,
+            },
+            redis_ports,
+            tally,
+        }
+    }
+
+    fn take(&mut self, p: &Packet<'_>, emit: &mut dyn FnMut(Event)) -> Result<(), CaptureError> {
+        let facts = &mut self.facts;
+        facts.packets += 1;
+        facts.bytes += p.data.len() as u64;
+        facts.first.get_or_insert(p.at_ns);
+        facts.last = Some(p.at_ns);
+        if let Some(t) = &self.tally {
+            t.packets.store(facts.packets, Ordering::Relaxed);
+        }
+        if p.data.len() < p.original_len as usize {
+            return self.cut_short(p);
+        }
+        match packet::decode(p.link, p.data) {
+            Decoded::Tcp(seg) if self.tracker.is_redis(seg.src.port(), seg.dst.port()) => {
+                self.facts.redis_segments += 1;
+                self.tracker.segment(p.at_ns, &seg, emit);
+                if let Some(t) = &self.tally {
+                    t.connections
+                        .store(self.tracker.connections(), Ordering::Relaxed);
+                }
+            }
+            Decoded::Tcp(_) | Decoded::Other => self.facts.other += 1,
+            Decoded::Fragment => self.facts.fragments += 1,
+        }
+        Ok(())
+    }
+
+    /// A packet cut short: refused when it is Redis's, or when too little is left to tell.
+    fn cut_short(&mut self, p: &Packet<'_>) -> Result<(), CaptureError> {
+        let ports = self.redis_ports;
+        let port = match packet::truncated_ports(p.link, p.data) {
+            Some((a, b)) if !self.tracker.is_redis(a, b) => {
+                self.facts.other += 1;
+                return Ok(());
+            }
+            Some((a, b)) => {
+                if ports.contains(&a) {
+                    a
+                } else {
+                    b
+                }
+            }
+            None => ports.first().copied().unwrap_or(6379),
+        };
+        Err(CaptureError::Truncated {
+            from: self.facts.origin.clone(),
+            packet: p.number,
+            port,
+            captured: p.data.len(),
+            original: p.original_len,
+            snaplen: p.snaplen,
+        })
+    }
 }

@@ -5,7 +5,7 @@ use std::net::{IpAddr, SocketAddr};
 
 use etherparse::{EtherType, LaxSlicedPacket, NetSlice, SlicedPacket, TransportSlice};
 
-use super::file::Link;
+use super::source::Link;
 
 /// A TCP segment as captured.
 #[derive(Debug, Clone, Copy)]

@@ -409,8 +409,8 @@ impl Tracker {
     }
 
     /// The capture is over at `at`: every connection still open ends there, by its FIN if one
-    /// was seen.
-    pub fn finish(&mut self, at: Stamp, out: &mut dyn FnMut(Event)) {
+    /// was seen, `still_open` otherwise.
+    pub fn finish(&mut self, at: Stamp, still_open: Closing, out: &mut dyn FnMut(Event)) {
         let mut open: Vec<(u64, (SocketAddr, SocketAddr), Option<Side>)> = self
             .conns
             .iter()
@@ -418,7 +418,7 @@ impl Tracker {
             .collect();
         open.sort_by_key(|(id, _, _)| *id);
         for (_, key, fin) in open {
-            let why = fin.map_or(Closing::CaptureEnded, Closing::Fin);
+            let why = fin.map_or(still_open, Closing::Fin);
             self.end(key, at, why, out);
         }
     }

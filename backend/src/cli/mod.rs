@@ -58,7 +58,8 @@ enum Cmd {
     #[command(subcommand)]
     Cost(cost::Cost),
     /// Listen for your application's Redis connections, forward them to Redis unchanged, and
-    /// say per connection whether, and how, it pipelines.
+    /// say per connection whether, and how, it pipelines (or read them from a capture file,
+    /// --pcap, or a live capture, --capture).
     Observe(observe::ObserveArgs),
     /// Serve the page from a recording (`bench --record FILE`, or the page's "Save session"):
     /// its runs, timelines and charts, with no Redis at all. Nothing can run.
@@ -91,7 +92,7 @@ impl Cli {
             None | Some(Cmd::Serve(_)) => Some(OnSignal::ShutDown),
             // Reading a capture writes nothing: Ctrl-C simply ends it.
             Some(Cmd::Observe(a)) if a.pcap.is_some() => None,
-            // Until it stops observing, its own handler owns Ctrl-C.
+            // Until it stops observing (or capturing live), its own handler owns Ctrl-C.
             Some(Cmd::Observe(_)) => Some(OnSignal::Ignore),
             Some(Cmd::Bench(_) | Cmd::Cost(cost::Cost::Accuracy(_))) => Some(OnSignal::CancelRuns),
             Some(Cmd::Versus(_) | Cmd::Cost(_) | Cmd::Replay(_) | Cmd::Clean(_)) => None,
@@ -124,10 +125,11 @@ pub async fn run(cli: Cli, stop: Option<Stop>) -> anyhow::Result<()> {
         Cmd::Bench(args) => bench::bench(args, cancel()).await,
         Cmd::Versus(job) => versus::versus(job).await,
         Cmd::Cost(job) => cost::cost(job, cancel()).await,
-        // A capture's report installs no handlers: Ctrl-C simply ends it.
-        Cmd::Observe(args) => match &args.pcap {
-            Some(path) => observe::observe_pcap(&args, path),
-            None => observe::observe(args, handlers()).await,
+        // A capture file's report installs no handlers: Ctrl-C simply ends it.
+        Cmd::Observe(args) => match (&args.pcap, &args.capture) {
+            (Some(path), _) => observe::observe_pcap(&args, path),
+            (None, Some(interface)) => observe::observe_live(&args, interface, handlers()).await,
+            (None, None) => observe::observe(args, handlers()).await,
         },
         Cmd::Replay(args) => replay::replay(args).await,
         Cmd::Clean(args) => clean::clean(args).await,

@@ -31,11 +31,16 @@ pub struct ObserveArgs {
     /// Read a capture file instead of listening (pcap or pcapng, e.g. from
     /// `tcpdump -i any -s 0 -w redis.pcap 'tcp port 6379'`): each connection to Redis in it,
     /// reported as if observed. No proxy, and no Redis is started or reached.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["listen", "duration", "no_equivalent", "delay_us", "jitter_us", "bandwidth", "redis_url", "cluster", "tls_ca", "tls_insecure"])]
+    #[arg(long, value_name = "FILE", group = "from_capture", conflicts_with_all = ["listen", "duration", "no_equivalent", "delay_us", "jitter_us", "bandwidth", "redis_url", "cluster", "tls_ca", "tls_insecure"])]
     pub pcap: Option<std::path::PathBuf>,
-    /// With --pcap: the port Redis listened on in the capture (6379 unless told; repeat for
+    /// Capture live on this interface instead of listening (e.g. lo, eth0, any), through
+    /// libpcap: every connection to Redis it sees, until --duration or Ctrl-C, reported as
+    /// --pcap reports a file. No proxy; needs CAP_NET_RAW (root, or setcap).
+    #[arg(long, value_name = "IFACE", group = "from_capture", conflicts_with_all = ["listen", "no_equivalent", "delay_us", "jitter_us", "bandwidth", "redis_url", "cluster", "tls_ca", "tls_insecure"])]
+    pub capture: Option<String>,
+    /// With --pcap or --capture: the port Redis listens on (6379 unless told; repeat for
     /// several).
-    #[arg(long = "redis-port", value_name = "PORT", requires = "pcap")]
+    #[arg(long = "redis-port", value_name = "PORT", requires = "from_capture")]
     pub redis_port: Vec<u16>,
     #[command(flatten)]
     pub network: NetworkArgs,
@@ -73,7 +78,8 @@ fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     Ok(std::time::Duration::from_secs_f64(secs))
 }
 
-/// `observe` as a proxy in front of Redis (a capture file is `observe_pcap`'s).
+/// `observe` as a proxy in front of Redis (a capture file is `observe_pcap`'s, a live capture
+/// `observe_live`'s).
 pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
     let redis = args.target.connect().await?;
     let target = redis.target.clone();
@@ -212,13 +218,88 @@ async fn measure_equivalents(
 /// `observe --pcap FILE`: the report from a capture; notes (resynchronisations, gaps) on
 /// stderr, and what the figures are on the report's first line (stderr with --json).
 pub(super) fn observe_pcap(args: &ObserveArgs, path: &std::path::Path) -> anyhow::Result<()> {
-    use pipescope::observe::{captured, report};
-    let ports = match args.redis_port.as_slice() {
+    use pipescope::capture::Source;
+    let seen = pipescope::observe::captured::observe(Source::File(path), &redis_ports(args))?;
+    print_captured(args, &seen);
+    Ok(())
+}
+
+/// `observe --capture IFACE`: a live capture until --duration or Ctrl-C, progress on stderr
+/// every few seconds, then the report as `observe_pcap` prints it.
+pub(super) async fn observe_live(
+    args: &ObserveArgs,
+    interface: &str,
+    stop: Stop,
+) -> anyhow::Result<()> {
+    use pipescope::capture::{Live, Source};
+    use std::sync::atomic::Ordering;
+    let ports = redis_ports(args);
+    let mut live = Live::open(interface, &ports)?;
+    let (stopper, tally) = (live.stopper(), live.tally());
+    // Machine-readable: scripts and tests wait for "capturing on" before sending traffic.
+    eprintln!(
+        "capturing on {interface} ({}); {}",
+        live.filter(),
+        match args.duration {
+            Some(d) => format!("for {}", shared::observe::duration(d.as_secs_f64() * 1e6)),
+            None => "until Ctrl-C".into(),
+        }
+    );
+    let mut capture = tokio::task::spawn_blocking(move || {
+        pipescope::observe::captured::observe(Source::Live(&mut live), &ports)
+    });
+    let deadline = async {
+        match args.duration {
+            Some(d) => tokio::time::sleep(d).await,
+            None => std::future::pending().await,
+        }
+    };
+    let progress = async {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(5));
+        tick.tick().await;
+        loop {
+            tick.tick().await;
+            eprintln!(
+                "capturing: {} packets, {} connections",
+                shared::observe::group(tally.packets.load(Ordering::Relaxed)),
+                shared::observe::group(tally.connections.load(Ordering::Relaxed)),
+            );
+        }
+    };
+    // Ctrl-C ends the capture: `Stop` passes it over to here (`Cli::on_signal`).
+    let ended = tokio::select! {
+        _ = deadline => None,
+        _ = stop.passed_over() => {
+            eprintln!("capturing: stopped by signal");
+            None
+        }
+        _ = progress => None,
+        ended = &mut capture => Some(ended),
+    };
+    stopper.store(true, Ordering::SeqCst);
+    // A second Ctrl-C while the buffer is read exits at once: nothing is in Redis.
+    stop.set(OnSignal::CancelRuns);
+    let seen = match ended {
+        Some(ended) => ended,
+        None => capture.await,
+    }??;
+    print_captured(args, &seen);
+    Ok(())
+}
+
+/// The ports Redis listens on, as --redis-port says (6379 without it).
+fn redis_ports(args: &ObserveArgs) -> Vec<u16> {
+    match args.redis_port.as_slice() {
         [] => vec![6379],
         ports => ports.to_vec(),
-    };
-    let seen = captured::observe_file(path, &ports)?;
-    let label = captured::label(path, &seen.facts);
+    }
+}
+
+/// A capture's report: notes on stderr, the report on stdout headed by what its figures are
+/// (that line on stderr with --json, so stdout holds JSON only).
+fn print_captured(args: &ObserveArgs, seen: &pipescope::observe::captured::FromCapture) {
+    use pipescope::observe::{captured, report};
+    let label = captured::label(&seen.facts);
     for note in &seen.notes {
         eprintln!("pipescope: {note}");
     }
@@ -237,5 +318,4 @@ pub(super) fn observe_pcap(args: &ObserveArgs, path: &std::path::Path) -> anyhow
         ObserveFormat::Markdown => format!("{label}\n\n{}", report::markdown(conns)),
     };
     say(format_args!("{}", out.trim_end()));
-    Ok(())
 }

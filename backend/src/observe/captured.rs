@@ -1,5 +1,6 @@
-//! Observe mode from a capture file: each Redis connection the capture holds, fed into the
-//! same per-connection record the proxy fills, so the verdicts and the report are the proxy's.
+//! Observe mode from a capture, a file's or a live one's: each Redis connection the capture
+//! holds, fed into the same per-connection record the proxy fills, so the verdicts and the
+//! report are the proxy's.
 //!
 //! What differs is where the figures come from. The proxy stamps a chunk when it reads it and
 //! again when it hands it on; a capture sees each segment once, at the capture host. So a
@@ -13,13 +14,12 @@
 //! disagree, counts as that one).
 
 use std::collections::{HashMap, VecDeque};
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use shared::observe::ObservedConnection;
 
 use super::record::Record;
-use crate::capture::{self, CaptureError, Closing, Event, Facts, Side, Stamp};
+use crate::capture::{self, CaptureError, Closing, Event, Facts, Origin, Side, Source, Stamp};
 use crate::resp::framer::{self, Framer};
 
 /// Ended connections reported in full (the latest); older ones are summed in a note, so a
@@ -35,20 +35,27 @@ pub struct FromCapture {
 }
 
 /// The header every report from a capture carries: what its figures are.
-pub fn label(path: &Path, facts: &Facts) -> String {
-    let links: Vec<String> = facts.interfaces.iter().map(|(l, _)| l.name()).collect();
+pub fn label(facts: &Facts) -> String {
+    let from = match &facts.origin {
+        Origin::File(path) => format!("the capture {}", path.display()),
+        Origin::Live(interface) => format!("a live capture on {interface}"),
+    };
+    let kind: Vec<String> = (!facts.format.is_empty())
+        .then(|| facts.format.to_string())
+        .into_iter()
+        .chain(facts.interfaces.iter().map(|(l, _)| l.name()))
+        .collect();
     format!(
-        "from the capture {} ({}, {}; {} packets, {} connections): times are the capture host's clock; \"at Redis\" is each wait as that host saw it (the network included, unless captured on Redis's host); a \"write\" is a TCP segment as captured (the kernel may merge or split the client's writes)",
-        path.display(),
-        facts.format,
-        links.join(", "),
+        "from {from} ({}; {} packets, {} connections): times are the capture host's clock; \"at Redis\" is each wait as that host saw it (the network included, unless captured on Redis's host); a \"write\" is a TCP segment as captured (the kernel may merge or split the client's writes)",
+        kind.join(", "),
         shared::observe::group(facts.packets),
         shared::observe::group(facts.connections),
     )
 }
 
-/// Reads the capture at `path` and follows every connection to one of `redis_ports`.
-pub fn observe_file(path: &Path, redis_ports: &[u16]) -> Result<FromCapture, CaptureError> {
+/// Reads `source` (a file to its end, a live capture until stopped) and follows every
+/// connection to one of `redis_ports`.
+pub fn observe(source: Source, redis_ports: &[u16]) -> Result<FromCapture, CaptureError> {
     let base = Instant::now();
     let mut fed = Fed {
         base,
@@ -59,7 +66,7 @@ pub fn observe_file(path: &Path, redis_ports: &[u16]) -> Result<FromCapture, Cap
         left_out: (0, 0),
         notes: Vec::new(),
     };
-    let facts = capture::read(path, redis_ports, |e| fed.event(e))?;
+    let facts = capture::read(source, redis_ports, |e| fed.event(e))?;
     let mut notes = fed.notes;
     if fed.left_out.0 > 0 {
         notes.push(format!(
@@ -78,6 +85,13 @@ pub fn observe_file(path: &Path, redis_ports: &[u16]) -> Result<FromCapture, Cap
     }
     if facts.cut_short {
         notes.push("the file ends inside a packet (the capture was stopped while writing it): that packet is not read".into());
+    }
+    if facts.dropped + facts.if_dropped > 0 {
+        notes.push(format!(
+            "libpcap dropped {} packets (its buffer was full) and the interface {} more: each connection they belonged to says which of its bytes are not in the capture",
+            shared::observe::group(facts.dropped),
+            shared::observe::group(facts.if_dropped),
+        ));
     }
     if facts.fragments > 0 {
         notes.push(format!(

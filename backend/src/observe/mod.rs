@@ -15,7 +15,8 @@
 //! worked out from those in `shared::observe`, so the page and the CLI say the same thing.
 //!
 //! - `record`: one connection's record, chunk by chunk.
-//! - `captured`: the same records fed from a capture file (`crate::capture`), no proxy at all.
+//! - `captured`: the same records fed from a capture, a file or live (`crate::capture`), no
+//!   proxy at all.
 //! - `equivalent`: what the same number of commands cost pipelined by pipescope's own engine.
 //! - `report`: the CLI's table, JSON and Markdown.
 

@@ -1,5 +1,5 @@
 //! `pipescope observe`: the observing proxy with real clients and at its bounds, and
-//! observation from a capture file.
+//! observation from a capture file or a live capture.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -8,6 +8,7 @@ mod binary;
 mod capture;
 mod clients;
 mod limits;
+mod live_capture;
 mod protocol_states;
 mod proxy;
 mod robustness;
