@@ -380,4 +380,48 @@ mod tests {
         );
         assert_eq!(stand_in(&with_commands(&[])), Err(NoEquivalent::NoCommands));
     }
+
+    #[test]
+    fn unconfirmed_round_trips_that_decide_the_kind_make_it_timing_dependent() {
+        // A client writing each command, slowed to a round trip's pace: the wire shows every
+        // reply back before the next command, but 999 of those cannot be confirmed as waits.
+        let mut c = counts(1_000, 1_000, 1_000, 2);
+        c.unconfirmed_trips = 999;
+        c.overlapping_writes = 10;
+        let v = verdict(&c, &ObservedTimes::default());
+        assert_eq!(v.kind, VerdictKind::OneAtATime);
+        assert_eq!(
+            v.timing_dependent.as_deref(),
+            Some("timing-dependent: 999 of its 1,000 round trips could be the client's own pauses rather than waits; without them it reads as pipelined, a write per command")
+        );
+        assert!(v.text.contains("(999 unconfirmed: every reply was back"), "{}", v.text);
+        // Unconfirmed ones that would not change the kind are said, not marked.
+        let mut c = counts(10_000, 10, 10, 1000);
+        c.unconfirmed_trips = 9;
+        let v = verdict(&c, &ObservedTimes::default());
+        assert_eq!((v.kind, v.timing_dependent), (VerdictKind::Pipelined, None));
+    }
+
+    #[test]
+    fn a_client_on_its_own_clock_is_no_one_at_a_time() {
+        // Never two in flight, yet its commands kept their cadence whatever the replies did.
+        let mut c = counts(1_000, 1_000, 1, 1);
+        c.cadence_gaps = 999;
+        let v = verdict(&c, &ObservedTimes::default());
+        assert_eq!(v.kind, VerdictKind::WritePerCommand, "{}", v.text);
+        assert!(v.text.contains("999 times when every reply happened to be back"), "{}", v.text);
+    }
+
+    #[test]
+    fn small_writes_sent_while_replies_were_awaited_cannot_be_told_from_a_write_per_command() {
+        // 1,000 commands written one by one, read by the proxy as 157 merged reads.
+        let mut c = counts(1_000, 157, 95, 202);
+        c.overlapping_writes = 60;
+        let v = verdict(&c, &ObservedTimes::default());
+        assert!(v.timing_dependent.as_deref().is_some_and(|t| t.contains("~6.4 commands a write")), "{}", v.text);
+        // redis-py's pipeline, 1,000 in 7 pieces, is plainly batched.
+        let mut c = counts(1_005, 7, 6, 1000);
+        c.overlapping_writes = 4;
+        assert_eq!(verdict(&c, &ObservedTimes::default()).timing_dependent, None);
+    }
 }
