@@ -1,5 +1,5 @@
-//! `pipescope observe`: the observing proxy with real clients and at its bounds, and
-//! observation from a capture file.
+//! `pipescope observe`: the observing proxy with real clients and at its bounds (a slow
+//! reader behind a dialled delay included), and observation from a capture file.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -11,3 +11,4 @@ mod limits;
 mod protocol_states;
 mod proxy;
 mod robustness;
+mod slow_reader;
