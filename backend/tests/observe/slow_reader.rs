@@ -150,7 +150,13 @@ fn a_100_mb_reply_to_a_slow_reader_keeps_the_proxy_within_its_budget() {
     let mut sampled = began;
     let mut peak_rss = 0;
     // Slowly: at most `SLOW_RATE`, the proxy's resident size sampled every second.
+    let slow_deadline = began + Duration::from_secs(120);
     while reply.len() < SLOW_BYTES {
+        assert!(
+            Instant::now() < slow_deadline,
+            "only {} bytes of the reply within 120 s",
+            reply.len()
+        );
         let n = s.read(&mut buf).expect("a read within 30 s");
         assert!(n > 0, "the proxy closed after {} bytes", reply.len());
         reply.take(&buf[..n]);

@@ -16,9 +16,9 @@ use crate::net::schedule::{Compensation, Link, Links};
 
 /// The least a direction may hold: far more than a pipeline at loopback speed keeps in flight
 /// through a sub-millisecond delay, so the bound never slows one.
-pub const MIN_BUDGET: usize = 4 << 20;
+const MIN_BUDGET: usize = 4 << 20;
 /// The most, whatever the delay: at a 1 s delay this still carries 64 MB/s.
-pub const MAX_BUDGET: usize = 64 << 20;
+const MAX_BUDGET: usize = 64 << 20;
 /// The rate a link with no bandwidth cap is assumed to carry: more than the proxy copies
 /// on loopback, so the budget covers its bandwidth-delay product.
 const UNCAPPED_RATE: u64 = 2_000_000_000;

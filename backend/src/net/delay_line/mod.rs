@@ -29,7 +29,7 @@ use shared::Network;
 use super::schedule::{Compensation, Links};
 use super::stats::ProxyStats;
 use super::wire_tap::{TAP_STAMPS, WireTap, stamps_per_tap};
-pub use budget::{MAX_BUDGET, MIN_BUDGET, direction_budget};
+pub use budget::direction_budget;
 use connection::{Connection, connect_pair, spawn_directions};
 use hooks::tap_hooks;
 pub use hooks::{Admit, Ended, Hooks};
