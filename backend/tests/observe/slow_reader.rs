@@ -112,11 +112,88 @@ impl Reply {
     }
 }
 
+/// The proxy's memory against what it may reach: its peak at start + 2 × its budget + `MARGIN`.
+struct Watch {
+    pid: u32,
+    start: u64,
+    budget: u64,
+}
+
+impl Watch {
+    fn bound(&self) -> u64 {
+        self.start + 2 * self.budget + MARGIN
+    }
+
+    /// Asserts `bytes` (its VmRSS or VmHWM, named `what`) is within the bound.
+    fn within(&self, what: &str, bytes: u64, when: &str) {
+        let (bound, start, budget) = (self.bound(), self.start, self.budget);
+        assert!(
+            bytes <= bound,
+            "the proxy's {what} reached {bytes} bytes {when}: over {bound} (its peak at start \
+             {start} + 2 × its budget {budget} + {MARGIN})"
+        );
+    }
+}
+
+/// Reads the reply at `SLOW_RATE` until `SLOW_BYTES` came, checking the proxy's VmRSS every
+/// second: the highest seen.
+fn read_slowly(s: &mut TcpStream, reply: &mut Reply, watch: &Watch) -> u64 {
+    let mut buf = vec![0u8; READ];
+    let began = Instant::now();
+    let deadline = began + Duration::from_secs(120);
+    let mut sampled = began;
+    let mut peak_rss = 0;
+    while reply.len() < SLOW_BYTES {
+        assert!(
+            Instant::now() < deadline,
+            "only {} bytes of the reply within 120 s",
+            reply.len()
+        );
+        let n = s.read(&mut buf).expect("a read within 30 s");
+        assert!(n > 0, "the proxy closed after {} bytes", reply.len());
+        reply.take(&buf[..n]);
+        if sampled.elapsed() >= Duration::from_secs(1) {
+            sampled = Instant::now();
+            let rss = status_bytes(watch.pid, "VmRSS");
+            peak_rss = peak_rss.max(rss);
+            eprintln!(
+                "{:>5.1} s: read {:>6.1} MB, proxy VmRSS {:.1} MB (started at a peak of {:.1} MB)",
+                began.elapsed().as_secs_f64(),
+                reply.len() as f64 / 1e6,
+                rss as f64 / 1e6,
+                watch.start as f64 / 1e6
+            );
+            let when = format!("with {} bytes of the reply read", reply.len());
+            watch.within("VmRSS", rss, &when);
+        }
+        let due = began + Duration::from_secs_f64(reply.len() as f64 / SLOW_RATE);
+        std::thread::sleep(due.saturating_duration_since(Instant::now()));
+    }
+    peak_rss
+}
+
+/// Reads the rest of the reply as fast as it comes: how long that took.
+fn drain(s: &mut TcpStream, reply: &mut Reply) -> Duration {
+    let mut buf = vec![0u8; 1 << 20];
+    let began = Instant::now();
+    let deadline = began + Duration::from_secs(120);
+    while !reply.complete() {
+        assert!(
+            Instant::now() < deadline,
+            "the reply is not complete 120 s after the slow part: {} bytes read",
+            reply.len()
+        );
+        let n = s.read(&mut buf).expect("a read within 30 s");
+        assert!(n > 0, "the proxy closed after {} bytes", reply.len());
+        reply.take(&buf[..n]);
+    }
+    began.elapsed()
+}
+
 #[test]
 fn a_100_mb_reply_to_a_slow_reader_keeps_the_proxy_within_its_budget() {
     let (redis, _target) = support::redis();
     set_big_value(redis.port(), "bigkey");
-    let budget = pipescope::net::direction_budget(&shared::Network::symmetric(250)) as u64;
     let mut observe = Observe::start(
         &redis.url(),
         &[
@@ -136,8 +213,11 @@ fn a_100_mb_reply_to_a_slow_reader_keeps_the_proxy_within_its_budget() {
     let mut pong = [0u8; 7];
     s.read_exact(&mut pong).expect("PONG within 30 s");
     assert_eq!(&pong, b"+PONG\r\n");
-    let start = status_bytes(pid, "VmHWM");
-    let bound = start + 2 * budget + MARGIN;
+    let watch = Watch {
+        pid,
+        start: status_bytes(pid, "VmHWM"),
+        budget: pipescope::net::direction_budget(&shared::Network::symmetric(250)) as u64,
+    };
 
     s.write_all(b"*2\r\n$3\r\nGET\r\n$6\r\nbigkey\r\n").unwrap();
     let mut reply = Reply {
@@ -145,59 +225,9 @@ fn a_100_mb_reply_to_a_slow_reader_keeps_the_proxy_within_its_budget() {
         value: 0,
         tail: Vec::new(),
     };
-    let mut buf = vec![0u8; READ];
-    let began = Instant::now();
-    let mut sampled = began;
-    let mut peak_rss = 0;
-    // Slowly: at most `SLOW_RATE`, the proxy's resident size sampled every second.
-    let slow_deadline = began + Duration::from_secs(120);
-    while reply.len() < SLOW_BYTES {
-        assert!(
-            Instant::now() < slow_deadline,
-            "only {} bytes of the reply within 120 s",
-            reply.len()
-        );
-        let n = s.read(&mut buf).expect("a read within 30 s");
-        assert!(n > 0, "the proxy closed after {} bytes", reply.len());
-        reply.take(&buf[..n]);
-        if sampled.elapsed() >= Duration::from_secs(1) {
-            sampled = Instant::now();
-            let rss = status_bytes(pid, "VmRSS");
-            peak_rss = peak_rss.max(rss);
-            eprintln!(
-                "{:>5.1} s: read {:>6.1} MB, proxy VmRSS {:.1} MB (started at a peak of {:.1} MB)",
-                began.elapsed().as_secs_f64(),
-                reply.len() as f64 / 1e6,
-                rss as f64 / 1e6,
-                start as f64 / 1e6
-            );
-            assert!(
-                rss <= bound,
-                "the proxy's VmRSS reached {rss} bytes with {} of the reply read: over {bound} \
-                 (its peak at start {start} + 2 × its budget {budget} + {MARGIN})",
-                reply.len()
-            );
-        }
-        let due = began + Duration::from_secs_f64(reply.len() as f64 / SLOW_RATE);
-        std::thread::sleep(due.saturating_duration_since(Instant::now()));
-    }
+    let peak_rss = read_slowly(&mut s, &mut reply, &watch);
     let slow_peak = status_bytes(pid, "VmHWM");
-
-    // Then the rest as fast as it comes.
-    let mut buf = vec![0u8; 1 << 20];
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let drain = Instant::now();
-    while !reply.complete() {
-        assert!(
-            Instant::now() < deadline,
-            "the reply is not complete 120 s after the slow part: {} bytes read",
-            reply.len()
-        );
-        let n = s.read(&mut buf).expect("a read within 30 s");
-        assert!(n > 0, "the proxy closed after {} bytes", reply.len());
-        reply.take(&buf[..n]);
-    }
-    let drained = drain.elapsed();
+    let drained = drain(&mut s, &mut reply);
     assert_eq!(reply.value, VALUE_LEN);
     assert_eq!(reply.tail, b"\r\n");
     // The kernel folds threads' RSS counts in lazily: two reads of VmHWM can differ by a page
@@ -207,21 +237,17 @@ fn a_100_mb_reply_to_a_slow_reader_keeps_the_proxy_within_its_budget() {
         "proxy peak (VmHWM): {:.1} MB at start, {:.1} MB after the slow {:.0} MB, {:.1} MB at the \
          end (bound {:.1} MB, budget {:.1} MB a direction; highest VmRSS sampled {:.1} MB); the \
          other {:.0} MB drained in {:.2} s",
-        start as f64 / 1e6,
+        watch.start as f64 / 1e6,
         slow_peak as f64 / 1e6,
         SLOW_BYTES as f64 / 1e6,
         peak as f64 / 1e6,
-        bound as f64 / 1e6,
-        budget as f64 / 1e6,
+        watch.bound() as f64 / 1e6,
+        watch.budget as f64 / 1e6,
         peak_rss as f64 / 1e6,
         (reply.len() - SLOW_BYTES) as f64 / 1e6,
         drained.as_secs_f64()
     );
-    assert!(
-        peak <= bound,
-        "the proxy's peak VmHWM was {peak} bytes: over {bound} (its peak at start {start} + \
-         2 × its budget {budget} + {MARGIN})"
-    );
+    watch.within("peak VmHWM", peak, "over the whole reply");
 
     drop(s);
     let conns = observe.report(Duration::from_secs(30));
