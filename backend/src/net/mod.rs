@@ -7,7 +7,8 @@
 //! - `delay_line`: the proxy. Each connection is copied in both directions by a reader thread
 //!   that stamps a chunk's arrival and a writer thread that releases it on time, so any number
 //!   of chunks are in flight: a pipeline pays one delay per batch, a sequential run one per
-//!   command.
+//!   command. What a direction holds is bounded in bytes; a full budget stops its reader, so
+//!   a slow reader backpressures the sender.
 //! - `schedule`: when a chunk leaves: arrival + transmission at the bandwidth cap + delay ±
 //!   jitter, less the compensation; never before it arrived, never out of order.
 //! - `calibration`: what forwarding through the proxy costs by itself (two extra loopback
@@ -29,7 +30,7 @@ mod schedule;
 mod stats;
 mod wire_tap;
 
-pub use delay_line::{Admit, DelayProxy, Ended, Hooks};
+pub use delay_line::{Admit, DelayProxy, Ended, Hooks, direction_budget};
 pub use route::{Proxies, Route};
 pub use schedule::Compensation;
 #[cfg(feature = "test-util")]

@@ -65,6 +65,17 @@ impl Link {
     pub fn is_instant(&self) -> bool {
         self.delay.is_zero() && self.jitter.is_zero() && self.bandwidth.is_none()
     }
+
+    /// The longest a chunk waits on this link after its transmission: the delay plus all of
+    /// the jitter.
+    pub fn longest_delay(&self) -> Duration {
+        self.delay + self.jitter
+    }
+
+    /// The bandwidth cap, bytes per second, if one is dialled.
+    pub fn bandwidth(&self) -> Option<u64> {
+        self.bandwidth.filter(|&bw| bw > 0)
+    }
 }
 
 /// When each chunk may leave: arrival, then transmission (queued behind earlier chunks on

@@ -1,5 +1,6 @@
-//! `pipescope observe`: the observing proxy with real clients and at its bounds, and
-//! observation from a capture file or a live capture.
+//! `pipescope observe`: the observing proxy with real clients and at its bounds (a slow
+//! reader behind a dialled delay included), observation from a capture file or a live
+//! capture, and whether a client waited, checked against its own syscalls.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -12,4 +13,5 @@ mod live_capture;
 mod protocol_states;
 mod proxy;
 mod robustness;
+mod slow_reader;
 mod waits;

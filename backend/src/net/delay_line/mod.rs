@@ -9,8 +9,10 @@
 //! - this file: the proxy, its listener and what it keeps (sockets, wire taps);
 //! - `hooks`: what a connection's chunks are shown to, and how a connection ended;
 //! - `connection`: one connection's two sockets and how its two directions finish;
-//! - `pipe`: one direction's copy, on time.
+//! - `pipe`: one direction's copy, on time;
+//! - `budget`: how many bytes a direction may hold before its reader stops reading.
 
+mod budget;
 mod connection;
 mod hooks;
 mod pipe;
@@ -27,6 +29,7 @@ use shared::Network;
 use super::schedule::{Compensation, Links};
 use super::stats::ProxyStats;
 use super::wire_tap::{TAP_STAMPS, WireTap, stamps_per_tap};
+pub use budget::direction_budget;
 use connection::{Connection, connect_pair, spawn_directions};
 use hooks::tap_hooks;
 pub use hooks::{Admit, Ended, Hooks};

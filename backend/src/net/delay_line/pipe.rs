@@ -1,10 +1,12 @@
-//! One direction's copy: a reader stamps arrivals, a writer releases each chunk on time.
+//! One direction's copy: a reader stamps arrivals, a writer releases each chunk on time, and
+//! what is between them is bounded in bytes (`budget`).
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
+use super::budget::{self, Budget};
 use super::connection::Ending;
 use super::hooks::Ended;
 use crate::net::schedule::{Link, Schedule};
@@ -113,15 +115,37 @@ pub(super) fn pipe(
             Box::new(move || copy_at_once(source, sink, &order, write_first, hooks)),
         );
     }
+    // The channel is unbounded; what it holds is bounded in bytes by `budget`.
     let (tx, rx) = mpsc::channel::<(Instant, Vec<u8>)>();
+    let budget = Arc::new(Budget::new(budget::for_link(&link)));
+    let reader = Queue {
+        tx,
+        budget: budget.clone(),
+    };
     spawn(
         "read",
-        Box::new(move || read_and_schedule(source, link, &order, on_read, tx)),
+        Box::new(move || read_and_schedule(source, link, &order, on_read, reader)),
     )?;
     spawn(
         "write",
-        Box::new(move || release_on_time(sink, rx, on_written)),
+        Box::new(move || release_on_time(sink, rx, Releases(budget), on_written)),
     )
+}
+
+/// The reader's end of a delayed direction: where chunks go, and the bytes it may hold.
+struct Queue {
+    tx: mpsc::Sender<(Instant, Vec<u8>)>,
+    budget: Arc<Budget>,
+}
+
+/// The writer's hold on the budget: gives back what it wrote, and on the way out (however it
+/// ends) lets a waiting reader go.
+struct Releases(Arc<Budget>);
+
+impl Drop for Releases {
+    fn drop(&mut self) {
+        self.0.close();
+    }
 }
 
 /// Where a direction's bytes come from, and what its closing or failing means.
@@ -220,25 +244,32 @@ fn copy_at_once(
     sink.finish();
 }
 
-/// A delayed link's reader: stamps each chunk's arrival, tells `on_read`, and hands it to the
-/// writer with its release time. Dropping `tx` at the end tells the writer to finish what is
-/// in flight, then close.
+/// A delayed link's reader: waits for room in the budget, then stamps each chunk's arrival,
+/// tells `on_read`, and hands it to the writer with its release time. Dropping the queue at
+/// the end tells the writer to finish what is in flight, then close.
 fn read_and_schedule(
     mut source: Source,
     link: Link,
     order: &Mutex<()>,
     mut on_read: impl FnMut(Instant, &[u8]),
-    tx: mpsc::Sender<(Instant, Vec<u8>)>,
+    queue: Queue,
 ) {
     let mut schedule = Schedule::new(link);
     let mut buf = vec![0u8; CHUNK];
-    while let Some(n) = source.next(&mut buf) {
+    // Not reading while the budget is full leaves the bytes in the kernel's buffers, and the
+    // sender waits on TCP's window: the stamp below is still when a chunk was read.
+    while queue.budget.wait_for_room(CHUNK) {
+        let Some(n) = source.next(&mut buf) else {
+            break;
+        };
         let now = Instant::now();
         {
             let _order = in_order(order);
             on_read(now, &buf[..n]);
         }
-        if tx
+        queue.budget.take(n);
+        if queue
+            .tx
             .send((schedule.release(now, n), buf[..n].to_vec()))
             .is_err()
         {
@@ -251,6 +282,7 @@ fn read_and_schedule(
 fn release_on_time(
     mut sink: Sink,
     rx: mpsc::Receiver<(Instant, Vec<u8>)>,
+    budget: Releases,
     mut on_written: impl FnMut(Instant, Instant, &[u8]),
 ) {
     precise_sleeps();
@@ -264,7 +296,11 @@ fn release_on_time(
             sink.failed(e);
             break;
         }
+        let n = bytes.len();
+        drop(bytes);
+        budget.0.give_back(n);
     }
+    drop(budget);
     sink.finish();
 }
 
