@@ -237,7 +237,10 @@ impl Fed {
             ended += &format!("; {}", o.befell.join("; "));
         }
         o.record.end(at, ended);
-        self.ended.push_back(o.record.snapshot(at));
+        let mut seen = o.record.snapshot(at);
+        seen.counts.writes_are_segments = true;
+        seen.verdict = shared::observe::verdict(&seen.counts, &seen.times);
+        self.ended.push_back(seen);
         if self.ended.len() > KEPT
             && let Some(old) = self.ended.pop_front()
         {

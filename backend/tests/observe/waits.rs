@@ -124,23 +124,25 @@ fn write_per_command(via: Via) {
     );
 }
 
+/// By capture, the client runs at its own pace: slowed by strace to a round trip's pace, its
+/// writes and Redis's replies were coupled by the scheduler on two cores, and the wire read
+/// as a client that waited (seen here: 1,000 round trips, the slope 0.9). Its syscalls are
+/// counted in a traced run straight to Redis (its code fixes them: a send per SET, one read
+/// loop at the end); the captured run is the same program untraced.
 #[test]
 fn a_write_per_command_pipeline_by_capture() {
-    write_per_command(Via::Capture);
-}
-
-/// The same client at its own pace (not slowed by strace; its syscalls are the traced run's,
-/// as its code fixes them): a capture shows a write per command and one confirmed wait.
-#[test]
-fn a_write_per_command_pipeline_at_full_speed_by_capture() {
     let (redis, _) = support::redis();
-    let Some(mut tcpdump) = Tcpdump::start(redis.port()) else {
-        return;
-    };
     let Some(client) = raw("each")(redis.port()) else {
         return;
     };
-    support::clients::run(client, None, "raw_writer each");
+    let Some(seen) = syscalls(client, redis.port()) else {
+        return;
+    };
+    assert_eq!(seen, Syscalls { writes: N, waits: 1 }, "what the client did");
+    let Some(mut tcpdump) = Tcpdump::start(redis.port()) else {
+        return;
+    };
+    support::clients::run(raw("each")(redis.port()).unwrap(), None, "raw_writer each");
     let summary = tcpdump.stop();
     let out = Command::new(env!("CARGO_BIN_EXE_pipescope"))
         .args(["observe", "--pcap"])
@@ -152,9 +154,9 @@ fn a_write_per_command_pipeline_at_full_speed_by_capture() {
     assert!(out.status.success(), "tcpdump: {summary}; pipescope: {stderr}");
     let conns: Vec<ObservedConnection> = serde_json::from_slice(&out.stdout).unwrap();
     let c = with_sets(&conns, N);
-    let k = &c.counts;
-    eprintln!("| raw_writer each, untraced | Capture | {} segments, {} round trips ({} unconfirmed) | {} |", k.writes, k.round_trips, k.unconfirmed_trips, c.verdict.text);
-    assert_eq!(k.round_trips - k.unconfirmed_trips, 1, "{}", c.verdict.text);
+    assert_truth_within("raw_writer each, untraced", Via::Capture, c, seen);
+    // Linux merged its 1,000 sends into 13–71 segments here: a capture cannot show a write
+    // per command, and the verdict must say so if it does not name it.
     assert!(
         c.verdict.kind == VerdictKind::WritePerCommand || c.verdict.timing_dependent.is_some(),
         "{}",
@@ -216,7 +218,13 @@ fn redis_py_waits(via: Via) {
     };
     let c = named(&conns, "py-pipe");
     assert_truth_within("redis-py pipeline", via, c, seen);
-    assert_eq!(c.verdict.kind, VerdictKind::Pipelined, "{}", c.verdict.text);
+    // It sends its ~6 KB pieces without reading, so whether a piece goes while replies to
+    // the last are awaited is a race: batched either way.
+    assert!(
+        matches!(c.verdict.kind, VerdictKind::Pipelined | VerdictKind::AutoPipelined),
+        "{}",
+        c.verdict.text
+    );
 }
 
 #[test]

@@ -39,6 +39,10 @@ pub struct ObservedCounts {
     /// new command, so never more than `commands` (a big command read in pieces is one write;
     /// small writes may arrive merged).
     pub writes: u64,
+    /// The writes are TCP segments as a capture saw them (the kernel's, not the client's:
+    /// Linux merges small writes as it sends), not reads at the proxy.
+    #[serde(default)]
+    pub writes_are_segments: bool,
     /// Of `writes`, those that arrived while replies to earlier commands were still awaited.
     pub overlapping_writes: u64,
     /// The client waited for replies with nothing more to send, then sent again (as the wire
@@ -88,11 +92,11 @@ pub struct WaitEvidence {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WaitReading {
-    /// The interval lies above ½: the next command followed the replies.
+    /// The interval lies above 0.7: the next command followed the replies.
     Waited,
-    /// The interval lies below ½: the commands kept their own cadence.
+    /// The interval lies below 0.3, over at least 256 moments: the commands kept their own cadence.
     OwnCadence,
-    /// The interval straddles ½ (or the replies' times hardly varied): the wire cannot tell.
+    /// Anything else (or the replies' times hardly varied): the wire cannot tell.
     Undecided,
 }
 

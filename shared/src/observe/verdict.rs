@@ -41,10 +41,19 @@ pub fn verdict(c: &ObservedCounts, t: &ObservedTimes) -> Verdict {
 fn merged_writes(c: &ObservedCounts, kind: VerdictKind) -> Option<String> {
     let per_write = c.commands as f64 / c.writes.max(1) as f64;
     let batched = matches!(kind, VerdictKind::Pipelined | VerdictKind::AutoPipelined);
-    (batched && per_write <= 16.0 && c.overlapping_writes * 4 >= c.writes).then(|| {
+    // A capture's segments are the kernel's: it merged 1,000 one-command writes into 13 here.
+    let (most, what) = if c.writes_are_segments {
+        (128.0, "segments are the kernel's, which merges small writes as it sends")
+    } else {
+        (16.0, "small writes arrive merged")
+    };
+    // Writes not shown to follow a wait: sent while replies were awaited, or after replies
+    // that the wire cannot confirm were waited for.
+    let unwaited = c.overlapping_writes + c.unconfirmed_trips;
+    (batched && per_write <= most && unwaited * 4 >= c.writes).then(|| {
         format!(
-            "timing-dependent: ~{per_write:.1} commands a write, {} of its {} sent while replies were awaited; small writes arrive merged, so this may be a write per command: the wire cannot tell",
-            group(c.overlapping_writes),
+            "timing-dependent: ~{per_write:.1} commands a write, {} of its {} not shown to follow a wait; {what}, so this may be a write per command: the wire cannot tell",
+            group(unwaited.min(c.writes)),
             count(c.writes, "write"),
         )
     })
@@ -92,7 +101,7 @@ fn kind_and_text(c: &ObservedCounts, t: &ObservedTimes, trips: u64) -> (VerdictK
     // A write for each command; or a few commands a write, most sent while replies were
     // awaited: small writes arrive merged (the proxy reads what has come; Linux merges small
     // segments as it sends), so a client writing each command reads as ~2–4 a write.
-    let each = c.writes * 10 >= n * 9;
+    let each = per_write <= 1.5;
     let few = per_write <= 4.0 && c.overlapping_writes * 2 > c.writes;
     if each || few {
         let merged = if each {

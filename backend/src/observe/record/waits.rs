@@ -21,6 +21,9 @@ use shared::observe::{WAIT_EVIDENCE_MIN, WaitEvidence, WaitReading};
 /// Moments kept for the estimate (the first ones); all are counted.
 const KEPT: usize = 8_192;
 
+/// The fewest moments from which round trips are taken off as the client's own cadence.
+const CADENCE_MIN: u64 = 256;
+
 /// A moment whose lag or reaction (gap − lag) is further than this many median absolute
 /// deviations from its median is left out of the slope: a collector's pause or a descheduled
 /// client is one such point, and least squares would let it decide.
@@ -88,9 +91,13 @@ impl Waits {
             return unconfirmed;
         };
         let (low, high) = (follows - half_width, follows + half_width);
-        let reading = if low > 0.5 {
+        // Each side of ½ with a margin; and taking moments off the round trips (its own
+        // cadence) needs many of them: a connection mixing a handshake that waited with a
+        // batch sent in pieces that did not (redis-py's pipeline, 12 moments) must not lose
+        // its handshake's waits.
+        let reading = if low > 0.7 {
             WaitReading::Waited
-        } else if high < 0.5 {
+        } else if high < 0.3 && self.count >= CADENCE_MIN {
             WaitReading::OwnCadence
         } else {
             WaitReading::Undecided
@@ -200,14 +207,20 @@ mod tests {
     #[test]
     fn a_client_on_its_own_clock_keeps_its_cadence() {
         // A write every 300 ± 5 µs whatever the replies (back after 40–100 µs) did.
-        let (lags, jitter) = (spread(200, 3), spread(200, 4));
+        let (lags, jitter) = (spread(300, 3), spread(300, 4));
         let mut w = Waits::default();
         for (l, j) in lags.iter().zip(&jitter) {
             w.moment(295.0 + 10.0 * j, 40.0 + 60.0 * l);
         }
         let r = w.read(false);
         assert_eq!(r.evidence.unwrap().reading, WaitReading::OwnCadence);
-        assert_eq!((r.unconfirmed, r.cadence), (0, 200));
+        assert_eq!((r.unconfirmed, r.cadence), (0, 300));
+        // Fewer than CADENCE_MIN such moments stay unconfirmed.
+        let mut w = Waits::default();
+        for (l, j) in lags.iter().zip(&jitter).take(100) {
+            w.moment(295.0 + 10.0 * j, 40.0 + 60.0 * l);
+        }
+        assert_eq!((w.read(false).unconfirmed, w.read(false).cadence), (100, 0));
     }
 
     #[test]
