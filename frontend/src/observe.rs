@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 
 use shared::ServerMsg;
 use shared::observe::{
-    ObserveStatus, ObservedConnection, ObservedTimeline, VerdictKind, duration, group,
+    ObserveStatus, ObservedConnection, ObservedTimeline, Vantage, VerdictKind, duration, group,
+    parts,
 };
 
 use crate::trace::Trace;
@@ -124,75 +125,60 @@ pub fn verdict_word(kind: VerdictKind) -> &'static str {
 /// One figure of the time taken apart, and how it was obtained.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Figure {
-    pub label: &'static str,
+    pub label: String,
     pub value: String,
     /// Starts with "measured", "derived" or "assumed", then by what or from what.
     pub how: String,
 }
 
-/// A connection's wall time taken apart: where it went, every figure with its provenance.
+/// A connection's wall time taken apart (`shared::observe::parts`: the parts add up to the
+/// wall, their percentages to 100), then its counts, every figure with its provenance.
 pub fn time_split(c: &ObservedConnection) -> Vec<Figure> {
     let t = &c.times;
-    let pct = |x: f64| {
-        if t.wall_us > 0.0 {
-            format!("{} ({:.0} %)", duration(x), 100.0 * x / t.wall_us)
-        } else {
-            duration(x)
-        }
+    let capture = c.vantage == Vantage::Capture;
+    let by = if capture {
+        "measured by the capture on its host"
+    } else {
+        "measured by the proxy"
     };
-    let fig = |label, value, how: &str| Figure {
-        label,
+    let fig = |label: &str, value: String, how: String| Figure {
+        label: label.to_string(),
         value,
-        how: how.to_string(),
+        how,
     };
-    let mut out = vec![
-        fig(
-            "wall time",
-            duration(t.wall_us),
-            "measured by the proxy: the first command's arrival to the last reply handed back (or to now)",
+    let mut out = vec![fig(
+        "wall time",
+        duration(t.wall_us),
+        format!(
+            "{by}: the first command to the last reply (or to now), its idle end left out; the parts below add up to it, their shares to 100 %"
         ),
-        fig(
-            "waiting on round trips",
-            pct(t.waiting_us),
-            "measured by the proxy: time with at least one reply awaited",
-        ),
-        fig(
-            "of which at Redis",
-            pct(t.at_redis_us),
-            "measured by the proxy: a command handed to Redis until its reply came back (Redis's work and the loopback hop each way)",
-        ),
-        fig(
-            "of which network and proxy",
-            pct(t.network_us()),
-            "derived: waiting on round trips − at Redis",
-        ),
-        fig(
-            "the client's own time",
-            pct(t.client_us),
-            "measured by the proxy: time with no reply awaited (the application's code, its kernel, the hop to the proxy)",
-        ),
-    ];
-    if t.blocked_us > 0.0 {
-        out.push(fig(
-            "blocked",
-            pct(t.blocked_us),
-            "measured by the proxy: waiting on blocking commands (BLPOP …), not counted as round trips",
-        ));
-    }
+    )];
+    out.extend(parts(c).into_iter().map(|p| Figure {
+        value: format!("{} ({} %)", duration(p.us), p.percent),
+        label: p.label,
+        how: p.how,
+    }));
     out.push(fig(
         "round trips",
         group(c.counts.round_trips),
-        "measured by the proxy: the client waited for replies with nothing more to send, then sent again (those the wire cannot confirm as waits are said in the verdict)",
+        format!(
+            "{by}: waits for replies with nothing more to send (unconfirmed ones: see the verdict)"
+        ),
     ));
+    let writes = if capture {
+        format!("{by}: TCP segments that start a command (the kernel merges and splits writes)")
+    } else {
+        format!("{by}: its reads that start a command; small writes may arrive merged")
+    };
     out.push(fig(
-        "writes",
+        if capture { "segments" } else { "writes" },
         group(c.counts.writes),
-        "measured by the proxy: its reads from the client that start a new command (at most one per command); small writes may arrive merged",
+        writes,
     ));
     out.push(fig(
         "mean depth",
         format!("{:.1}", t.mean_depth),
-        "derived: commands in flight, averaged over the time any were",
+        "derived: commands in flight, averaged over the time any were".into(),
     ));
     out
 }
@@ -230,6 +216,9 @@ mod tests {
             counts,
             times,
             equivalent: None,
+            vantage: Default::default(),
+            library: None,
+            mean_set_value: None,
         }
     }
 
@@ -279,6 +268,9 @@ mod tests {
             count: 10,
             batch: 1000,
             wall_us: 50,
+            compared_us: 1_000.0,
+            value_bytes: None,
+            through_relay: true,
         });
         s.apply(&ServerMsg::Observed {
             connections: vec![measured],
@@ -328,9 +320,60 @@ mod tests {
         }
         let network = figures
             .iter()
-            .find(|f| f.label == "of which network and proxy")
+            .find(|f| f.label == "in the proxy and the dialled network")
             .unwrap();
         assert_eq!(network.value, "700 µs (70 %)");
-        assert!(figures.iter().any(|f| f.how.contains("TCP may merge")));
+        assert!(
+            figures
+                .iter()
+                .any(|f| f.how.contains("small writes may arrive merged"))
+        );
+    }
+
+    #[test]
+    fn the_observer_s_hops_are_a_part_of_their_own_and_the_shares_add_up() {
+        let mut c = conn(1, 10, 10);
+        c.vantage = Vantage::Proxy {
+            hop_us: Some(10.0),
+            remote_redis: false,
+        };
+        c.times.observer_us = 100.0;
+        c.times.client_us = 100.0;
+        c.times.wall_us = 1_000.0;
+        let figures = time_split(&c);
+        let value = |label: &str| {
+            figures
+                .iter()
+                .find(|f| f.label == label)
+                .map(|f| f.value.clone())
+        };
+        assert_eq!(
+            value("the observer's two hops").as_deref(),
+            Some("100 µs (10 %)")
+        );
+        assert_eq!(
+            value("the client's own time").as_deref(),
+            Some("100 µs (10 %)")
+        );
+        let hops = figures
+            .iter()
+            .find(|f| f.label == "the observer's two hops")
+            .unwrap();
+        assert!(hops.how.contains("10 µs a round trip"), "{}", hops.how);
+        let shares: u32 = shared::observe::parts(&c).iter().map(|p| p.percent).sum();
+        assert_eq!(shares, 100);
+    }
+
+    #[test]
+    fn from_a_capture_the_writes_are_segments_and_the_times_the_capture_host_s() {
+        let mut c = conn(1, 10, 10);
+        c.vantage = Vantage::Capture;
+        let figures = time_split(&c);
+        assert!(figures.iter().any(|f| f.label == "segments"));
+        assert!(
+            figures.iter().all(|f| !f.how.contains("by the proxy")),
+            "{figures:?}"
+        );
+        assert!(figures.iter().all(|f| f.label != "the observer's two hops"));
     }
 }

@@ -3,24 +3,43 @@
 
 use crate::observe::{ObservedConnection, PipelinedEquivalent, duration, group};
 
-/// "pipescope's engine, 100,000 SETs pipelined in batches of 1,000 over the same network:
-/// 112.9 ms (measured), 416.3× faster than this connection's 47.00 s".
+/// "pipescope's engine, 100,000 SETs of 64 B pipelined in batches of 1,000 through a relay like
+/// the observer's: 112.9 ms (measured), 312.4× less than this connection's 35.25 s on round
+/// trips (measured at the proxy; its own time and idle gaps left out)".
 pub fn equivalent_line(c: &ObservedConnection, e: &PipelinedEquivalent) -> String {
-    let ratio = match c.times.wall_us / e.wall_us as f64 {
+    // Recordings from before `compared_us` compare with the wall, as they said then.
+    let (against, what) = if e.compared_us > 0.0 {
+        (
+            e.compared_us,
+            "on round trips (measured at the proxy; its own time and idle gaps left out)",
+        )
+    } else {
+        (c.times.wall_us, "in all")
+    };
+    let ratio = match against / e.wall_us as f64 {
         r if !r.is_finite() || r <= 0.0 => String::new(),
         r if r >= 1.0 => format!(
-            ", {r:.1}× faster than this connection's {}",
-            duration(c.times.wall_us)
+            ", {r:.1}× less than this connection's {} {what}",
+            duration(against)
         ),
         // A handful of commands: the engine's run costs more than the client's own.
         r => format!(
-            ", {:.1}× slower than this connection's {}",
+            ", {:.1}× more than this connection's {} {what}",
             1.0 / r,
-            duration(c.times.wall_us)
+            duration(against)
         ),
     };
+    let size = e
+        .value_bytes
+        .map(|b| format!(" of {b} B"))
+        .unwrap_or_default();
+    let path = if e.through_relay {
+        "through a relay like the observer's"
+    } else {
+        "over the same network"
+    };
     format!(
-        "pipescope's engine, {} {}s pipelined in batches of {} over the same network: {} (measured){ratio}",
+        "pipescope's engine, {} {}s{size} pipelined in batches of {} {path}: {} (measured){ratio}",
         group(e.count),
         e.command,
         group(e.batch as u64),
@@ -30,7 +49,7 @@ pub fn equivalent_line(c: &ObservedConnection, e: &PipelinedEquivalent) -> Strin
 
 /// The columns every report of connections shows, in order: headings, then one connection's
 /// figures (the terminal's table and the Markdown both lay these out).
-pub const COLUMNS: [&str; 11] = [
+pub const COLUMNS: [&str; 12] = [
     "id",
     "client",
     "name",
@@ -41,11 +60,12 @@ pub const COLUMNS: [&str; 11] = [
     "wall",
     "waiting",
     "at Redis",
+    "observer",
     "own time",
 ];
 
 /// Connection `c`'s figures under `COLUMNS`.
-pub fn cells(c: &ObservedConnection) -> [String; 11] {
+pub fn cells(c: &ObservedConnection) -> [String; 12] {
     let t = &c.times;
     [
         c.id.to_string(),
@@ -58,6 +78,7 @@ pub fn cells(c: &ObservedConnection) -> [String; 11] {
         duration(t.wall_us),
         duration(t.waiting_us),
         duration(t.at_redis_us),
+        duration(t.observer_us),
         duration(t.client_us),
     ]
 }
@@ -111,6 +132,9 @@ mod tests {
                 timing_dependent: None,
             },
             equivalent: None,
+            vantage: Default::default(),
+            library: None,
+            mean_set_value: None,
         }
     }
 

@@ -88,6 +88,15 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
     // Ctrl-C ends the observing: `Stop` passes it over to here (`Cli::on_signal`).
     let shutdown = stop.passed_over();
     let observer = Observer::start(args.listen, &target, network).await?;
+    match observer.hop_us() {
+        Some(hop) => eprintln!(
+            "observing: the observer's two hops (client → proxy → client) cost ~{} a round trip, measured at start; reported as their own part, not the client's time",
+            shared::observe::duration(hop)
+        ),
+        None => eprintln!(
+            "observing: the observer's two hops could not be measured at start: the client's own time includes them"
+        ),
+    }
     eprintln!(
         "observing: point your application at {} (Redis at {}{}); {}",
         observer.connect_url(),
@@ -176,8 +185,8 @@ async fn measure_equivalents(
         if stop.signal().is_some() {
             break;
         }
-        let spec = match equivalent::spec_for(c, network) {
-            Ok(spec) => spec,
+        let plan = match equivalent::plan(c, network) {
+            Ok(plan) => plan,
             Err(why) => {
                 eprintln!("connection {}: {why}", c.id);
                 continue;
@@ -187,15 +196,15 @@ async fn measure_equivalents(
             "measuring the pipelined equivalent of connection {} ({}/{n}): {} {}s in batches of {}",
             c.id,
             k + 1,
-            shared::observe::group(spec.count),
-            spec.command.name(),
+            shared::observe::group(plan.spec.count),
+            plan.spec.command.name(),
             shared::observe::group(u64::from(equivalent::BATCH))
         );
         let run_id = pipescope::engine::keys::first_run_id();
         equivalents.push((
             c.id,
             run_id,
-            equivalent::measure(target, &proxies, spec, run_id, stop.flag()).await,
+            equivalent::measure(target, &proxies, plan, run_id, stop.flag()).await,
         ));
     }
     let mut interrupted = Vec::new();

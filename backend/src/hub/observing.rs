@@ -263,7 +263,7 @@ impl Hub {
         if self.is_busy() {
             return Err(Rejection::Busy);
         }
-        let spec = equivalent::spec_for(conn, network)
+        let plan = equivalent::plan(conn, network)
             .map_err(|why| Rejection::NothingToMeasure(conn.id, why))?;
         // Its own run id, so its keys never meet a run's.
         let run_id = self
@@ -274,7 +274,7 @@ impl Hub {
         equivalent::measure(
             &self.inner.target,
             &self.inner.proxies,
-            spec,
+            plan,
             run_id,
             stopping,
         )

@@ -239,6 +239,7 @@ impl Fed {
         o.record.end(at, ended);
         let mut seen = o.record.snapshot(at);
         seen.counts.writes_are_segments = true;
+        seen.vantage = shared::observe::Vantage::Capture;
         seen.verdict = shared::observe::verdict(&seen.counts, &seen.times);
         self.ended.push_back(seen);
         if self.ended.len() > KEPT

@@ -17,11 +17,14 @@
 //! - `record`: one connection's record, chunk by chunk.
 //! - `captured`: the same records fed from a capture, a file or live (`crate::capture`), no
 //!   proxy at all.
+//! - `probe`: the observer's own two hops (client → proxy → client), measured at start, so
+//!   they are their own part of a connection's time, not the client's.
 //! - `equivalent`: what the same number of commands cost pipelined by pipescope's own engine.
 //! - `report`: the CLI's table, JSON and Markdown.
 
 pub mod captured;
 pub mod equivalent;
+mod probe;
 mod record;
 pub mod report;
 
@@ -32,7 +35,7 @@ use std::time::Instant;
 
 use shared::Network;
 use shared::observe::{
-    MAX_OBSERVED_CONNECTIONS, ObserveStatus, ObservedConnection, ObservedTimeline,
+    MAX_OBSERVED_CONNECTIONS, ObserveStatus, ObservedConnection, ObservedTimeline, Vantage, verdict,
 };
 
 use crate::net::{Compensation, DelayProxy, Hooks};
@@ -73,9 +76,10 @@ pub struct Observer {
 }
 
 impl Observer {
-    /// Listens on `listen` and forwards each connection to `target`'s Redis over `network`.
-    /// The proxy's own forwarding cost is not taken off a dialled delay: an application's
-    /// round trip through it is its direct one, plus the proxy, plus 2·D.
+    /// Listens on `listen` and forwards each connection to `target`'s Redis over `network`,
+    /// after measuring its own two hops (`probe`). The proxy's own forwarding cost is not
+    /// taken off a dialled delay: an application's round trip through it is its direct one,
+    /// plus the proxy, plus 2·D.
     pub async fn start(
         listen: SocketAddr,
         target: &RedisTarget,
@@ -85,12 +89,30 @@ impl Observer {
             return Err(ObserveError::Tls);
         }
         let upstream = target.socket_addr().await?;
+        let hop_us =
+            match tokio::task::spawn_blocking(move || probe::hop_cost(upstream, network)).await {
+                Ok(Ok(hop)) => hop,
+                Ok(Err(e)) => {
+                    tracing::warn!("the observer's hops could not be measured: {e}");
+                    None
+                }
+                Err(e) => {
+                    tracing::warn!("the observer's probe failed: {e}");
+                    None
+                }
+            };
         let compensation = Compensation::default();
         let listener = TcpListener::bind(listen).map_err(|source| ObserveError::Listen {
             addr: listen,
             source,
         })?;
-        let connections = Arc::new(Connections::default());
+        let connections = Arc::new(Connections {
+            vantage: Vantage::Proxy {
+                hop_us,
+                remote_redis: !upstream.ip().is_loopback(),
+            },
+            ..Connections::default()
+        });
         let admit = {
             let connections = connections.clone();
             Box::new(move |client: SocketAddr| connections.admit(client))
@@ -131,12 +153,22 @@ impl Observer {
     pub fn connections(&self) -> &Arc<Connections> {
         &self.connections
     }
+
+    /// The observer's two hops a round trip, measured at start (`None`: not measured).
+    pub fn hop_us(&self) -> Option<f64> {
+        match self.connections.vantage {
+            Vantage::Proxy { hop_us, .. } => hop_us,
+            Vantage::Capture => None,
+        }
+    }
 }
 
 /// Every connection the proxy has followed: open ones, and the latest `KEPT_ENDED` ended.
 #[derive(Default)]
 pub struct Connections {
     list: Mutex<List>,
+    /// How they are seen: through this proxy, with its hops measured at start.
+    vantage: Vantage,
 }
 
 #[derive(Default)]
@@ -213,7 +245,7 @@ impl Connections {
         let now = Instant::now();
         self.all()
             .iter()
-            .map(|f| f.record.lock().expect("observed record").snapshot(now))
+            .map(|f| self.seen(f.record.lock().expect("observed record").snapshot(now)))
             .collect()
     }
 
@@ -226,9 +258,25 @@ impl Connections {
             .filter_map(|f| {
                 let changed = f.changed.swap(false, Ordering::AcqRel);
                 let record = f.record.lock().expect("observed record");
-                (changed || record.awaits_reply()).then(|| record.snapshot(now))
+                (changed || record.awaits_reply()).then(|| self.seen(record.snapshot(now)))
             })
             .collect()
+    }
+
+    /// `c` as seen through this proxy: its vantage, and the observer's hops on each of its
+    /// round trips taken out of what the proxy booked as the client's own time.
+    fn seen(&self, mut c: ObservedConnection) -> ObservedConnection {
+        if let Vantage::Proxy {
+            hop_us: Some(hop), ..
+        } = self.vantage
+        {
+            let t = &mut c.times;
+            t.observer_us = (c.counts.round_trips as f64 * hop).min(t.client_us);
+            t.client_us -= t.observer_us;
+            c.verdict = verdict(&c.counts, &c.times);
+        }
+        c.vantage = self.vantage.clone();
+        c
     }
 
     /// How many are open.

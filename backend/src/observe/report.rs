@@ -1,7 +1,7 @@
 //! `pipescope observe`'s report: a verdict per connection as a table for a terminal. JSON and
 //! Markdown live in `shared::observe_report`, which the page's export uses too.
 
-use shared::observe::{NoEquivalent, ObservedConnection, stand_in};
+use shared::observe::{NoEquivalent, ObservedConnection, advice, duration, group, stand_in};
 use shared::observe_report::{COLUMNS, cells};
 pub use shared::observe_report::{equivalent_line, json, markdown};
 
@@ -11,7 +11,7 @@ pub fn table(conns: &[ObservedConnection]) -> String {
     if conns.is_empty() {
         return "no connections were observed\n".into();
     }
-    let rows: Vec<[String; 11]> = conns.iter().map(cells).collect();
+    let rows: Vec<[String; 12]> = conns.iter().map(cells).collect();
     let widths: Vec<usize> = (0..COLUMNS.len())
         .map(|i| {
             rows.iter()
@@ -37,6 +37,22 @@ pub fn table(conns: &[ObservedConnection]) -> String {
     for (c, row) in conns.iter().zip(&rows) {
         out += &line(&mut row.iter().map(String::as_str));
         out += &format!("      {}\n", c.verdict.text);
+        if let Some(a) = advice(c) {
+            out += &format!("      what would help: {}\n", a.change);
+            if !a.projections.is_empty() {
+                let each: Vec<String> = a
+                    .projections
+                    .iter()
+                    .map(|p| format!("in batches of {} ~{}", group(p.batch), duration(p.us)))
+                    .collect();
+                out += &format!(
+                    "      its {} now, pipelined {} ({})\n",
+                    duration(a.now_us),
+                    each.join(", "),
+                    a.how
+                );
+            }
+        }
         match (&c.equivalent, stand_in(c)) {
             (Some(e), _) => out += &format!("      {}\n", equivalent_line(c, e)),
             (None, Err(why @ NoEquivalent::OtherCommands { .. })) => {

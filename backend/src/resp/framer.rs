@@ -27,7 +27,7 @@ const KEPT_FIRST: usize = 1;
 fn kept_args(name: &[u8]) -> usize {
     let is = |s: &[u8]| name.eq_ignore_ascii_case(s);
     if is(b"CLIENT") {
-        3 // CLIENT SETNAME x
+        4 // CLIENT SETINFO LIB-NAME x
     } else if is(b"HELLO") {
         7 // HELLO 3 AUTH user pass SETNAME x
     } else if is(b"XREAD") || is(b"XREADGROUP") {
@@ -62,6 +62,10 @@ pub struct Message {
     ends: Vec<usize>,
     /// An array reply's last integer element: the count in a pub/sub (un)subscribe reply.
     last_int: Option<i64>,
+    /// A top-level array's element count, and its third element's length when that is a
+    /// bulk string (SET's value), which is counted, not kept.
+    elements: i64,
+    third_len: Option<u64>,
 }
 
 /// A command's name in upper case, on the stack (longer names are cut; no command is).
@@ -114,10 +118,17 @@ impl Message {
         self.last_int
     }
 
+    /// The third element's length, when it is a bulk string: SET's value.
+    pub fn third_len(&self) -> Option<u64> {
+        self.third_len
+    }
+
     fn clear(&mut self) {
         self.data.clear();
         self.ends.clear();
         self.last_int = None;
+        self.elements = 0;
+        self.third_len = None;
     }
 
     fn push(&mut self, arg: &[u8]) {
@@ -332,6 +343,11 @@ impl Framer {
                     return;
                 }
                 self.skip = n as u64 + 2;
+                if let [left] = self.open[..]
+                    && self.message.elements - left == 2
+                {
+                    self.message.third_len = Some(n as u64);
+                }
                 self.keeping = self.open.len() == 1
                     && self.message.ends.len() < self.keep
                     && (n as usize) <= KEPT_ARG_LEN;
@@ -342,6 +358,9 @@ impl Framer {
             Some(Type::Line) | None => false,
         };
         let n = Type::items(pairs, n);
+        if self.open.is_empty() {
+            self.message.elements = n;
+        }
         if n <= 0 {
             self.value_done(done);
         } else {
@@ -403,6 +422,20 @@ mod tests {
 
     fn names(ms: &[Message]) -> Vec<String> {
         ms.iter().map(|m| m.name().as_str().to_string()).collect()
+    }
+
+    #[test]
+    fn a_set_s_value_is_measured_and_a_library_s_name_kept_in_any_pieces() {
+        let bytes = b"*5\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nvvvvv\r\n$2\r\nEX\r\n$2\r\n10\r\n\
+*4\r\n$6\r\nCLIENT\r\n$7\r\nSETINFO\r\n$8\r\nLIB-NAME\r\n$8\r\nredis-py\r\n\
+*2\r\n$3\r\nGET\r\n$1\r\nk\r\n";
+        for piece in 1..=bytes.len() {
+            let ms = frame_in_pieces(Side::Commands, bytes, piece);
+            assert_eq!(names(&ms), ["SET", "CLIENT", "GET"]);
+            assert_eq!(ms[0].third_len(), Some(5), "piece {piece}");
+            assert_eq!(ms[1].arg(3), Some(&b"redis-py"[..]), "piece {piece}");
+            assert_eq!(ms[2].third_len(), None);
+        }
     }
 
     #[test]

@@ -96,15 +96,42 @@ fn the_report_says_one_at_a_time_and_pipelined_with_the_counts() {
     // A 1,000-command batch is ~40 KB: TCP may split it into a few reads, not hundreds.
     assert!(piped.counts.writes <= 5 * 8 + 3, "{:?}", piped.counts);
 
-    // The pipelined equivalent was measured by the engine for both, on as many commands.
-    for c in [one, piped] {
+    // The pipelined equivalent was measured by the engine for both, on as many commands, with
+    // values the size of the client's (the mean length of the numbers it SET), through a
+    // relay like the observer's, compared with the time on round trips as the report had it.
+    let mean_len = |n: u64| {
+        (0..n)
+            .map(|i| (i % 1000).to_string().len() as u64)
+            .sum::<u64>()
+            / n
+    };
+    for (c, sets) in [(one, 200), (piped, 5000)] {
         let e = c.equivalent.as_ref().expect("an equivalent was measured");
         assert_eq!(
             (e.command.as_str(), e.count, e.batch),
             ("SET", c.counts.commands, 1000)
         );
         assert!(e.wall_us > 0);
+        assert_eq!(c.mean_set_value, Some(mean_len(sets) as u32), "{c:?}");
+        assert_eq!(e.value_bytes, c.mean_set_value);
+        assert!(e.through_relay);
+        let on_trips = c.times.waiting_us + c.times.observer_us;
+        assert!(
+            (e.compared_us - on_trips).abs() < 1.0,
+            "{e:?} vs {:?}",
+            c.times
+        );
+        // The client named itself: the redis crate sends CLIENT SETINFO LIB-NAME redis-rs.
+        assert_eq!(c.library.as_deref(), Some("redis-rs"));
     }
+    let help = shared::observe::advice(one).expect("a loop is told what would help");
+    assert!(help.change.starts_with("redis-rs: "), "{help:?}");
+    assert_eq!(
+        help.projections.len(),
+        2,
+        "batches of 10 and 100 of its 200: {help:?}"
+    );
+    assert!(shared::observe::advice(piped).is_none());
 }
 
 #[test]

@@ -5,6 +5,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod accounting;
 mod binary;
 mod capture;
 mod clients;

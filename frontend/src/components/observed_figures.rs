@@ -1,4 +1,5 @@
 use leptos::prelude::*;
+use shared::observe::{advice, duration, group};
 use shared::observe_report::equivalent_line;
 
 use crate::components::trip_figure::{parts_legend, trip_svg};
@@ -30,6 +31,24 @@ pub fn ObservedFigures(conn: Connection, id: u64) -> impl IntoView {
                     }
                 })
                 .collect_view();
+            let help = advice(&c).map(|a| {
+                let projected = (!a.projections.is_empty()).then(|| {
+                    let each = a
+                        .projections
+                        .iter()
+                        .map(|p| format!("in batches of {} ~{}", group(p.batch), duration(p.us)))
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    format!("Its {} now; pipelined {each} ({}).", duration(a.now_us), a.how)
+                });
+                view! {
+                    <div class="what-would-help" id=format!("help-{id}")>
+                        <b>"What would help: "</b>
+                        <span class="change">{a.change}</span>
+                        {projected.map(|p| view! { <p class="projection">{p}</p> })}
+                    </div>
+                }
+            });
             let trip = TripBreakdown::observed(&c).map(|t| {
                 view! {
                     <figure class="rtt observed-rtt">
@@ -45,6 +64,7 @@ pub fn ObservedFigures(conn: Connection, id: u64) -> impl IntoView {
                     <table class="time-split">
                         <tbody>{rows}</tbody>
                     </table>
+                    {help}
                     {trip}
                     <div class="equivalent">
                         <button
@@ -57,7 +77,7 @@ pub fn ObservedFigures(conn: Connection, id: u64) -> impl IntoView {
                         </button>
                         <span class="equivalent-result" id=format!("equivalent-result-{id}")>
                             {equivalent.unwrap_or_else(|| {
-                                "the same number of commands, pipelined by pipescope's engine over the same network: not measured yet".into()
+                                "the same number of commands, pipelined by pipescope's engine through a relay like the observer's: not measured yet".into()
                             })}
                         </span>
                     </div>

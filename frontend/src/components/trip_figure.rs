@@ -170,7 +170,7 @@ pub fn parts_legend(id: String, trip: &TripBreakdown) -> impl IntoView + use<> {
         })
         .collect_view();
     let note = if trip.vantage == Vantage::Proxy {
-        "The proxy times a round trip from a command's arrival to its reply handed back: the hops between your application and the proxy are not seen by it, so they are not drawn. Bars are widened to stay readable; the numbers are the values."
+        "The proxy times a round trip from a command's arrival to its reply handed back: the hops between your application and the proxy lie outside it, so they are not drawn here (the time split above gives them as the observer's two hops, measured at start). Bars are widened to stay readable; the numbers are the values."
     } else if trip.tapped {
         "The legs are medians over the stamped requests, so they need not add up to the mean RTT. Bars are widened to stay readable; the numbers are the values."
     } else {

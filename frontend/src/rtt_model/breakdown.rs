@@ -113,17 +113,29 @@ impl TripBreakdown {
             return None;
         }
         let per_trip = |us: f64| us / trips as f64;
-        let tap = Part {
-            key: "tap",
-            name: "proxy → Redis → proxy".into(),
-            us: per_trip(c.times.at_redis_us),
-            tint: Tint::Redis,
-            source: Source::Measured("the observing proxy (mean per round trip)"),
-            what: "from handing the commands to Redis until its replies came back: Redis's work, the hop each way and, when a delay is dialled, that delay".into(),
+        let captured = c.vantage == shared::observe::Vantage::Capture;
+        let tap = if captured {
+            Part {
+                key: "tap",
+                name: "request → reply".into(),
+                us: per_trip(c.times.at_redis_us),
+                tint: Tint::Redis,
+                source: Source::Measured("the capture on its host (mean per round trip)"),
+                what: "from the command's segment to its reply's, as the capture's host saw them: Redis's work and, unless captured on Redis's host, the network".into(),
+            }
+        } else {
+            Part {
+                key: "tap",
+                name: "proxy → Redis → proxy".into(),
+                us: per_trip(c.times.at_redis_us),
+                tint: Tint::Redis,
+                source: Source::Measured("the observing proxy (mean per round trip)"),
+                what: "from handing the commands to Redis until its replies came back: Redis's work, the hop each way and, when a delay is dialled, that delay".into(),
+            }
         };
         let proxy = Part {
             key: "proxy",
-            name: "in the proxy".into(),
+            name: if captured { "the rest" } else { "in the proxy" }.into(),
             us: per_trip(c.times.network_us()),
             tint: Tint::Host,
             source: Source::Derived(

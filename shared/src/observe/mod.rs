@@ -15,9 +15,14 @@
 //! client waited for them is read from evidence (`WaitEvidence`): a client that waits sends
 //! its next command a steady moment after the replies, one that does not keeps its own
 //! cadence whatever the replies did. What the evidence cannot decide is counted and said to
-//! be unconfirmed (`ObservedCounts::unconfirmed_trips`). The client's **own time** is what lies between round trips (nothing awaited: its
-//! code, its kernel, the loopback hop to the proxy). **At Redis** is the part of waiting during
-//! which some command had reached Redis and its reply had not yet come back to the proxy.
+//! be unconfirmed (`ObservedCounts::unconfirmed_trips`). **At Redis** is the part of waiting
+//! during which some command had reached Redis and its reply had not yet come back to the proxy
+//! (proxy → Redis → proxy). What lies between round trips (nothing awaited at the proxy) holds
+//! the observer's own two hops (client → proxy, proxy → client), measured once at start and
+//! charged per round trip (`ObservedTimes::observer_us`), and the client's **own time**: its
+//! code and its kernel. `parts` takes the wall time apart, each part labelled for how it was
+//! obtained; from a capture (`Vantage::Capture`) there is no proxy and the times are the
+//! capture host's.
 
 use serde::{Deserialize, Serialize};
 
@@ -113,8 +118,13 @@ pub struct ObservedTimes {
     /// Of `waiting_us`, the time a command was at Redis as the proxy sees it (proxy → Redis →
     /// proxy: Redis's work plus the loopback hop each way).
     pub at_redis_us: f64,
-    /// Nothing awaited: the client's own time between round trips.
+    /// Nothing awaited, less the observer's hops: the client's own time between round trips.
     pub client_us: f64,
+    /// The observer's two hops (client → proxy, proxy → client) on each round trip, which the
+    /// proxy's clock would otherwise book as the client's own time: round trips × the hop
+    /// cost measured at start (`Vantage::Proxy::hop_us`), at most the time nothing was awaited.
+    #[serde(default)]
+    pub observer_us: f64,
     /// Waiting on blocking commands.
     pub blocked_us: f64,
     /// Commands in flight, averaged over the time any were (effective pipeline depth).
@@ -122,8 +132,8 @@ pub struct ObservedTimes {
 }
 
 impl ObservedTimes {
-    /// Waiting that was not at Redis: the network between the client and Redis, and the
-    /// proxy (derived: `waiting_us - at_redis_us`).
+    /// Waiting that was not at Redis: the proxy's forwarding and any network dialled in at
+    /// it (derived: `waiting_us - at_redis_us`).
     pub fn network_us(&self) -> f64 {
         (self.waiting_us - self.at_redis_us).max(0.0)
     }
@@ -183,6 +193,18 @@ pub struct PipelinedEquivalent {
     pub count: u64,
     pub batch: u32,
     pub wall_us: u64,
+    /// The connection's time on round trips when the equivalent was measured (its waiting
+    /// and the observer's hops, not its own time nor idle gaps), for the same commands: what
+    /// the equivalent is compared with.
+    #[serde(default)]
+    pub compared_us: f64,
+    /// The values' size the engine used: the connection's mean SET value, when it sent SETs.
+    #[serde(default)]
+    pub value_bytes: Option<u32>,
+    /// Whether the engine's run went through a relay like the observer's (uncompensated, the
+    /// same network dialled in), as the connection's commands did.
+    #[serde(default)]
+    pub through_relay: bool,
 }
 
 /// Why no pipelined equivalent stands beside a connection.
@@ -249,6 +271,42 @@ pub struct ObservedConnection {
     pub verdict: Verdict,
     #[serde(default)]
     pub equivalent: Option<PipelinedEquivalent>,
+    /// Where it was seen from, which decides what its times mean.
+    #[serde(default)]
+    pub vantage: Vantage,
+    /// The client library, as it named itself (`CLIENT SETINFO LIB-NAME`, sent by redis-py,
+    /// node-redis, Lettuce, Jedis, go-redis, redis-rs).
+    #[serde(default)]
+    pub library: Option<String>,
+    /// The mean size of its SET values, in bytes (when it sent SETs).
+    #[serde(default)]
+    pub mean_set_value: Option<u32>,
+}
+
+/// Where a connection was seen from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Vantage {
+    /// Through pipescope's observing proxy: times are the proxy's.
+    Proxy {
+        /// The observer's two hops a round trip (client → proxy → client, less the time at
+        /// the proxy), measured by a probe at start; `None` if the probe could not run.
+        hop_us: Option<f64>,
+        /// Redis is on another host: "at Redis" holds the network to it.
+        remote_redis: bool,
+    },
+    /// From a packet capture, a file or live: times are the capture host's, writes are
+    /// TCP segments as captured.
+    Capture,
+}
+
+impl Default for Vantage {
+    fn default() -> Vantage {
+        Vantage::Proxy {
+            hop_us: None,
+            remote_redis: false,
+        }
+    }
 }
 
 /// The observing proxy as the page sees it.
@@ -275,5 +333,9 @@ pub struct ObservedTimeline {
     pub writes_us: Vec<f64>,
 }
 
+mod advice;
+mod parts;
 mod verdict;
+pub use advice::{Advice, Projection, advice};
+pub use parts::{Part, largest_remainder, parts};
 pub use verdict::{count, duration, group, verdict};

@@ -43,7 +43,10 @@ fn merged_writes(c: &ObservedCounts, kind: VerdictKind) -> Option<String> {
     let batched = matches!(kind, VerdictKind::Pipelined | VerdictKind::AutoPipelined);
     // A capture's segments are the kernel's: it merged 1,000 one-command writes into 13 here.
     let (most, what) = if c.writes_are_segments {
-        (128.0, "segments are the kernel's, which merges small writes as it sends")
+        (
+            128.0,
+            "segments are the kernel's, which merges small writes as it sends",
+        )
     } else {
         (16.0, "small writes arrive merged")
     };
@@ -182,23 +185,9 @@ fn write_size(c: &ObservedCounts, per_write: f64) -> String {
     }
 }
 
-/// "; of 12.3 ms: 80 % waiting on round trips (5 % at Redis), 20 % the client's own time".
+/// "; of 12.3 ms: 60 % waiting on round trips (5 % at Redis), …" (`parts::sentence`).
 fn breakdown(t: &ObservedTimes) -> String {
-    if t.wall_us <= 0.0 {
-        return String::new();
-    }
-    let pct = |x: f64| (100.0 * x / t.wall_us).round();
-    let mut s = format!(
-        "; of {}: {} % waiting on round trips ({} % at Redis), {} % the client's own time",
-        duration(t.wall_us),
-        pct(t.waiting_us),
-        pct(t.at_redis_us),
-        pct(t.client_us),
-    );
-    if t.blocked_us > 0.0 {
-        s += &format!(", {} % blocked", pct(t.blocked_us));
-    }
-    s
+    super::parts::sentence(t)
 }
 
 /// "1 command", "100,000 commands".
@@ -367,6 +356,9 @@ mod tests {
             counts,
             times,
             equivalent: None,
+            vantage: Default::default(),
+            library: None,
+            mean_set_value: None,
         }
     }
 
@@ -401,9 +393,15 @@ mod tests {
         assert_eq!(v.kind, VerdictKind::OneAtATime);
         assert_eq!(
             v.timing_dependent.as_deref(),
-            Some("timing-dependent: 999 of its 1,000 round trips could be the client's own pauses rather than waits; without them it reads as pipelined, a write per command")
+            Some(
+                "timing-dependent: 999 of its 1,000 round trips could be the client's own pauses rather than waits; without them it reads as pipelined, a write per command"
+            )
         );
-        assert!(v.text.contains("(999 unconfirmed: every reply was back"), "{}", v.text);
+        assert!(
+            v.text.contains("(999 unconfirmed: every reply was back"),
+            "{}",
+            v.text
+        );
         // Unconfirmed ones that would not change the kind are said, not marked.
         let mut c = counts(10_000, 10, 10, 1000);
         c.unconfirmed_trips = 9;
@@ -418,7 +416,12 @@ mod tests {
         c.cadence_gaps = 999;
         let v = verdict(&c, &ObservedTimes::default());
         assert_eq!(v.kind, VerdictKind::WritePerCommand, "{}", v.text);
-        assert!(v.text.contains("999 times when every reply happened to be back"), "{}", v.text);
+        assert!(
+            v.text
+                .contains("999 times when every reply happened to be back"),
+            "{}",
+            v.text
+        );
     }
 
     #[test]
@@ -427,10 +430,19 @@ mod tests {
         let mut c = counts(1_000, 157, 95, 202);
         c.overlapping_writes = 60;
         let v = verdict(&c, &ObservedTimes::default());
-        assert!(v.timing_dependent.as_deref().is_some_and(|t| t.contains("~6.4 commands a write")), "{}", v.text);
+        assert!(
+            v.timing_dependent
+                .as_deref()
+                .is_some_and(|t| t.contains("~6.4 commands a write")),
+            "{}",
+            v.text
+        );
         // redis-py's pipeline, 1,000 in 7 pieces, is plainly batched.
         let mut c = counts(1_005, 7, 6, 1000);
         c.overlapping_writes = 4;
-        assert_eq!(verdict(&c, &ObservedTimes::default()).timing_dependent, None);
+        assert_eq!(
+            verdict(&c, &ObservedTimes::default()).timing_dependent,
+            None
+        );
     }
 }

@@ -132,6 +132,10 @@ pub struct Record {
     waits: Waits,
     /// Writes sent while replies were awaited, after the handshake.
     overlapped_later: u64,
+    /// The client library, from `CLIENT SETINFO LIB-NAME`.
+    library: Option<String>,
+    /// SETs seen and their values' bytes, for the mean value size.
+    set_values: (u64, u64),
 }
 
 impl Record {
@@ -163,6 +167,8 @@ impl Record {
             emptied: None,
             waits: Waits::default(),
             overlapped_later: 0,
+            library: None,
+            set_values: (0, 0),
         }
     }
 
@@ -242,6 +248,12 @@ impl Record {
         }
         self.counts.commands += 1;
         let (name, class) = self.note_name(m);
+        if name.as_str() == "SET"
+            && let Some(len) = m.third_len()
+        {
+            self.set_values.0 += 1;
+            self.set_values.1 += len;
+        }
         if !self.protocol.command(name.as_str(), m, class) {
             return false;
         }
@@ -310,6 +322,9 @@ impl Record {
                 }
             }
             "CLIENT" if arg_is(1, b"SETNAME") => self.set_name(m.arg(2)),
+            "CLIENT" if arg_is(1, b"SETINFO") && arg_is(2, b"LIB-NAME") => {
+                self.library = m.arg(3).map(|n| String::from_utf8_lossy(n).into_owned());
+            }
             _ => {}
         }
         (full, class)
@@ -477,6 +492,10 @@ impl Record {
             counts,
             times,
             equivalent: None,
+            vantage: Default::default(),
+            library: self.library.clone(),
+            mean_set_value: (self.set_values.0 > 0)
+                .then(|| (self.set_values.1 / self.set_values.0).min(u64::from(u32::MAX)) as u32),
         }
     }
 

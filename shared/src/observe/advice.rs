@@ -1,0 +1,187 @@
+//! What would help a connection that waits on round trips: what its commands would take
+//! pipelined (derived from what was measured of it, and said to be a floor), and the change
+//! for the client library it named.
+
+use super::{ObservedConnection, VerdictKind, count, duration, group};
+
+/// The batch sizes projected.
+pub const BATCHES: [u64; 3] = [10, 100, 1_000];
+
+/// The fewest round trips worth projecting from: below it pipelining has little to take.
+const MIN_TRIPS: u64 = 10;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Projection {
+    pub batch: u64,
+    /// Its own time plus ⌈commands / batch⌉ of its mean round trip.
+    pub us: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Advice {
+    /// Its commands' time as measured, without the observer's hops: own time plus waiting.
+    pub now_us: f64,
+    pub projections: Vec<Projection>,
+    /// How the projections were obtained.
+    pub how: String,
+    /// The concrete change for its library, when it named itself; else the general one.
+    pub change: String,
+}
+
+/// What would help `c`, if it waits on round trips (one at a time, or a write per command
+/// over many round trips) or writes each pipelined command on its own.
+pub fn advice(c: &ObservedConnection) -> Option<Advice> {
+    let kind = c.verdict.kind;
+    let n = c.counts.commands;
+    let trips = c.counts.round_trips;
+    if !matches!(kind, VerdictKind::OneAtATime | VerdictKind::WritePerCommand) || n < 2 {
+        return None;
+    }
+    let t = &c.times;
+    let now_us = t.client_us + t.waiting_us;
+    let projections = if trips >= MIN_TRIPS && n >= 2 * MIN_TRIPS {
+        let rtt = t.waiting_us / trips as f64;
+        BATCHES
+            .iter()
+            .filter(|&&b| b < n)
+            .map(|&b| Projection {
+                batch: b,
+                us: t.client_us + n.div_ceil(b) as f64 * rtt,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    if projections.is_empty() && kind == VerdictKind::OneAtATime {
+        return None;
+    }
+    let how = format!(
+        "derived from its {}: its own time ({}) plus ⌈{} / batch⌉ round trips of its mean {} measured; a floor, as Redis's work per command and bigger writes are left out",
+        count(n, "command"),
+        duration(t.client_us),
+        group(n),
+        duration(t.waiting_us / trips.max(1) as f64),
+    );
+    Some(Advice {
+        now_us,
+        projections,
+        how,
+        change: change(c.library.as_deref(), kind),
+    })
+}
+
+/// The change for `library` (as it named itself), or the general one.
+fn change(library: Option<&str>, kind: VerdictKind) -> String {
+    let lib = library.unwrap_or("").to_ascii_lowercase();
+    let per_command = kind == VerdictKind::WritePerCommand;
+    let known = if lib.contains("lettuce") {
+        Some(if per_command {
+            "Lettuce writes each command as it is issued: connection.setAutoFlushCommands(false), issue the batch, then connection.flushCommands() sends it in one write (Spring Data Redis: executePipelined with LettuceConnectionFactory.setPipeliningFlushPolicy(PipeliningFlushPolicy.buffered(n)))"
+        } else {
+            "Lettuce: issue the commands without awaiting each (async API), with connection.setAutoFlushCommands(false) and connection.flushCommands() every n (Spring Data Redis: executePipelined, PipeliningFlushPolicy.buffered(n))"
+        })
+    } else if lib.contains("redis-py") {
+        Some(
+            "redis-py: pipe = r.pipeline(transaction=False), queue the commands on pipe, pipe.execute() every n",
+        )
+    } else if lib.contains("node-redis") {
+        Some(
+            "node-redis pipelines the commands issued in one tick: start them all, then await Promise.all(…), instead of awaiting each",
+        )
+    } else if lib.contains("ioredis") {
+        Some("ioredis: const p = redis.pipeline(); p.set(…) for each; await p.exec()")
+    } else if lib.contains("jedis") {
+        Some("Jedis: Pipeline p = jedis.pipelined(); p.set(…) for each; p.sync()")
+    } else if lib.contains("go-redis") {
+        Some("go-redis: pipe := rdb.Pipeline(); pipe.Set(ctx, …) for each; pipe.Exec(ctx)")
+    } else if lib.contains("redis-rs") {
+        Some("redis-rs: let mut p = redis::pipe(); p.set(…).ignore() for each; p.query(&mut con)")
+    } else {
+        None
+    };
+    let general = if per_command {
+        "send the commands in fewer writes: your client's pipeline or flush setting, every n commands"
+    } else {
+        "pipeline the commands: your client's pipeline API, sending n before reading their replies"
+    };
+    match (known, library) {
+        (Some(said), _) => said.to_string(),
+        (None, Some(name)) => format!("{general} (the client named itself {name})"),
+        (None, None) => general.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observe::{ObservedCounts, ObservedTimes, Verdict};
+
+    fn conn(kind: VerdictKind, n: u64, trips: u64, library: Option<&str>) -> ObservedConnection {
+        ObservedConnection {
+            id: 1,
+            client: "127.0.0.1:50000".into(),
+            name: None,
+            open: false,
+            ended: None,
+            top_commands: vec![("SET".into(), n)],
+            counts: ObservedCounts {
+                commands: n,
+                writes: n,
+                round_trips: trips,
+                ..Default::default()
+            },
+            times: ObservedTimes {
+                wall_us: 60_000.0,
+                waiting_us: 50_000.0,
+                client_us: 10_000.0,
+                ..Default::default()
+            },
+            verdict: Verdict {
+                kind,
+                text: String::new(),
+                timing_dependent: None,
+            },
+            equivalent: None,
+            vantage: Default::default(),
+            library: library.map(Into::into),
+            mean_set_value: None,
+        }
+    }
+
+    #[test]
+    fn a_loop_of_1000_at_50_us_projects_its_own_time_plus_fewer_round_trips() {
+        let a = advice(&conn(VerdictKind::OneAtATime, 1000, 1000, Some("redis-py"))).unwrap();
+        assert_eq!(a.now_us, 60_000.0);
+        let us: Vec<(u64, f64)> = a.projections.iter().map(|p| (p.batch, p.us)).collect();
+        assert_eq!(us, vec![(10, 15_000.0), (100, 10_500.0)]);
+        assert!(
+            a.change
+                .starts_with("redis-py: pipe = r.pipeline(transaction=False)")
+        );
+        assert!(a.how.starts_with("derived"), "{}", a.how);
+    }
+
+    #[test]
+    fn lettuce_writing_each_command_is_told_to_flush_by_hand() {
+        let a = advice(&conn(
+            VerdictKind::WritePerCommand,
+            1000,
+            1,
+            Some("Lettuce"),
+        ))
+        .unwrap();
+        assert!(a.projections.is_empty());
+        assert!(
+            a.change.contains("setAutoFlushCommands(false)"),
+            "{}",
+            a.change
+        );
+        assert!(a.change.contains("PipeliningFlushPolicy.buffered(n)"));
+    }
+
+    #[test]
+    fn a_pipelined_client_or_a_short_loop_needs_nothing() {
+        assert_eq!(advice(&conn(VerdictKind::Pipelined, 1000, 1, None)), None);
+        assert_eq!(advice(&conn(VerdictKind::OneAtATime, 5, 5, None)), None);
+    }
+}
