@@ -11,6 +11,7 @@ mod capture;
 mod clients;
 mod limits;
 mod live_capture;
+mod network;
 mod protocol_states;
 mod proxy;
 mod robustness;

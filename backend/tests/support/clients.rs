@@ -52,6 +52,17 @@ pub fn redis_py() -> Option<Command> {
 
 /// `python tests/clients/raw_writer.py`: plain sockets, no library (any python3).
 pub fn raw_writer() -> Option<Command> {
+    plain_python("raw_writer.py")
+}
+
+/// `python tests/clients/relay.py`: a TCP relay holding each chunk for a dialled delay
+/// (any python3).
+pub fn relay() -> Option<Command> {
+    plain_python("relay.py")
+}
+
+/// `python tests/clients/<file>` for a script needing no library, or a skip.
+fn plain_python(file: &str) -> Option<Command> {
     let venv = root().join(".tools/py/bin/python");
     let python = if venv.exists() { venv } else { PathBuf::from("python3") };
     if !runs(&python, &["--version"]) {
@@ -59,7 +70,7 @@ pub fn raw_writer() -> Option<Command> {
         return None;
     }
     let mut c = Command::new(python);
-    c.arg(script("raw_writer.py"));
+    c.arg(script(file));
     Some(c)
 }
 

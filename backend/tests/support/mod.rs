@@ -149,6 +149,8 @@ impl Server {
 }
 pub mod browser;
 pub mod clients;
+pub mod commandstats;
+pub mod netns;
 pub mod oracle;
 pub mod tcpdump;
 pub mod observe;

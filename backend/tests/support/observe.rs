@@ -19,16 +19,23 @@ pub struct Observe {
 impl Observe {
     /// Starts `pipescope observe` with `args` against `redis_url`, on a free port.
     pub fn start(redis_url: &str, args: &[&str]) -> Observe {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_pipescope"))
-            .args([
-                "--redis-url",
-                redis_url,
-                "observe",
-                "--listen",
-                "127.0.0.1:0",
-            ])
+        Self::spawn(Self::command(redis_url, "127.0.0.1:0", args))
+    }
+
+    /// The command `start` runs, listening on `listen`: to be run as it is, or wrapped (e.g.
+    /// run inside a network namespace) and handed to `spawn`.
+    pub fn command(redis_url: &str, listen: &str, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_pipescope"));
+        c.args(["observe", "--redis-url", redis_url, "--listen", listen])
             .args(args)
-            .env("RUST_LOG", "pipescope=warn")
+            .env("RUST_LOG", "pipescope=warn");
+        c
+    }
+
+    /// Starts `cmd` (`pipescope observe`, its pid the process's own) and waits until it says
+    /// where it listens.
+    pub fn spawn(mut cmd: Command) -> Observe {
+        let mut child = cmd
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()

@@ -1,5 +1,6 @@
-//! Debian's `tcpdump` capturing loopback traffic to one port into a pcap file, for the tests
-//! that read real captures with `pipescope observe --pcap`.
+//! Debian's `tcpdump` capturing traffic to a port (on loopback, or on an interface of a test's
+//! own network) into a pcap file, for the tests that read real captures with
+//! `pipescope observe --pcap`.
 
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -18,6 +19,12 @@ impl Tcpdump {
     /// Starts capturing `tcp port PORT` on `lo` and waits until tcpdump says it is live.
     /// `None` where tcpdump is missing or may not capture (a failure under CI=true).
     pub fn start(port: u16) -> Option<Tcpdump> {
+        Self::on(Command::new("tcpdump"), "lo", &format!("tcp port {port}"))
+    }
+
+    /// The same with `tcpdump` (the program, or a command that runs it, e.g. inside a
+    /// network namespace) on `interface`, capturing what `filter` selects.
+    pub fn on(mut tcpdump: Command, interface: &str, filter: &str) -> Option<Tcpdump> {
         if Command::new("tcpdump").arg("--version").output().is_err() {
             super::cannot_check("tcpdump is not installed (scripts/setup test installs it)");
             return None;
@@ -26,10 +33,10 @@ impl Tcpdump {
         let file = dir.path().join("redis.pcap");
         // Whole packets, written as they come, with room for bursts (BUILD-NOTES: without
         // these a burst of small segments is dropped).
-        let mut child = Command::new("tcpdump")
-            .args(["-i", "lo", "-s", "0", "-B", "65536", "-U", "--immediate-mode", "-w"])
+        let mut child = tcpdump
+            .args(["-i", interface, "-s", "0", "-B", "65536", "-U", "--immediate-mode", "-w"])
             .arg(&file)
-            .arg(format!("tcp port {port}"))
+            .arg(filter)
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
@@ -88,6 +95,24 @@ impl Tcpdump {
             summary.push(line);
         }
         summary.join(" / ")
+    }
+
+    /// Stops the capture and reads it with `pipescope observe --pcap --json`: its connections
+    /// to `port`.
+    pub fn observe(&mut self, port: u16) -> Vec<shared::observe::ObservedConnection> {
+        let summary = self.stop();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_pipescope"));
+        cmd.args(["observe", "--pcap"])
+            .arg(&self.file)
+            .args(["--redis-port", &port.to_string(), "--json"]);
+        let out = super::clients::output_within(cmd, "pipescope observe --pcap");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success(),
+            "tcpdump: {summary}; pipescope: {stderr}"
+        );
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("not the JSON report ({e}): {stderr}; tcpdump: {summary}"))
     }
 }
 
