@@ -43,10 +43,10 @@ pub fn table(conns: &[ObservedConnection]) -> String {
                 let each: Vec<String> = a
                     .projections
                     .iter()
-                    .map(|p| format!("in batches of {} ~{}", group(p.batch), duration(p.us)))
+                    .map(|p| format!("of {} ~{}", group(p.batch), duration(p.us)))
                     .collect();
                 out += &format!(
-                    "      its {} now, pipelined {} ({})\n",
+                    "      now {} (its own time and its waits); pipelined in batches {} ({})\n",
                     duration(a.now_us),
                     each.join(", "),
                     a.how

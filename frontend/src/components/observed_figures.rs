@@ -36,10 +36,14 @@ pub fn ObservedFigures(conn: Connection, id: u64) -> impl IntoView {
                     let each = a
                         .projections
                         .iter()
-                        .map(|p| format!("in batches of {} ~{}", group(p.batch), duration(p.us)))
+                        .map(|p| format!("of {} ~{}", group(p.batch), duration(p.us)))
                         .collect::<Vec<_>>()
                         .join(", ");
-                    format!("Its {} now; pipelined {each} ({}).", duration(a.now_us), a.how)
+                    format!(
+                        "Now {} (its own time and its waits); pipelined in batches {each} ({}).",
+                        duration(a.now_us),
+                        a.how
+                    )
                 });
                 view! {
                     <div class="what-would-help" id=format!("help-{id}")>
