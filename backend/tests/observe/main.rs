@@ -7,6 +7,7 @@ mod support;
 
 mod accounting;
 mod binary;
+mod both_vantages;
 mod capture;
 mod clients;
 mod limits;
