@@ -207,6 +207,25 @@ async fn the_observe_view_tells_a_loop_from_a_pipeline_and_draws_both() {
             .unwrap();
         assert!(figures.contains(&r.text), "{figures}");
     }
+    // The loop is told what would help, for the library that ran it (redis-py names itself
+    // with CLIENT SETINFO LIB-NAME); the pipeline is not.
+    let help = c
+        .find(Locator::Css(&format!("#help-{}", plain.id)))
+        .await
+        .expect("what would help, under the loop's figures")
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        help.contains("redis-py: pipe = r.pipeline(transaction=False)"),
+        "{help}"
+    );
+    assert!(help.contains("derived"), "{help}");
+    assert!(
+        c.find(Locator::Css(&format!("#help-{}", piped.id)))
+            .await
+            .is_err()
+    );
 
     // Each one's mean round trip drawn as the proxy saw it: at Redis (measured) and in the
     // proxy (derived), adding up to the wait per round trip; the near lane is the proxy's.
@@ -262,7 +281,7 @@ async fn the_observe_view_tells_a_loop_from_a_pipeline_and_draws_both() {
     }
 
     // Tall enough for the table, the timeline and both connections' figures in one picture.
-    c.set_window_size(1400, 2900).await.unwrap();
+    c.set_window_size(1400, 3300).await.unwrap();
     tokio::time::sleep(Duration::from_millis(500)).await;
     let shot = browser.screenshot("observe").await;
     eprintln!("screenshot: {}", shot.display());
