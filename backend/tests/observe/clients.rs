@@ -200,12 +200,12 @@ fn redis_cli_pipe_streams_its_input() {
     assert!(c.counts.writes * 10 < c.counts.commands, "{:?}", c.counts);
     // Whether the next piece arrives while replies to the last are still awaited (auto-
     // pipelined) or just after they are all back (pipelined) is a race between redis-cli
-    // and Redis; seen both ways here. Either way, batched.
+    // and Redis. Mostly the former here; where the latter is not shown to be a wait, the
+    // verdict says it is timing-dependent rather than flip to "pipelined".
     assert!(
-        matches!(
-            c.verdict.kind,
-            VerdictKind::Pipelined | VerdictKind::AutoPipelined
-        ),
+        c.verdict.kind == VerdictKind::AutoPipelined
+            || (c.verdict.kind == VerdictKind::Pipelined && c.counts.unconfirmed_trips == 0)
+            || c.verdict.timing_dependent.is_some(),
         "{}",
         c.verdict.text
     );

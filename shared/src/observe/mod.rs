@@ -58,6 +58,11 @@ pub struct ObservedCounts {
     /// waited for them rather than paused on its own.
     #[serde(default)]
     pub unconfirmed_trips: u64,
+    /// Round trips begun by a write of several commands (a batch, not a handshake's or a
+    /// loop's one command): when they are unconfirmed, whether their writes followed a wait
+    /// decides between pipelined and auto-pipelined.
+    #[serde(default)]
+    pub batch_trips: u64,
     /// Moments every reply was back before the next command that were no waits: the client's
     /// commands kept their own cadence whatever the replies did (not in `round_trips`).
     #[serde(default)]

@@ -23,6 +23,9 @@ pub fn verdict(c: &ObservedCounts, t: &ObservedTimes) -> Verdict {
             ));
         }
     }
+    if timing_dependent.is_none() {
+        timing_dependent = unwaited_batches(c, kind);
+    }
     let text = match &timing_dependent {
         Some(why) => format!("{text} ({why})"),
         None => text,
@@ -32,6 +35,30 @@ pub fn verdict(c: &ObservedCounts, t: &ObservedTimes) -> Verdict {
         text,
         timing_dependent,
     }
+}
+
+/// Batches sent while replies were awaited make a client auto-pipelined; batches sent once
+/// every reply was back, pipelined. When some of the latter came after replies the wire cannot
+/// show the client waited for (a stream such as `redis-cli --pipe`, which Redis sometimes
+/// answers before its next write), which of the two it reads as is a race between the client
+/// and Redis: said instead of picked.
+fn unwaited_batches(c: &ObservedCounts, kind: VerdictKind) -> Option<String> {
+    if !matches!(kind, VerdictKind::Pipelined | VerdictKind::AutoPipelined)
+        || c.unconfirmed_trips == 0
+    {
+        return None;
+    }
+    let awaited = c.overlapping_writes;
+    let unwaited = (awaited + c.batch_trips.min(c.unconfirmed_trips)).min(c.writes);
+    let auto = |n: u64| n * 2 > c.writes;
+    (auto(awaited) != auto(unwaited)).then(|| {
+        format!(
+            "timing-dependent: {} of its {} sent while replies were awaited, and {} more after replies the wire cannot show it waited for; it reads as pipelined or auto-pipelined by turns",
+            group(awaited),
+            count(c.writes, "write"),
+            group(unwaited - awaited),
+        )
+    })
 }
 
 /// A few commands a write, many of them sent while replies were awaited: a client writing
@@ -284,6 +311,36 @@ mod tests {
             v.text,
             "pipelined: 1,005 commands in 7 writes (up to 1,000 in flight at once) over 6 round trips"
         );
+    }
+
+    #[test]
+    fn a_stream_redis_answered_between_writes_is_timing_dependent_not_flipped() {
+        // redis-cli --pipe: 8 writes of ~1,250 commands; 3 sent while replies were awaited,
+        // 4 after every reply was back, unconfirmed as waits.
+        let mut c = counts(10_002, 8, 5, 4000);
+        c.overlapping_writes = 3;
+        c.unconfirmed_trips = 4;
+        c.batch_trips = 5;
+        let v = verdict(&c, &ObservedTimes::default());
+        assert_eq!(v.kind, VerdictKind::Pipelined);
+        let why = v.timing_dependent.expect("a race, said");
+        assert!(
+            why.contains("pipelined or auto-pipelined by turns"),
+            "{why}"
+        );
+        // Most of its writes sent while replies were awaited: auto-pipelined whatever the rest.
+        c.overlapping_writes = 7;
+        assert_eq!(
+            verdict(&c, &ObservedTimes::default()).timing_dependent,
+            None
+        );
+        // redis-py's pipeline: its handshake's single commands unconfirmed, one batch.
+        let mut py = counts(1_005, 7, 6, 1000);
+        py.overlapping_writes = 1;
+        py.unconfirmed_trips = 5;
+        py.batch_trips = 1;
+        let v = verdict(&py, &ObservedTimes::default());
+        assert_eq!((v.kind, v.timing_dependent), (VerdictKind::Pipelined, None));
     }
 
     #[test]

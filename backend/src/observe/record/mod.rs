@@ -211,6 +211,7 @@ impl Record {
         self.advance(at);
         self.counts.bytes_from_client += bytes.len() as u64;
         let overlapping = self.in_flight() > 0;
+        let trips_before = self.counts.round_trips;
         let continued = commands.mid_message();
         let (mut expecting, mut completed) = (0, 0);
         // Every command of the chunk arrived at `at`: µs after the first command's arrival,
@@ -222,7 +223,12 @@ impl Record {
                 expecting += 1;
             }
         });
-        let started = completed + u64::from(commands.mid_message()) > u64::from(continued);
+        let begun =
+            (completed + u64::from(commands.mid_message())).saturating_sub(u64::from(continued));
+        let started = begun > 0;
+        if begun >= 2 && self.counts.round_trips > trips_before {
+            self.counts.batch_trips += 1;
+        }
         if started {
             self.counts.writes += 1;
             if overlapping {
