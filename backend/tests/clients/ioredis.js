@@ -1,6 +1,6 @@
 // ioredis through pipescope's observing proxy (backend/tests/observe/clients.rs).
 //
-//     node ioredis.js PORT NAME MODE N
+//     node ioredis.js PORT NAME MODE N [HOST]
 //
 // "pipeline": N SETs queued on redis.pipeline() and exec()'d. "auto": enableAutoPipelining,
 // and N SETs from 10 concurrent tasks, each awaiting its own SETs one by one (as request
@@ -8,10 +8,11 @@
 const Redis = require("ioredis");
 
 const [port, name, mode, n] = [Number(process.argv[2]), process.argv[3], process.argv[4], Number(process.argv[5])];
+const host = process.argv[6] || "127.0.0.1";
 const TASKS = 10;
 
 async function main() {
-  const redis = new Redis({ host: "127.0.0.1", port, connectionName: name, enableAutoPipelining: mode === "auto" });
+  const redis = new Redis({ host, port, connectionName: name, enableAutoPipelining: mode === "auto" });
   if (mode === "pipeline") {
     const p = redis.pipeline();
     for (let i = 0; i < n; i++) p.set(`io:${name}:${i}`, i);

@@ -1,16 +1,17 @@
 // node-redis (npm's "redis") through pipescope's observing proxy
 // (backend/tests/observe/clients.rs).
 //
-//     node node_redis.js PORT NAME MODE N
+//     node node_redis.js PORT NAME MODE N [HOST]
 //
 // "multi": N SETs on client.multi(), sent with execAsPipeline() (no MULTI/EXEC). "tick": N SETs
 // issued at once (Promise.all): node-redis writes what is issued in one tick together.
 const { createClient } = require("redis");
 
 const [port, name, mode, n] = [Number(process.argv[2]), process.argv[3], process.argv[4], Number(process.argv[5])];
+const host = process.argv[6] || "127.0.0.1";
 
 async function main() {
-  const client = createClient({ socket: { host: "127.0.0.1", port }, name });
+  const client = createClient({ socket: { host, port }, name });
   client.on("error", (e) => {
     console.error(e);
     process.exit(1);

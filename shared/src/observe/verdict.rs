@@ -45,6 +45,7 @@ pub fn verdict(c: &ObservedCounts, t: &ObservedTimes) -> Verdict {
 fn unwaited_batches(c: &ObservedCounts, kind: VerdictKind) -> Option<String> {
     if !matches!(kind, VerdictKind::Pipelined | VerdictKind::AutoPipelined)
         || c.unconfirmed_trips == 0
+        || c.writes_are_segments
     {
         return None;
     }
@@ -82,9 +83,10 @@ fn merged_writes(c: &ObservedCounts, kind: VerdictKind) -> Option<String> {
     let unwaited = c.overlapping_writes + c.unconfirmed_trips;
     (batched && per_write <= most && unwaited * 4 >= c.writes).then(|| {
         format!(
-            "timing-dependent: ~{per_write:.1} commands a write, {} of its {} not shown to follow a wait; {what}, so this may be a write per command: the wire cannot tell",
+            "timing-dependent: ~{per_write:.1} commands a {}, {} of its {} not shown to follow a wait; {what}, so this may be a write per command: the wire cannot tell",
+            writes_noun(c),
             group(unwaited.min(c.writes)),
-            count(c.writes, "write"),
+            count(c.writes, writes_noun(c)),
         )
     })
 }
@@ -144,12 +146,14 @@ fn kind_and_text(c: &ObservedCounts, t: &ObservedTimes, trips: u64) -> (VerdictK
             format!(
                 "pipelined, but a write per command: {} in {}{merged} over {trips_said} (~{} per round trip){breakdown}",
                 count(n, "command"),
-                count(c.writes, "write"),
+                count(c.writes, writes_noun(c)),
                 group(per_trip.round() as u64),
             ),
         );
     }
-    if c.overlapping_writes * 2 > c.writes {
+    // A capture's segments that left while replies were awaited may be one write the kernel
+    // split as it sent, so from a capture that is said, not taken as auto-pipelining.
+    if c.overlapping_writes * 2 > c.writes && !c.writes_are_segments {
         return (
             VerdictKind::AutoPipelined,
             format!(
@@ -159,15 +163,33 @@ fn kind_and_text(c: &ObservedCounts, t: &ObservedTimes, trips: u64) -> (VerdictK
             ),
         );
     }
+    let split = if c.writes_are_segments && c.overlapping_writes * 2 > c.writes {
+        format!(
+            " ({} of them left while replies were awaited: one write the kernel split, or writes sent without waiting, which a capture cannot tell apart)",
+            group(c.overlapping_writes)
+        )
+    } else {
+        String::new()
+    };
     (
         VerdictKind::Pipelined,
         format!(
-            "pipelined: {} in {}{} over {trips_said}{breakdown}",
+            "pipelined: {} in {}{}{split} over {trips_said}{breakdown}",
             count(n, "command"),
-            count(c.writes, "write"),
+            count(c.writes, writes_noun(c)),
             write_size(c, per_write),
         ),
     )
+}
+
+/// What a write is called: a read at the proxy is the client's write (perhaps merged); a
+/// capture sees the kernel's TCP segments.
+fn writes_noun(c: &ObservedCounts) -> &'static str {
+    if c.writes_are_segments {
+        "segment"
+    } else {
+        "write"
+    }
 }
 
 /// "7 round trips", "5,000 blocking waits", or "100 round trips and 5,000 blocking waits";
@@ -341,6 +363,28 @@ mod tests {
         py.batch_trips = 1;
         let v = verdict(&py, &ObservedTimes::default());
         assert_eq!((v.kind, v.timing_dependent), (VerdictKind::Pipelined, None));
+    }
+
+    #[test]
+    fn a_capture_does_not_take_segments_sent_while_replies_were_awaited_for_auto_pipelining() {
+        // ioredis's pipeline of 1,000 SETs across a 10 ms link, captured: its batch left in
+        // segments, all before the first reply could come back; one round trip for it.
+        let mut c = counts(1_007, 10, 4, 1000);
+        c.overlapping_writes = 9;
+        c.writes_are_segments = true;
+        let v = verdict(&c, &ObservedTimes::default());
+        assert_eq!(v.kind, VerdictKind::Pipelined, "{}", v.text);
+        assert!(
+            v.text.starts_with("pipelined: 1,007 commands in 10 segments (up to 1,000 in flight at once) (9 of them left while replies were awaited: one write the kernel split"),
+            "{}",
+            v.text
+        );
+        // Through the proxy, reads are the client's writes: sent while replies were awaited.
+        c.writes_are_segments = false;
+        assert_eq!(
+            verdict(&c, &ObservedTimes::default()).kind,
+            VerdictKind::AutoPipelined
+        );
     }
 
     #[test]
