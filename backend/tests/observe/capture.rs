@@ -4,7 +4,7 @@
 //! what a user sees: the connections, their command counts, the message.
 
 use crate::support;
-mod write;
+pub mod write;
 
 use std::process::{Command, Output};
 

@@ -163,9 +163,13 @@ fn redis_cli_pipe_streams_its_input() {
     const N: u64 = 10_000;
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("protocol.resp");
-    let mut resp = resp_cmd(&["CLIENT", "SETNAME", "cli-pipe"]);
+    let mut resp = crate::capture::write::cmd(&["CLIENT", "SETNAME", "cli-pipe"]);
     for i in 0..N {
-        resp.extend(resp_cmd(&["SET", &format!("cli:pipe:{i}"), "x"]));
+        resp.extend(crate::capture::write::cmd(&[
+            "SET",
+            &format!("cli:pipe:{i}"),
+            "x",
+        ]));
     }
     std::fs::write(&input, &resp).unwrap();
     cli.args([
@@ -209,15 +213,6 @@ fn redis_cli_pipe_streams_its_input() {
         "{}",
         c.verdict.text
     );
-}
-
-/// One command in RESP.
-fn resp_cmd(args: &[&str]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", args.len()).into_bytes();
-    for a in args {
-        out.extend(format!("${}\r\n{a}\r\n", a.len()).into_bytes());
-    }
-    out
 }
 
 /// Runs a client script (`client` from `redis_py`/`node`) with PORT NAME MODE N.

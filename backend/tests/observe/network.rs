@@ -299,15 +299,6 @@ fn the_proxy_and_a_capture_of_its_traffic_agree_across_a_real_network() {
 /// redis-cli --pipe's SETs.
 const PIPE_N: u64 = 10_000;
 
-/// One command in RESP.
-fn resp(args: &[&str]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", args.len()).into_bytes();
-    for a in args {
-        out.extend(format!("${}\r\n{a}\r\n", a.len()).into_bytes());
-    }
-    out
-}
-
 /// ioredis's `pipeline()`, node-redis's one-tick batch and `redis-cli --pipe` behind the
 /// dialled delay, captured on the client's side: each one's commands are what Redis ran, and
 /// each is pipelined over as few round trips as its code waits for: one for the batch (and
@@ -337,7 +328,7 @@ fn node_clients_and_redis_cli_pipe_across_a_real_network() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("sets.resp");
     let sets: Vec<u8> = (0..PIPE_N)
-        .flat_map(|i| resp(&["SET", &format!("pipe:{i}"), &i.to_string()]))
+        .flat_map(|i| crate::capture::write::cmd(&["SET", &format!("pipe:{i}"), &i.to_string()]))
         .collect();
     std::fs::write(&input, sets).unwrap();
     let mut cli = redis_cli().expect("checked by Wire::new");
