@@ -159,6 +159,7 @@ pub fn trace(c: &ObservedConnection, t: &ObservedTimeline) -> Trace {
         count: c.counts.commands,
         summary: None,
         observed: Some(format!("{} · {}", title(c), verdict_word(c.verdict.kind))),
+        captured: c.vantage == Vantage::Capture,
     }
 }
 
@@ -380,7 +381,9 @@ mod tests {
         assert!(s.from_capture());
         assert_eq!(s.connections.len(), 1);
         assert_eq!(s.connections[&1].counts.commands, 3);
-        assert_eq!(s.traces(&[1]).len(), 1, "its requests came with it");
+        let traces = s.traces(&[1]);
+        assert_eq!(traces.len(), 1, "its requests came with it");
+        assert!(traces[0].captured, "drawn on the capture's lanes");
         // The proxy's updates and a reconnection leave the capture shown.
         s.apply(&ServerMsg::Observed {
             connections: vec![conn(1, 20, 20)],

@@ -23,6 +23,9 @@ pub struct Trace {
     /// the panel's title. Its lanes are then the proxy's two sides (client ⇄ proxy, proxy ⇄
     /// Redis) and its round trips are found from the requests themselves.
     pub observed: Option<String>,
+    /// An observed connection read from a capture: the capture's host stamped each segment
+    /// once, so its lanes are the capture's (client ⇄ capture, capture ⇄ Redis).
+    pub captured: bool,
 }
 
 impl Trace {
@@ -302,6 +305,7 @@ mod tests {
             stride: 1,
             summary: None,
             observed: None,
+            captured: false,
         }
     }
 
@@ -322,6 +326,7 @@ mod tests {
         assert_eq!(trips, [(0, 1), (1, 2), (2, 5)]);
         let t = Trace {
             observed: Some("connection 1".into()),
+            captured: false,
             ..trace(None, spans)
         };
         assert_eq!(round_trips(&t).map(|t| t.len()), Some(3));
@@ -564,6 +569,7 @@ mod tests {
             count: 10,
             summary: None,
             observed: None,
+            captured: false,
         };
         let beyond: Vec<u64> = t.sampled_beyond().iter().map(|s| s.i).collect();
         assert_eq!(beyond, [4, 6, 8]);

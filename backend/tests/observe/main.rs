@@ -8,6 +8,7 @@ mod support;
 mod accounting;
 mod binary;
 mod capture;
+mod capture_upload;
 mod clients;
 mod limits;
 mod live_capture;

@@ -93,7 +93,7 @@ pub fn trip_svg(id: String, trip: &TripBreakdown) -> impl IntoView + use<> {
     let (near, request, reply) = match trip.vantage {
         Vantage::Engine => ("Client", "SET →", "← +OK"),
         Vantage::Proxy => ("Proxy", "commands →", "← replies"),
-        Vantage::Capture => ("Capture host", "commands →", "← replies"),
+        Vantage::Capture => ("Capture", "commands →", "← replies"),
     };
     view! {
         <svg
