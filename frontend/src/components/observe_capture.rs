@@ -1,6 +1,7 @@
 use leptos::ev;
 use leptos::prelude::*;
-use web_sys::File;
+use wasm_bindgen::JsCast;
+use web_sys::{File, HtmlInputElement};
 
 use crate::components::file_upload;
 use crate::connection::Connection;
@@ -14,10 +15,9 @@ const MAX_CAPTURE_BYTES: f64 = 256.0 * 1024.0 * 1024.0;
 /// show them in place of the proxy's, headed by what their figures are.
 #[component]
 pub fn ObserveCapture(conn: Connection) -> impl IntoView {
-    let ports = RwSignal::new("6379".to_string());
     // "Reading capture.pcap (12.3 MB)…" while the server reads.
     let reading = RwSignal::new(String::new());
-    let open = move |file: File| read(file, ports.get_untracked(), reading, conn);
+    let open = move |file: File| read(file, reading, conn);
     let picked = move |ev: ev::Event| {
         if let Some(file) = file_upload::picked(&ev) {
             open(file);
@@ -35,8 +35,7 @@ pub fn ObserveCapture(conn: Connection) -> impl IntoView {
                         id="capture-ports"
                         type="text"
                         size="12"
-                        prop:value=move || ports.get()
-                        on:input=move |e| ports.set(event_target_value(&e))
+                        value="6379"
                     />
                     <label class="button small" for="open-capture">
                         "Open a capture…"
@@ -51,9 +50,8 @@ pub fn ObserveCapture(conn: Connection) -> impl IntoView {
                 </div>
             </div>
             <p class="explain">
-                "A tcpdump capture of your application's Redis traffic (" <code>"tcpdump -i any -s 0 -w redis.pcap 'tcp port 6379'"</code>
-                "), picked here or dropped on this view, is read by the pipescope server as "
-                <code>"pipescope observe --pcap"</code> " reads it: nothing sits between the application and Redis."
+                "A capture of your application's Redis traffic (" <code>"tcpdump -i any -s 0 -w redis.pcap 'tcp port 6379'"</code>
+                "), picked here or dropped on this view, is read by the pipescope server as " <code>"pipescope observe --pcap"</code> " reads it."
             </p>
             // Empty (and hidden) but while the server reads, or once a capture is shown.
             <p id="capture-reading" class="note" role="status">{move || reading.get()}</p>
@@ -65,8 +63,14 @@ pub fn ObserveCapture(conn: Connection) -> impl IntoView {
 
 /// Sends `file` to the server to be read for Redis's `ports` (`POST /capture`), saying so
 /// meanwhile, then shows the connections it answers with, or why not.
-fn read(file: File, ports: String, reading: RwSignal<String>, conn: Connection) {
+fn read(file: File, reading: RwSignal<String>, conn: Connection) {
     let name = file.name();
+    // Read when a file is opened: the field needs no signal of its own.
+    let ports = document()
+        .get_element_by_id("capture-ports")
+        .and_then(|e| e.dyn_into::<HtmlInputElement>().ok())
+        .map(|i| i.value())
+        .unwrap_or_default();
     let mb = format!("{:.1} MB", file.size() / 1e6);
     if file.size() > MAX_CAPTURE_BYTES {
         conn.error.set(Some(format!(
