@@ -10,9 +10,9 @@
 
 use std::path::Path;
 
-use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Query};
-use axum::http::{StatusCode, header};
+use axum::body::Body;
+use axum::extract::Query;
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, post};
 use shared::ServerMsg;
@@ -20,7 +20,8 @@ use shared::ServerMsg;
 use crate::capture::Source;
 use crate::observe::captured;
 
-/// Larger bodies are refused unread (the page says so before sending one).
+/// Larger bodies are refused: unread when their length is announced (the page says so before
+/// sending one), or once the limit is passed.
 pub const MAX_CAPTURE_BYTES: usize = 256 * 1024 * 1024;
 
 /// Redis's port when the page names none.
@@ -34,12 +35,12 @@ pub struct Params {
     ports: Option<String>,
 }
 
-/// The route, with its body limit.
+/// The route; `read` applies the body limit itself.
 pub fn route<S: Clone + Send + Sync + 'static>() -> MethodRouter<S> {
-    post(read).layer(DefaultBodyLimit::max(MAX_CAPTURE_BYTES))
+    post(read)
 }
 
-async fn read(Query(params): Query<Params>, body: Bytes) -> Response {
+async fn read(Query(params): Query<Params>, headers: HeaderMap, body: Body) -> Response {
     // Only the name: a path the browser gave would mean nothing here.
     let file = params
         .file
@@ -48,6 +49,27 @@ async fn read(Query(params): Query<Params>, body: Bytes) -> Response {
         .and_then(|f| f.to_str())
         .unwrap_or("the capture")
         .to_string();
+    let too_big = || {
+        respond(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            &file,
+            format!(
+                "it is larger than the 256 MiB the page may send; read it with pipescope observe --pcap {file}"
+            ),
+        )
+    };
+    // An announced length beyond the limit: refused before a byte of it is read.
+    let announced = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if announced.is_some_and(|n| n > MAX_CAPTURE_BYTES as u64) {
+        return too_big();
+    }
+    // Otherwise read up to the limit (a body without a length stops there; one cut off by a
+    // page that went away gets this answer too, unread).
+    let Ok(body) = axum::body::to_bytes(body, MAX_CAPTURE_BYTES).await else {
+        return too_big();
+    };
     let answer = match ports(params.ports.as_deref()) {
         Ok(ports) => {
             let name = file.clone();
@@ -57,23 +79,26 @@ async fn read(Query(params): Query<Params>, body: Bytes) -> Response {
         }
         Err(reason) => Err(reason),
     };
-    let (status, msg) = match answer {
-        Ok(msg) => (StatusCode::OK, msg),
-        Err(reason) => {
-            tracing::info!(file, reason, "refused a capture a page opened");
-            let reason = format!(
-                "Could not open {file}: {reason}. The page still shows what it showed before."
-            );
-            (
-                StatusCode::UNPROCESSABLE_ENTITY,
-                ServerMsg::Rejected { reason },
-            )
-        }
-    };
+    match answer {
+        Ok(msg) => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/json")],
+            msg.to_json(),
+        )
+            .into_response(),
+        Err(reason) => respond(StatusCode::UNPROCESSABLE_ENTITY, &file, reason),
+    }
+}
+
+/// `Rejected`, saying why `file` could not be read, with `status`.
+fn respond(status: StatusCode, file: &str, reason: String) -> Response {
+    tracing::info!(file, reason, "refused a capture a page opened");
+    let reason =
+        format!("Could not open {file}: {reason}. The page still shows what it showed before.");
     (
         status,
         [(header::CONTENT_TYPE, "application/json")],
-        msg.to_json(),
+        ServerMsg::Rejected { reason }.to_json(),
     )
         .into_response()
 }

@@ -23,8 +23,7 @@ pub struct Trace {
     /// the panel's title. Its lanes are then the proxy's two sides (client ⇄ proxy, proxy ⇄
     /// Redis) and its round trips are found from the requests themselves.
     pub observed: Option<String>,
-    /// An observed connection read from a capture: the capture's host stamped each segment
-    /// once, so its lanes are the capture's (client ⇄ capture, capture ⇄ Redis).
+    /// Read from a capture, which stamped each segment once: its lanes are the capture's.
     pub captured: bool,
 }
 

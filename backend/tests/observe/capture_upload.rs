@@ -8,6 +8,8 @@ use crate::support;
 
 use std::time::Duration;
 
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
 use axum::body::Body;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
@@ -201,4 +203,31 @@ async fn a_posted_capture_is_read_as_observe_pcap_reads_it_and_bad_files_are_ref
     assert!(reason.contains("tcpdump -s 0 -w FILE"), "{reason}");
     let reason = refused(post(&server, "file=redis.pcap&ports=6379,99999", bytes).await);
     assert!(reason.contains("\"99999\" is not a TCP port"), "{reason}");
+
+    // A body announced beyond the limit is refused before any of it is sent.
+    let mut http = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    let over = pipescope::capture_upload::MAX_CAPTURE_BYTES + 1;
+    http.write_all(
+        format!(
+            "POST /capture?file=big.pcap HTTP/1.1\r\nHost: x\r\nContent-Length: {over}\r\nConnection: close\r\n\r\n"
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    // Answered, and closed, with none of it sent.
+    let mut answer = String::new();
+    support::within(
+        Duration::from_secs(30),
+        "the over-long body refused unsent",
+        http.read_to_string(&mut answer),
+    )
+    .await
+    .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    // Said in words, as the page shows them (the page refuses such a file before sending it).
+    assert!(
+        answer.contains("it is larger than the 256 MiB the page may send; read it with pipescope observe --pcap big.pcap"),
+        "{answer}"
+    );
 }
