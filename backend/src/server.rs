@@ -7,7 +7,7 @@ use axum::routing::get;
 use tokio::net::TcpListener;
 
 use crate::hub::Hub;
-use crate::{assets, recording_upload, ws};
+use crate::{assets, capture_upload, recording_upload, ws};
 
 pub fn router(hub: Hub) -> Router {
     page_routes().route("/ws", get(ws::handler)).with_state(hub)
@@ -25,6 +25,8 @@ pub fn page_routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
         .route("/observe", get(assets::index))
         // A recording the page opened, read for it (`recording_upload`).
         .route("/recording", recording_upload::route())
+        // A capture the page opened on its observe view, read for it (`capture_upload`).
+        .route("/capture", capture_upload::route())
         .fallback(assets::serve)
 }
 

@@ -294,6 +294,23 @@ impl Connection {
         }
     }
 
+    /// Shows the capture the server read from `file` (its answer to `POST /capture`, `reply`)
+    /// in place of the observed connections; a file that is not one leaves them as they were
+    /// and says why in the banner.
+    pub fn open_capture(&self, file: &str, reply: &str) {
+        match ServerMsg::from_json(reply) {
+            Ok(msg @ ServerMsg::CaptureRead { .. }) => {
+                self.observe.update(|o| o.apply(&msg));
+                self.error.set(None);
+            }
+            Ok(ServerMsg::Rejected { reason }) => self.error.set(Some(reason)),
+            Ok(_) | Err(_) => self.error.set(Some(format!(
+                "Could not open {file}: the server's answer was not a capture ({}). The page still shows what it showed before.",
+                reply.chars().take(200).collect::<String>()
+            ))),
+        }
+    }
+
     /// The stage's finished runs as a recording saved `now_ms` (unix ms). A recording shown
     /// again keeps what it says about where and by what it was measured.
     pub fn recording(&self, now_ms: u64) -> Recording {

@@ -1,6 +1,6 @@
 //! Observe mode as the page knows it, rebuilt from server messages (pure, host-tested): whether
 //! the observing proxy runs and where, the connections it follows, the timelines this page
-//! asked for. Plus what the observe view derives from them: a connection's timeline as a
+//! asked for; or, in their place, a capture file's connections this page opened. Plus what the observe view derives from them: a connection's timeline as a
 //! `Trace` the existing timeline draws, and its time taken apart, each figure saying how it was
 //! obtained.
 
@@ -27,6 +27,16 @@ pub struct ObserveState {
     /// The connection whose pipelined equivalent this page asked to measure, until it lands
     /// (or the server refuses).
     pub measuring: Option<u64>,
+    /// A capture this page opened (`POST /capture`): `connections` and `timelines` are its,
+    /// and the proxy's updates are not shown until observing starts again.
+    pub capture: Option<CaptureShown>,
+}
+
+/// What heads a capture's connections: what their figures are, and what befell the capture.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CaptureShown {
+    pub label: String,
+    pub notes: Vec<String>,
 }
 
 impl ObserveState {
@@ -38,6 +48,11 @@ impl ObserveState {
                 observed,
                 ..
             } => {
+                // A reconnected page keeps the capture it shows.
+                if self.capture.is_some() {
+                    self.status = observing.clone();
+                    return;
+                }
                 *self = ObserveState {
                     status: observing.clone(),
                     ..Default::default()
@@ -59,6 +74,9 @@ impl ObserveState {
                 self.status = None;
                 self.stopped = reason.clone();
             }
+            // The proxy's connections are not the capture's, whose ids they would overwrite.
+            ServerMsg::Observed { .. } | ServerMsg::ObservedTimeline(_)
+                if self.capture.is_some() => {}
             ServerMsg::Observed { connections } => {
                 for c in connections {
                     if self.measuring == Some(c.id) && c.equivalent.is_some() {
@@ -78,11 +96,38 @@ impl ObserveState {
             | ServerMsg::Finished { .. }
             | ServerMsg::Failed { .. }
             | ServerMsg::RecordingRead { .. } => {}
+            ServerMsg::CaptureRead {
+                label,
+                notes,
+                connections,
+                timelines,
+            } => {
+                *self = ObserveState {
+                    status: self.status.take(),
+                    capture: Some(CaptureShown {
+                        label: label.clone(),
+                        notes: notes.clone(),
+                    }),
+                    ..Default::default()
+                };
+                for c in connections {
+                    self.connections.insert(c.id, c.clone());
+                }
+                for t in timelines {
+                    self.timelines.insert(t.id, t.clone());
+                }
+            }
         }
     }
 
     pub fn observing(&self) -> bool {
         self.status.is_some()
+    }
+
+    /// Whether the connections shown are a capture's (their requests came with them; there is
+    /// no Redis to measure an equivalent against).
+    pub fn from_capture(&self) -> bool {
+        self.capture.is_some()
     }
 
     /// The chosen connections that have a timeline, drawn like runs.
@@ -114,6 +159,7 @@ pub fn trace(c: &ObservedConnection, t: &ObservedTimeline) -> Trace {
         count: c.counts.commands,
         summary: None,
         observed: Some(format!("{} · {}", title(c), verdict_word(c.verdict.kind))),
+        captured: c.vantage == Vantage::Capture,
     }
 }
 
@@ -305,6 +351,64 @@ mod tests {
             Some("#1 · loop · 127.0.0.1:50000 · one at a time")
         );
         assert_eq!(crate::trace::round_trips(&traces[0]).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn a_capture_replaces_the_connections_until_observing_starts_again() {
+        let mut s = ObserveState::default();
+        s.apply(&ServerMsg::ObserveStarted { status: status() });
+        s.apply(&ServerMsg::Observed {
+            connections: vec![conn(1, 10, 10), conn(2, 5, 5)],
+        });
+        let mut captured = conn(1, 3, 3);
+        captured.vantage = Vantage::Capture;
+        let timeline = ObservedTimeline {
+            id: 1,
+            timeline: Timeline {
+                first: vec![Span::new(0, 0.0, 5.0)],
+                sampled: vec![],
+                stride: 1,
+            },
+            writes_us: vec![0.0],
+        };
+        s.apply(&ServerMsg::CaptureRead {
+            label: "from the capture x.pcap".into(),
+            notes: vec!["a gap".into()],
+            connections: vec![captured],
+            timelines: vec![timeline],
+        });
+        assert!(s.observing(), "the proxy still runs");
+        assert!(s.from_capture());
+        assert_eq!(s.connections.len(), 1);
+        assert_eq!(s.connections[&1].counts.commands, 3);
+        let traces = s.traces(&[1]);
+        assert_eq!(traces.len(), 1, "its requests came with it");
+        assert!(traces[0].captured, "drawn on the capture's lanes");
+        // The proxy's updates and a reconnection leave the capture shown.
+        s.apply(&ServerMsg::Observed {
+            connections: vec![conn(1, 20, 20)],
+        });
+        s.apply(&ServerMsg::Welcome {
+            protocol: shared::PROTOCOL_VERSION,
+            server_version: String::new(),
+            redis_version: String::new(),
+            target: String::new(),
+            limits: Default::default(),
+            network: Default::default(),
+            can_control: true,
+            busy: false,
+            recent: vec![],
+            observing: None,
+            observed: vec![conn(1, 30, 30)],
+            replay: None,
+        });
+        assert_eq!(s.connections[&1].counts.commands, 3);
+        assert_eq!(s.capture.as_ref().unwrap().notes, vec!["a gap".to_string()]);
+        assert!(!s.observing());
+        // Observing again shows the proxy's connections.
+        s.apply(&ServerMsg::ObserveStarted { status: status() });
+        assert!(!s.from_capture());
+        assert!(s.connections.is_empty() && s.timelines.is_empty());
     }
 
     #[test]

@@ -23,6 +23,8 @@ pub struct Trace {
     /// the panel's title. Its lanes are then the proxy's two sides (client ⇄ proxy, proxy ⇄
     /// Redis) and its round trips are found from the requests themselves.
     pub observed: Option<String>,
+    /// Read from a capture, which stamped each segment once: its lanes are the capture's.
+    pub captured: bool,
 }
 
 impl Trace {
@@ -302,6 +304,7 @@ mod tests {
             stride: 1,
             summary: None,
             observed: None,
+            captured: false,
         }
     }
 
@@ -322,6 +325,7 @@ mod tests {
         assert_eq!(trips, [(0, 1), (1, 2), (2, 5)]);
         let t = Trace {
             observed: Some("connection 1".into()),
+            captured: false,
             ..trace(None, spans)
         };
         assert_eq!(round_trips(&t).map(|t| t.len()), Some(3));
@@ -564,6 +568,7 @@ mod tests {
             count: 10,
             summary: None,
             observed: None,
+            captured: false,
         };
         let beyond: Vec<u64> = t.sampled_beyond().iter().map(|s| s.i).collect();
         assert_eq!(beyond, [4, 6, 8]);

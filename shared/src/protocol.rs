@@ -118,6 +118,17 @@ pub enum ServerMsg {
         info: ReplayInfo,
         runs: Vec<RunRecord>,
     },
+    /// A capture file (pcap, pcapng) the page sent to `POST /capture`, read by the server as
+    /// `pipescope observe --pcap` reads one: its connections and the requests of the latest
+    /// ones, shown in place of the proxy's, headed by `label` (what the figures are) and
+    /// `notes` (gaps, resynchronisations). The answer to that request only, never sent on the
+    /// websocket.
+    CaptureRead {
+        label: String,
+        notes: Vec<String>,
+        connections: Vec<ObservedConnection>,
+        timelines: Vec<ObservedTimeline>,
+    },
 }
 
 impl ClientMsg {

@@ -6,6 +6,7 @@
 //! memory; each packet is lent to the caller and gone when it returns.
 
 use std::fs::File;
+use std::io::Read;
 use std::path::Path;
 
 use pcap_parser::pcapng::{Block, EnhancedPacketBlock};
@@ -30,13 +31,26 @@ struct Interface {
 /// Reads `path` packet by packet, handing each to `packet` in file order.
 pub(super) fn read(
     path: &Path,
+    packet: impl FnMut(Packet<'_>) -> Result<(), CaptureError>,
+) -> Result<Described, CaptureError> {
+    let file = File::open(path).map_err(|cause| CaptureError::Open {
+        path: path.to_path_buf(),
+        cause,
+    })?;
+    read_from(path, file, packet)
+}
+
+/// Reads the capture `file` (named `path` in the messages: a file's bytes a page sent are read
+/// from memory) packet by packet.
+pub(super) fn read_from(
+    path: &Path,
+    file: impl Read + Send,
     mut packet: impl FnMut(Packet<'_>) -> Result<(), CaptureError>,
 ) -> Result<Described, CaptureError> {
     let open = |cause: std::io::Error| CaptureError::Open {
         path: path.to_path_buf(),
         cause,
     };
-    let file = File::open(path).map_err(open)?;
     let mut reader = match create_reader(BUFFER, file) {
         Ok(r) => r,
         Err(PcapError::ReadError) => return Err(open(std::io::Error::other("read failed"))),

@@ -155,6 +155,8 @@ pub enum Event<'a> {
 pub enum Source<'a> {
     /// A capture file (pcap, pcapng), read to its end.
     File(&'a Path),
+    /// A capture file's bytes already in memory (a page sent them), named as `name`.
+    Bytes { name: &'a Path, bytes: &'a [u8] },
     /// An interface captured live (`Live::open`), until its `stopper` is raised.
     Live(&'a mut Live),
 }
@@ -262,7 +264,9 @@ pub fn read(
     mut on_event: impl FnMut(Event),
 ) -> Result<Facts, CaptureError> {
     let (origin, tally) = match &source {
-        Source::File(path) => (Origin::File(path.to_path_buf()), None),
+        Source::File(path) | Source::Bytes { name: path, .. } => {
+            (Origin::File(path.to_path_buf()), None)
+        }
         Source::Live(live) => (Origin::Live(live.interface().into()), Some(live.tally())),
     };
     let mut aligner = resync::Aligner::default();
@@ -271,6 +275,10 @@ pub fn read(
     let mut each = |p: Packet<'_>| packets.take(&p, &mut emit);
     let (described, still_open) = match source {
         Source::File(path) => (file::read(path, &mut each)?, Closing::CaptureEnded),
+        Source::Bytes { name, bytes } => (
+            file::read_from(name, bytes, &mut each)?,
+            Closing::CaptureEnded,
+        ),
         Source::Live(live) => (live.read(&mut each)?, Closing::CaptureStopped),
     };
     let Packets {

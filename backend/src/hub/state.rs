@@ -96,7 +96,8 @@ impl State {
             | ServerMsg::ObserveStopped { .. }
             | ServerMsg::Observed { .. }
             | ServerMsg::ObservedTimeline(_)
-            | ServerMsg::RecordingRead { .. } => {}
+            | ServerMsg::RecordingRead { .. }
+            | ServerMsg::CaptureRead { .. } => {}
         }
     }
 

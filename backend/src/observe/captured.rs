@@ -16,8 +16,9 @@
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use shared::observe::ObservedConnection;
+use shared::observe::{ObservedConnection, ObservedTimeline};
 
+use super::KEPT_ENDED_TIMELINES;
 use super::record::Record;
 use crate::capture::{self, CaptureError, Closing, Event, Facts, Origin, Side, Source, Stamp};
 use crate::resp::framer::{self, Framer};
@@ -32,6 +33,9 @@ pub struct FromCapture {
     pub connections: Vec<ObservedConnection>,
     /// Said on stderr beside the report: resynchronisations, gaps, connections left out.
     pub notes: Vec<String>,
+    /// The requests of the latest ended connections (at most `KEPT_ENDED_TIMELINES`, as the
+    /// proxy keeps), for the page's timeline.
+    pub timelines: Vec<ObservedTimeline>,
 }
 
 /// The header every report from a capture carries: what its figures are.
@@ -63,6 +67,7 @@ pub fn observe(source: Source, redis_ports: &[u16]) -> Result<FromCapture, Captu
         latest: base,
         open: HashMap::new(),
         ended: VecDeque::new(),
+        timelines: VecDeque::new(),
         left_out: (0, 0),
         notes: Vec::new(),
     };
@@ -103,6 +108,7 @@ pub fn observe(source: Source, redis_ports: &[u16]) -> Result<FromCapture, Captu
         facts,
         connections: fed.ended.into(),
         notes,
+        timelines: fed.timelines.into(),
     })
 }
 
@@ -122,6 +128,8 @@ struct Fed {
     latest: Instant,
     open: HashMap<u64, Open>,
     ended: VecDeque<ObservedConnection>,
+    /// The latest ended connections' requests.
+    timelines: VecDeque<ObservedTimeline>,
     /// Connections dropped from `ended`, and their commands.
     left_out: (u64, u64),
     notes: Vec<String>,
@@ -221,7 +229,7 @@ impl Fed {
     }
 
     /// The connection ended: its record, with what befell it, joins the ended ones (at most
-    /// `KEPT`, the oldest let go and counted).
+    /// `KEPT`, the oldest let go and counted), and its requests the latest timelines.
     fn closed(&mut self, conn: u64, at: Stamp, why: Closing) {
         let at = self.instant(at);
         let Some(mut o) = self.open.remove(&conn) else {
@@ -242,6 +250,15 @@ impl Fed {
         seen.vantage = shared::observe::Vantage::Capture;
         seen.verdict = shared::observe::verdict(&seen.counts, &seen.times);
         self.ended.push_back(seen);
+        let (timeline, writes_us) = o.record.timeline();
+        self.timelines.push_back(ObservedTimeline {
+            id: conn,
+            timeline,
+            writes_us,
+        });
+        if self.timelines.len() > KEPT_ENDED_TIMELINES {
+            self.timelines.pop_front();
+        }
         if self.ended.len() > KEPT
             && let Some(old) = self.ended.pop_front()
         {

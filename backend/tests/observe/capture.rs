@@ -432,3 +432,39 @@ fn a_tcpdump_capture_of_redis_cli_counts_what_redis_counted() {
         "{context}"
     );
 }
+
+/// Read from memory as `POST /capture` reads a page's file, a capture's ended connections keep
+/// their requests for the page's timeline as the proxy keeps them: the latest 32, each whole.
+#[test]
+fn the_latest_32_ended_connections_keep_their_requests() {
+    let frames: Vec<Frame> = (0..40)
+        .flat_map(|i| {
+            let mut c = Conv::new(
+                &format!("10.0.0.1:{}", 51_000 + i),
+                "10.0.0.2:6379",
+                ETHERNET,
+            );
+            c.open();
+            c.one_at_a_time(i + 1);
+            c.close(true);
+            c.frames
+        })
+        .collect();
+    let bytes = pcap(ETHERNET, 262_144, &frames);
+    let source = pipescope::capture::Source::Bytes {
+        name: std::path::Path::new("many.pcap"),
+        bytes: &bytes,
+    };
+    let seen = pipescope::observe::captured::observe(source, &[6379]).unwrap();
+    assert_eq!(seen.connections.len(), 40, "{:?}", seen.notes);
+    let ids: Vec<u64> = seen.timelines.iter().map(|t| t.id).collect();
+    assert_eq!(ids, (9..=40).collect::<Vec<u64>>());
+    // Connection n sent n commands, one at a time: every one drawn.
+    for t in &seen.timelines {
+        assert_eq!(t.timeline.first.len() as u64, t.id);
+    }
+    assert!(
+        pipescope::observe::captured::label(&seen.facts)
+            .starts_with("from the capture many.pcap (pcap, Ethernet; ")
+    );
+}

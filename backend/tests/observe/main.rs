@@ -9,6 +9,7 @@ mod accounting;
 mod binary;
 mod both_vantages;
 mod capture;
+mod capture_upload;
 mod clients;
 mod limits;
 mod live_capture;

@@ -12,6 +12,7 @@ mod connections;
 mod controls;
 mod load;
 mod observe;
+mod observe_capture;
 mod presenter;
 mod results_table;
 mod round_trips;

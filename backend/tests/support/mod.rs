@@ -148,6 +148,7 @@ impl Server {
     }
 }
 pub mod browser;
+pub mod capture_demo;
 pub mod clients;
 pub mod commandstats;
 pub mod netns;

@@ -1,8 +1,10 @@
 //! One component per file. Each takes the `Connection` (signals + memos), and the teaching
 //! view's `Playback` and `Look` or the tour's `Tour`, as props (the observe view's, `observe*`
 //! and `observed_*`, read `Connection::observe`); the controls and the tour's
-//! controller are the only ways back to the server. `tour_prose` and `handout_chart` hold no
-//! component: they render the tour's prose and the handout's chart for the views that do.
+//! controller are the only ways back to the server (and the two file openers, `recording_bar`
+//! and `observe_capture`, which post a file to it through `file_upload`). `tour_prose`,
+//! `handout_chart` and `file_upload` hold no component: they render the tour's prose and the
+//! handout's chart, and send a file, for the views that do.
 
 pub mod atomicity;
 pub mod charts;
@@ -13,11 +15,13 @@ pub mod controls;
 pub mod controls_bar;
 pub mod error_banner;
 pub mod export_bar;
+pub mod file_upload;
 pub mod handout_chart;
 pub mod header;
 pub mod mode_fields;
 pub mod network_controls;
 pub mod number_field;
+pub mod observe_capture;
 pub mod observe_controls;
 pub mod observe_export;
 pub mod observe_page;
@@ -62,6 +66,7 @@ pub use header::Header;
 pub use mode_fields::ModeFields;
 pub use network_controls::NetworkControls;
 pub use number_field::NumberField;
+pub use observe_capture::ObserveCapture;
 pub use observe_controls::ObserveControls;
 pub use observe_export::ObserveExport;
 pub use observe_page::ObservePage;

@@ -6,7 +6,8 @@ use crate::components::export_bar::{copy_text, download};
 use crate::connection::Connection;
 
 /// The verdicts as Markdown (copy or download) or JSON: the same text `pipescope observe`
-/// prints, from `shared::observe_report`.
+/// prints, from `shared::observe_report` (a capture's Markdown headed by its label, as
+/// `observe --pcap --format markdown` heads it).
 #[component]
 pub fn ObserveExport(conn: Connection) -> impl IntoView {
     let copied = RwSignal::new(None::<bool>);
@@ -18,6 +19,16 @@ pub fn ObserveExport(conn: Connection) -> impl IntoView {
                 .collect::<Vec<ObservedConnection>>()
         })
     });
+    let markdown = move || {
+        let text = conns.with_untracked(|c| observe_report::markdown(c));
+        match conn
+            .observe
+            .with_untracked(|o| o.capture.as_ref().map(|c| c.label.clone()))
+        {
+            Some(label) => format!("{label}\n\n{text}"),
+            None => text,
+        }
+    };
     let save = move |name: &'static str, mime: &'static str, text: String| {
         if let Err(e) = download(name, mime, &text) {
             conn.error
@@ -40,14 +51,14 @@ pub fn ObserveExport(conn: Connection) -> impl IntoView {
                         <button
                             id="observe-export-md-copy"
                             class="small"
-                            on:click=move |_| copy_text(&conns.with_untracked(|c| observe_report::markdown(c)), copied)
+                            on:click=move |_| copy_text(&markdown(), copied)
                         >
                             "Copy Markdown"
                         </button>
                         <button
                             id="observe-export-md"
                             class="small"
-                            on:click=move |_| save("pipescope-observed.md", "text/markdown", conns.with(|c| observe_report::markdown(c)))
+                            on:click=move |_| save("pipescope-observed.md", "text/markdown", markdown())
                         >
                             "Download Markdown"
                         </button>

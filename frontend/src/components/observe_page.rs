@@ -1,7 +1,8 @@
 use leptos::prelude::*;
 
 use crate::components::{
-    ErrorBanner, Header, ObserveControls, ObserveExport, ObservedDetail, ObservedTable,
+    ErrorBanner, Header, ObserveCapture, ObserveControls, ObserveExport, ObservedDetail,
+    ObservedTable,
 };
 use crate::connection::Connection;
 use crate::look::{Look, Theme};
@@ -9,7 +10,8 @@ use crate::url_state::UrlState;
 
 /// `/observe`: an application's own connections through the observing proxy. The presenter
 /// starts and stops it; every page sees the table fill live; a chosen connection's requests
-/// are drawn by the same timeline as a run's.
+/// are drawn by the same timeline as a run's. Or a capture file this page opened, shown the
+/// same way in the proxy's place.
 #[component]
 pub fn ObservePage(conn: Connection, #[prop(optional)] url: UrlState) -> impl IntoView {
     let look = Look::new(
@@ -23,6 +25,7 @@ pub fn ObservePage(conn: Connection, #[prop(optional)] url: UrlState) -> impl In
         <main class="observe">
             <ErrorBanner conn=conn />
             <ObserveControls conn=conn />
+            <ObserveCapture conn=conn />
             <ObservedTable conn=conn chosen=chosen />
             <ObservedDetail conn=conn chosen=chosen look=look />
             <ObserveExport conn=conn />

@@ -35,6 +35,7 @@ pub fn ObservedDetail(conn: Connection, chosen: RwSignal<Vec<u64>>, look: Look) 
         }
         now
     });
+    let capture = Memo::new(move |_| conn.observe.with(|o| o.from_capture()));
     let refresh =
         move |_| chosen.with_untracked(|ids| ids.iter().for_each(|id| conn.want_timeline(*id)));
     view! {
@@ -43,13 +44,22 @@ pub fn ObservedDetail(conn: Connection, chosen: RwSignal<Vec<u64>>, look: Look) 
                 <div class="teaching-head">
                     <h2>"The chosen connections' requests at measured times"</h2>
                     <DrawnNote playback=playback />
-                    <button id="timeline-refresh" class="small" on:click=refresh>
-                        "Update the picture"
-                    </button>
+                    <Show when=move || !capture.get()>
+                        <button id="timeline-refresh" class="small" on:click=refresh>
+                            "Update the picture"
+                        </button>
+                    </Show>
                 </div>
                 <Show
                     when=move || !traces.with(Vec::is_empty)
-                    fallback=|| view! { <p class="note">"Asking the server for the requests…"</p> }
+                    fallback=move || {
+                        let note = if capture.get() {
+                            "A capture keeps the requests of its latest 32 connections only: these have none to draw."
+                        } else {
+                            "Asking the server for the requests…"
+                        };
+                        view! { <p class="note">{note}</p> }
+                    }
                 >
                     <Timeline playback=playback look=look />
                     <PlaybackControls playback=playback />

@@ -1,5 +1,5 @@
 use leptos::prelude::*;
-use shared::observe::{advice, duration, group};
+use shared::observe::{Vantage, advice, duration, group};
 use shared::observe_report::equivalent_line;
 
 use crate::components::trip_figure::{parts_legend, trip_svg};
@@ -10,7 +10,7 @@ use crate::rtt_model::TripBreakdown;
 /// One chosen connection: its verdict, its wall time taken apart (each figure says whether it
 /// was measured, and by what, or derived, and from what), its mean round trip drawn as the
 /// proxy saw it, and what the same commands cost pipelined by pipescope's own engine (measured
-/// on request, by the presenter).
+/// on request, by the presenter; a capture has no Redis here to measure it against).
 #[component]
 pub fn ObservedFigures(conn: Connection, id: u64) -> impl IntoView {
     let c = Memo::new(move |_| conn.observe.with(|o| o.connections.get(&id).cloned()));
@@ -19,6 +19,7 @@ pub fn ObservedFigures(conn: Connection, id: u64) -> impl IntoView {
     move || {
         c.get().map(|c| {
             let equivalent = c.equivalent.as_ref().map(|e| equivalent_line(&c, e));
+            let captured = c.vantage == Vantage::Capture;
             let rows = time_split(&c)
                 .into_iter()
                 .map(|f| {
@@ -71,18 +72,27 @@ pub fn ObservedFigures(conn: Connection, id: u64) -> impl IntoView {
                     {help}
                     {trip}
                     <div class="equivalent">
-                        <button
-                            id=format!("equivalent-{id}")
-                            class="small"
-                            disabled=move || !may() || measuring()
-                            on:click=move |_| conn.measure_equivalent(id)
-                        >
-                            {move || if measuring() { "Measuring…" } else { "Measure the pipelined equivalent" }}
-                        </button>
-                        <span class="equivalent-result" id=format!("equivalent-result-{id}")>
-                            {equivalent.unwrap_or_else(|| {
-                                "the same number of commands, pipelined by pipescope's engine through a relay like the observer's: not measured yet".into()
+                        {(!captured)
+                            .then(|| {
+                                view! {
+                                    <button
+                                        id=format!("equivalent-{id}")
+                                        class="small"
+                                        disabled=move || !may() || measuring()
+                                        on:click=move |_| conn.measure_equivalent(id)
+                                    >
+                                        {move || if measuring() { "Measuring…" } else { "Measure the pipelined equivalent" }}
+                                    </button>
+                                }
                             })}
+                        <span class="equivalent-result" id=format!("equivalent-result-{id}")>
+                            {if captured {
+                                "No pipelined equivalent for a capture: pipescope measures one through a relay like the observer's to the Redis it observes, and a capture's Redis is not reached.".to_string()
+                            } else {
+                                equivalent.unwrap_or_else(|| {
+                                    "the same number of commands, pipelined by pipescope's engine through a relay like the observer's: not measured yet".into()
+                                })
+                            }}
                         </span>
                     </div>
                 </article>

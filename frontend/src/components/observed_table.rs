@@ -4,14 +4,16 @@ use shared::observe::{ObservedConnection, group};
 use crate::connection::Connection;
 use crate::observe::verdict_word;
 
-/// Every connection the proxy followed, live: who it is, what it sent, and the verdict in
-/// words. Choosing a row asks the server for its requests (the timeline below).
+/// Every connection the proxy followed, live, or a capture's: who it is, what it sent, and the
+/// verdict in words. Choosing a row asks the server for its requests (the timeline below; a
+/// capture's came with it).
 #[component]
 pub fn ObservedTable(conn: Connection, chosen: RwSignal<Vec<u64>>) -> impl IntoView {
     let rows = Memo::new(move |_| {
         conn.observe
             .with(|o| o.connections.values().cloned().collect::<Vec<_>>())
     });
+    let capture = Memo::new(move |_| conn.observe.with(|o| o.from_capture()));
     let toggle = move |id: u64| {
         let adding = !chosen.with_untracked(|c| c.contains(&id));
         chosen.update(|c| {
@@ -21,7 +23,7 @@ pub fn ObservedTable(conn: Connection, chosen: RwSignal<Vec<u64>>) -> impl IntoV
                 c.retain(|x| *x != id);
             }
         });
-        if adding {
+        if adding && !capture.get_untracked() {
             conn.want_timeline(id);
         }
     };
@@ -45,7 +47,7 @@ pub fn ObservedTable(conn: Connection, chosen: RwSignal<Vec<u64>>) -> impl IntoV
                             <th scope="col">"client"</th>
                             <th scope="col">"name"</th>
                             <th scope="col">"commands"</th>
-                            <th scope="col">"writes"</th>
+                            <th scope="col">{move || if capture.get() { "segments" } else { "writes" }}</th>
                             <th scope="col">"round trips"</th>
                             <th scope="col">"depth"</th>
                             <th scope="col">"verdict"</th>
@@ -58,7 +60,11 @@ pub fn ObservedTable(conn: Connection, chosen: RwSignal<Vec<u64>>) -> impl IntoV
                     </tbody>
                 </table>
                 <p class="note">
-                    "Writes are the proxy's reads from the client: one read ≈ one client write, because TCP may merge or split writes. Depth: commands in flight, on average (and at most)."
+                    {move || if capture.get() {
+                        "Segments are the client's TCP segments as captured: the kernel may merge small writes into one or split a large one. Depth: commands in flight, on average (and at most)."
+                    } else {
+                        "Writes are the proxy's reads from the client: one read ≈ one client write, because TCP may merge or split writes. Depth: commands in flight, on average (and at most)."
+                    }}
                 </p>
             </Show>
         </section>

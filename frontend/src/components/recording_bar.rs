@@ -1,11 +1,10 @@
-use js_sys::futures::JsFuture;
 use leptos::ev;
 use leptos::prelude::*;
 use shared::recording::RECORDING_SUFFIX;
-use wasm_bindgen::{JsCast, JsValue};
-use web_sys::{DragEvent, File, HtmlInputElement, RequestInit, Response};
+use web_sys::File;
 
 use crate::components::export_bar::download;
+use crate::components::file_upload;
 use crate::connection::Connection;
 use crate::state::Session;
 
@@ -30,25 +29,12 @@ pub fn RecordingBar(conn: Connection) -> impl IntoView {
         }
     };
     let picked = move |ev: ev::Event| {
-        let input: HtmlInputElement = event_target(&ev);
-        if let Some(file) = input.files().and_then(|f| f.get(0)) {
+        if let Some(file) = file_upload::picked(&ev) {
             read(file, conn);
         }
-        // The same file picked again is a change too.
-        input.set_value("");
     };
-    // A file dropped anywhere on the page opens; the browser must not navigate to it.
-    let _ = window_event_listener(ev::dragover, |e: DragEvent| e.prevent_default());
-    let _ = window_event_listener(ev::drop, move |e: DragEvent| {
-        e.prevent_default();
-        if let Some(file) = e
-            .data_transfer()
-            .and_then(|d| d.files())
-            .and_then(|f| f.get(0))
-        {
-            read(file, conn);
-        }
-    });
+    // A file dropped anywhere on the page opens.
+    file_upload::on_drop(Box::new(move |file| read(file, conn)));
     view! {
         <section class="card recording" aria-label="Recording">
             <h2>"Show it without the network"</h2>
@@ -89,30 +75,18 @@ fn read(file: File, conn: Connection) {
         )));
         return;
     }
-    leptos::task::spawn_local(async move {
-        match post(&name, &file).await {
-            Ok(reply) => conn.open_recording(&name, &reply),
-            Err(e) => conn.error.set(Some(format!(
-                "Could not open {name}: the pipescope server did not answer ({e:?}). The page still shows what it showed before."
-            ))),
-        }
-    });
-}
-
-/// `file`'s bytes to `POST /recording?file=<name>`; the answer's text.
-async fn post(name: &str, file: &File) -> Result<String, JsValue> {
-    let init = RequestInit::new();
-    init.set_method("POST");
-    init.set_body(file);
     let url = format!(
         "/recording?file={}",
-        String::from(js_sys::encode_uri_component(name))
+        String::from(js_sys::encode_uri_component(&name))
     );
-    let response: Response = JsFuture::from(window().fetch_with_str_and_init(&url, &init))
-        .await?
-        .dyn_into()?;
-    JsFuture::from(response.text()?)
-        .await?
-        .as_string()
-        .ok_or_else(|| JsValue::from_str("not text"))
+    file_upload::send(
+        url,
+        file,
+        conn,
+        Box::new(move |reply| {
+            if let Some(reply) = reply {
+                conn.open_recording(&name, &reply);
+            }
+        }),
+    );
 }

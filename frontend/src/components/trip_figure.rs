@@ -1,7 +1,8 @@
 //! One round trip drawn: client and Redis lanes, the request and reply arrows, a bar of the
 //! parts in time order (the one bar-segment layout), and the legend naming each part's source.
 //! Used by the RTT diagram (`rtt`), the tour's one-trip figure (`tour_rtt`) and an observed
-//! connection's figures (`observed_figures`), where the near lane is the proxy.
+//! connection's figures (`observed_figures`), where the near lane is the proxy (or the host a
+//! capture was taken on).
 
 use leptos::prelude::*;
 
@@ -21,6 +22,7 @@ fn short(key: &str, half: bool) -> &'static str {
         ("redis", _) => "Redis",
         ("out", _) => "out",
         ("tap", _) => "proxy ⇄ Redis",
+        ("capture", _) => "request → reply",
         ("back", _) => "back",
         ("proxy", _) => "proxy ½",
         _ => "",
@@ -91,6 +93,7 @@ pub fn trip_svg(id: String, trip: &TripBreakdown) -> impl IntoView + use<> {
     let (near, request, reply) = match trip.vantage {
         Vantage::Engine => ("Client", "SET →", "← +OK"),
         Vantage::Proxy => ("Proxy", "commands →", "← replies"),
+        Vantage::Capture => ("Capture", "commands →", "← replies"),
     };
     view! {
         <svg
@@ -132,6 +135,13 @@ pub fn trip_svg(id: String, trip: &TripBreakdown) -> impl IntoView + use<> {
 
 /// The RTT over the bar: the engine's mean, with the median beside it; or the proxy's mean.
 fn rtt_label(trip: &TripBreakdown) -> String {
+    if trip.vantage == Vantage::Capture {
+        return format!(
+            "Round trip at the capture's host = {} (mean of {}, measured by the capture on its host)",
+            duration(trip.rtt_us),
+            shared::observe::count(trip.n, "round trip"),
+        );
+    }
     if trip.vantage == Vantage::Proxy {
         return format!(
             "Round trip at the proxy = {} (mean of {}, measured by the observing proxy)",
@@ -169,7 +179,9 @@ pub fn parts_legend(id: String, trip: &TripBreakdown) -> impl IntoView + use<> {
             }
         })
         .collect_view();
-    let note = if trip.vantage == Vantage::Proxy {
+    let note = if trip.vantage == Vantage::Capture {
+        "The capture's host stamped each segment once: a round trip runs from a command's segment to its reply's, the network included unless captured on Redis's host, so it is not taken apart further."
+    } else if trip.vantage == Vantage::Proxy {
         "The proxy times a round trip from a command's arrival to its reply handed back: the hops between your application and the proxy lie outside it, so they are not drawn here (the time split above gives them as the observer's two hops, measured at start). Bars are widened to stay readable; the numbers are the values."
     } else if trip.tapped {
         "The legs are medians over the stamped requests, so they need not add up to the mean RTT. Bars are widened to stay readable; the numbers are the values."

@@ -44,6 +44,9 @@ pub enum Vantage {
     /// The observing proxy, between an application and Redis: from a command's arrival to its
     /// reply handed back. The hops between the application and the proxy are not seen.
     Proxy,
+    /// A capture, on the client's host or Redis's: from a command's segment to its reply's,
+    /// each stamped once by that host.
+    Capture,
 }
 
 /// Redis's own time per call, when Redis reported it.
@@ -106,36 +109,50 @@ impl TripBreakdown {
 
     /// An observed connection's mean round trip as the proxy saw it: the time at Redis
     /// (measured: handed to Redis until the reply came back) and the rest of the wait in the
-    /// proxy (derived), half each way. `None` before its first round trip.
+    /// proxy (derived), half each way; from a capture, the whole wait as the capture's host saw
+    /// it, in one part. `None` before its first round trip.
     pub fn observed(c: &ObservedConnection) -> Option<TripBreakdown> {
         let trips = c.counts.round_trips;
         if trips == 0 || c.times.waiting_us <= 0.0 {
             return None;
         }
         let per_trip = |us: f64| us / trips as f64;
-        let captured = c.vantage == shared::observe::Vantage::Capture;
-        let tap = if captured {
-            Part {
-                key: "tap",
+        if c.vantage == shared::observe::Vantage::Capture {
+            // One stamp a segment: the wait is all the capture's host saw, not to be split.
+            let wait = Part {
+                key: "capture",
                 name: "request → reply".into(),
-                us: per_trip(c.times.at_redis_us),
+                us: per_trip(c.times.waiting_us),
                 tint: Tint::Redis,
                 source: Source::Measured("the capture on its host (mean per round trip)"),
                 what: "from the command's segment to its reply's, as the capture's host saw them: Redis's work and, unless captured on Redis's host, the network".into(),
-            }
-        } else {
-            Part {
-                key: "tap",
-                name: "proxy → Redis → proxy".into(),
-                us: per_trip(c.times.at_redis_us),
-                tint: Tint::Redis,
-                source: Source::Measured("the observing proxy (mean per round trip)"),
-                what: "from handing the commands to Redis until its replies came back: Redis's work, the hop each way and, when a delay is dialled, that delay".into(),
-            }
+            };
+            return Some(TripBreakdown {
+                rtt_us: wait.us,
+                p50_us: f64::NAN,
+                n: trips,
+                segments: vec![Segment {
+                    part: 0,
+                    us: wait.us,
+                    half: false,
+                }],
+                parts: vec![wait],
+                tapped: true,
+                busy_poll: false,
+                vantage: Vantage::Capture,
+            });
+        }
+        let tap = Part {
+            key: "tap",
+            name: "proxy → Redis → proxy".into(),
+            us: per_trip(c.times.at_redis_us),
+            tint: Tint::Redis,
+            source: Source::Measured("the observing proxy (mean per round trip)"),
+            what: "from handing the commands to Redis until its replies came back: Redis's work, the hop each way and, when a delay is dialled, that delay".into(),
         };
         let proxy = Part {
             key: "proxy",
-            name: if captured { "the rest" } else { "in the proxy" }.into(),
+            name: "in the proxy".into(),
             us: per_trip(c.times.network_us()),
             tint: Tint::Host,
             source: Source::Derived(
@@ -518,6 +535,17 @@ mod tests {
         let mut c: ObservedConnection = serde_json::from_value(json).unwrap();
         let t = TripBreakdown::observed(&c).unwrap();
         assert_eq!(t.vantage, Vantage::Proxy);
+        c.vantage = shared::observe::Vantage::Capture;
+        let captured = TripBreakdown::observed(&c).unwrap();
+        assert_eq!(captured.vantage, Vantage::Capture);
+        assert_eq!(
+            captured.parts.len(),
+            1,
+            "one stamp a segment: the wait is not split"
+        );
+        assert_eq!(captured.part("capture").unwrap().us, 100.0);
+        assert_eq!(captured.rtt_us, 100.0);
+        c.vantage = Default::default();
         assert_eq!((t.rtt_us, t.n), (100.0, 10));
         assert_eq!(t.part("tap").unwrap().us, 70.0);
         assert_eq!(t.part("tap").unwrap().source.kind(), "measured");

@@ -79,6 +79,7 @@ impl Session {
                     count: r.summary.spec.count,
                     summary: Some(r.summary.clone()),
                     observed: None,
+                    captured: false,
                 })
                 .collect();
         }

@@ -98,6 +98,7 @@ impl RunView {
                 _ => None,
             },
             observed: None,
+            captured: false,
         }
     }
 

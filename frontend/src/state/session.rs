@@ -91,8 +91,9 @@ impl Session {
             | ServerMsg::ObserveStopped { .. }
             | ServerMsg::Observed { .. }
             | ServerMsg::ObservedTimeline(_) => None,
-            // The answer to the page's own `POST /recording` (`Connection::open_recording`).
-            ServerMsg::RecordingRead { .. } => None,
+            // The answers to the page's own `POST /recording` (`Connection::open_recording`) and
+            // `POST /capture` (`ObserveState`).
+            ServerMsg::RecordingRead { .. } | ServerMsg::CaptureRead { .. } => None,
         }
     }
 

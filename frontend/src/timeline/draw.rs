@@ -104,7 +104,9 @@ fn playhead(ctx: &Ctx, f: &Frame, axis: &Axis) {
 fn footer(ctx: &Ctx, f: &Frame, texts: &Texts) {
     let s = f.scale;
     ctx.set_fill_style_str(f.palette.muted);
-    let note = if f.traces.iter().any(|t| t.observed.is_some()) {
+    let note = if f.traces.iter().any(|t| t.captured) {
+        "Every time as the capture's host stamped it, each segment once: a command's segment and its reply's, so both lanes carry the same stamps."
+    } else if f.traces.iter().any(|t| t.observed.is_some()) {
         "Every time measured by the observing proxy: a command's arrival from the client, its hand-over to Redis, the reply from Redis and its hand-back."
     } else if f.traces.iter().any(Trace::measured_at_server) {
         "Arrival at Redis and the reply leaving it: measured by the latency proxy's wire tap (runs without it: the midpoint, an estimate)."

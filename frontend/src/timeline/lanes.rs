@@ -28,7 +28,7 @@ pub(super) fn labelled_lanes(lanes: u32, gap: f64, px: f64) -> Vec<u32> {
 impl Panel<'_> {
     /// The Client lanes (one per connection) and the Redis lane with their names (an observed
     /// connection's are the proxy's two sides: it stamps commands from the client and their
-    /// trip to Redis and back).
+    /// trip to Redis and back; or a capture's, which stamps each segment once).
     pub(super) fn lanes(&self) {
         let (ctx, f, s) = (self.ctx, self.f, self.f.scale);
         ctx.set_fill_style_str(f.palette.ink);
@@ -36,16 +36,16 @@ impl Panel<'_> {
         let x = GUTTER * s - 10.0 * s;
         match self.t.observed {
             Some(_) => {
+                let (near, far) = if self.t.captured {
+                    ("client ⇄ capture", "capture ⇄ Redis")
+                } else {
+                    ("client ⇄ proxy", "proxy ⇄ Redis")
+                };
                 ctx.set_font(&f.font(11.0, "700"));
-                self.texts.put(
-                    ctx,
-                    "client ⇄ proxy",
-                    x,
-                    &[self.y_client + 4.0 * s],
-                    "right",
-                );
                 self.texts
-                    .put(ctx, "proxy ⇄ Redis", x, &[self.y_redis + 4.0 * s], "right");
+                    .put(ctx, near, x, &[self.y_client + 4.0 * s], "right");
+                self.texts
+                    .put(ctx, far, x, &[self.y_redis + 4.0 * s], "right");
             }
             None if self.masters > 1 => {
                 ctx.set_font(&f.font(13.0, "700"));

@@ -1,0 +1,98 @@
+use leptos::ev;
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{File, HtmlInputElement};
+
+use crate::components::file_upload;
+use crate::connection::Connection;
+
+/// Larger captures are refused by the server unread (`capture_upload::MAX_CAPTURE_BYTES`).
+const MAX_CAPTURE_BYTES: f64 = 256.0 * 1024.0 * 1024.0;
+
+/// "Open a capture": a pcap or pcapng file, picked here or dropped on the observe view, is
+/// sent to the server (`POST /capture`), which reads it as `pipescope observe --pcap` does and
+/// answers with its connections; the table, the timeline, the figures and the export then
+/// show them in place of the proxy's, headed by what their figures are.
+#[component]
+pub fn ObserveCapture(conn: Connection) -> impl IntoView {
+    // "Reading capture.pcap (12.3 MB)…" while the server reads.
+    let reading = RwSignal::new(String::new());
+    let open = move |file: File| read(file, reading, conn);
+    let picked = move |ev: ev::Event| {
+        if let Some(file) = file_upload::picked(&ev) {
+            open(file);
+        }
+    };
+    // A file dropped anywhere on the view opens.
+    file_upload::on_drop(Box::new(open));
+    view! {
+        <section class="card observe-capture" aria-label="Open a capture">
+            <div class="observe-head">
+                <h2>"Or read a capture"</h2>
+                <div class="buttons">
+                    <label for="capture-ports">"Redis port"</label>
+                    <input
+                        id="capture-ports"
+                        type="text"
+                        size="12"
+                        value="6379"
+                    />
+                    <label class="button small" for="open-capture">
+                        "Open a capture…"
+                    </label>
+                    <input
+                        id="open-capture"
+                        type="file"
+                        accept=".pcap,.pcapng,.cap"
+                        class="visually-hidden"
+                        on:change=picked
+                    />
+                </div>
+            </div>
+            <p class="explain">
+                "A capture of your application's Redis traffic (" <code>"tcpdump -i any -s 0 -w redis.pcap 'tcp port 6379'"</code>
+                "), picked here or dropped on this view, is read by the pipescope server as " <code>"pipescope observe --pcap"</code> " reads it."
+            </p>
+            // Empty (and hidden) but while the server reads, or once a capture is shown.
+            <p id="capture-reading" class="note" role="status">{move || reading.get()}</p>
+            <p id="capture-label" class="capture-label">{move || conn.observe.with(|o| o.capture.as_ref().map(|c| c.label.clone()))}</p>
+            <p id="capture-notes" class="note">{move || conn.observe.with(|o| o.capture.as_ref().map(|c| c.notes.join(" ")))}</p>
+        </section>
+    }
+}
+
+/// Sends `file` to the server to be read for Redis's `ports` (`POST /capture`), saying so
+/// meanwhile, then shows the connections it answers with, or why not.
+fn read(file: File, reading: RwSignal<String>, conn: Connection) {
+    let name = file.name();
+    // Read when a file is opened: the field needs no signal of its own.
+    let ports = document()
+        .get_element_by_id("capture-ports")
+        .and_then(|e| e.dyn_into::<HtmlInputElement>().ok())
+        .map(|i| i.value())
+        .unwrap_or_default();
+    let mb = format!("{:.1} MB", file.size() / 1e6);
+    if file.size() > MAX_CAPTURE_BYTES {
+        conn.error.set(Some(format!(
+            "Could not open {name}: {mb} is more than the 256 MiB the page sends; read it with pipescope observe --pcap {name} instead. The page still shows what it showed before."
+        )));
+        return;
+    }
+    let url = format!(
+        "/capture?file={}&ports={}",
+        String::from(js_sys::encode_uri_component(&name)),
+        String::from(js_sys::encode_uri_component(&ports)),
+    );
+    reading.set(format!("Reading {name} ({mb})…"));
+    file_upload::send(
+        url,
+        file,
+        conn,
+        Box::new(move |reply| {
+            reading.set(String::new());
+            if let Some(reply) = reply {
+                conn.open_capture(&name, &reply);
+            }
+        }),
+    );
+}
