@@ -5,18 +5,25 @@
 //! arrived from the client, handed to Redis, replies read from Redis, handed to the client.
 //! The proxy forwards each chunk whole, so how many messages a chunk completed, found once by
 //! the framer on its way in, is queued and taken when that chunk leaves.
+//!
+//! - `accounting`: where the time went, advanced event by event.
+//! - `protocol`: which message answers which command (subscriptions, CLIENT REPLY).
+//! - `waits`: whether the client waited for its replies, weighed from the moments they were
+//!   all back.
 
 use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
-use shared::observe::{ObservedConnection, ObservedCounts, ObservedTimes, verdict};
+use shared::observe::{ObservedConnection, ObservedCounts, verdict};
 use shared::{Span, Timeline};
 
 use crate::resp::framer::{Framer, Message, Name};
 use crate::spans::FULL_SPANS;
 
+mod accounting;
 mod protocol;
 mod waits;
+use accounting::{Accounting, State};
 use protocol::Protocol;
 use waits::Waits;
 
@@ -537,68 +544,6 @@ impl Record {
             },
             self.writes_us.clone(),
         )
-    }
-}
-
-/// What the connection was doing between two events.
-#[derive(Debug, Clone, Copy)]
-struct State {
-    in_flight: u64,
-    blocked: bool,
-    at_redis: bool,
-}
-
-/// Where the connection's time went, advanced event by event.
-#[derive(Debug, Clone, Default)]
-struct Accounting {
-    times: ObservedTimes,
-    /// Where the accounting has reached (from the first command on).
-    clock: Option<Instant>,
-    /// Commands in flight × µs, for the mean depth.
-    depth_area: f64,
-    /// Nothing awaited since this long (µs): counted as the client's own time once it sends
-    /// again, so a connection left idle at its end adds none.
-    idle_us: f64,
-}
-
-impl Accounting {
-    /// The stretch from the clock to `at` was a round trip's wait (in part at Redis), a
-    /// blocking command's wait, or the client's own time.
-    fn advance(&mut self, at: Instant, s: State) {
-        let Some(clock) = self.clock else { return };
-        if at <= clock {
-            return;
-        }
-        let dt = (at - clock).as_secs_f64() * 1e6;
-        self.clock = Some(at);
-        if s.in_flight == 0 {
-            self.idle_us += dt;
-            return;
-        }
-        // Waiting again: the idle stretch before it was the client's own time.
-        self.times.client_us += std::mem::take(&mut self.idle_us);
-        if s.blocked {
-            self.times.blocked_us += dt;
-        } else {
-            self.times.waiting_us += dt;
-            self.depth_area += s.in_flight as f64 * dt;
-            if s.at_redis {
-                self.times.at_redis_us += dt;
-            }
-        }
-    }
-
-    fn times(&self) -> ObservedTimes {
-        let t = &self.times;
-        ObservedTimes {
-            wall_us: t.waiting_us + t.blocked_us + t.client_us,
-            mean_depth: if t.waiting_us > 0.0 {
-                self.depth_area / t.waiting_us
-            } else {
-                0.0
-            },
-            ..t.clone()
-        }
     }
 }
 
