@@ -153,6 +153,7 @@ fn a_write_per_command_pipeline_by_capture() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "tcpdump: {summary}; pipescope: {stderr}");
     let conns: Vec<ObservedConnection> = serde_json::from_slice(&out.stdout).unwrap();
+    eprintln!("tcpdump: {summary}");
     let c = with_sets(&conns, N);
     assert_truth_within("raw_writer each, untraced", Via::Capture, c, seen);
     // Linux merged its 1,000 sends into 13–71 segments here: a capture cannot show a write
