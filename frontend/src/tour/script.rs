@@ -254,7 +254,7 @@ pub const STEPS: &[Step] = &[
             "The knee is at batch {knee.batch} ({knee.ops} ops/s): the last step that multiplied throughput by at least 1.5× per doubling of the batch led there, and none did beyond it.",
             "There round trips still take about {knee.rt_major} of the time (derived from batch 1's time per round trip): bigger batches still cut them, but each doubling now buys less than 1.5×, and holds more replies in memory.",
             "There round trips take only about {knee.rt_minor} of the time (derived from batch 1's time per round trip): the work per command is now the larger part.",
-            "Every step up to batch {beyond.batch} still paid at least 1.5× per doubling: the knee lies beyond this sweep.",
+            "The last step, to batch {beyond.batch}, still paid at least 1.5× per doubling: the knee lies beyond this sweep.",
         ],
         focus: Focus::Charts,
         other_client: false,

@@ -439,7 +439,7 @@ fn a_sweep_still_climbing_says_the_knee_lies_beyond() {
         .collect();
     assert_eq!(s.len(), 3, "{s:?}");
     assert!(
-        s[2].starts_with("Every step up to batch 10,000 still paid"),
+        s[2].starts_with("The last step, to batch 10,000, still paid"),
         "{}",
         s[2]
     );
