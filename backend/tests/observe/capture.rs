@@ -393,14 +393,7 @@ fn a_tcpdump_capture_of_redis_cli_counts_what_redis_counted() {
     let conns: Vec<ObservedConnection> = serde_json::from_slice(&out.stdout).unwrap();
     let delta =
         |name: &str| after.get(name).copied().unwrap_or(0) - before.get(name).copied().unwrap_or(0);
-    let captured = |name: &str| -> u64 {
-        conns
-            .iter()
-            .flat_map(|c| &c.top_commands)
-            .filter(|(n, _)| n == name)
-            .map(|(_, k)| k)
-            .sum()
-    };
+    let captured = |name: &str| crate::support::observe::calls_in(&conns, name);
     let context = format!("tcpdump: {summary}; pipescope: {stderr}");
     assert_eq!(conns.len(), 2, "redis-cli's two connections; {context}");
     assert_eq!(

@@ -14,7 +14,7 @@ use axum::body::Body;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use shared::ServerMsg;
-use shared::observe::{ObservedConnection, VerdictKind};
+use shared::observe::VerdictKind;
 use support::capture_demo::Demo;
 
 const INCRS: usize = 50;
@@ -83,15 +83,6 @@ fn cut_to(capture: &[u8], snaplen: u32) -> Vec<u8> {
     out
 }
 
-fn calls(conns: &[ObservedConnection], name: &str) -> u64 {
-    conns
-        .iter()
-        .flat_map(|c| &c.top_commands)
-        .filter(|(n, _)| n == name)
-        .map(|(_, k)| k)
-        .sum()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_posted_capture_is_read_as_observe_pcap_reads_it_and_bad_files_are_refused() {
     let Some(demo) = tokio::task::spawn_blocking(|| Demo::take(INCRS, SETS))
@@ -133,11 +124,17 @@ async fn a_posted_capture_is_read_as_observe_pcap_reads_it_and_bad_files_are_ref
     let (before, after) = (&demo.before, &demo.after);
     assert_eq!(connections.len(), 2, "redis-cli's two connections");
     assert_eq!(
-        (after.since(before, "incr"), calls(&connections, "INCR")),
+        (
+            after.since(before, "incr"),
+            support::observe::calls_in(&connections, "INCR")
+        ),
         (INCRS as u64, INCRS as u64)
     );
     assert_eq!(
-        (after.since(before, "set"), calls(&connections, "SET")),
+        (
+            after.since(before, "set"),
+            support::observe::calls_in(&connections, "SET")
+        ),
         (SETS as u64, SETS as u64)
     );
     let seen: u64 = connections.iter().map(|c| c.counts.commands).sum();

@@ -197,16 +197,6 @@ fn calls(port: u16) -> HashMap<String, u64> {
         .collect()
 }
 
-fn set(i: usize) -> Vec<u8> {
-    let (k, v) = (format!("key:{i}"), format!("value:{i}"));
-    format!(
-        "*3\r\n$3\r\nSET\r\n${}\r\n{k}\r\n${}\r\n{v}\r\n",
-        k.len(),
-        v.len()
-    )
-    .into_bytes()
-}
-
 /// A redis crate connection that sends only the test's commands: not its CLIENT SETINFO,
 /// which a Redis before 7.2 rejects as unknown, and so counts in no commandstats line.
 fn crate_connection(url: &str) -> redis::Connection {
@@ -215,16 +205,6 @@ fn crate_connection(url: &str) -> redis::Connection {
     let settings = info.redis_settings().clone().set_skip_set_lib_name();
     let client = redis::Client::open(info.set_redis_settings(settings)).unwrap();
     client.get_connection().unwrap()
-}
-
-/// The captured connections' calls of `name` (as the report names it, e.g. "INCR").
-fn captured(conns: &[ObservedConnection], name: &str) -> u64 {
-    conns
-        .iter()
-        .flat_map(|c| &c.top_commands)
-        .filter(|(n, _)| n == name)
-        .map(|(_, k)| k)
-        .sum()
 }
 
 /// 200 redis-cli invocations of one INCR each, 10,000 SETs by `redis-cli --pipe`, and the
@@ -252,7 +232,7 @@ fn a_live_capture_of_real_clients_counts_what_redis_counted() {
     for _ in 0..INCRS {
         cli(port, &["INCR", "counter"], b"");
     }
-    let sets: Vec<u8> = (0..SETS).flat_map(set).collect();
+    let sets: Vec<u8> = (0..SETS).flat_map(support::capture_demo::set).collect();
     let piped = cli(port, &["--pipe"], &sets);
     assert!(piped.contains(&format!("replies: {SETS}")), "{piped}");
     {
@@ -288,17 +268,17 @@ fn a_live_capture_of_real_clients_counts_what_redis_counted() {
         "a connection per redis-cli invocation, --pipe's, the redis crate's; {context}"
     );
     assert_eq!(
-        (delta("incr"), captured(&conns, "INCR")),
+        (delta("incr"), support::observe::calls_in(&conns, "INCR")),
         (INCRS as u64, INCRS as u64),
         "{context}"
     );
     assert_eq!(
-        (delta("set"), captured(&conns, "SET")),
+        (delta("set"), support::observe::calls_in(&conns, "SET")),
         (SETS as u64, SETS as u64),
         "{context}"
     );
     assert_eq!(
-        (delta("get"), captured(&conns, "GET")),
+        (delta("get"), support::observe::calls_in(&conns, "GET")),
         (GETS as u64, GETS as u64),
         "{context}"
     );
@@ -361,7 +341,7 @@ fn a_connection_open_when_the_duration_ends_is_still_open_when_the_capture_stopp
     drop(con);
     assert_eq!(conns.len(), 1, "{said}");
     let c = &conns[0];
-    assert_eq!(captured(&conns, "SET"), 20, "{said}");
+    assert_eq!(support::observe::calls_in(&conns, "SET"), 20, "{said}");
     assert_eq!(
         c.ended.as_deref(),
         Some("still open when the capture stopped"),

@@ -36,17 +36,7 @@ impl Demo {
         let before = Counted::parse(&cli(port, &["INFO", "stats", "commandstats"], None));
         let mut capture = Tcpdump::start(port)?;
         cli(port, &[], Some("INCR counter\n".repeat(incrs).as_bytes()));
-        let piped: Vec<u8> = (0..sets)
-            .flat_map(|i| {
-                let (k, v) = (format!("key:{i}"), format!("value:{i}"));
-                format!(
-                    "*3\r\n$3\r\nSET\r\n${}\r\n{k}\r\n${}\r\n{v}\r\n",
-                    k.len(),
-                    v.len()
-                )
-                .into_bytes()
-            })
-            .collect();
+        let piped: Vec<u8> = (0..sets).flat_map(set).collect();
         let said = cli(port, &["--pipe"], Some(&piped));
         assert!(said.contains(&format!("replies: {sets}")), "{said}");
         let summary = capture.stop();
@@ -115,4 +105,15 @@ fn cli(port: u16, args: &[&str], stdin: Option<&[u8]>) -> String {
     };
     assert!(status.success(), "redis-cli {args:?} failed: {status}");
     std::fs::read_to_string(&output).unwrap()
+}
+
+/// `SET key:i value:i` in RESP.
+pub fn set(i: usize) -> Vec<u8> {
+    let (k, v) = (format!("key:{i}"), format!("value:{i}"));
+    format!(
+        "*3\r\n$3\r\nSET\r\n${}\r\n{k}\r\n${}\r\n{v}\r\n",
+        k.len(),
+        v.len()
+    )
+    .into_bytes()
 }

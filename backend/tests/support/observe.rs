@@ -133,6 +133,11 @@ pub fn named<'a>(conns: &'a [ObservedConnection], name: &str) -> &'a ObservedCon
 }
 
 /// How many of `command` the connection sent.
+/// The calls of `command` over all of `conns`.
+pub fn calls_in(conns: &[ObservedConnection], command: &str) -> u64 {
+    conns.iter().map(|c| calls(c, command)).sum()
+}
+
 pub fn calls(c: &ObservedConnection, command: &str) -> u64 {
     c.top_commands
         .iter()
