@@ -245,10 +245,7 @@ impl Fed {
             ended += &format!("; {}", o.befell.join("; "));
         }
         o.record.end(at, ended);
-        let mut seen = o.record.snapshot(at);
-        seen.counts.writes_are_segments = true;
-        seen.vantage = shared::observe::Vantage::Capture;
-        seen.verdict = shared::observe::verdict(&seen.counts, &seen.times);
+        let seen = o.record.seen_from(at, &shared::observe::Vantage::Capture);
         self.ended.push_back(seen);
         let (timeline, writes_us) = o.record.timeline();
         self.timelines.push_back(ObservedTimeline {

@@ -35,7 +35,7 @@ use std::time::Instant;
 
 use shared::Network;
 use shared::observe::{
-    MAX_OBSERVED_CONNECTIONS, ObserveStatus, ObservedConnection, ObservedTimeline, Vantage, verdict,
+    MAX_OBSERVED_CONNECTIONS, ObserveStatus, ObservedConnection, ObservedTimeline, Vantage,
 };
 
 use crate::net::{Compensation, DelayProxy, Hooks};
@@ -245,7 +245,12 @@ impl Connections {
         let now = Instant::now();
         self.all()
             .iter()
-            .map(|f| self.seen(f.record.lock().expect("observed record").snapshot(now)))
+            .map(|f| {
+                f.record
+                    .lock()
+                    .expect("observed record")
+                    .seen_from(now, &self.vantage)
+            })
             .collect()
     }
 
@@ -258,25 +263,9 @@ impl Connections {
             .filter_map(|f| {
                 let changed = f.changed.swap(false, Ordering::AcqRel);
                 let record = f.record.lock().expect("observed record");
-                (changed || record.awaits_reply()).then(|| self.seen(record.snapshot(now)))
+                (changed || record.awaits_reply()).then(|| record.seen_from(now, &self.vantage))
             })
             .collect()
-    }
-
-    /// `c` as seen through this proxy: its vantage, and the observer's hops on each of its
-    /// round trips taken out of what the proxy booked as the client's own time.
-    fn seen(&self, mut c: ObservedConnection) -> ObservedConnection {
-        if let Vantage::Proxy {
-            hop_us: Some(hop), ..
-        } = self.vantage
-        {
-            let t = &mut c.times;
-            t.observer_us = (c.counts.round_trips as f64 * hop).min(t.client_us);
-            t.client_us -= t.observer_us;
-            c.verdict = verdict(&c.counts, &c.times);
-        }
-        c.vantage = self.vantage.clone();
-        c
     }
 
     /// How many are open.

@@ -14,7 +14,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
-use shared::observe::{ObservedConnection, ObservedCounts, verdict};
+use shared::observe::{ObservedConnection, ObservedCounts, Vantage, verdict};
 use shared::{Span, Timeline};
 
 use crate::resp::framer::{Framer, Message, Name};
@@ -473,14 +473,23 @@ impl Record {
 
     /// The connection as the page and the CLI show it, its time accounted up to `now`
     /// while it awaits replies (an idle open connection's own time is counted when it next
-    /// sends, or not at all if it never does).
+    /// sends, or not at all if it never does); seen through a proxy whose hops are unknown.
+    #[cfg(test)]
     pub fn snapshot(&self, now: Instant) -> ObservedConnection {
+        self.seen_from(now, &Vantage::default())
+    }
+
+    /// `snapshot`, seen from `vantage`: from a capture its writes are segments; through a
+    /// proxy whose hops were measured, each round trip's hops are taken out of the time
+    /// nothing was awaited at the proxy and made a part of their own. The verdict is worked
+    /// out once, on those figures.
+    pub fn seen_from(&self, now: Instant, vantage: &Vantage) -> ObservedConnection {
         let mut time = self.time.clone();
         let state = self.state();
         if self.is_open() && state.in_flight > 0 {
             time.advance(now, state);
         }
-        let times = time.times();
+        let mut times = time.times();
         let mut names = self.names.clone();
         if let Some(run) = &self.run {
             count_name(&mut names, run.name.as_str(), run.n);
@@ -494,6 +503,16 @@ impl Record {
         counts.unconfirmed_trips = waits.unconfirmed;
         counts.cadence_gaps = waits.cadence;
         counts.wait_evidence = waits.evidence;
+        match vantage {
+            Vantage::Capture => counts.writes_are_segments = true,
+            Vantage::Proxy {
+                hop_us: Some(hop), ..
+            } => {
+                times.observer_us = (counts.round_trips as f64 * hop).min(times.client_us);
+                times.client_us -= times.observer_us;
+            }
+            Vantage::Proxy { hop_us: None, .. } => {}
+        }
         ObservedConnection {
             id: self.id,
             client: self.client.clone(),
@@ -505,7 +524,7 @@ impl Record {
             counts,
             times,
             equivalent: None,
-            vantage: Default::default(),
+            vantage: vantage.clone(),
             library: self.library.clone(),
             mean_set_value: (self.set_values.0 > 0)
                 .then(|| (self.set_values.1 / self.set_values.0).min(u64::from(u32::MAX)) as u32),
