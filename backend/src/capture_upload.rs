@@ -134,7 +134,12 @@ fn decode(file: &str, body: &[u8], ports: &[u16]) -> Result<ServerMsg, String> {
             .into_iter()
             .map(|n| n.replace("with --redis-port", "in the Redis port field"))
             .collect(),
-        connections: seen.connections,
+        // Worded for the page, as the hub words the proxy's (`ObservedConnection::with_words`).
+        connections: seen
+            .connections
+            .into_iter()
+            .map(|c| c.with_words())
+            .collect(),
         timelines: seen.timelines,
     })
 }

@@ -1,16 +1,13 @@
 //! Observe mode as the page knows it, rebuilt from server messages (pure, host-tested): whether
 //! the observing proxy runs and where, the connections it follows, the timelines this page
 //! asked for; or, in their place, a capture file's connections this page opened. Plus what the observe view derives from them: a connection's timeline as a
-//! `Trace` the existing timeline draws, and its time taken apart, each figure saying how it was
-//! obtained.
+//! `Trace` the existing timeline draws. Its time taken apart comes worded by the server
+//! (`shared::observe::Words`).
 
 use std::collections::BTreeMap;
 
 use shared::ServerMsg;
-use shared::observe::{
-    ObserveStatus, ObservedConnection, ObservedTimeline, Vantage, VerdictKind, duration, group,
-    parts,
-};
+use shared::observe::{ObserveStatus, ObservedConnection, ObservedTimeline, Vantage, VerdictKind};
 
 use crate::trace::Trace;
 
@@ -168,67 +165,6 @@ pub fn verdict_word(kind: VerdictKind) -> &'static str {
     kind.words()
 }
 
-/// One figure of the time taken apart, and how it was obtained.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Figure {
-    pub label: String,
-    pub value: String,
-    /// Starts with "measured", "derived" or "assumed", then by what or from what.
-    pub how: String,
-}
-
-/// A connection's wall time taken apart (`shared::observe::parts`: the parts add up to the
-/// wall, their percentages to 100), then its counts, every figure with its provenance.
-pub fn time_split(c: &ObservedConnection) -> Vec<Figure> {
-    let t = &c.times;
-    let capture = c.vantage == Vantage::Capture;
-    let by = if capture {
-        "measured by the capture on its host"
-    } else {
-        "measured by the proxy"
-    };
-    let fig = |label: &str, value: String, how: String| Figure {
-        label: label.to_string(),
-        value,
-        how,
-    };
-    let mut out = vec![fig(
-        "wall time",
-        duration(t.wall_us),
-        format!(
-            "{by}: the first command to the last reply (or to now), its idle end left out; the parts below add up to it, their shares to 100 %"
-        ),
-    )];
-    out.extend(parts(c).into_iter().map(|p| Figure {
-        value: format!("{} ({} %)", duration(p.us), p.percent),
-        label: p.label,
-        how: p.how,
-    }));
-    out.push(fig(
-        "round trips",
-        group(c.counts.round_trips),
-        format!(
-            "{by}: waits for replies with nothing more to send (unconfirmed ones: see the verdict)"
-        ),
-    ));
-    let writes = if capture {
-        format!("{by}: TCP segments that start a command (the kernel merges and splits writes)")
-    } else {
-        format!("{by}: its reads that start a command; small writes may arrive merged")
-    };
-    out.push(fig(
-        if capture { "segments" } else { "writes" },
-        group(c.counts.writes),
-        writes,
-    ));
-    out.push(fig(
-        "mean depth",
-        format!("{:.1}", t.mean_depth),
-        "derived: commands in flight, averaged over the time any were".into(),
-    ));
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -265,6 +201,7 @@ mod tests {
             vantage: Default::default(),
             library: None,
             mean_set_value: None,
+            words: None,
         }
     }
 
@@ -409,75 +346,5 @@ mod tests {
         s.apply(&ServerMsg::ObserveStarted { status: status() });
         assert!(!s.from_capture());
         assert!(s.connections.is_empty() && s.timelines.is_empty());
-    }
-
-    #[test]
-    fn every_figure_says_how_it_was_obtained() {
-        let figures = time_split(&conn(1, 10, 10));
-        for f in &figures {
-            assert!(
-                ["measured", "derived", "assumed"]
-                    .iter()
-                    .any(|w| f.how.starts_with(w)),
-                "{f:?}"
-            );
-        }
-        let network = figures
-            .iter()
-            .find(|f| f.label == "in the proxy and the dialled network")
-            .unwrap();
-        assert_eq!(network.value, "700 µs (70 %)");
-        assert!(
-            figures
-                .iter()
-                .any(|f| f.how.contains("small writes may arrive merged"))
-        );
-    }
-
-    #[test]
-    fn the_observer_s_hops_are_a_part_of_their_own_and_the_shares_add_up() {
-        let mut c = conn(1, 10, 10);
-        c.vantage = Vantage::Proxy {
-            hop_us: Some(10.0),
-            remote_redis: false,
-        };
-        c.times.observer_us = 100.0;
-        c.times.client_us = 100.0;
-        c.times.wall_us = 1_000.0;
-        let figures = time_split(&c);
-        let value = |label: &str| {
-            figures
-                .iter()
-                .find(|f| f.label == label)
-                .map(|f| f.value.clone())
-        };
-        assert_eq!(
-            value("the observer's two hops").as_deref(),
-            Some("100 µs (10 %)")
-        );
-        assert_eq!(
-            value("the client's own time").as_deref(),
-            Some("100 µs (10 %)")
-        );
-        let hops = figures
-            .iter()
-            .find(|f| f.label == "the observer's two hops")
-            .unwrap();
-        assert!(hops.how.contains("10 µs a round trip"), "{}", hops.how);
-        let shares: u32 = shared::observe::parts(&c).iter().map(|p| p.percent).sum();
-        assert_eq!(shares, 100);
-    }
-
-    #[test]
-    fn from_a_capture_the_writes_are_segments_and_the_times_the_capture_host_s() {
-        let mut c = conn(1, 10, 10);
-        c.vantage = Vantage::Capture;
-        let figures = time_split(&c);
-        assert!(figures.iter().any(|f| f.label == "segments"));
-        assert!(
-            figures.iter().all(|f| !f.how.contains("by the proxy")),
-            "{figures:?}"
-        );
-        assert!(figures.iter().all(|f| f.label != "the observer's two hops"));
     }
 }

@@ -85,20 +85,31 @@ pub fn cells(c: &ObservedConnection) -> [String; 12] {
 
 /// A Markdown table to paste into notes or slides: `COLUMNS` and the verdict.
 pub fn markdown(conns: &[ObservedConnection]) -> String {
-    let row = |cells: &mut dyn Iterator<Item = String>| {
-        let mut line = String::from("|");
-        for cell in cells {
-            line += &format!(" {} |", cell.replace('|', "\\|"));
-        }
-        line + "\n"
-    };
-    let headings = COLUMNS.iter().map(|h| h.to_string());
-    let mut out = row(&mut headings.clone().chain(["verdict".into()]));
-    out += &row(&mut headings.chain(["verdict".into()]).map(|_| "---".into()));
+    let mut out = markdown_head();
     for c in conns {
-        out += &row(&mut cells(c).into_iter().chain([c.verdict.text.clone()]));
+        out += &markdown_row(c);
     }
     out
+}
+
+/// The Markdown table's heading and rule lines.
+pub fn markdown_head() -> String {
+    let headings = COLUMNS.iter().map(|h| h.to_string());
+    markdown_line(&mut headings.clone().chain(["verdict".into()]))
+        + &markdown_line(&mut headings.chain(["verdict".into()]).map(|_| "---".into()))
+}
+
+/// Connection `c`'s line of the Markdown table (the page gets it worded: `Words`).
+pub fn markdown_row(c: &ObservedConnection) -> String {
+    markdown_line(&mut cells(c).into_iter().chain([c.verdict.text.clone()]))
+}
+
+fn markdown_line(cells: &mut dyn Iterator<Item = String>) -> String {
+    let mut line = String::from("|");
+    for cell in cells {
+        line += &format!(" {} |", cell.replace('|', "\\|"));
+    }
+    line + "\n"
 }
 
 /// One JSON array of every connection.
@@ -135,6 +146,7 @@ mod tests {
             vantage: Default::default(),
             library: None,
             mean_set_value: None,
+            words: None,
         }
     }
 

@@ -56,14 +56,18 @@ struct Live {
 }
 
 impl Observing {
-    /// Connections as pages see them: each with its equivalent, once measured.
-    fn with_equivalents(&self, mut conns: Vec<ObservedConnection>) -> Vec<ObservedConnection> {
-        for c in &mut conns {
-            if let Some(e) = self.equivalents.get(&c.id) {
-                c.equivalent = Some(e.clone());
-            }
-        }
+    /// Connections as pages see them: each with its equivalent, once measured, and worded
+    /// (`ObservedConnection::with_words`: the page carries no wording of its own).
+    fn for_pages(&self, conns: Vec<ObservedConnection>) -> Vec<ObservedConnection> {
         conns
+            .into_iter()
+            .map(|mut c| {
+                if let Some(e) = self.equivalents.get(&c.id) {
+                    c.equivalent = Some(e.clone());
+                }
+                c.with_words()
+            })
+            .collect()
     }
 }
 
@@ -93,7 +97,7 @@ impl Hub {
         let conns = o
             .connections
             .as_ref()
-            .map(|c| o.with_equivalents(c.snapshot()))
+            .map(|c| o.for_pages(c.snapshot()))
             .unwrap_or_default();
         (status, conns)
     }
@@ -198,7 +202,7 @@ impl Hub {
         if changed.is_empty() {
             return;
         }
-        let changed = self.observing().with_equivalents(changed);
+        let changed = self.observing().for_pages(changed);
         self.emit(ServerMsg::Observed {
             connections: changed,
         });
@@ -249,7 +253,7 @@ impl Hub {
             .into_iter()
             .filter(|c| c.id == id)
             .collect();
-        let conns = o.with_equivalents(conns);
+        let conns = o.for_pages(conns);
         drop(o);
         self.emit(ServerMsg::Observed { connections: conns });
         Ok(())

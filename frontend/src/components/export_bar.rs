@@ -116,8 +116,8 @@ pub fn ExportBar(conn: Connection) -> impl IntoView {
 }
 
 /// `json` indented by two spaces, by the browser's `JSON.stringify` (`json` as it is if the
-/// browser will not).
-fn indented(json: &str) -> String {
+/// browser will not): the page writes compact JSON only, so it carries one serialiser.
+pub fn indented(json: &str) -> String {
     js_sys::JSON::parse(json)
         .and_then(|v| {
             js_sys::JSON::stringify_with_replacer_and_space(&v, &JsValue::NULL, &JsValue::from(2))

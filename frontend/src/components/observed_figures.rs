@@ -1,16 +1,16 @@
 use leptos::prelude::*;
-use shared::observe::{Vantage, advice, duration, group};
-use shared::observe_report::equivalent_line;
+use shared::observe::{Vantage, Words};
 
 use crate::components::trip_figure::{parts_legend, trip_svg};
 use crate::connection::Connection;
-use crate::observe::{time_split, title};
+use crate::observe::title;
 use crate::rtt_model::TripBreakdown;
 
 /// One chosen connection: its verdict, its wall time taken apart (each figure says whether it
 /// was measured, and by what, or derived, and from what), its mean round trip drawn as the
 /// proxy saw it, and what the same commands cost pipelined by pipescope's own engine (measured
-/// on request, by the presenter; a capture has no Redis here to measure it against).
+/// on request, by the presenter; a capture has no Redis here to measure it against). The
+/// sentences come worded by the server with the connection (`Words`).
 #[component]
 pub fn ObservedFigures(conn: Connection, id: u64) -> impl IntoView {
     let c = Memo::new(move |_| conn.observe.with(|o| o.connections.get(&id).cloned()));
@@ -18,9 +18,14 @@ pub fn ObservedFigures(conn: Connection, id: u64) -> impl IntoView {
     let may = move || conn.is_open() && conn.can_control();
     move || {
         c.get().map(|c| {
-            let equivalent = c.equivalent.as_ref().map(|e| equivalent_line(&c, e));
+            let Words {
+                split,
+                help,
+                equivalent,
+                ..
+            } = c.words.clone().unwrap_or_default();
             let captured = c.vantage == Vantage::Capture;
-            let rows = time_split(&c)
+            let rows = split
                 .into_iter()
                 .map(|f| {
                     view! {
@@ -32,25 +37,12 @@ pub fn ObservedFigures(conn: Connection, id: u64) -> impl IntoView {
                     }
                 })
                 .collect_view();
-            let help = advice(&c).map(|a| {
-                let projected = (!a.projections.is_empty()).then(|| {
-                    let each = a
-                        .projections
-                        .iter()
-                        .map(|p| format!("of {} ~{}", group(p.batch), duration(p.us)))
-                        .collect::<Vec<_>>()
-                        .join(", ");
-                    format!(
-                        "Now {} (its own time and its waits); pipelined in batches {each} ({}).",
-                        duration(a.now_us),
-                        a.how
-                    )
-                });
+            let help = help.map(|h| {
                 view! {
                     <div class="what-would-help" id=format!("help-{id}")>
                         <b>"What would help: "</b>
-                        <span class="change">{a.change}</span>
-                        {projected.map(|p| view! { <p class="projection">{p}</p> })}
+                        <span class="change">{h.change}</span>
+                        {h.projection.map(|p| view! { <p class="projection">{p}</p> })}
                     </div>
                 }
             });

@@ -145,6 +145,7 @@ mod tests {
             vantage: Default::default(),
             library: library.map(Into::into),
             mean_set_value: None,
+            words: None,
         }
     }
 

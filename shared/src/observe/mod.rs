@@ -1,6 +1,7 @@
 //! Observe mode: what the observing proxy measured of one client connection, and the verdict
 //! it earns. The backend fills `ObservedConnection` as traffic crosses the proxy; the page and
-//! the CLI show it. The verdict is worked out here, once, so both say the same words.
+//! the CLI show it. The verdict is worked out here, once, so both say the same words; so are the
+//! page's other sentences about a connection (`words`), which the server sends with it.
 //!
 //! Everything is measured at the proxy, between the client and Redis:
 //!
@@ -286,6 +287,10 @@ pub struct ObservedConnection {
     /// The mean size of its SET values, in bytes (when it sent SETs).
     #[serde(default)]
     pub mean_set_value: Option<u32>,
+    /// What the page says of it beyond its numbers, worded by the server as it sends the
+    /// connection to a page (`with_words`); `None` elsewhere (the CLI prints from the numbers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub words: Option<Words>,
 }
 
 /// Where a connection was seen from.
@@ -341,6 +346,8 @@ pub struct ObservedTimeline {
 mod advice;
 mod parts;
 mod verdict;
+mod words;
 pub use advice::{Advice, Projection, advice};
 pub use parts::{Part, largest_remainder, parts};
 pub use verdict::{count, duration, group, verdict};
+pub use words::{Figure, Help, Words, time_split, words};

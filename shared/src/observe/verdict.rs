@@ -460,6 +460,7 @@ mod tests {
             vantage: Default::default(),
             library: None,
             mean_set_value: None,
+            words: None,
         }
     }
 

@@ -528,6 +528,7 @@ impl Record {
             library: self.library.clone(),
             mean_set_value: (self.set_values.0 > 0)
                 .then(|| (self.set_values.1 / self.set_values.0).min(u64::from(u32::MAX)) as u32),
+            words: None,
         }
     }
 
