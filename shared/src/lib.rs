@@ -4,11 +4,13 @@
 //! requests grouped into round trips (`trips`), what observe mode saw of an application's
 //! connections (`observe`, and `observe_report` to export it), the batch sizes a sweep
 //! steps through (`sweep`), and finished runs saved to a file to show later (`recording`).
-//! `tagged` reads the spec's tagged enums (`Mode`, `Flush`, `Wait`).
+//! `tagged` reads the spec's tagged enums (`Mode`, `Flush`, `Wait`); `objects` decodes the
+//! server's messages with structs read only from JSON objects (the page's WASM is smaller).
 //! Compiles for native and wasm32; no I/O here.
 
 pub mod interleave;
 pub mod keys;
+pub mod objects;
 pub mod observe;
 pub mod observe_report;
 pub mod protocol;

@@ -154,8 +154,10 @@ impl ClientMsg {
 }
 
 impl ServerMsg {
+    /// Structs only from JSON objects (`objects`: what the server writes), which keeps the
+    /// page's WASM, the decoder of these messages, small.
     pub fn from_json(text: &str) -> Result<ServerMsg, DecodeError> {
-        Ok(serde_json::from_str(text)?)
+        Ok(crate::objects::from_str(text)?)
     }
 }
 
