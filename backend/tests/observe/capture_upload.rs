@@ -111,8 +111,11 @@ async fn a_posted_capture_is_read_as_observe_pcap_reads_it_and_bad_files_are_ref
         panic!("not a capture read ({}): {:?}", answer.0, answer.1)
     };
     assert_eq!(answer.0, 200);
-    // The same connections, to the last figure, as the CLI reports for the same file.
-    assert_eq!(connections, demo.cli, "notes: {notes:?}");
+    // The same connections, to the last figure, as the CLI reports for the same file; the
+    // page's come worded (`words`), from those figures.
+    let worded: Vec<_> = demo.cli.iter().cloned().map(|c| c.with_words()).collect();
+    assert_eq!(connections, worded, "notes: {notes:?}");
+    assert!(connections.iter().all(|c| c.words.is_some()));
     assert_eq!(label, demo.label_for("redis.pcap"));
     assert!(
         label.starts_with("from the capture redis.pcap (pcap, "),
