@@ -2,7 +2,7 @@
 //! sends SETs shaped like pipescope's over `CLIENTS` connections, one at a time each, to a
 //! redis-server of our own on a free loopback port; libpcap (the `pcap` crate) captures `lo`
 //! meanwhile and writes every packet into a pcap file, as `tcpdump -s 0 -w` would, and the
-//! first `prefix_packets` into a second file as well.
+//! first packets into smaller files as well (prefixes: the same traffic, shorter).
 //!
 //! The file holds whole redis-benchmark runs (never one cut mid-way), so the SETs in it are
 //! exactly those Redis executed meanwhile (`INFO commandstats`), which the readers' counts
@@ -47,15 +47,13 @@ const TIME_LIMIT: Duration = Duration::from_secs(900);
 pub struct Made {
     #[serde(skip)]
     pub full: PathBuf,
-    #[serde(skip)]
-    pub prefix: PathBuf,
     /// The port our redis-server listened on (the readers are told it).
     pub port: u16,
     pub packets: u64,
-    pub prefix_packets: u64,
-    /// The files' sizes.
+    /// The file's size.
     pub bytes: u64,
-    pub prefix_bytes: u64,
+    /// Its first packets, in files of their own, fewest first.
+    pub prefixes: Vec<Prefix>,
     /// SETs Redis executed while it was captured: all of them are in the file.
     pub sets: u64,
     pub runs: u32,
@@ -67,9 +65,18 @@ pub struct Made {
     pub secs: f64,
 }
 
+/// A capture's first packets, in a file of their own.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Prefix {
+    #[serde(skip)]
+    pub file: PathBuf,
+    pub packets: u64,
+    pub bytes: u64,
+}
+
 /// Captures real traffic on `lo` into `dir`/capture.pcap until it holds at least `packets`
-/// packets, its first `prefix_packets` also into `dir`/prefix.pcap.
-pub async fn make(dir: &Path, packets: u64, prefix_packets: u64) -> anyhow::Result<Made> {
+/// packets, its first `prefixes[i]` also into `dir`/prefix-`i`.pcap.
+pub async fn make(dir: &Path, packets: u64, prefixes: &[u64]) -> anyhow::Result<Made> {
     let began = Instant::now();
     let local = LocalRedis::start().context("starting a redis-server to capture")?;
     let port = local.port();
@@ -77,8 +84,13 @@ pub async fn make(dir: &Path, packets: u64, prefix_packets: u64) -> anyhow::Resu
     let mut admin = target.admin_connection().await?;
     let before = set_calls(&mut admin).await?;
     let full = dir.join("capture.pcap");
-    let prefix = dir.join("prefix.pcap");
-    let writer = Writer::start(port, &full, &prefix, prefix_packets)?;
+    let mut prefixes: Vec<(PathBuf, u64)> = prefixes
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| (dir.join(format!("prefix-{i}.pcap")), n))
+        .collect();
+    prefixes.sort_by_key(|(_, n)| *n);
+    let writer = Writer::start(port, &full, &prefixes)?;
     let shape = Shape::like_ours(keys::first_run_id(), FIRST_RUN);
     let (mut runs, mut sent, mut ops_per_sec, mut longest) = (0, 0, None, 0);
     while writer.written() < packets {
@@ -117,12 +129,19 @@ pub async fn make(dir: &Path, packets: u64, prefix_packets: u64) -> anyhow::Resu
     let size = |p: &Path| std::fs::metadata(p).map(|m| m.len());
     Ok(Made {
         bytes: size(&full).context("the capture file")?,
-        prefix_bytes: size(&prefix).context("the prefix file")?,
+        prefixes: prefixes
+            .into_iter()
+            .map(|(file, n)| {
+                Ok(Prefix {
+                    bytes: size(&file).context("a prefix file")?,
+                    file,
+                    packets: written.min(n),
+                })
+            })
+            .collect::<anyhow::Result<_>>()?,
         full,
-        prefix,
         port,
         packets: written,
-        prefix_packets: written.min(prefix_packets),
         sets,
         runs,
         clients: CLIENTS,
@@ -164,12 +183,7 @@ struct Writer {
 
 impl Writer {
     /// Opens the capture (from here on every packet is kept) and starts writing it.
-    fn start(
-        port: u16,
-        full: &Path,
-        prefix: &Path,
-        prefix_packets: u64,
-    ) -> Result<Writer, CaptureError> {
+    fn start(port: u16, full: &Path, prefixes: &[(PathBuf, u64)]) -> Result<Writer, CaptureError> {
         let filter = format!("tcp port {port}");
         let failed = |e: pcap::Error| refused(INTERFACE, &filter, &Err("not listed".into()), e);
         // Not immediate mode: libpcap's blocks then pack small packets tightly, so the buffer
@@ -183,17 +197,18 @@ impl Writer {
             .and_then(pcap::Capture::setnonblock)
             .map_err(failed)?;
         capture.filter(&filter, true).map_err(failed)?;
-        let mut files = (
-            capture.savefile(full).map_err(failed)?,
-            capture.savefile(prefix).map_err(failed)?,
-        );
+        let mut full = capture.savefile(full).map_err(failed)?;
+        let mut prefixes = prefixes
+            .iter()
+            .map(|(file, n)| Ok((capture.savefile(file).map_err(failed)?, *n)))
+            .collect::<Result<Vec<_>, CaptureError>>()?;
         let stop = Arc::new(AtomicBool::new(false));
         let written = Arc::new(AtomicU64::new(0));
         let (stopped, count) = (stop.clone(), written.clone());
         let thread = std::thread::Builder::new()
             .name("capture-writer".into())
             .spawn(move || {
-                write(&mut capture, &mut files, prefix_packets, &stopped, &count)
+                write(&mut capture, &mut full, &mut prefixes, &stopped, &count)
                     .map_err(|e| refused(INTERFACE, &filter, &Err("not listed".into()), e))
             })
             .expect("spawning the capture's writer");
@@ -216,12 +231,13 @@ impl Writer {
     }
 }
 
-/// Every packet into the full file, the first `prefix_packets` into the prefix too, until
-/// stopped and quiet for `QUIET`; returns the packets libpcap and the interface dropped.
+/// Every packet into the full file, the first ones into each prefix too (as many as it
+/// takes), until stopped and quiet for `QUIET`; returns the packets libpcap and the interface
+/// dropped.
 fn write(
     capture: &mut pcap::Capture<pcap::Active>,
-    (full, prefix): &mut (pcap::Savefile, pcap::Savefile),
-    prefix_packets: u64,
+    full: &mut pcap::Savefile,
+    prefixes: &mut [(pcap::Savefile, u64)],
     stop: &AtomicBool,
     written: &AtomicU64,
 ) -> Result<u64, pcap::Error> {
@@ -232,8 +248,10 @@ fn write(
         match capture.next_packet() {
             Ok(p) => {
                 full.write(&p);
-                if n < prefix_packets {
-                    prefix.write(&p);
+                for (prefix, takes) in prefixes.iter_mut() {
+                    if n < *takes {
+                        prefix.write(&p);
+                    }
                 }
                 n += 1;
                 written.store(n, Ordering::Relaxed);
@@ -250,7 +268,9 @@ fn write(
         }
     }
     full.flush()?;
-    prefix.flush()?;
+    for (prefix, _) in prefixes.iter_mut() {
+        prefix.flush()?;
+    }
     let stats = capture.stats()?;
     Ok(u64::from(stats.dropped) + u64::from(stats.if_dropped))
 }

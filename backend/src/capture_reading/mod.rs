@@ -4,7 +4,7 @@
 //!
 //! - `make`: the capture: real redis-benchmark SETs against our own redis-server on a free
 //!   loopback port, captured on `lo` through libpcap into a pcap file, its first packets into
-//!   a second, smaller one (the prefix).
+//!   smaller ones (prefixes), to show memory against the capture's size.
 //! - `child`: a reader as a child process: its wall time and peak RSS (`wait4`).
 //! - here: the readers (`pipescope observe --pcap FILE --json`, tshark), run in rounds that
 //!   rotate who goes first, each on both files, and what they read checked against Redis.
@@ -59,9 +59,9 @@ pub enum ReadingError {
 pub struct Plan {
     /// This very binary, run as `observe --pcap`.
     pub exe: PathBuf,
-    /// Packets in the capture at least, and in its prefix.
+    /// Packets in the capture at least, and in each prefix.
     pub packets: u64,
-    pub prefix_packets: u64,
+    pub prefix_packets: Vec<u64>,
     pub rounds: usize,
     /// Whether tshark is timed too (`--without-tshark`: not).
     pub tshark: bool,
@@ -83,7 +83,7 @@ pub struct Tshark {
 pub struct ReadRow {
     /// "pipescope" or "tshark".
     pub reader: &'static str,
-    /// "capture" (the whole file) or "prefix".
+    /// "capture" (the whole file) or "prefix" (its first `packets`).
     pub file: &'static str,
     pub packets: u64,
     pub bytes: u64,
@@ -113,8 +113,9 @@ pub struct Report {
     /// Per round, tshark's wall / pipescope's on the whole capture: how many times faster
     /// pipescope read it (packets/s and MB/s alike: the same file). `None` without tshark.
     pub speedup: Option<Median>,
-    /// The same from the difference between the two files' times: start-up left out (rounds
-    /// where a reader was not slower on the whole capture than on its prefix are left out).
+    /// The same from the difference between the whole capture's times and the smallest
+    /// prefix's: start-up left out (rounds where a reader was not slower on the whole capture
+    /// than on that prefix are left out).
     pub marginal_speedup: Option<Median>,
 }
 
@@ -130,7 +131,7 @@ pub async fn measure(plan: Plan) -> anyhow::Result<Report> {
         "capture-reading: capturing at least {} packets of redis-benchmark SETs on lo",
         shared::observe::group(plan.packets)
     );
-    let made = make::make(dir.path(), plan.packets, plan.prefix_packets).await?;
+    let made = make::make(dir.path(), plan.packets, &plan.prefix_packets).await?;
     eprintln!(
         "capture-reading: {} packets ({:.1} MB, {} SETs) in {:.1} s; reading it",
         shared::observe::group(made.packets),
@@ -144,15 +145,15 @@ pub async fn measure(plan: Plan) -> anyhow::Result<Report> {
             resp: t.resp_dissector,
         });
     }
-    let files = [
-        ("capture", made.full.clone(), made.packets, made.bytes),
-        (
-            "prefix",
-            made.prefix.clone(),
-            made.prefix_packets,
-            made.prefix_bytes,
-        ),
-    ];
+    // The whole capture first, then its prefixes, fewest packets first.
+    let files: Vec<(&'static str, PathBuf, u64, u64)> =
+        std::iter::once(("capture", made.full.clone(), made.packets, made.bytes))
+            .chain(
+                made.prefixes
+                    .iter()
+                    .map(|p| ("prefix", p.file.clone(), p.packets, p.bytes)),
+            )
+            .collect();
     let out = dir.path().join("out");
     // runs[reader][file]: each round's (wall s, peak RSS kB, what it read).
     let mut runs = vec![vec![Vec::new(); files.len()]; readers.len()];
@@ -189,6 +190,16 @@ pub async fn measure(plan: Plan) -> anyhow::Result<Report> {
     };
     let (speedup, marginal_speedup) = match tshark {
         None => (None, None),
+        Some(_) if files.len() < 2 => (
+            Some(Median::of(
+                secs(1, 0)
+                    .iter()
+                    .zip(secs(0, 0))
+                    .map(|(t, p)| t / p)
+                    .collect(),
+            )),
+            None,
+        ),
         Some(_) => {
             let (p, t) = ((secs(0, 0), secs(0, 1)), (secs(1, 0), secs(1, 1)));
             let whole = t.0.iter().zip(&p.0).map(|(t, p)| t / p).collect();

@@ -121,7 +121,7 @@ fn capture_reading_without_tshark_reads_every_set_redis_executed() {
         capture["sets"].as_u64().unwrap(),
     );
     assert!(packets >= 2000, "{capture}");
-    assert_eq!(capture["prefix_packets"], 500, "{capture}");
+    assert_eq!(capture["prefixes"][0]["packets"], 500, "{capture}");
     assert_eq!(capture["dropped"], 0, "{capture}");
     assert!(sets > 0, "{capture}");
     assert!(r["tshark"].is_null() && r["speedup"].is_null(), "{r}");

@@ -3,7 +3,7 @@
 
 use anyhow::Context;
 
-use pipescope::capture_reading::{CLIENTS, Plan, Report};
+use pipescope::capture_reading::{CLIENTS, Plan, ReadRow, Report};
 
 use super::super::args::{JsonArg, number_in};
 use super::super::output::{met, say, say_json_lines};
@@ -13,9 +13,10 @@ pub struct CaptureReadingArgs {
     /// Packets in the capture made and read, at least (it holds whole redis-benchmark runs).
     #[arg(long, default_value_t = 1_000_000, value_parser = number_in(1_000u64, 100_000_000))]
     pub packets: u64,
-    /// Also read its first this many packets, to show memory against the capture's size.
-    #[arg(long, default_value_t = 100_000, value_parser = number_in(100u64, 100_000_000))]
-    pub prefix_packets: u64,
+    /// Also read its first this many packets (several: comma-separated), to show memory
+    /// against the capture's size.
+    #[arg(long, value_delimiter = ',', default_values_t = [100_000u64, 500_000], value_parser = number_in(100u64, 100_000_000))]
+    pub prefix_packets: Vec<u64>,
     /// Rounds: each reader reads both files once a round, who goes first rotating.
     #[arg(long, default_value_t = 3, value_parser = number_in(1usize, 101))]
     pub rounds: usize,
@@ -28,20 +29,21 @@ pub struct CaptureReadingArgs {
 
 /// pipescope is held to reading a capture this many times faster than tshark.
 const TARGET_SPEEDUP: f64 = 5.0;
-/// Peak RSS at the whole capture within this factor of the prefix's: "flat".
+/// Peak RSS at the whole capture within this factor of the largest prefix's: "flat".
 const FLAT: f64 = 1.25;
 
 pub(super) async fn capture_reading(args: CaptureReadingArgs) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        args.prefix_packets < args.packets,
-        "--prefix-packets ({}) must be fewer than --packets ({}): the prefix shows memory at a smaller size of the same capture",
-        args.prefix_packets,
-        args.packets
-    );
+    for &n in &args.prefix_packets {
+        anyhow::ensure!(
+            n < args.packets,
+            "--prefix-packets {n} must be fewer than --packets ({}): a prefix shows memory at a smaller size of the same capture",
+            args.packets
+        );
+    }
     let report = pipescope::capture_reading::measure(Plan {
         exe: std::env::current_exe().context("finding pipescope's own binary")?,
         packets: args.packets,
-        prefix_packets: args.prefix_packets,
+        prefix_packets: args.prefix_packets.clone(),
         rounds: args.rounds,
         tshark: !args.without_tshark,
     })
@@ -61,7 +63,7 @@ fn print_report(r: &Report) {
          redis-benchmark -c {CLIENTS} -P 1 SETs shaped like pipescope's against our own \
          redis-server on 127.0.0.1:{}, captured on lo by pipescope through libpcap (the pcap \
          crate) in {} redis-benchmark run{}, {} packets dropped; {} SETs in it (Redis's INFO commandstats). \
-         Its prefix: the first {} packets, {:.1} MB.",
+         Its prefixes (its first packets, in files of their own): {}.",
         group(c.packets),
         c.bytes as f64 / 1e6,
         c.port,
@@ -69,8 +71,15 @@ fn print_report(r: &Report) {
         if c.runs == 1 { "" } else { "s" },
         group(c.dropped),
         group(c.sets),
-        group(c.prefix_packets),
-        c.prefix_bytes as f64 / 1e6,
+        c.prefixes
+            .iter()
+            .map(|p| format!(
+                "{} packets, {:.1} MB",
+                group(p.packets),
+                p.bytes as f64 / 1e6
+            ))
+            .collect::<Vec<_>>()
+            .join("; "),
     ));
     say(format_args!(
         "pipescope: `pipescope observe --pcap FILE --redis-port {} --json` (its report to a file)",
@@ -137,33 +146,40 @@ fn print_report(r: &Report) {
             met(s.median >= TARGET_SPEEDUP)
         ));
         say(format_args!(
-            "start-up left out (each reader's time for the whole capture less its time for the prefix): {}",
+            "start-up left out (each reader's time for the whole capture less its time for the smallest prefix): {}",
             r.marginal_speedup
                 .map_or("– (the files are too small to tell)".into(), |m| m
                     .with_interval(1, "×"))
         ));
     }
     for reader in ["pipescope", "tshark"] {
-        let at = |file: &str| {
-            r.rows
-                .iter()
-                .find(|row| row.reader == reader && row.file == file)
-        };
-        let (Some(whole), Some(prefix)) = (at("capture"), at("prefix")) else {
+        // Fewest packets first: the prefixes, then the whole capture.
+        let mut sizes: Vec<&ReadRow> = r.rows.iter().filter(|row| row.reader == reader).collect();
+        sizes.sort_by_key(|row| row.packets);
+        let [.., before, whole] = &sizes[..] else {
             continue;
         };
-        let growth = whole.peak_rss_kb as f64 / prefix.peak_rss_kb.max(1) as f64;
+        let growth = whole.peak_rss_kb as f64 / before.peak_rss_kb.max(1) as f64;
+        let at: Vec<String> = sizes
+            .iter()
+            .map(|row| format!("{} at {} packets", mb(row.peak_rss_kb), group(row.packets)))
+            .collect();
         say(format_args!(
-            "memory, {reader}: peak RSS {} at {} packets, {} at {} (×{growth:.2}: {})",
-            mb(prefix.peak_rss_kb),
-            group(prefix.packets),
-            mb(whole.peak_rss_kb),
+            "memory, {reader}: peak RSS {} (×{growth:.2} from {} packets to {}: {})",
+            at.join(", "),
+            group(before.packets),
             group(whole.packets),
             match growth <= FLAT {
                 true => "flat in the capture's size",
                 false => "grows with the capture",
             }
         ));
+        if reader == "pipescope" {
+            say(format_args!(
+                "(a connection's record keeps its first {} requests' stamps in full and a bounded sample beyond them, so pipescope's memory rises with each connection's first requests, then stays; here {CLIENTS} connections)",
+                group(pipescope::spans::FULL_SPANS)
+            ));
+        }
     }
 }
 
