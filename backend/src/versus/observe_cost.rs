@@ -110,8 +110,9 @@ const CAPTURE_ON: &str = "lo";
 const PROBE_COUNT: u64 = 20_000;
 
 /// What the observing proxy costs: for each K, `redis-benchmark -c 1 -P K` of `count` SETs
-/// shaped like ours, directly against our server (`port`) and through an in-process
-/// `Observer` with no network dialled (its instant path); then the round-trip probe direct,
+/// shaped like ours, directly against our server (`port`), through a plain relay, through an
+/// in-process `Observer` with no network dialled (its instant path) and, where this process
+/// may capture, directly while `lo` is captured live; then the round-trip probe direct,
 /// relayed and observed. Rounds rotate who goes first, within `time_budget` (shared as for
 /// the comparison). Prints each round on stderr.
 pub async fn observe_overhead(
@@ -195,7 +196,7 @@ fn captured_column(captured: &[Sample], direct: &[Sample]) -> CapturedColumn {
 }
 
 impl Bench<'_> {
-    /// redis-benchmark at depth `k`, direct, relayed and observed.
+    /// redis-benchmark at depth `k`, direct, relayed, observed and (where it may) captured.
     async fn observed_row(
         &mut self,
         k: u32,

@@ -86,13 +86,24 @@ fn cost_observer_json_has_a_captured_column_that_saw_every_set() {
         assert!(c["ops_per_sec"].as_f64().unwrap() > 0.0, "{r}");
         assert!(median(&c["ratio"]) > 0.0, "{r}");
         median(&c["added_p50_us"]);
-        // Redis executed the 2,000 SETs of the run (its commandstats), and the capture counted
-        // every one of them on the connections it saw.
-        for field in ["sets_min", "sets_max", "redis_sets_min", "redis_sets_max"] {
-            assert_eq!(c[field], 2000, "{field}: {r}");
+        // Redis executed the 2,000 SETs of each run (its commandstats).
+        assert_eq!(c["redis_sets_min"], 2000, "{r}");
+        assert_eq!(c["redis_sets_max"], 2000, "{r}");
+        if c["dropped"] == 0 {
+            // Nothing dropped: the capture counted every SET on the connections it saw.
+            assert_eq!(c["sets_min"], 2000, "{r}");
+            assert_eq!(c["sets_max"], 2000, "{r}");
+            assert_eq!(c["runs_not_all_seen"], 0, "{r}");
+        } else {
+            // libpcap dropped packets (its buffer overran on a busy machine): the bench must
+            // say the capture missed SETs rather than claim it saw them all.
+            eprintln!("NOTE: libpcap dropped packets in a captured run: {r}");
+            assert!(c["sets_min"].as_u64().unwrap() <= 2000, "{r}");
+            assert!(
+                c["runs_not_all_seen"].as_u64().unwrap() > 0 || c["sets_min"] == 2000,
+                "{r}"
+            );
         }
-        assert_eq!(c["runs_not_all_seen"], 0, "{r}");
-        assert_eq!(c["dropped"], 0, "{r}");
     }
 }
 
@@ -122,7 +133,6 @@ fn capture_reading_without_tshark_reads_every_set_redis_executed() {
     );
     assert!(packets >= 2000, "{capture}");
     assert_eq!(capture["prefixes"][0]["packets"], 500, "{capture}");
-    assert_eq!(capture["dropped"], 0, "{capture}");
     assert!(sets > 0, "{capture}");
     assert!(r["tshark"].is_null() && r["speedup"].is_null(), "{r}");
     let rows = r["rows"].as_array().unwrap();
@@ -140,7 +150,11 @@ fn capture_reading_without_tshark_reads_every_set_redis_executed() {
     // pipescope read every packet of each file, and every SET Redis executed while the
     // capture was made.
     assert_eq!(whole["packets_read"], packets, "{whole}");
-    assert_eq!(whole["sets_read"], sets, "{whole}");
+    match capture["dropped"].as_u64().unwrap() {
+        0 => assert_eq!(whole["sets_read"], sets, "{whole}"),
+        // The file lacks what libpcap dropped (a busy machine): fewer SETs than Redis ran.
+        _ => assert!(whole["sets_read"].as_u64().unwrap() <= sets, "{whole}"),
+    }
     assert_eq!(prefix["packets_read"], 500, "{prefix}");
     assert!(prefix["sets_read"].as_u64().unwrap() < sets, "{prefix}");
     for row in rows {

@@ -468,8 +468,13 @@ fn observe_overhead_prints_a_ratio_line_per_depth() {
             let (median, interval) = r[4].split_once("× [").expect(r[4]);
             assert!(median.parse::<f64>().unwrap() > 0.0, "{r:?}");
             assert!(interval.ends_with(']'), "{r:?}");
-            // Redis executed every SET of the run, and the capture counted each.
-            assert_eq!((r[8], r[9], r[10]), ("2000", "2000 (all)", "0"), "{r:?}");
+            // Redis executed every SET of the run, and the capture counted each; or libpcap
+            // dropped packets on a busy machine, and the row says the capture missed some.
+            assert_eq!(r[8], "2000", "{r:?}");
+            match r[10] {
+                "0" => assert_eq!(r[9], "2000 (all)", "{r:?}"),
+                _ => assert!(r[9] == "2000 (all)" || r[9].contains("(NOT all"), "{r:?}"),
+            }
             assert!(r[11].starts_with("≥ 0.95×: "), "{r:?}");
         }
     }
