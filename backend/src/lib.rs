@@ -36,7 +36,8 @@
 //! - `capture`: a capture file (pcap, pcapng) or an interface captured live (libpcap) read
 //!   back into each Redis connection's byte streams through one packet loop, our own TCP
 //!   reassembly; `observe --pcap` and `observe --capture` feed them to observe mode's record;
-//!   `capture_upload`: a capture a page opened on its observe view, read for it by the server.
+//!   `capture_upload`: a capture a page opened on its observe view, read for it by the server;
+//!   `capture_reading`: `cost capture-reading`, how fast a capture is read, beside tshark.
 //! - `target`: the Redis a run talks to (URL, the engine's raw connection, admin connections).
 //! - `cluster`: Redis Cluster: key slots, the slot map read from a node, a local cluster.
 //! - `tls`: TLS to Redis (rustls), trust from the system, a CA file, or none (said loudly);
@@ -62,6 +63,7 @@ pub mod assets;
 pub mod bench;
 pub mod cancel;
 pub mod capture;
+pub mod capture_reading;
 pub mod capture_upload;
 pub mod clean;
 pub mod cluster;

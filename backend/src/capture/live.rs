@@ -198,7 +198,7 @@ fn no_such(interface: &str, known: &Result<Vec<String>, String>) -> CaptureError
 }
 
 /// libpcap's refusal to open or filter, said as what to do about it.
-fn refused(
+pub(crate) fn refused(
     interface: &str,
     filter: &str,
     known: &Result<Vec<String>, String>,

@@ -48,6 +48,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+pub(crate) use live::refused;
 pub use live::{Live, Tally};
 pub use reassembly::MAX_PENDING;
 pub use source::Link;

@@ -7,9 +7,9 @@
 //!   rounds, `--json`); `target` turns the first into a Redis to use.
 //! - `legacy`: the previous release's spellings, rewritten to today's with a note.
 //! - `output`: stdout for people, or JSON lines; notes go to stderr.
-//! - A file per job: `serve`, `bench` (runs), `versus` (beside redis-benchmark), `cost`
-//!   (what TLS, a cluster, the observer and the delay line cost), `observe`, `replay`,
-//!   `clean` (what runs left in Redis).
+//! - A file per job: `serve`, `bench` (runs), `versus` (beside redis-benchmark), `cost` (a
+//!   directory: what TLS, a cluster, the observer, a live capture and the delay line cost, and
+//!   how fast a capture is read), `observe`, `replay`, `clean` (what runs left in Redis).
 
 mod args;
 mod bench;
@@ -53,8 +53,9 @@ enum Cmd {
     /// Our engine beside another tool on the same server, shaped alike.
     #[command(subcommand)]
     Versus(versus::Versus),
-    /// What one thing costs: TLS, a cluster, observe mode's proxy or its memory, and how
-    /// close the delay line comes to its promise.
+    /// What one thing costs: TLS, a cluster, observe mode's proxy, a live capture or its
+    /// memory, reading a capture file (beside tshark), and how close the delay line comes to
+    /// its promise.
     #[command(subcommand)]
     Cost(cost::Cost),
     /// Listen for your application's Redis connections, forward them to Redis unchanged, and

@@ -27,6 +27,7 @@
 
 mod cluster_cost;
 mod compare;
+mod contender;
 mod observe_cost;
 mod on_cluster;
 mod pool;
@@ -35,7 +36,7 @@ mod tls_cost;
 
 pub use cluster_cost::{ClusterCostRow, cluster_cost};
 pub use compare::{Overhead, VersusRow, compare};
-pub use observe_cost::{ObserveCost, ObservedRow, ProbeRow, observe_overhead};
+pub use observe_cost::{CapturedColumn, ObserveCost, ObservedRow, ProbeRow, observe_overhead};
 pub use on_cluster::{ClusterVersusRow, Landed, compare_on_cluster};
 pub use pool::{PoolRow, compare_connections};
 pub use redis_benchmark::supports_tls as redis_benchmark_supports_tls;
@@ -55,6 +56,7 @@ use crate::net::DelayProxy;
 use crate::observe::Observer;
 use crate::recorder::Progress;
 use crate::target::RedisTarget;
+use contender::{BARE, BUSY_POLLING, Contender, SLEEPING, Sample};
 
 /// Rounds per comparison at most, whatever the budget.
 pub const MAX_ROUNDS: usize = 101;
@@ -91,81 +93,6 @@ enum Section {
     ClusterVersus(u32),
 }
 
-/// Who runs in a round.
-#[derive(Debug, Clone, Copy)]
-enum Contender {
-    Theirs,
-    /// redis-benchmark through the observing proxy (`Bench::observer`).
-    TheirsObserved,
-    /// redis-benchmark through a plain relay (`Bench::relay`): what any proxy in between costs.
-    TheirsRelayed,
-    Ours {
-        wait: Wait,
-        instrument: bool,
-    },
-    /// redis-benchmark on K connections, one command at a time each (`-c K -P 1`).
-    TheirsConnections,
-    /// Our engine on a pool of K connections (`Mode::Connections`), sleeping for replies.
-    OursConnections,
-    /// Our engine sleeping for replies, over TLS to the same server (`Bench::tls`).
-    OursOverTls,
-    /// Our engine sleeping for replies, on a cluster (`Bench::cluster`), batches split per
-    /// master.
-    OursOnCluster,
-    /// `redis-benchmark --cluster` on `clients` connections K deep each, against the
-    /// cluster's first master (`Bench::port`): it binds each client to one master.
-    TheirsOnCluster {
-        clients: u32,
-    },
-    /// Our engine sleeping for replies on the cluster, `times` × K deep, each batch split per
-    /// master (about K per master when `times` is the number of masters).
-    OursOnClusterTimes {
-        times: u32,
-    },
-}
-
-const SLEEPING: Contender = Contender::Ours {
-    wait: Wait::Sleep,
-    instrument: true,
-};
-const BUSY_POLLING: Contender = Contender::Ours {
-    wait: BUSY_POLL,
-    instrument: true,
-};
-/// The busy-polling engine measuring nothing. Instrumentation is measured against the
-/// busy-polling engine: its round trips are the shortest, so the same bookkeeping is the
-/// largest share of them (and its runs are the quickest, so more rounds fit).
-const BARE: Contender = Contender::Ours {
-    wait: BUSY_POLL,
-    instrument: false,
-};
-
-/// One timed run's result.
-#[derive(Debug, Clone, Copy)]
-struct Sample {
-    ops_per_sec: f64,
-    /// redis-benchmark's own p50 (its `--csv` column: a histogram bucket's value, 8 µs apart
-    /// below 1 ms): per request at K = 1, per batch of K above. Not measured for our engine's
-    /// runs.
-    p50_us: Option<f64>,
-    /// Through the observing proxy: the SETs it framed during the run.
-    observed_sets: Option<u64>,
-    /// Redis's CPU time (`INFO cpu`, user + sys) across the run over the SETs it executed
-    /// (`INFO commandstats`), µs.
-    redis_cpu_us_per_set: Option<f64>,
-}
-
-impl Sample {
-    fn ours(ops_per_sec: f64) -> Sample {
-        Sample {
-            ops_per_sec,
-            p50_us: None,
-            observed_sets: None,
-            redis_cpu_us_per_set: None,
-        }
-    }
-}
-
 /// The comparison's state: our server, the run ids, redis-benchmark's command shape.
 struct Bench<'a> {
     target: &'a RedisTarget,
@@ -178,6 +105,8 @@ struct Bench<'a> {
     observer: Option<Observer>,
     /// A proxy with no hooks in front of our server, for `Contender::TheirsRelayed`.
     relay: Option<DelayProxy>,
+    /// The interface captured live around each `Contender::TheirsCaptured` run (`lo`).
+    capture: Option<&'static str>,
     /// Print each round on stderr.
     progress: bool,
     /// The same server over TLS, for `Contender::OursOverTls`.
@@ -211,6 +140,7 @@ impl<'a> Bench<'a> {
             min_rounds: min_rounds.clamp(1, MAX_ROUNDS),
             observer: None,
             relay: None,
+            capture: None,
             progress: false,
             tls: None,
             cluster: None,
@@ -298,6 +228,7 @@ impl<'a> Bench<'a> {
             Contender::Theirs => self.theirs(self.port, 1, count, k).await,
             Contender::TheirsConnections => self.theirs(self.port, k, count, 1).await,
             Contender::TheirsObserved => self.observed(count, k).await,
+            Contender::TheirsCaptured => self.captured(count, k).await,
             Contender::TheirsRelayed => {
                 let relay = self.relay.as_ref().context("no relay")?;
                 self.theirs(relay.addr().port(), 1, count, k).await
@@ -350,17 +281,19 @@ impl<'a> Bench<'a> {
             }
         }?;
         let after = self.redis_counters().await;
-        let cpu = match (before, after) {
-            (Some(b), Some(a)) => {
-                let sets = a.command.calls.saturating_sub(b.command.calls);
-                (sets > 0)
-                    .then(|| Some((a.cpu_us? - b.cpu_us?) / sets as f64))
-                    .flatten()
+        let sets = match (&before, &after) {
+            (Some(b), Some(a)) => Some(a.command.calls.saturating_sub(b.command.calls)),
+            _ => None,
+        };
+        let cpu = match (before, after, sets) {
+            (Some(b), Some(a), Some(sets)) if sets > 0 => {
+                a.cpu_us.zip(b.cpu_us).map(|(a, b)| (a - b) / sets as f64)
             }
             _ => None,
         };
         Ok(Sample {
             redis_cpu_us_per_set: cpu,
+            redis_sets: sets,
             ..sample
         })
     }
@@ -427,8 +360,7 @@ impl<'a> Bench<'a> {
         Ok(Sample {
             ops_per_sec,
             p50_us: Some(p50_us),
-            observed_sets: None,
-            redis_cpu_us_per_set: None,
+            ..Sample::default()
         })
     }
 
@@ -499,7 +431,7 @@ impl<'a> Bench<'a> {
                                 .map(|p| format!(" p50 {p:.0} µs"))
                                 .unwrap_or_default(),
                             s.observed_sets
-                                .map(|n| format!(" ({n} SETs seen by the proxy)"))
+                                .map(|n| format!(" ({n} SETs seen by the {})", c.seer()))
                                 .unwrap_or_default()
                         )
                     })
@@ -509,31 +441,6 @@ impl<'a> Bench<'a> {
         }
         tracing::debug!(k, ?who, ?samples, "rounds");
         Ok(samples)
-    }
-}
-
-impl Contender {
-    fn name(&self) -> &'static str {
-        match self {
-            Contender::Theirs => "direct",
-            Contender::TheirsObserved => "observed",
-            Contender::TheirsRelayed => "relayed",
-            Contender::Ours {
-                instrument: false, ..
-            } => "bare",
-            Contender::Ours {
-                wait: Wait::Sleep, ..
-            } => "sleeping",
-            Contender::Ours { .. } => "busy-polling",
-            Contender::TheirsConnections => "redis-benchmark",
-            Contender::OursConnections => "pipescope",
-            Contender::OursOverTls => "over TLS",
-            Contender::OursOnCluster => "on the cluster",
-            Contender::TheirsOnCluster { clients: 1 } => "redis-benchmark --cluster -c 1",
-            Contender::TheirsOnCluster { .. } => "redis-benchmark --cluster, a client per master",
-            Contender::OursOnClusterTimes { times: 1 } => "pipescope K deep",
-            Contender::OursOnClusterTimes { .. } => "pipescope masters × K deep",
-        }
     }
 }
 

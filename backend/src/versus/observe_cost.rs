@@ -1,13 +1,19 @@
 //! What the observing proxy adds: redis-benchmark at each depth directly, through a plain
 //! relay and through an in-process `Observer`, then the round-trip probe (`round_trip_probe`)
 //! the same three ways, so what observing costs splits into relaying and recording.
+//!
+//! And what a live capture adds: in the same rounds, redis-benchmark direct while pipescope
+//! captures `lo` as `observe --capture lo` does (`capture::Live`, analysed as it goes by
+//! `observe::captured`). The capture runs only around those runs, so the direct runs beside
+//! them are not captured.
 
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
+use crate::capture::{Live, Source};
 use crate::net::{Compensation, DelayProxy, Hooks};
-use crate::observe::Observer;
+use crate::observe::{Observer, captured};
 use crate::round_trip_probe;
 use crate::target::RedisTarget;
 
@@ -43,6 +49,29 @@ pub struct ObservedRow {
     /// elsewhere.
     pub observed_sets_min: u64,
     pub observed_sets_max: u64,
+    /// With a live capture on `lo` beside direct (`None` where this process may not capture).
+    pub captured: Option<CapturedColumn>,
+}
+
+/// redis-benchmark direct while pipescope captured `lo` live, in the same rounds.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CapturedColumn {
+    pub ops_per_sec: f64,
+    /// Median of the rounds' captured / direct throughput.
+    pub ratio: Median,
+    /// redis-benchmark's own p50, median, and the rounds' captured − direct p50.
+    pub p50_us: f64,
+    pub added_p50_us: Median,
+    /// The fewest and most SETs the capture counted in a run, and the fewest and most Redis
+    /// executed in those runs (`INFO commandstats`): equal, or the capture missed some.
+    pub sets_min: u64,
+    pub sets_max: u64,
+    pub redis_sets_min: u64,
+    pub redis_sets_max: u64,
+    /// Runs whose capture counted other than the SETs Redis executed in them (0: it saw all).
+    pub runs_not_all_seen: usize,
+    /// Packets libpcap (or the interface) dropped, over all of this K's captured runs.
+    pub dropped: u64,
 }
 
 /// The round-trip probe's figures: one-at-a-time SETs, each timed (`round_trip_probe`),
@@ -68,14 +97,22 @@ pub struct ProbeRow {
 pub struct ObserveCost {
     pub rows: Vec<ObservedRow>,
     pub probe: ProbeRow,
+    /// The interface captured for the captured column (`lo`).
+    pub capture_interface: &'static str,
+    /// Why there is no captured column (this process may not capture, say), in words.
+    pub capture_unavailable: Option<String>,
 }
+
+/// The interface the captured column captures: redis-benchmark reaches our server over it.
+const CAPTURE_ON: &str = "lo";
 
 /// SETs per probe run at most (fewer when runs are of fewer).
 const PROBE_COUNT: u64 = 20_000;
 
 /// What the observing proxy costs: for each K, `redis-benchmark -c 1 -P K` of `count` SETs
-/// shaped like ours, directly against our server (`port`) and through an in-process
-/// `Observer` with no network dialled (its instant path); then the round-trip probe direct,
+/// shaped like ours, directly against our server (`port`), through a plain relay, through an
+/// in-process `Observer` with no network dialled (its instant path) and, where this process
+/// may capture, directly while `lo` is captured live; then the round-trip probe direct,
 /// relayed and observed. Rounds rotate who goes first, within `time_budget` (shared as for
 /// the comparison). Prints each round on stderr.
 pub async fn observe_overhead(
@@ -99,6 +136,18 @@ pub async fn observe_overhead(
     let mut bench = Bench::new(target, port, count, min_rounds).await?;
     bench.observer = Some(observer);
     bench.relay = Some(relay);
+    // Opened once to learn whether this process may capture (CAP_NET_RAW): if not, the
+    // proxy's columns are still measured and the captured one says why it is missing.
+    let capture_unavailable = match Live::open(CAPTURE_ON, &[port]) {
+        Ok(_) => {
+            bench.capture = Some(CAPTURE_ON);
+            None
+        }
+        Err(e) => {
+            eprintln!("cost observer: no captured column: {e}");
+            Some(e.to_string())
+        }
+    };
     bench.progress = true;
     let mut by_depth = ks.to_vec();
     by_depth.sort_unstable_by(|a, b| b.cmp(a));
@@ -119,29 +168,50 @@ pub async fn observe_overhead(
     Ok(ObserveCost {
         rows,
         probe: probe.expect("the probe section runs"),
+        capture_interface: CAPTURE_ON,
+        capture_unavailable,
     })
 }
 
+/// The captured runs beside the direct ones of the same rounds.
+fn captured_column(captured: &[Sample], direct: &[Sample]) -> CapturedColumn {
+    let p50 = |s: &Sample| s.p50_us.unwrap_or(f64::NAN);
+    let sets: Vec<u64> = captured.iter().filter_map(|s| s.observed_sets).collect();
+    let redis: Vec<u64> = captured.iter().filter_map(|s| s.redis_sets).collect();
+    CapturedColumn {
+        ops_per_sec: median_of(captured, |s| s.ops_per_sec),
+        ratio: per_round(captured, direct, |c, d| c.ops_per_sec / d.ops_per_sec),
+        p50_us: median_of(captured, p50),
+        added_p50_us: per_round(captured, direct, |c, d| p50(c) - p50(d)),
+        sets_min: sets.iter().copied().min().unwrap_or(0),
+        sets_max: sets.iter().copied().max().unwrap_or(0),
+        redis_sets_min: redis.iter().copied().min().unwrap_or(0),
+        redis_sets_max: redis.iter().copied().max().unwrap_or(0),
+        runs_not_all_seen: captured
+            .iter()
+            .filter(|s| s.observed_sets.is_none() || s.observed_sets != s.redis_sets)
+            .count(),
+        dropped: captured.iter().filter_map(|s| s.capture_dropped).sum(),
+    }
+}
+
 impl Bench<'_> {
-    /// redis-benchmark at depth `k`, direct, relayed and observed.
+    /// redis-benchmark at depth `k`, direct, relayed, observed and (where it may) captured.
     async fn observed_row(
         &mut self,
         k: u32,
         count: u64,
         deadline: Instant,
     ) -> anyhow::Result<ObservedRow> {
-        let s = self
-            .rounds(
-                &[
-                    Contender::Theirs,
-                    Contender::TheirsRelayed,
-                    Contender::TheirsObserved,
-                ],
-                k,
-                count,
-                deadline,
-            )
-            .await?;
+        let mut who = vec![
+            Contender::Theirs,
+            Contender::TheirsRelayed,
+            Contender::TheirsObserved,
+        ];
+        if self.capture.is_some() {
+            who.push(Contender::TheirsCaptured);
+        }
+        let s = self.rounds(&who, k, count, deadline).await?;
         let (direct, relayed, observed) = (&s[0], &s[1], &s[2]);
         let throughput = |a: &Sample, b: &Sample| a.ops_per_sec / b.ops_per_sec;
         let p50 = |s: &Sample| s.p50_us.unwrap_or(f64::NAN);
@@ -164,6 +234,37 @@ impl Bench<'_> {
             }),
             observed_sets_min: sets.iter().copied().min().unwrap_or(0),
             observed_sets_max: sets.iter().copied().max().unwrap_or(0),
+            captured: s.get(3).map(|captured| captured_column(captured, direct)),
+        })
+    }
+
+    /// redis-benchmark direct while `Bench::capture` is captured live, as `observe --capture`
+    /// does: the capture is opened before the run (so it holds every packet of it), read and
+    /// analysed on a thread of its own meanwhile, stopped after it; its SETs are counted on the
+    /// connections it saw. Opening and draining it are outside redis-benchmark's timing, as
+    /// starting pipescope is outside an application's.
+    pub(super) async fn captured(&self, count: u64, k: u32) -> anyhow::Result<Sample> {
+        let interface = self.capture.context("no interface to capture")?;
+        let ports = [self.port];
+        let mut live = Live::open(interface, &ports)?;
+        let stopper = live.stopper();
+        let reading =
+            tokio::task::spawn_blocking(move || captured::observe(Source::Live(&mut live), &ports));
+        let sample = self.theirs(self.port, 1, count, k).await;
+        // Stopped whether or not redis-benchmark succeeded: the thread ends within a second.
+        stopper.store(true, std::sync::atomic::Ordering::SeqCst);
+        let seen = reading.await.context("the capture's thread")??;
+        let sets = seen
+            .connections
+            .iter()
+            .flat_map(|c| &c.top_commands)
+            .filter(|(name, _)| name == "SET")
+            .map(|(_, n)| n)
+            .sum();
+        Ok(Sample {
+            observed_sets: Some(sets),
+            capture_dropped: Some(seen.facts.dropped + seen.facts.if_dropped),
+            ..sample?
         })
     }
 

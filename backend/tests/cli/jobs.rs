@@ -455,6 +455,29 @@ fn observe_overhead_prints_a_ratio_line_per_depth() {
         .map(|l| l.trim_matches('|').split(" | ").map(str::trim).collect())
         .collect();
     let (probe, rows): (Vec<_>, Vec<_>) = rows.into_iter().partition(|r| r[0].ends_with(" µs"));
+    // The captured column's table: "| K | rounds | direct ops/s | captured ops/s | captured /
+    // direct | … | SETs Redis executed per run | SETs the capture counted per run | libpcap
+    // drops | target |", 12 cells to the proxy table's 13.
+    let (captured, rows): (Vec<_>, Vec<_>) = rows.into_iter().partition(|r| r.len() == 12);
+    if captured.is_empty() {
+        support::cannot_check(&format!("no captured column (CAP_NET_RAW?): {stdout}"));
+    } else {
+        let ks: Vec<&str> = captured.iter().map(|r| r[0]).collect();
+        assert_eq!(ks, ["1", "16", "1000"], "{stdout}");
+        for r in &captured {
+            let (median, interval) = r[4].split_once("× [").expect(r[4]);
+            assert!(median.parse::<f64>().unwrap() > 0.0, "{r:?}");
+            assert!(interval.ends_with(']'), "{r:?}");
+            // Redis executed every SET of the run, and the capture counted each; or libpcap
+            // dropped packets on a busy machine, and the row says the capture missed some.
+            assert_eq!(r[8], "2000", "{r:?}");
+            match r[10] {
+                "0" => assert_eq!(r[9], "2000 (all)", "{r:?}"),
+                _ => assert!(r[9] == "2000 (all)" || r[9].contains("(NOT all"), "{r:?}"),
+            }
+            assert!(r[11].starts_with("≥ 0.95×: "), "{r:?}");
+        }
+    }
     let ks: Vec<&str> = rows.iter().map(|r| r[0]).collect();
     assert_eq!(ks, ["1", "16", "1000"], "{stdout}");
     for r in &rows {

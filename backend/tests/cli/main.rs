@@ -5,6 +5,7 @@
 mod support;
 
 mod cancel;
+mod cost;
 mod errors;
 mod jobs;
 mod recording;

@@ -1,0 +1,274 @@
+//! `pipescope cost observer` and `cost observer-memory`: what observe mode costs an
+//! application's throughput (through the proxy, or beside a live capture) and whether its
+//! memory stays flat.
+
+use anyhow::Context;
+
+use pipescope::local_redis::LocalRedis;
+use pipescope::target::RedisTarget;
+use pipescope::versus::{ObserveCost, ProbeRow};
+
+use super::super::args::{JsonArg, RoundsArgs};
+use super::super::output::{met, say, say_json_lines};
+
+#[derive(clap::Args)]
+pub struct ObserverArgs {
+    /// SETs per run.
+    #[arg(long, default_value_t = 100_000)]
+    pub count: u64,
+    #[command(flatten)]
+    pub rounds: RoundsArgs,
+    #[command(flatten)]
+    pub output: JsonArg,
+}
+
+#[derive(clap::Args)]
+pub struct ObserverMemoryArgs {
+    /// SETs to send through the observer.
+    #[arg(long, default_value_t = 10_000_000)]
+    pub sets: u64,
+    /// No SET is sent after this many seconds.
+    #[arg(long, default_value_t = pipescope::versus::DEFAULT_TIME_BUDGET.as_secs())]
+    pub time_budget_secs: u64,
+    #[command(flatten)]
+    pub output: JsonArg,
+}
+
+/// The targets observe mode's proxy is held to, printed beside the measurements.
+const TARGET_RATIO_AT_1000: f64 = 0.9;
+const TARGET_ADDED_P50_US_AT_1: f64 = 30.0;
+/// The target a live capture is held to at every K (issue #22's speed targets).
+const TARGET_CAPTURED_RATIO: f64 = 0.95;
+
+pub(super) async fn observer(args: ObserverArgs) -> anyhow::Result<()> {
+    // Our own server, whatever --redis-url says: redis-benchmark leaves keys behind.
+    let local = LocalRedis::start().context("starting a redis-server for the comparison")?;
+    let target = RedisTarget::parse(&local.url())?;
+    let cost = pipescope::versus::observe_overhead(
+        &target,
+        local.port(),
+        args.count,
+        &[1, 16, 1000],
+        args.rounds.rounds(),
+        args.rounds.budget(),
+    )
+    .await?;
+    if args.output.json {
+        return say_json_lines(&[&cost]);
+    }
+    print_observer_runs(&cost, args.count);
+    print_captured_runs(&cost, args.count);
+    print_observer_probe(&cost.probe);
+    Ok(())
+}
+
+/// The observer's cost under redis-benchmark at each depth K, as a Markdown table.
+fn print_observer_runs(cost: &ObserveCost, count: u64) {
+    let rows = &cost.rows;
+    say(format_args!(
+        "redis-benchmark -c 1 -P K -n {} SETs, direct, through the proxy with no hooks (a \
+         plain relay) and through an in-process observing proxy (no delay dialled); an empty \
+         database before every run; medians of rounds that rotate who goes first, 95 % \
+         confidence intervals in brackets",
+        count
+    ));
+    say(format_args!(
+        "| K | rounds | direct ops/s | observed ops/s | observed / direct | relayed / direct | observed / relayed | direct p50 | observed p50 | added p50 | added per command (1/throughput) | SETs the proxy counted per run | target |"
+    ));
+    say(format_args!(
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    ));
+    for r in rows {
+        let target = match r.k {
+            1000 => format!(
+                "≥ {TARGET_RATIO_AT_1000}×: {}",
+                met(r.ratio.median >= TARGET_RATIO_AT_1000)
+            ),
+            1 => format!(
+                "< {TARGET_ADDED_P50_US_AT_1} µs added p50: {}",
+                met(r.added_p50_us.median < TARGET_ADDED_P50_US_AT_1)
+            ),
+            _ => "–".into(),
+        };
+        let sets = if r.observed_sets_min == r.observed_sets_max {
+            format!("{}", r.observed_sets_min)
+        } else {
+            format!("{}–{}", r.observed_sets_min, r.observed_sets_max)
+        };
+        say(format_args!(
+            "| {} | {} | {:.0} | {:.0} | {} | {} | {} | {:.0} µs | {:.0} µs | {} | {} | {}{} | {} |",
+            r.k,
+            r.rounds,
+            r.direct_ops_per_sec,
+            r.observed_ops_per_sec,
+            r.ratio.with_interval(2, "×"),
+            r.relayed_ratio.with_interval(2, "×"),
+            r.recording_ratio.with_interval(2, "×"),
+            r.direct_p50_us,
+            r.observed_p50_us,
+            r.added_p50_us.with_interval(0, " µs"),
+            r.added_per_command_us.with_interval(1, " µs"),
+            sets,
+            if r.observed_sets_min == r.count && r.observed_sets_max == r.count {
+                " (all)"
+            } else {
+                " (NOT all: traffic bypassed the proxy?)"
+            },
+            target,
+        ));
+    }
+    say(format_args!(
+        "p50: redis-benchmark's own (its --csv p50): per request at K = 1, per batch of K \
+         above; a histogram bucket's value, 8 µs apart below 1 ms, so per-round \
+         differences move in such steps. Added per command: 1e6 / observed ops/s − 1e6 / \
+         direct ops/s (at K = 1, -c 1, the mean round trip)."
+    ));
+}
+
+/// What a live capture costs under redis-benchmark at each depth K, as a Markdown table: the
+/// captured runs were a fourth contender in the rounds above.
+fn print_captured_runs(cost: &ObserveCost, count: u64) {
+    let interface = cost.capture_interface;
+    say(format_args!(""));
+    if let Some(why) = &cost.capture_unavailable {
+        say(format_args!("Captured: not measured ({why})"));
+        return;
+    }
+    say(format_args!(
+        "Captured: the same redis-benchmark -c 1 -P K -n {count} SETs direct while pipescope \
+         captures {interface} live, as `pipescope observe --capture {interface}` does (libpcap \
+         through the pcap crate, a 256 MiB kernel buffer, each packet analysed as it comes), a \
+         fourth contender in the rounds above; the capture is opened before each captured run \
+         and drained after it, outside redis-benchmark's timing"
+    ));
+    say(format_args!(
+        "| K | rounds | direct ops/s | captured ops/s | captured / direct | direct p50 | captured p50 | added p50 | SETs Redis executed per run | SETs the capture counted per run | libpcap drops | target |"
+    ));
+    say(format_args!(
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+    ));
+    let range = |lo: u64, hi: u64| match lo == hi {
+        true => lo.to_string(),
+        false => format!("{lo}–{hi}"),
+    };
+    for r in &cost.rows {
+        let Some(c) = &r.captured else { continue };
+        let all = c.runs_not_all_seen == 0 && c.sets_min == count;
+        say(format_args!(
+            "| {} | {} | {:.0} | {:.0} | {} | {:.0} µs | {:.0} µs | {} | {} | {}{} | {} | ≥ {TARGET_CAPTURED_RATIO}×: {} |",
+            r.k,
+            r.rounds,
+            r.direct_ops_per_sec,
+            c.ops_per_sec,
+            c.ratio.with_interval(2, "×"),
+            r.direct_p50_us,
+            c.p50_us,
+            c.added_p50_us.with_interval(0, " µs"),
+            range(c.redis_sets_min, c.redis_sets_max),
+            range(c.sets_min, c.sets_max),
+            match (all, c.dropped) {
+                (true, _) => " (all)".to_string(),
+                (false, 0) => format!(" (NOT all, in {} runs)", c.runs_not_all_seen),
+                (false, n) => format!(
+                    " (NOT all, in {} runs: libpcap dropped {n} packets)",
+                    c.runs_not_all_seen
+                ),
+            },
+            c.dropped,
+            met(c.ratio.median >= TARGET_CAPTURED_RATIO),
+        ));
+    }
+}
+
+/// The observer's cost per round trip, timed by pipescope's probe, as a Markdown table.
+fn print_observer_probe(p: &ProbeRow) {
+    say(format_args!(""));
+    say(format_args!(
+        "Each round trip timed: {} SETs one at a time on one blocking connection (pipescope's \
+         probe: the clock read before each write and after its +OK), direct, through the proxy \
+         with no hooks (a plain relay: what any proxy in between costs) and through the \
+         observing proxy; {} rounds, medians of each run's p50, and of the rounds' differences \
+         with 95 % confidence intervals",
+        p.count, p.rounds
+    ));
+    say(format_args!(
+        "| direct p50 | relayed p50 | observed p50 | relaying adds | observing adds (relay + framing and recording) | framing and recording add | target |"
+    ));
+    say(format_args!("|---:|---:|---:|---:|---:|---:|---|"));
+    say(format_args!(
+        "| {:.1} µs | {:.1} µs | {:.1} µs | {} | {} | {} | < {TARGET_ADDED_P50_US_AT_1} µs added p50: {} |",
+        p.direct_p50_us,
+        p.relayed_p50_us,
+        p.observed_p50_us,
+        p.relay_added_us.with_interval(1, " µs"),
+        p.observe_added_us.with_interval(1, " µs"),
+        p.recording_added_us.with_interval(1, " µs"),
+        met(p.observe_added_us.median < TARGET_ADDED_P50_US_AT_1),
+    ));
+}
+
+pub(super) async fn observer_memory(args: ObserverMemoryArgs) -> anyhow::Result<()> {
+    use pipescope::observe_rss::mb;
+    let exe = std::env::current_exe().context("finding pipescope's own binary")?;
+    let r = pipescope::observe_rss::measure(
+        &exe,
+        args.sets,
+        std::time::Duration::from_secs(args.time_budget_secs),
+    )
+    .await?;
+    if args.output.json {
+        return say_json_lines(&[&r]);
+    }
+    say(format_args!(
+        "pipescope observe (child process) with {} SETs sent through it: redis-benchmark -c 1 -P 1000, shaped like ours; /proc/<pid>/status every 200 ms ({} readings)",
+        r.count, r.readings
+    ));
+    say(format_args!(
+        "SETs executed by Redis: {}{} in {:.1} s{}; counted by the observer: {}",
+        r.sets,
+        if r.sets < r.count {
+            " (the time budget ran out first)"
+        } else {
+            ""
+        },
+        r.elapsed_secs,
+        r.ops_per_sec
+            .map(|o| format!(" ({o:.0} ops/s, redis-benchmark's)"))
+            .unwrap_or_default(),
+        r.observed_sets
+            .map(|n| n.to_string())
+            .unwrap_or_else(|| "unknown (no report)".into()),
+    ));
+    say(format_args!("| when | SETs | VmHWM (peak RSS) | VmRSS |"));
+    say(format_args!("|---|---:|---:|---:|"));
+    say(format_args!(
+        "| start | 0 | {} | {} |",
+        mb(r.at_start.hwm_kb),
+        mb(r.at_start.rss_kb)
+    ));
+    for m in &r.per_million {
+        say(format_args!(
+            "| {:.1} s | {} | {} | {} |",
+            m.secs,
+            m.sets,
+            mb(m.memory.hwm_kb),
+            mb(m.memory.rss_kb)
+        ));
+    }
+    say(format_args!(
+        "| end | {} | {} | {} |",
+        r.sets,
+        mb(r.at_end.hwm_kb),
+        mb(r.at_end.rss_kb)
+    ));
+    say(format_args!(
+        "peak RSS (VmHWM): {} at start, {} after 1M SETs, {} at the end; largest VmRSS read {}",
+        mb(r.at_start.hwm_kb),
+        r.after_first_million
+            .map(|m| mb(m.memory.hwm_kb))
+            .unwrap_or_else(|| "–".into()),
+        mb(r.at_end.hwm_kb),
+        mb(r.max_rss_kb),
+    ));
+    Ok(())
+}
