@@ -16,8 +16,10 @@ use tokio::sync::oneshot;
 
 /// Commands of pipescope's own inside a window besides the memory sampler's two per sample:
 /// the INFO that opened it, the run connection's CLIENT ID, the reading connection's set-up
-/// (redis-rs's CLIENT SETINFO), with room for one more.
-const OWN_READINGS: u64 = 6;
+/// (redis-rs's CLIENT SETINFO), with room for one more; and a last sample's two that found the
+/// run's connection already closed, so counted no sample (seen once, with four tests at a
+/// time on two cores: 58 for 20 on the wire and 15 samples).
+const OWN_READINGS: u64 = 8;
 
 /// Redis's counters as this test reads them: every command's calls, the commands processed and
 /// the connections accepted.

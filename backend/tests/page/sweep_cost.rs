@@ -101,14 +101,23 @@ async fn a_sweep_to_100k_shows_memory_and_p99_growing_while_throughput_flattens(
     assert!(drawn.values().all(|d| d.p99_us > 0.0), "{drawn:?}");
     assert!(drawn[&100_000].p99_us > drawn[&1_000].p99_us, "{drawn:?}");
 
-    // Throughput: the first steps paid, the last one no longer does (doubling the batch from
-    // 50,000 gained less than the knee's 1.5×, the page's own definition of "flat").
-    let (top, below) = (&drawn[&100_000], &drawn[&50_000]);
-    assert!(drawn[&1_000].ops > 2.0 * drawn[&1].ops, "{drawn:?}");
-    let gain = top.ops / below.ops;
+    // Throughput: the first steps paid, and by 100,000 it has flattened: its fastest run is
+    // less than the knee's 1.5× (the page's own definition of "flat") above the fastest run
+    // of any smaller batch. Fastest runs, the tops of the drawn spreads, because other work
+    // on the machine only slows a run (one slowed run of three moved a median 2× beside a
+    // busy build), and any smaller batch because the tail is noisy: 50,000 alone was once
+    // slowed by a third in all three of its runs.
+    let top = &drawn[&100_000];
+    assert!(drawn[&1_000].max > 2.0 * drawn[&1].max, "{drawn:?}");
+    let (best_b, best) = drawn
+        .iter()
+        .filter(|(b, _)| **b < 100_000)
+        .max_by(|x, y| x.1.max.total_cmp(&y.1.max))
+        .unwrap();
+    let gain = top.max / best.max;
     assert!(
         gain < 1.5,
-        "50,000 → 100,000 still paid {gain:.2}× (50,000: {below:?}; 100,000: {top:?})"
+        "100,000's fastest run is {gain:.2}× batch {best_b}'s (the fastest below it): {best:?} vs {top:?}"
     );
     assert!(top.min <= top.ops && top.ops <= top.max, "{top:?}");
 
