@@ -185,34 +185,9 @@ pub async fn measure(plan: Plan) -> anyhow::Result<Report> {
             rows.push(row(reader.name(), file, *packets, *bytes, reads));
         }
     }
-    let secs = |i: usize, f: usize| -> Vec<f64> {
-        runs[i][f].iter().map(|r| r.wall.as_secs_f64()).collect()
-    };
     let (speedup, marginal_speedup) = match tshark {
         None => (None, None),
-        Some(_) if files.len() < 2 => (
-            Some(Median::of(
-                secs(1, 0)
-                    .iter()
-                    .zip(secs(0, 0))
-                    .map(|(t, p)| t / p)
-                    .collect(),
-            )),
-            None,
-        ),
-        Some(_) => {
-            let (p, t) = ((secs(0, 0), secs(0, 1)), (secs(1, 0), secs(1, 1)));
-            let whole = t.0.iter().zip(&p.0).map(|(t, p)| t / p).collect();
-            // Only where both took longer on the whole capture than on its prefix: on tiny
-            // files start-up noise is all there is.
-            let marginal: Vec<f64> = (0..p.0.len())
-                .map(|r| (t.0[r] - t.1[r], p.0[r] - p.1[r]))
-                .filter(|(t, p)| *t > 0.0 && *p > 0.0)
-                .map(|(t, p)| t / p)
-                .collect();
-            let marginal = (!marginal.is_empty()).then(|| Median::of(marginal));
-            (Some(Median::of(whole)), marginal)
-        }
+        Some(_) => speedups(&runs, files.len()),
     };
     Ok(Report {
         capture: made,
@@ -221,6 +196,34 @@ pub async fn measure(plan: Plan) -> anyhow::Result<Report> {
         speedup,
         marginal_speedup,
     })
+}
+
+/// tshark's wall over pipescope's on the whole capture, per round; and the same from the
+/// difference between the whole capture and its smallest prefix (start-up left out).
+/// `runs[reader][file]`: pipescope is reader 0, tshark 1; file 0 the whole capture.
+fn speedups(runs: &[Vec<Vec<Read>>], files: usize) -> (Option<Median>, Option<Median>) {
+    let secs = |i: usize, f: usize| -> Vec<f64> {
+        runs[i][f].iter().map(|r| r.wall.as_secs_f64()).collect()
+    };
+    if files < 2 {
+        let whole = secs(1, 0)
+            .iter()
+            .zip(secs(0, 0))
+            .map(|(t, p)| t / p)
+            .collect();
+        return (Some(Median::of(whole)), None);
+    }
+    let (p, t) = ((secs(0, 0), secs(0, 1)), (secs(1, 0), secs(1, 1)));
+    let whole = t.0.iter().zip(&p.0).map(|(t, p)| t / p).collect();
+    // Only where both took longer on the whole capture than on its prefix: on tiny
+    // files start-up noise is all there is.
+    let marginal: Vec<f64> = (0..p.0.len())
+        .map(|r| (t.0[r] - t.1[r], p.0[r] - p.1[r]))
+        .filter(|(t, p)| *t > 0.0 && *p > 0.0)
+        .map(|(t, p)| t / p)
+        .collect();
+    let marginal = (!marginal.is_empty()).then(|| Median::of(marginal));
+    (Some(Median::of(whole)), marginal)
 }
 
 /// A reader's runs on one file, summed up.

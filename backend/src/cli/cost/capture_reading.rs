@@ -56,6 +56,13 @@ pub(super) async fn capture_reading(args: CaptureReadingArgs) -> anyhow::Result<
 }
 
 fn print_report(r: &Report) {
+    print_readers(r);
+    print_rows(r);
+    print_memory(r);
+}
+
+/// The capture and how each reader is run and timed.
+fn print_readers(r: &Report) {
     use shared::observe::group;
     let c = &r.capture;
     say(format_args!(
@@ -109,6 +116,12 @@ fn print_report(r: &Report) {
             n => format!("{n} rounds"),
         }
     ));
+}
+
+/// One row per reader and file, then the speed-up.
+fn print_rows(r: &Report) {
+    use shared::observe::group;
+    let c = &r.capture;
     say(format_args!(
         "| reader | file | packets | MB | wall | packets/s | MB/s | peak RSS | packets it read | SETs it read |"
     ));
@@ -152,6 +165,11 @@ fn print_report(r: &Report) {
                     .with_interval(1, "×"))
         ));
     }
+}
+
+/// Each reader's peak RSS by the size of what it read.
+fn print_memory(r: &Report) {
+    use shared::observe::group;
     for reader in ["pipescope", "tshark"] {
         // Fewest packets first: the prefixes, then the whole capture.
         let mut sizes: Vec<&ReadRow> = r.rows.iter().filter(|row| row.reader == reader).collect();
