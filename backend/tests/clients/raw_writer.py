@@ -2,11 +2,11 @@
 all (backend/tests/observe/waits.rs): Lettuce's default behind Spring's executePipelined, and a
 client on a timer. Plain sockets, so each send is one syscall the test's strace can count.
 
-    python raw_writer.py PORT MODE N [EVERY_US]
+    python raw_writer.py PORT MODE N [EVERY_US [HOST]]
 
 MODE "each" sends N SETs back to back; "clock" sends one every EVERY_US µs by its own clock
 (busy-waiting, so the cadence is steady), slower than a round trip. Then it reads the N
-replies and checks them.
+replies and checks them. HOST is 127.0.0.1 unless given.
 """
 
 import socket
@@ -15,7 +15,8 @@ import time
 
 port, mode, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 every = int(sys.argv[4]) / 1e6 if len(sys.argv) > 4 else 0.0
-s = socket.create_connection(("127.0.0.1", port))
+host = sys.argv[5] if len(sys.argv) > 5 else "127.0.0.1"
+s = socket.create_connection((host, port))
 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 commands = []
 for i in range(n):

@@ -18,4 +18,5 @@ mod protocol_states;
 mod proxy;
 mod robustness;
 mod slow_reader;
+mod three_vantages;
 mod waits;

@@ -12,124 +12,21 @@
 
 use crate::support;
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use shared::observe::{ObservedConnection, VerdictKind};
-use support::clients::{node, output_within, redis_cli, redis_py, relay, run};
-use support::commandstats::Counted;
-use support::netns::{Pair, Running};
-use support::observe::{Observe, calls, named};
-use support::tcpdump::Tcpdump;
+use support::clients::{node, redis_cli, run};
+use support::observe::{calls, named};
+use support::wire::{BASE_PORT, D_US, DELAY_PORT, Wire};
 
-/// The relay's hold each way, µs: a dialled round trip of 2·D. A Python timer wakes ~0.1 ms
-/// late here (0.15–0.25 ms a round trip was seen with D = 2 ms, +4–6 %): at 5 ms that is
-/// ~2 %, well inside the 10 % the round trip is checked to.
-const D_US: u64 = 5_000;
-/// Ports in the pair's server namespace, which is new: every port there is free.
-const REDIS_PORT: u16 = 16_379;
-/// A relay holding nothing (the path's own round trip, the base) and one holding D.
-const BASE_PORT: u16 = 17_000;
-const DELAY_PORT: u16 = 17_001;
 /// redis-py's loop, and its SETs in pipelines of 100 (tests/clients/redis_py.py "batches").
 const LOOP_N: u64 = 200;
 const BATCHED_N: u64 = 1_000;
 const BATCHES: u64 = 10;
-/// How long Redis, a relay or pipescope may take to start, or to report.
-const START: Duration = Duration::from_secs(30);
+/// How long pipescope may take to report.
 const REPORT_LIMIT: Duration = Duration::from_secs(60);
-
-/// Redis and the relays in the pair's server namespace; clients run in its client namespace.
-struct Wire {
-    _redis: Running,
-    _relays: Vec<Running>,
-    pair: Pair,
-}
-
-impl Wire {
-    /// Everything started and ready; `None` (after `cannot_check`) where it cannot be here.
-    fn new() -> Option<Wire> {
-        if Command::new("redis-server")
-            .arg("--version")
-            .output()
-            .is_err()
-        {
-            support::cannot_check("redis-server is missing: run scripts/setup test");
-            return None;
-        }
-        redis_cli()?;
-        redis_py()?;
-        let relay_cmd = relay()?;
-        let pair = Pair::new()?;
-        // On the server namespace's loopback: only the relays reach it, and Redis's protected
-        // mode (no password) refuses clients from other addresses.
-        let mut redis = pair.server.command("redis-server");
-        redis
-            .args(["--port", &REDIS_PORT.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
-            .stdout(Stdio::null());
-        let redis = Running(redis.spawn().expect("redis-server starts"));
-        let mut wire = Wire {
-            _redis: redis,
-            _relays: Vec::new(),
-            pair,
-        };
-        let deadline = Instant::now() + START;
-        while wire.cli(&["PING"]).trim() != "PONG" {
-            assert!(
-                Instant::now() < deadline,
-                "redis-server in {} did not answer PING within {START:?}",
-                wire.pair.server.name
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        for (port, delay_us) in [(BASE_PORT, 0), (DELAY_PORT, D_US)] {
-            let addr = &wire.pair.server_addr;
-            let mut cmd = wire.pair.server.wrap(&relay_cmd);
-            cmd.args([
-                addr,
-                &port.to_string(),
-                "127.0.0.1",
-                &REDIS_PORT.to_string(),
-            ])
-            .arg(delay_us.to_string())
-            .stdout(Stdio::piped());
-            let mut child = cmd.spawn().expect("the relay starts");
-            let stdout = child.stdout.take().unwrap();
-            wire._relays.push(Running(child));
-            let what = format!("the relay on port {port} saying \"relaying\"");
-            support::stdout_line(stdout, START, &what, |l| (l == "relaying").then_some(()));
-        }
-        Some(wire)
-    }
-
-    /// `redis-cli ARGS` straight to Redis (not through a relay, so never captured).
-    fn cli(&self, args: &[&str]) -> String {
-        let mut c = self.pair.server.command("redis-cli");
-        c.args(["-h", "127.0.0.1", "-p", &REDIS_PORT.to_string()])
-            .args(args);
-        String::from_utf8_lossy(&output_within(c, "redis-cli").stdout).into_owned()
-    }
-
-    /// Redis's counters now (one INFO).
-    fn counted(&self) -> Counted {
-        Counted::parse(&self.cli(&["INFO", "stats", "commandstats"]))
-    }
-
-    /// redis-py in the client namespace, connecting to `host`:`port`, run to its end.
-    fn py(&self, host: &str, port: u16, name: &str, mode: &str, n: u64) {
-        let mut c = redis_py().expect("checked by Wire::new");
-        c.args([&port.to_string(), name, mode, &n.to_string(), host]);
-        let what = format!("redis-py {mode} as {name}");
-        run(self.pair.client.wrap(&c), None, &what);
-    }
-
-    /// tcpdump on the client's end of the veth, capturing traffic to `port`.
-    fn capture(&self, port: u16) -> Option<Tcpdump> {
-        let tcpdump = self.pair.client.command("tcpdump");
-        Tcpdump::on(tcpdump, self.pair.client_if, &format!("tcp port {port}"))
-    }
-}
+/// The relays: one holding nothing (the path's own round trip), one holding D each way.
+const RELAYS: &[(u16, u64)] = &[(BASE_PORT, 0), (DELAY_PORT, D_US)];
 
 /// A connection's mean round trip, µs.
 fn mean_trip(c: &ObservedConnection) -> f64 {
@@ -155,7 +52,7 @@ fn show(what: &str, c: &ObservedConnection) {
 /// client's code talks.
 #[test]
 fn a_capture_across_a_real_network_agrees_with_redis_and_the_dialled_delay() {
-    let Some(wire) = Wire::new() else {
+    let Some(wire) = Wire::new(RELAYS) else {
         return;
     };
     let server = wire.pair.server_addr.clone();
@@ -249,20 +146,13 @@ fn a_capture_across_a_real_network_agrees_with_redis_and_the_dialled_delay() {
 /// handshake's few).
 #[test]
 fn the_proxy_and_a_capture_of_its_traffic_agree_across_a_real_network() {
-    let Some(wire) = Wire::new() else {
+    let Some(wire) = Wire::new(RELAYS) else {
         return;
     };
     let Some(mut capture) = wire.capture(DELAY_PORT) else {
         return;
     };
-    let url = format!("redis://{}:{DELAY_PORT}", wire.pair.server_addr);
-    let listen = format!("{}:0", wire.pair.client_addr);
-    let args = ["--json", "--no-equivalent"];
-    let mut observe = Observe::spawn(
-        wire.pair
-            .client
-            .wrap(&Observe::command(&url, &listen, &args)),
-    );
+    let mut observe = wire.observe(DELAY_PORT);
     let client = wire.pair.client_addr.clone();
     wire.py(&client, observe.port(), "py-loop", "loop", LOOP_N);
     wire.py(&client, observe.port(), "py-batches", "batches", BATCHED_N);
@@ -306,7 +196,7 @@ const PIPE_N: u64 = 10_000;
 /// 10 ms round trip before its next write leaves.
 #[test]
 fn node_clients_and_redis_cli_pipe_across_a_real_network() {
-    let Some(wire) = Wire::new() else {
+    let Some(wire) = Wire::new(RELAYS) else {
         return;
     };
     let (Some(io), Some(nr)) = (

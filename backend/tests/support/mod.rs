@@ -156,6 +156,7 @@ pub mod oracle;
 pub mod tcpdump;
 pub mod observe;
 pub mod tls;
+pub mod wire;
 
 /// Reads a child's stdout on a thread of its own (to the end, so the child never blocks on a
 /// full pipe) and returns the first line `pick` accepts, within `limit`; fails with `what` and

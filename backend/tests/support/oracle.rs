@@ -4,6 +4,8 @@
 
 use std::process::Command;
 
+use shared::observe::ObservedConnection;
+
 /// What a client's syscalls show of its connection to one port.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Syscalls {
@@ -13,8 +15,25 @@ pub struct Syscalls {
     pub waits: u64,
 }
 
+/// The client's waits (`seen`) lie within what pipescope reported of its connection `c`: the
+/// wire shows replies back before the next command, not whether the client waited for them,
+/// so pipescope marks the round trips it cannot confirm, and the truth must lie between:
+/// confirmed round trips ≤ the client's waits ≤ round trips.
+pub fn assert_waits_within(what: &str, c: &ObservedConnection, seen: Syscalls) {
+    let k = &c.counts;
+    let confirmed = k.round_trips - k.unconfirmed_trips;
+    assert!(
+        confirmed <= seen.waits && seen.waits <= k.round_trips,
+        "{what}: the client waited {} times (strace), pipescope says {} round trips of which {} confirmed: {}",
+        seen.waits,
+        k.round_trips,
+        confirmed,
+        c.verdict.text
+    );
+}
+
 /// Runs `client` to its end under `strace -f`, and reads its calls on the socket it connected
-/// to `port` on loopback. `None` where strace is missing or may not trace (a failure under
+/// to `port` (on loopback, or across a test's network: `client` may run `ip netns exec`). `None` where strace is missing or may not trace (a failure under
 /// CI=true, as `cannot_check` says).
 pub fn syscalls(client: Command, port: u16) -> Option<Syscalls> {
     if Command::new("strace").arg("-V").output().is_err() {
@@ -27,7 +46,13 @@ pub fn syscalls(client: Command, port: u16) -> Option<Syscalls> {
     let args: Vec<_> = client.get_args().map(|a| a.to_owned()).collect();
     let mut traced = Command::new("strace");
     traced
-        .args(["-f", "-qq", "-e", "trace=connect,close,sendto,sendmsg,write,writev,recvfrom,recvmsg,read,readv", "-o"])
+        .args([
+            "-f",
+            "-qq",
+            "-e",
+            "trace=connect,close,sendto,sendmsg,write,writev,recvfrom,recvmsg,read,readv",
+            "-o",
+        ])
         .arg(&trace)
         .arg(program)
         .args(args);
@@ -40,10 +65,15 @@ pub fn syscalls(client: Command, port: u16) -> Option<Syscalls> {
     let out = super::clients::output_within(traced, "the client under strace");
     let stderr = String::from_utf8_lossy(&out.stderr);
     if !out.status.success() && stderr.contains("ptrace") {
-        super::cannot_check(&format!("strace may not trace here (ptrace denied): {stderr}"));
+        super::cannot_check(&format!(
+            "strace may not trace here (ptrace denied): {stderr}"
+        ));
         return None;
     }
-    assert!(out.status.success(), "the client under strace failed: {stderr}");
+    assert!(
+        out.status.success(),
+        "the client under strace failed: {stderr}"
+    );
     let text = std::fs::read_to_string(&trace).unwrap();
     Some(read(&text, port))
 }
@@ -55,7 +85,10 @@ fn read(trace: &str, port: u16) -> Syscalls {
     let (mut writes, mut waits, mut reading, mut wrote) = (0, 0, false, false);
     for line in trace.lines() {
         // "PID name(FD, …) = RESULT"
-        let call = line.split_once(' ').map_or(line, |(_, rest)| rest).trim_start();
+        let call = line
+            .split_once(' ')
+            .map_or(line, |(_, rest)| rest)
+            .trim_start();
         let Some((name, rest)) = call.split_once('(') else {
             continue;
         };
@@ -103,7 +136,10 @@ mod tests {
 7 close(3) = 0"#;
         assert_eq!(
             super::read(trace, 7000),
-            super::Syscalls { writes: 3, waits: 2 }
+            super::Syscalls {
+                writes: 3,
+                waits: 2
+            }
         );
     }
 }
