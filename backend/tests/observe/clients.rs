@@ -79,7 +79,15 @@ fn assert_one_at_a_time(c: &ObservedConnection) {
 
 /// `n` SETs sent as one batch, in `sends` writes of the client's, after its own `own` commands.
 fn assert_one_batch(c: &ObservedConnection, n: u64, own: u64, sends: u64) {
-    assert_eq!(c.verdict.kind, VerdictKind::Pipelined, "{}", c.verdict.text);
+    // Pipelined; or, where its pieces raced Redis's replies (seen for redis-py's on a busy
+    // machine), auto-pipelined with the timing-dependent mark.
+    assert!(
+        c.verdict.kind == VerdictKind::Pipelined
+            || (c.verdict.kind == VerdictKind::AutoPipelined
+                && c.verdict.timing_dependent.is_some()),
+        "{}",
+        c.verdict.text
+    );
     // The batch is ~40 KB; the proxy reads at most 64 KiB at a time, TCP may merge the
     // client's writes or hand one over in pieces: at most 8 reads beyond its sends, and one
     // per own command.

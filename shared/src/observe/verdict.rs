@@ -26,6 +26,9 @@ pub fn verdict(c: &ObservedCounts, t: &ObservedTimes) -> Verdict {
     if timing_dependent.is_none() {
         timing_dependent = unwaited_batches(c, kind);
     }
+    if timing_dependent.is_none() {
+        timing_dependent = batch_in_pieces(c, kind);
+    }
     let text = match &timing_dependent {
         Some(why) => format!("{text} ({why})"),
         None => text,
@@ -60,6 +63,27 @@ fn unwaited_batches(c: &ObservedCounts, kind: VerdictKind) -> Option<String> {
             group(unwaited - awaited),
         )
     })
+}
+
+/// Big writes, some sent while replies were awaited and some only once every reply was back
+/// (round trips the wire cannot confirm were waits): one batch written in pieces (redis-py
+/// sends a pipeline ~6,000 bytes a `sendall`) reads so when Redis answers a piece before the
+/// next arrives, and as auto-pipelined when the pieces come faster; which depends on timing,
+/// so it is said instead of picked.
+fn batch_in_pieces(c: &ObservedCounts, kind: VerdictKind) -> Option<String> {
+    let per_write = c.commands as f64 / c.writes.max(1) as f64;
+    (kind == VerdictKind::AutoPipelined
+        && !c.writes_are_segments
+        && per_write > 16.0
+        && c.unconfirmed_trips > 0)
+        .then(|| {
+            format!(
+                "timing-dependent: {} of its {} of ~{per_write:.0} commands sent while replies were awaited, and {} round trips that may be no waits: one batch written in pieces reads as pipelined or auto-pipelined by turns",
+                group(c.overlapping_writes.min(c.writes)),
+                count(c.writes, "write"),
+                group(c.unconfirmed_trips),
+            )
+        })
 }
 
 /// A few commands a write, many of them sent while replies were awaited: a client writing
@@ -315,6 +339,26 @@ mod tests {
     }
 
     #[test]
+    fn a_batch_in_pieces_racing_its_replies_is_timing_dependent() {
+        // redis-py's 1,005 commands in 13 pieces through the proxy on a busy machine: most
+        // sent while replies were awaited, 5 of its 6 round trips unconfirmed.
+        let mut c = counts(1_005, 13, 6, 700);
+        c.overlapping_writes = 9;
+        c.unconfirmed_trips = 5;
+        let v = verdict(&c, &ObservedTimes::default());
+        assert_eq!(v.kind, VerdictKind::AutoPipelined);
+        let why = v.timing_dependent.expect("marked");
+        assert!(why.contains("one batch written in pieces"), "{why}");
+        // Every piece sent while replies were awaited, none after: auto-pipelined, unmarked.
+        c.unconfirmed_trips = 0;
+        let v = verdict(&c, &ObservedTimes::default());
+        assert_eq!(
+            (v.kind, v.timing_dependent),
+            (VerdictKind::AutoPipelined, None)
+        );
+    }
+
+    #[test]
     fn batches_that_wait_for_each_other_are_pipelined() {
         let v = verdict(&counts(10_000, 10, 10, 1000), &ObservedTimes::default());
         assert_eq!(v.kind, VerdictKind::Pipelined);
@@ -350,12 +394,14 @@ mod tests {
             why.contains("pipelined or auto-pipelined by turns"),
             "{why}"
         );
-        // Most of its writes sent while replies were awaited: auto-pipelined whatever the rest.
+        // Most of its writes sent while replies were awaited: auto-pipelined, and as the
+        // others followed replies that may not have been waited for, said to be one stream in
+        // pieces that reads either way.
         c.overlapping_writes = 7;
-        assert_eq!(
-            verdict(&c, &ObservedTimes::default()).timing_dependent,
-            None
-        );
+        let v = verdict(&c, &ObservedTimes::default());
+        assert_eq!(v.kind, VerdictKind::AutoPipelined);
+        let why = v.timing_dependent.expect("a race, said");
+        assert!(why.contains("one batch written in pieces"), "{why}");
         // redis-py's pipeline: its handshake's single commands unconfirmed, one batch.
         let mut py = counts(1_005, 7, 6, 1000);
         py.overlapping_writes = 1;
