@@ -1,8 +1,10 @@
 //! An interface captured live through libpcap (the `pcap` crate): whole packets to or from a
-//! Redis port (a BPF filter, applied in the kernel), in immediate mode (each packet handed
-//! over as it arrives), until the stop flag is raised; then what is still buffered is read.
-//! The handle is non-blocking and waited on here (`poll`, 100 ms at a time), so the flag is
-//! seen however quiet the interface is (libpcap's own read timeout may wait on for ever).
+//! Redis port (a BPF filter, applied in the kernel), handed over by the kernel a block at a
+//! time (TPACKET_V3: when a block is full, or `BLOCK_MS` after its first packet), until the
+//! stop flag is raised; then what was captured before the stop is read (the block open then
+//! waited out). The handle is non-blocking and waited on here (`poll`, 100 ms at a time), so
+//! the flag is seen however quiet the interface is (libpcap's own read timeout may wait on
+//! for ever).
 //!
 //! Capturing needs CAP_NET_RAW: without it, or on an interface that does not exist, the
 //! error says what to do (and which interfaces there are), not libpcap's bare words.
@@ -17,15 +19,42 @@ use super::source::{Described, Link, Packet};
 /// Whole packets: libpcap's largest snap length (tcpdump's `-s 0`), above loopback's 64 KiB
 /// MTU and the segments a network card merged (GRO).
 const SNAPLEN: u32 = 262_144;
-/// The kernel's buffer of packets not yet read (libpcap's default is 2 MiB). In immediate mode
-/// each packet takes a frame of the snap length, so this holds 1,024 packets: 32 MiB (128)
-/// dropped part of a burst of 1,000 SETs on `lo` in 7 runs of 12 while other processes kept
-/// the CPUs busy; 256 MiB dropped none in 12 such runs.
-const BUFFER: i32 = 256 << 20;
+/// The kernel's ring of packets not yet read (libpcap's default is 2 MiB). Out of immediate
+/// mode libpcap uses TPACKET_V3: blocks of 256 KiB (`ss -0 -e`: `blk_size:262144`), each
+/// holding packets of their own length, so this is 256 blocks. On `lo` every packet is in it
+/// twice (sent and received; libpcap skips the sent copy), about 480 bytes a packet of
+/// `cost observer`'s SETs: 64 MiB held a 1 s stop of the reader (SIGSTOP) at K = 1, ~37,000
+/// SETs/s (~74,000 packets/s), with no drops, where 32 MiB dropped 2,794 packets. It is mapped
+/// into the process, so it is most of the RSS: 76 MB peak with 64 MiB, 43 MB with 32 MiB. (In
+/// immediate mode, TPACKET_V2, each packet took a frame of the snap length: 256 MiB was 512
+/// MiB mapped and held 512 packets on `lo`; it dropped 103,812 of a K = 1 run's 200,000 on a
+/// busy machine.)
+const BUFFER: i32 = 64 << 20;
+/// How long the kernel holds a partly filled block before handing it over (TPACKET_V3's block
+/// timeout; libpcap's read timeout). The reader is woken per block, or at this timeout, not
+/// per packet: a K = 1 run of 100,000 SETs (200,000 packets) took the capturing process
+/// 60-70 ms of CPU and ~290 wake-ups, against 0.8-2.6 s and 77,000-160,000 in immediate mode
+/// (`/proc/PID/stat`, `voluntary_ctxt_switches`). 10 ms cost the same CPU (~450 wake-ups); a
+/// longer timeout makes a slow trickle of packets fill fewer blocks, so the ring holds more
+/// time of it (256 blocks × 100 ms: 25 s of a reader held up), and costs at the stop, where
+/// the block open then is waited out (`SETTLE`). Packets' stamps are the kernel's, taken as
+/// each packet is captured, not when its block is handed over.
+const BLOCK_MS: i32 = 100;
 /// How long a wait for a packet lasts before the stop flag is looked at again.
 const WAIT_MS: i32 = 100;
-/// Once stopped, the packets still buffered are read: until a read finds none, at most this.
-const DRAIN: Duration = Duration::from_secs(1);
+/// Once stopped, reading goes on until a read finds nothing this long after the stop: a packet
+/// captured just before it may sit in a partly filled block until the block timeout. Here
+/// (Linux 6.18) a packet was handed over at most 100 ms after it was captured (the live
+/// capture test's stamps); kernels whose block timer retires a block only when it finds the
+/// same one open at two firings in a row may take two timeouts, hence 2 × `BLOCK_MS` and a
+/// margin.
+const SETTLE: Duration = Duration::from_millis(2 * BLOCK_MS as u64 + 100);
+/// Once stopped, a packet stamped this long after the stop means every packet captured before
+/// it has been read (a packet stamped on another CPU may come microseconds out of order).
+const PAST_STOP_NS: u64 = 20_000_000;
+/// Once stopped, reading ends after this long whatever is left (a reader far behind: reading
+/// runs at ~3,000,000 packets/s, so the whole ring takes well under a second).
+const DRAIN: Duration = Duration::from_secs(5);
 
 /// How far a live capture has got, for progress while it runs.
 #[derive(Debug, Default)]
@@ -65,9 +94,8 @@ impl Live {
         let mut capture = pcap::Capture::from_device(interface)
             .map_err(failed)?
             .snaplen(SNAPLEN as i32)
-            .immediate_mode(true)
             .buffer_size(BUFFER)
-            .timeout(WAIT_MS)
+            .timeout(BLOCK_MS)
             .precision(pcap::Precision::Nano)
             .open()
             .and_then(pcap::Capture::setnonblock)
@@ -95,8 +123,9 @@ impl Live {
         &self.filter
     }
 
-    /// Raised, the capture stops (after reading what is buffered); it is looked at after each
-    /// packet, and at least every 100 ms.
+    /// Raised, the capture stops (after reading what was captured before it, which takes
+    /// 0.3 s on a quiet interface: `SETTLE`); it is looked at after each packet, and at least
+    /// every 100 ms.
     pub fn stopper(&self) -> Arc<AtomicBool> {
         self.stop.clone()
     }
@@ -106,37 +135,48 @@ impl Live {
         self.tally.clone()
     }
 
-    /// Reads packets as they come, handing each to `packet`, until stopped.
+    /// Reads packets as they come, handing each to `packet`, until stopped; then every packet
+    /// captured before the stop: until a read finds none once `SETTLE` has passed (the block
+    /// open at the stop handed over), or a packet stamped after the stop comes (`PAST_STOP_NS`),
+    /// or at most `DRAIN`.
     pub(super) fn read(
         &mut self,
         mut packet: impl FnMut(Packet<'_>) -> Result<(), CaptureError>,
     ) -> Result<Described, CaptureError> {
         let mut number = 0;
-        let mut stopping: Option<Instant> = None;
+        // When the stop was seen, and the wall clock then (the packets' clock).
+        let mut stopping: Option<(Instant, u64)> = None;
         loop {
             if stopping.is_none() && self.stop.load(Ordering::SeqCst) {
-                stopping = Some(Instant::now());
+                stopping = Some((Instant::now(), wall_ns()));
             }
-            if stopping.is_some_and(|since| since.elapsed() >= DRAIN) {
+            if stopping.is_some_and(|(since, _)| since.elapsed() >= DRAIN) {
                 break;
             }
             match self.capture.next_packet() {
                 Ok(p) => {
-                    number += 1;
                     let (s, frac) = (p.header.ts.tv_sec, p.header.ts.tv_usec);
                     let frac = frac.max(0) as u64 * if self.nanos { 1 } else { 1_000 };
+                    let at_ns = s.max(0) as u64 * 1_000_000_000 + frac;
+                    if stopping.is_some_and(|(_, wall)| at_ns > wall + PAST_STOP_NS) {
+                        break;
+                    }
+                    number += 1;
                     packet(Packet {
                         number,
-                        at_ns: s.max(0) as u64 * 1_000_000_000 + frac,
+                        at_ns,
                         link: self.link,
                         data: p.data,
                         original_len: p.header.len,
                         snaplen: SNAPLEN,
                     })?;
                 }
-                // Nothing buffered: stopped, that is the end; otherwise wait for more.
-                Err(pcap::Error::TimeoutExpired) if stopping.is_some() => break,
-                Err(pcap::Error::TimeoutExpired) => self.wait()?,
+                // Nothing handed over: stopped long enough, that is the end; otherwise wait.
+                Err(pcap::Error::TimeoutExpired) => match stopping {
+                    Some((since, _)) if since.elapsed() >= SETTLE => break,
+                    Some((since, _)) => self.wait(SETTLE.saturating_sub(since.elapsed()))?,
+                    None => self.wait(Duration::from_millis(WAIT_MS as u64))?,
+                },
                 Err(pcap::Error::PcapError(e)) if e.contains("Interrupted system call") => {}
                 Err(e) => {
                     return Err(CaptureError::Live {
@@ -158,8 +198,8 @@ impl Live {
 }
 
 impl Live {
-    /// Until a packet may be there to read, at most `WAIT_MS`.
-    fn wait(&self) -> Result<(), CaptureError> {
+    /// Until a packet may be there to read, at most `most` (and `WAIT_MS`).
+    fn wait(&self, most: Duration) -> Result<(), CaptureError> {
         use std::os::fd::AsRawFd;
         let mut fd = libc::pollfd {
             fd: self.capture.as_raw_fd(),
@@ -167,7 +207,8 @@ impl Live {
             revents: 0,
         };
         // SAFETY: one pollfd, alive for the call.
-        let n = unsafe { libc::poll(&mut fd, 1, WAIT_MS) };
+        let ms = (most.as_millis() as i32).clamp(1, WAIT_MS);
+        let n = unsafe { libc::poll(&mut fd, 1, ms) };
         let e = std::io::Error::last_os_error();
         match n < 0 && e.kind() != std::io::ErrorKind::Interrupted {
             true => Err(CaptureError::Live {
@@ -177,6 +218,13 @@ impl Live {
             false => Ok(()),
         }
     }
+}
+
+/// The wall clock in ns since the epoch: the clock the kernel stamps packets with.
+fn wall_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
 }
 
 /// The interfaces libpcap can capture on, by name.

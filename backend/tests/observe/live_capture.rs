@@ -415,3 +415,123 @@ fn an_unknown_interface_is_named_with_the_ones_there_are() {
         .unwrap_or_else(|| panic!("no list of interfaces: {stderr}"));
     assert!(listed.split([',', ' ']).any(|n| n == "lo"), "{stderr}");
 }
+
+/// The wall clock in ns since the epoch: the clock the kernel stamps captured packets with.
+fn wall_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+}
+
+/// The kernel hands packets over a block at a time (when a block is full, or on the block
+/// timeout), but each keeps the stamp the kernel gave it when captured: ten requests 20 ms
+/// apart, each answered before the next, are stamped within their `write`s (in ns, on the wall
+/// clock), however many were handed over together. And the last, written once the ninth was
+/// handed over and just before the stop (the reader held until then, so it sees the stop at
+/// once), is still read: the block it is in, not handed over yet, is waited out.
+#[test]
+fn each_packet_keeps_its_capture_stamp_and_the_last_before_the_stop_is_read() {
+    use pipescope::capture::{Event, Live, Side, Source};
+    use std::io::Read;
+    const REQUESTS: usize = 10;
+    const PING: &[u8] = b"*1\r\n$4\r\nPING\r\n";
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let mut live = match Live::open("lo", &[port]) {
+        Ok(live) => live,
+        Err(e) => return support::cannot_check(&format!("cannot capture on lo: {e}")),
+    };
+    let stopper = live.stopper();
+    // The ninth request handed over; the last written and the capture stopped.
+    let (handed, ninth) = std::sync::mpsc::channel();
+    let (stopped_tx, stopped_rx) = std::sync::mpsc::channel();
+    // Each request segment as read: its stamp, its length, and when it was handed over.
+    let reading = std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let facts = pipescope::capture::read(Source::Live(&mut live), &[port], |e| {
+            if let Event::Data {
+                side: Side::Client,
+                at,
+                bytes,
+                ..
+            } = e
+            {
+                seen.push((at, bytes.len(), wall_ns()));
+                if seen.len() == REQUESTS - 1 {
+                    handed.send(()).unwrap();
+                    stopped_rx.recv().unwrap();
+                }
+            }
+        })
+        .unwrap();
+        (seen, facts)
+    });
+    let server = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let mut request = [0; PING.len()];
+        while s.read_exact(&mut request).is_ok() {
+            s.write_all(b"+PONG\r\n").unwrap();
+        }
+    });
+    let mut client = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    client.set_nodelay(true).unwrap();
+    // Wall clock before and after each write.
+    let mut written = Vec::new();
+    for i in 0..REQUESTS {
+        if i == REQUESTS - 1 {
+            ninth.recv_timeout(Duration::from_secs(10)).unwrap();
+        } else if i > 0 {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let before = wall_ns();
+        client.write_all(PING).unwrap();
+        written.push((before, wall_ns()));
+        client.read_exact(&mut [0; 7]).unwrap();
+    }
+    // Stopped at once: the last request is in a block the kernel has not handed over yet.
+    let stopped = Instant::now();
+    stopper.store(true, std::sync::atomic::Ordering::SeqCst);
+    stopped_tx.send(()).unwrap();
+    let (seen, facts) = reading.join().unwrap();
+    let drained = stopped.elapsed();
+    drop(client);
+    server.join().unwrap();
+
+    let context = format!("written {written:?}, read (stamp, bytes, handed over) {seen:?}");
+    assert_eq!(
+        seen.len(),
+        REQUESTS,
+        "every request, the last included: {context}"
+    );
+    assert_eq!(facts.dropped, 0, "{context}");
+    assert!(drained < Duration::from_secs(2), "drained in {drained:?}");
+    for (&(at, len, _), &(before, after)) in seen.iter().zip(&written) {
+        assert_eq!(len, PING.len(), "{context}");
+        // The kernel stamps a packet on lo within its write (5 ms allowed for a busy machine).
+        assert!(
+            at + 1_000_000 >= before && at <= after + 5_000_000,
+            "stamp {at} outside its write {before}..{after}: {context}"
+        );
+    }
+    assert!(
+        seen.iter().any(|(at, ..)| at % 1_000 != 0),
+        "stamps in ns, not µs: {context}"
+    );
+    // Handed over together (within 5 ms), stamped 20 ms apart: the stamps are not when the
+    // block came.
+    assert!(
+        seen.windows(2)
+            .any(|w| w[1].2 - w[0].2 < 5_000_000 && w[1].0 - w[0].0 >= 19_000_000),
+        "no two requests handed over together: {context}"
+    );
+    let late = seen
+        .iter()
+        .map(|(at, _, handed)| handed - at)
+        .max()
+        .unwrap();
+    eprintln!(
+        "handed over up to {:.1} ms after capture; drained {drained:?} after the stop",
+        late as f64 / 1e6
+    );
+}

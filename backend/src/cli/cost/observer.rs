@@ -137,7 +137,8 @@ fn print_captured_runs(cost: &ObserveCost, count: u64) {
     say(format_args!(
         "Captured: the same redis-benchmark -c 1 -P K -n {count} SETs direct while pipescope \
          captures {interface} live, as `pipescope observe --capture {interface}` does (libpcap \
-         through the pcap crate, a 256 MiB kernel buffer, each packet analysed as it comes), a \
+         through the pcap crate, a 64 MiB kernel ring handed over a block at a time, every \
+         packet analysed on a thread of its own), a \
          fourth contender in the rounds above; the capture is opened before each captured run \
          and drained after it, outside redis-benchmark's timing"
     ));
