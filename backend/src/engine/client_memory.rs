@@ -92,14 +92,19 @@ impl Sampler {
             interval_us: INTERVAL.as_micros() as u32,
             ..RedisMemory::default()
         };
+        // False once the run's connection is gone (CLIENT LIST ID lists nothing).
         let mut take = async |memory: &mut RedisMemory| {
-            if let Some((client, used)) = sample(&mut self.con, id).await {
-                memory.client_tot_mem_peak = memory.client_tot_mem_peak.max(client.tot_mem);
-                memory.client_omem_peak = memory.client_omem_peak.max(client.omem);
-                memory.client_qbuf_peak = memory.client_qbuf_peak.max(client.qbuf);
-                memory.used_memory_peak = memory.used_memory_peak.max(used);
-                memory.samples += 1;
-            }
+            let (client, used) = match sample(&mut self.con, id).await {
+                Sample::Taken(client, used) => (client, used),
+                Sample::Gone => return false,
+                Sample::NoAnswer => return true,
+            };
+            memory.client_tot_mem_peak = memory.client_tot_mem_peak.max(client.tot_mem);
+            memory.client_omem_peak = memory.client_omem_peak.max(client.omem);
+            memory.client_qbuf_peak = memory.client_qbuf_peak.max(client.qbuf);
+            memory.used_memory_peak = memory.used_memory_peak.max(used);
+            memory.samples += 1;
+            true
         };
         take(&mut memory).await;
         let _ = ready.send(());
@@ -109,7 +114,11 @@ impl Sampler {
             tokio::select! {
                 biased;
                 out = &mut run => break out,
-                _ = tick.tick() => take(&mut memory).await,
+                // The run's connection is gone (its run is ending): sampling on would only
+                // add commands to the run's window.
+                _ = tick.tick() => if !take(&mut memory).await {
+                    break run.await;
+                },
             }
         };
         (out, (memory.samples > 0).then_some(memory))
@@ -131,11 +140,17 @@ pub async fn announce(to: oneshot::Sender<(u64, Ready)>, id: u64, wait: Duration
 
 /// One sample: the run's connection and `used_memory`, in one round trip. `None` once the
 /// connection is gone (the run's end) or if Redis refuses.
-async fn sample(
-    con: &mut redis::aio::MultiplexedConnection,
-    id: u64,
-) -> Option<(ClientFields, u64)> {
-    let (list, info): (String, String) = redis::pipe()
+/// One sample of the run's connection.
+enum Sample {
+    Taken(ClientFields, u64),
+    /// CLIENT LIST ID listed no connection: the run's is closed.
+    Gone,
+    /// Redis did not answer, or not in words this reads.
+    NoAnswer,
+}
+
+async fn sample(con: &mut redis::aio::MultiplexedConnection, id: u64) -> Sample {
+    let Ok((list, info)): redis::RedisResult<(String, String)> = redis::pipe()
         .cmd("CLIENT")
         .arg("LIST")
         .arg("ID")
@@ -144,8 +159,16 @@ async fn sample(
         .arg("memory")
         .query_async(con)
         .await
-        .ok()?;
-    Some((parse_client_line(&list)?, parse_used_memory(&info)?))
+    else {
+        return Sample::NoAnswer;
+    };
+    if list.trim().is_empty() {
+        return Sample::Gone;
+    }
+    match (parse_client_line(&list), parse_used_memory(&info)) {
+        (Some(client), Some(used)) => Sample::Taken(client, used),
+        _ => Sample::NoAnswer,
+    }
 }
 
 async fn used_memory(con: &mut redis::aio::MultiplexedConnection) -> Option<u64> {

@@ -16,9 +16,9 @@ use tokio::sync::oneshot;
 
 /// Commands of pipescope's own inside a window besides the memory sampler's two per sample:
 /// the INFO that opened it, the run connection's CLIENT ID, the reading connection's set-up
-/// (redis-rs's CLIENT SETINFO), with room for one more; and a last sample's two that found the
-/// run's connection already closed, so counted no sample (seen once, with four tests at a
-/// time on two cores: 58 for 20 on the wire and 15 samples).
+/// (redis-rs's CLIENT SETINFO), with room for one more; and the two of the sample that found
+/// the run's connection gone, which ends the sampling (before it did, 58 and 60 commands were
+/// processed for 20 on the wire and 15 and 13 samples, four tests at a time on two cores).
 const OWN_READINGS: u64 = 8;
 
 /// Redis's counters as this test reads them: every command's calls, the commands processed and
