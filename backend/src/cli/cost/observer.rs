@@ -90,11 +90,7 @@ fn print_observer_runs(cost: &ObserveCost, count: u64) {
             ),
             _ => "–".into(),
         };
-        let sets = if r.observed_sets_min == r.observed_sets_max {
-            format!("{}", r.observed_sets_min)
-        } else {
-            format!("{}–{}", r.observed_sets_min, r.observed_sets_max)
-        };
+        let sets = range(r.observed_sets_min, r.observed_sets_max);
         say(format_args!(
             "| {} | {} | {:.0} | {:.0} | {} | {} | {} | {:.0} µs | {:.0} µs | {} | {} | {}{} | {} |",
             r.k,
@@ -148,10 +144,6 @@ fn print_captured_runs(cost: &ObserveCost, count: u64) {
     say(format_args!(
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
     ));
-    let range = |lo: u64, hi: u64| match lo == hi {
-        true => lo.to_string(),
-        false => format!("{lo}–{hi}"),
-    };
     for r in &cost.rows {
         let Some(c) = &r.captured else { continue };
         let all = c.runs_not_all_seen == 0 && c.sets_min == count;
@@ -272,4 +264,12 @@ pub(super) async fn observer_memory(args: ObserverMemoryArgs) -> anyhow::Result<
         mb(r.max_rss_kb),
     ));
     Ok(())
+}
+
+/// A count over several runs: "100000", or "79893–100000" where the runs differed.
+fn range(lo: u64, hi: u64) -> String {
+    match lo == hi {
+        true => lo.to_string(),
+        false => format!("{lo}–{hi}"),
+    }
 }
