@@ -424,6 +424,7 @@ pub fn capitalise(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::test;
 
     #[test]
     fn backoff_grows_then_caps() {

@@ -207,6 +207,7 @@ pub fn markdown(runs: &[RunSummary]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::test;
     use shared::{Flush, Latency, Network, RunSpec};
 
     fn summary(mode: Mode, count: u64, wall_us: u64) -> RunSummary {

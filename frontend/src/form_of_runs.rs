@@ -58,6 +58,7 @@ impl Form {
 
 #[cfg(test)]
 mod tests {
+    use crate::testing::test;
     use shared::{Command, Limits, Network};
 
     use super::*;

@@ -96,6 +96,7 @@ pub fn factor(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::test;
 
     #[test]
     fn bytes_read_in_decimal_units() {

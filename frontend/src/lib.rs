@@ -48,3 +48,13 @@ pub mod trace;
 pub mod url_state;
 
 pub use app::App;
+
+/// The unit tests' `#[test]`: in wasm32, where the page runs and where `scripts/test` runs
+/// them (in Node, through wasm-bindgen-test's runner), wasm-bindgen-test's; natively, libtest's.
+#[cfg(test)]
+mod testing {
+    #[cfg(not(target_family = "wasm"))]
+    pub use core::prelude::v1::test;
+    #[cfg(target_family = "wasm")]
+    pub use wasm_bindgen_test::wasm_bindgen_test as test;
+}

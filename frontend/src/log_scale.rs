@@ -51,6 +51,7 @@ impl Decades {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::test;
 
     #[test]
     fn decades_span_the_values_and_at_least_one() {

@@ -168,6 +168,7 @@ pub fn verdict_word(kind: VerdictKind) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::test;
     use shared::observe::{ObservedCounts, ObservedTimes, PipelinedEquivalent, verdict};
     use shared::{Span, Timeline};
 

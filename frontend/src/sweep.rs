@@ -175,6 +175,7 @@ pub fn best(points: &[Point]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::test;
     use shared::report::ops_per_sec;
     use shared::{Latency, RunSpec};
 

@@ -209,6 +209,7 @@ pub fn follow(start_us: f64, window_us: f64, position_us: f64, extent_us: f64) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::test;
 
     #[test]
     fn axis_maps_both_ways() {

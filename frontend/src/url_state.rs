@@ -178,6 +178,7 @@ impl UrlState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::test;
 
     #[test]
     fn the_other_client_is_a_flag() {

@@ -45,6 +45,7 @@ pub fn ClusterExplainer(conn: Connection) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::test;
 
     #[test]
     fn a_cluster_is_told_by_the_server_s_target() {

@@ -106,6 +106,7 @@ pub fn ClusterShares(conn: Connection) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::test;
 
     #[test]
     fn a_master_s_share_is_of_the_run_s_commands() {

@@ -1,6 +1,7 @@
 //! The controls' fields against the backend's validation, and the slider's scale.
 
 use super::*;
+use crate::testing::test;
 
 const L: Limits = Limits::DEFAULT;
 

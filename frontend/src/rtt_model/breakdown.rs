@@ -366,6 +366,7 @@ fn tapped_parts(
 mod tests {
     use super::*;
     use crate::rtt_model::fixtures::summary;
+    use crate::testing::test;
     use shared::Mode;
 
     #[test]

@@ -80,6 +80,7 @@ impl RttModel {
 mod tests {
     use super::*;
     use crate::rtt_model::fixtures::summary;
+    use crate::testing::test;
     use shared::Mode;
 
     #[test]

@@ -39,6 +39,7 @@ impl WaitComparison {
 mod tests {
     use super::*;
     use crate::rtt_model::fixtures::summary;
+    use crate::testing::test;
     use shared::{Mode, Wait};
 
     #[test]

@@ -47,6 +47,7 @@ pub fn mean_request_bytes(run: u64, layout: KeyLayout, n: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::test;
 
     #[test]
     fn request_bytes_follow_the_resp_encoding() {

@@ -1,5 +1,6 @@
 //! The reducer fed server messages as a page receives them, and what the views then read.
 
+use crate::testing::test;
 use shared::{Latency, Mode, ReplayInfo, RunSpec, RunSummary, ServerMsg, Timeline};
 
 use super::{RunView, Session};

@@ -61,6 +61,7 @@ pub(super) fn trip_label(mode: Option<Mode>, n: usize, requests: usize) -> Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::test;
 
     #[test]
     fn a_multiplexed_band_is_a_read_that_brought_replies() {

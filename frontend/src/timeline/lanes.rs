@@ -161,6 +161,7 @@ impl Panel<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::test;
 
     #[test]
     fn a_pool_s_lanes_are_named_by_connection() {

@@ -65,6 +65,7 @@ pub(super) fn fade(colour: &str, background: &str, strength: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::test;
 
     #[test]
     fn a_faded_colour_lies_between_the_colour_and_the_background() {

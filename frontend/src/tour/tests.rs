@@ -1,6 +1,7 @@
 //! The tour's script and templating, checked on made-up summaries.
 
 use super::*;
+use crate::testing::test;
 use shared::{Flush, Mode, Network, RunSpec, RunSummary};
 
 use crate::sweep;

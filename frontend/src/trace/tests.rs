@@ -1,4 +1,5 @@
 use super::*;
+use crate::testing::test;
 
 fn span(i: u64, issued_us: f64, replied_us: f64) -> Span {
     Span::new(i, issued_us, replied_us)
@@ -316,8 +317,7 @@ fn the_sample_beyond_the_first_requests_extends_the_picture() {
     assert_eq!(
         [1, 2, 3, 4, 11, 12, 13, 21, 32, 64, 1024].map(ordinal),
         [
-            "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "32nd", "64th",
-            "1024th"
+            "1st", "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "32nd", "64th", "1024th"
         ]
     );
 }
