@@ -246,8 +246,10 @@ fn real_clients_across_a_real_network_through_the_proxy_from_a_capture_and_under
             // The kind the client's syscalls show, unless the wire cannot tell and says so.
             // Seen once in 7 runs here (2 cores, other work beside): the proxy, late to read,
             // took raw_writer's 1,000 sends in 2 reads and said "pipelined" unmarked. The
-            // issue asks for a write per command "or undetermined" through the proxy, so that
-            // fails here rather than being allowed.
+            // issue asks for a write per command "or undetermined" through the proxy: the
+            // kernel's counts on its socket now show such reads merged the client's sends and
+            // mark it (read_late.rs makes the proxy read late), and an unmarked "pipelined"
+            // still fails here rather than being allowed.
             let kinds = allowed(run);
             assert!(
                 kinds.contains(&x.verdict.kind) || x.verdict.timing_dependent.is_some(),
