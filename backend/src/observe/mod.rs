@@ -294,7 +294,7 @@ impl Connections {
 /// The proxy's hooks for one followed connection: each direction frames its chunks as they
 /// arrive and the record takes them as they leave.
 fn hooks(f: Arc<Followed>) -> Hooks {
-    let (f1, f2, f3, f4) = (f.clone(), f.clone(), f.clone(), f.clone());
+    let (f1, f2, f3, f4, f5) = (f.clone(), f.clone(), f.clone(), f.clone(), f.clone());
     let mut commands = Framer::new(Side::Commands);
     let mut replies = Framer::new(Side::Replies);
     Hooks {
@@ -305,5 +305,6 @@ fn hooks(f: Arc<Followed>) -> Hooks {
         server_read: Box::new(move |at, bytes| f3.with(|r| r.redis_read(at, bytes, &mut replies))),
         to_client: Box::new(move |_, at, _| f4.with(|r| r.handed_to_client(at))),
         ended: Box::new(move |why| f.with(|r| r.end(Instant::now(), why.to_string()))),
+        client_socket: Some(Box::new(move |socket| f5.with(|r| r.watch(socket)))),
     }
 }

@@ -1,6 +1,7 @@
 //! `pipescope observe`: the observing proxy with real clients and at its bounds (a slow
 //! reader behind a dialled delay included), observation from a capture file or a live
-//! capture, and whether a client waited, checked against its own syscalls.
+//! capture, and whether a client waited, checked against its own syscalls (a proxy made
+//! late to read included).
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -15,6 +16,7 @@ mod limits;
 mod live_capture;
 mod network;
 mod protocol_states;
+mod read_late;
 mod proxy;
 mod robustness;
 mod slow_reader;

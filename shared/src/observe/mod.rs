@@ -345,9 +345,11 @@ pub struct ObservedTimeline {
 
 mod advice;
 mod parts;
+mod read_late;
 mod verdict;
 mod words;
 pub use advice::{Advice, Projection, advice};
 pub use parts::{Part, largest_remainder, parts};
-pub use verdict::{count, duration, group, verdict};
+pub use read_late::ClientSocket;
+pub use verdict::{count, duration, group, verdict, verdict_at_proxy};
 pub use words::{Figure, Help, Words, time_split, words};

@@ -3,14 +3,26 @@
 
 use super::*;
 
-/// Works out the verdict from the counts and times.
+/// Works out the verdict from the counts and times (`verdict_at_proxy`, no socket told).
+pub fn verdict(c: &ObservedCounts, t: &ObservedTimes) -> Verdict {
+    verdict_at_proxy(c, t, None)
+}
+
+/// Works out the verdict from the counts and times, and what the kernel counted on the
+/// proxy's socket from the client, if told (`read_late`).
 ///
 /// Round trips the wire cannot confirm as waits (`ObservedCounts::unconfirmed_trips`) are
 /// counted, as the wire shows them, and said to be unconfirmed; when leaving them out would
 /// give another kind of verdict, the verdict says it is timing-dependent rather than pick one.
-pub fn verdict(c: &ObservedCounts, t: &ObservedTimes) -> Verdict {
+pub fn verdict_at_proxy(
+    c: &ObservedCounts,
+    t: &ObservedTimes,
+    socket: Option<&ClientSocket>,
+) -> Verdict {
     let (kind, text) = kind_and_text(c, t, c.round_trips);
-    let mut timing_dependent = merged_writes(c, kind);
+    // Read late, the counts below undercount its writes: that is said before what they show.
+    let late = || socket.and_then(|s| super::read_late::read_late(c, t, s, kind));
+    let mut timing_dependent = merged_writes(c, kind).or_else(late);
     if timing_dependent.is_none() && c.unconfirmed_trips > 0 {
         let sure = c.round_trips.saturating_sub(c.unconfirmed_trips).max(1);
         let (without, _) = kind_and_text(c, t, sure);

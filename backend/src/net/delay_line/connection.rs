@@ -102,8 +102,12 @@ pub(super) fn spawn_directions(
         server_read,
         mut to_client,
         ended,
+        client_socket,
     } = hooks;
     *ending.hook.lock().expect("ending") = Some(ended);
+    if let Some(give) = client_socket {
+        give(client.try_clone()?);
+    }
     // Commands go to Redis before their hooks have seen them (see `Ends::write_first`); this
     // lock keeps their hooks ahead of the replies' all the same.
     let order: Arc<Mutex<()>> = Default::default();

@@ -1,6 +1,6 @@
 //! What the proxy does with a connection's traffic (its hooks), how it ended, the wire tap's hooks.
 
-use std::net::SocketAddr;
+use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -16,6 +16,10 @@ pub type OnWritten = Box<dyn FnMut(Instant, Instant, &[u8]) + Send>;
 /// Told once a connection is over.
 pub type OnEnded = Box<dyn FnOnce(Ended) + Send>;
 
+/// Given a handle on the client's socket as the connection starts (to ask the kernel what
+/// arrived on it: `TCP_INFO`).
+pub type OnClientSocket = Box<dyn FnOnce(TcpStream) + Send>;
+
 /// What the proxy does as one connection's chunks cross it. Each direction's two hooks run on
 /// that direction's own threads (or thread), so they may hold per-direction state (a framer).
 pub struct Hooks {
@@ -29,6 +33,8 @@ pub struct Hooks {
     pub to_client: OnWritten,
     /// The connection is over (both directions): who ended it first.
     pub ended: OnEnded,
+    /// Handed a clone of the client's socket, if wanted.
+    pub client_socket: Option<OnClientSocket>,
 }
 
 impl Hooks {
@@ -41,6 +47,7 @@ impl Hooks {
             server_read: Box::new(|_, _| {}),
             to_client: Box::new(|_, _, _| {}),
             ended: Box::new(|_| {}),
+            client_socket: None,
         }
     }
 }
@@ -91,5 +98,6 @@ pub(super) fn tap_hooks(tap: Arc<WireTap>) -> Hooks {
         server_read: Box::new(move |at, bytes| tap_back.replied(at, replies.count(bytes))),
         to_client: Box::new(|_, _, _| {}),
         ended: Box::new(|_| {}),
+        client_socket: None,
     }
 }

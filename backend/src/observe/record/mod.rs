@@ -14,16 +14,18 @@
 use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
-use shared::observe::{ObservedConnection, ObservedCounts, Vantage, verdict};
+use shared::observe::{ObservedConnection, ObservedCounts, Vantage, verdict_at_proxy};
 use shared::{Span, Timeline};
 
 use crate::resp::framer::{Framer, Message, Name};
 use crate::spans::FULL_SPANS;
 
 mod accounting;
+mod kernel;
 mod protocol;
 mod waits;
 use accounting::{Accounting, State};
+use kernel::Kernel;
 use protocol::Protocol;
 use waits::Waits;
 
@@ -143,6 +145,10 @@ pub struct Record {
     library: Option<String>,
     /// SETs seen and their values' bytes, for the mean value size.
     set_values: (u64, u64),
+    /// Chunks read from the client (all, not only those that start a command), and what the
+    /// kernel counted arriving on its socket: whether the reads merged its sends.
+    reads: u64,
+    kernel: Kernel,
 }
 
 impl Record {
@@ -176,6 +182,8 @@ impl Record {
             overlapped_later: 0,
             library: None,
             set_values: (0, 0),
+            reads: 0,
+            kernel: Kernel::default(),
         }
     }
 
@@ -216,6 +224,7 @@ impl Record {
     /// writes if a command starts in it (the rest of a big command read in pieces is not).
     pub fn client_read(&mut self, at: Instant, bytes: &[u8], commands: &mut Framer) {
         self.advance(at);
+        self.reads += 1;
         self.counts.bytes_from_client += bytes.len() as u64;
         let overlapping = self.in_flight() > 0;
         let trips_before = self.counts.round_trips;
@@ -429,6 +438,12 @@ impl Record {
     pub fn end(&mut self, at: Instant, why: String) {
         self.advance(at);
         self.ended = Some(why);
+        self.kernel.end();
+    }
+
+    /// The client's socket, to ask the kernel what arrived on it (`kernel`).
+    pub fn watch(&mut self, socket: std::net::TcpStream) {
+        self.kernel.watch(socket);
     }
 
     /// Request `i` arrived: it is kept if among the first `FULL_SPANS` or on the stride of
@@ -520,7 +535,7 @@ impl Record {
             open: self.is_open(),
             ended: self.ended.clone(),
             top_commands: top,
-            verdict: verdict(&counts, &times),
+            verdict: verdict_at_proxy(&counts, &times, self.kernel.now(self.reads).as_ref()),
             counts,
             times,
             equivalent: None,

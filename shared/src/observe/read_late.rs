@@ -1,0 +1,198 @@
+//! A proxy late to read: its read takes whatever the client's socket holds, so several of the
+//! client's writes arrive as one and its "writes" undercount them. The kernel's counts on that
+//! socket (`TCP_INFO`) show when it took more sends than the proxy made reads; how many writes
+//! those sends were they cannot show (the kernel merges small writes into a segment as it
+//! sends), so a verdict that would read otherwise with the sends read apart is marked
+//! timing-dependent instead of flipping with the proxy's scheduling.
+//!
+//! Worked out on the server: `ClientSocket` is never sent to the page.
+
+use super::verdict::{count, group, verdict};
+use super::{ObservedCounts, ObservedTimes, VerdictKind};
+
+/// What the kernel counted on the proxy's socket from the client, beside the proxy's reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClientSocket {
+    /// The proxy's reads of the socket: all of them, not only those that start a command.
+    pub reads: u64,
+    /// Segments that carried data (`tcpi_data_segs_in`), and their bytes
+    /// (`tcpi_bytes_received`).
+    pub segments: u64,
+    pub bytes: u64,
+    /// The largest segment seen from the client, at most its MSS (`tcpi_rcv_mss`).
+    pub mss: u64,
+}
+
+/// Sends read merged below this are left unsaid: a retransmitted segment counts twice.
+const MERGED_AT_LEAST: u64 = 2;
+
+impl ClientSocket {
+    /// The fewest sends the client can have made: the kernel cuts a send into full segments
+    /// and one short last one, so the segments beyond as many as its bytes fill at `mss` each
+    /// are sends' ends. (`mss` is at most the client's, which only makes this fewer.)
+    pub fn sends_at_least(&self) -> u64 {
+        self.segments
+            .saturating_sub(self.bytes.div_ceil(self.mss.max(1)))
+    }
+
+    /// Sends the proxy read merged with others: at least this many.
+    pub fn merged(&self) -> u64 {
+        self.sends_at_least().saturating_sub(self.reads)
+    }
+}
+
+/// Some of the client's sends were read merged: read apart, each would have been a write of
+/// its own, sent while the commands before it were awaited (the proxy had not even read
+/// those). If the connection would read as another kind so, or as one the wire cannot tell,
+/// the verdict is timing-dependent: said, with what the kernel counted.
+pub(super) fn read_late(
+    c: &ObservedCounts,
+    t: &ObservedTimes,
+    socket: &ClientSocket,
+    kind: VerdictKind,
+) -> Option<String> {
+    let merged = socket.merged();
+    if !matches!(kind, VerdictKind::Pipelined | VerdictKind::AutoPipelined)
+        || c.writes_are_segments
+        || merged < MERGED_AT_LEAST
+    {
+        return None;
+    }
+    let mut apart = c.clone();
+    apart.writes = (c.writes + merged).min(c.commands);
+    apart.overlapping_writes += apart.writes - c.writes;
+    let v = verdict(&apart, t);
+    if v.kind == kind && v.timing_dependent.is_none() {
+        return None;
+    }
+    let mut why = format!(
+        "timing-dependent: the proxy read late, taking the {} the client's socket received (at least {} sends) in {}",
+        count(socket.segments, "segment"),
+        group(socket.sends_at_least()),
+        count(socket.reads, "read"),
+    );
+    if v.kind != kind {
+        why += &format!("; read as they came, it reads as {}", v.kind.words());
+    }
+    if v.kind != VerdictKind::WritePerCommand {
+        why += "; each send may be several writes (the kernel merges small writes as it sends), down to a write per command";
+    }
+    Some(why + ": the proxy cannot tell")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::verdict_at_proxy;
+    use super::*;
+
+    /// raw_writer.py's 1,000 SETs, a send each, that the proxy (late to read, on a busy
+    /// machine) took in 2 reads.
+    fn raw_writer_read_in_two() -> ObservedCounts {
+        ObservedCounts {
+            commands: 1_000,
+            replies: 1_000,
+            writes: 2,
+            overlapping_writes: 1,
+            round_trips: 1,
+            max_depth: 1_000,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn sends_are_counted_from_segments_beyond_what_the_bytes_fill() {
+        // 1,000 one-SET sends on loopback, the reader stopped: 36 segments of 40,780 bytes,
+        // the largest 32,768 (the kernel merged the rest once the reader's buffer was full).
+        let late = ClientSocket {
+            reads: 1,
+            segments: 36,
+            bytes: 40_780,
+            mss: 32_768,
+        };
+        assert_eq!((late.sends_at_least(), late.merged()), (34, 33));
+        // redis-py's pipeline, 7 sends of ~6,000 bytes in 8 segments: nothing shown merged.
+        let batch = ClientSocket {
+            reads: 3,
+            segments: 8,
+            bytes: 40_780,
+            mss: 6_000,
+        };
+        assert_eq!((batch.sends_at_least(), batch.merged()), (1, 0));
+    }
+
+    #[test]
+    fn a_write_per_command_read_late_is_timing_dependent_not_pipelined() {
+        let c = raw_writer_read_in_two();
+        let t = ObservedTimes::default();
+        // What the proxy's reads alone say: pipelined, unmarked.
+        let v = verdict(&c, &t);
+        assert_eq!((v.kind, v.timing_dependent), (VerdictKind::Pipelined, None));
+        // The kernel counted 1,000 segments from the client: the reads merged its sends.
+        let socket = ClientSocket {
+            reads: 2,
+            segments: 1_000,
+            bytes: 35_890,
+            mss: 536,
+        };
+        let v = verdict_at_proxy(&c, &t, Some(&socket));
+        assert_eq!(v.kind, VerdictKind::Pipelined);
+        assert_eq!(
+            v.timing_dependent.as_deref(),
+            Some(
+                "timing-dependent: the proxy read late, taking the 1,000 segments the client's socket received (at least 933 sends) in 2 reads; read as they came, it reads as pipelined, a write per command: the proxy cannot tell"
+            )
+        );
+        assert!(v.text.ends_with("the proxy cannot tell)"), "{}", v.text);
+        // Fewer segments (the kernel merged sends once the proxy's buffer was full), still
+        // more sends than its reads: read apart, auto-pipelined, and maybe more writes still.
+        let few = ClientSocket {
+            segments: 36,
+            mss: 32_768,
+            ..socket
+        };
+        let v = verdict_at_proxy(&c, &t, Some(&few));
+        assert_eq!(
+            v.timing_dependent.as_deref(),
+            Some(
+                "timing-dependent: the proxy read late, taking the 36 segments the client's socket received (at least 34 sends) in 2 reads; read as they came, it reads as auto-pipelined; each send may be several writes (the kernel merges small writes as it sends), down to a write per command: the proxy cannot tell"
+            )
+        );
+    }
+
+    #[test]
+    fn a_batch_whose_sends_were_read_as_they_came_is_left_alone() {
+        // redis-py's pipeline: 7 sends, 7 reads; the kernel's segments are full ones.
+        let c = ObservedCounts {
+            commands: 1_005,
+            replies: 1_005,
+            writes: 12,
+            overlapping_writes: 0,
+            round_trips: 6,
+            max_depth: 1_000,
+            ..Default::default()
+        };
+        let socket = ClientSocket {
+            reads: 12,
+            segments: 40,
+            bytes: 41_000,
+            mss: 1_448,
+        };
+        let t = ObservedTimes::default();
+        assert_eq!(verdict_at_proxy(&c, &t, Some(&socket)), verdict(&c, &t));
+        // Nor is a write per command the proxy read merged: it already says so.
+        let mut each = raw_writer_read_in_two();
+        each.writes = 900;
+        each.overlapping_writes = 899;
+        let socket = ClientSocket {
+            reads: 900,
+            segments: 1_000,
+            bytes: 35_890,
+            mss: 536,
+        };
+        let v = verdict_at_proxy(&each, &t, Some(&socket));
+        assert_eq!(
+            (v.kind, v.timing_dependent),
+            (VerdictKind::WritePerCommand, None)
+        );
+    }
+}
