@@ -344,6 +344,7 @@ pub struct ObservedTimeline {
 }
 
 mod advice;
+mod marks;
 mod parts;
 mod read_late;
 mod verdict;

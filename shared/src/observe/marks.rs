@@ -1,0 +1,82 @@
+//! The marks a verdict read from the counts alone carries where another read of the same
+//! wire would give another kind: said as timing-dependent instead of picked. (A proxy late to
+//! read is marked from the kernel's counts: `read_late`; round trips that may be no waits, in
+//! `verdict`.)
+
+use super::verdict::{count, group, writes_noun};
+use super::{ObservedCounts, VerdictKind};
+
+/// Batches sent while replies were awaited make a client auto-pipelined; batches sent once
+/// every reply was back, pipelined. When some of the latter came after replies the wire cannot
+/// show the client waited for (a stream such as `redis-cli --pipe`, which Redis sometimes
+/// answers before its next write), which of the two it reads as is a race between the client
+/// and Redis: said instead of picked.
+pub(super) fn unwaited_batches(c: &ObservedCounts, kind: VerdictKind) -> Option<String> {
+    if !matches!(kind, VerdictKind::Pipelined | VerdictKind::AutoPipelined)
+        || c.unconfirmed_trips == 0
+        || c.writes_are_segments
+    {
+        return None;
+    }
+    let awaited = c.overlapping_writes;
+    let unwaited = (awaited + c.batch_trips.min(c.unconfirmed_trips)).min(c.writes);
+    let auto = |n: u64| n * 2 > c.writes;
+    (auto(awaited) != auto(unwaited)).then(|| {
+        format!(
+            "timing-dependent: {} of its {} sent while replies were awaited, and {} more after replies the wire cannot show it waited for; it reads as pipelined or auto-pipelined by turns",
+            group(awaited),
+            count(c.writes, "write"),
+            group(unwaited - awaited),
+        )
+    })
+}
+
+/// Big writes, some sent while replies were awaited and some only once every reply was back
+/// (round trips the wire cannot confirm were waits): one batch written in pieces (redis-py
+/// sends a pipeline ~6,000 bytes a `sendall`) reads so when Redis answers a piece before the
+/// next arrives, and as auto-pipelined when the pieces come faster; which depends on timing,
+/// so it is said instead of picked.
+pub(super) fn batch_in_pieces(c: &ObservedCounts, kind: VerdictKind) -> Option<String> {
+    let per_write = c.commands as f64 / c.writes.max(1) as f64;
+    (kind == VerdictKind::AutoPipelined
+        && !c.writes_are_segments
+        && per_write > 16.0
+        && c.unconfirmed_trips > 0)
+        .then(|| {
+            format!(
+                "timing-dependent: {} of its {} of ~{per_write:.0} commands sent while replies were awaited, and {} round trips that may be no waits: one batch written in pieces reads as pipelined or auto-pipelined by turns",
+                group(c.overlapping_writes.min(c.writes)),
+                count(c.writes, "write"),
+                group(c.unconfirmed_trips),
+            )
+        })
+}
+
+/// A few commands a write, many of them sent while replies were awaited: a client writing
+/// each command (Lettuce's default) and one batching what came in a tick (ioredis's
+/// auto-pipelining) look alike once small writes arrive merged, so the verdict says it cannot
+/// tell them apart instead of naming one.
+pub(super) fn merged_writes(c: &ObservedCounts, kind: VerdictKind) -> Option<String> {
+    let per_write = c.commands as f64 / c.writes.max(1) as f64;
+    let batched = matches!(kind, VerdictKind::Pipelined | VerdictKind::AutoPipelined);
+    // A capture's segments are the kernel's: it merged 1,000 one-command writes into 13 here.
+    let (most, what) = if c.writes_are_segments {
+        (
+            128.0,
+            "segments are the kernel's, which merges small writes as it sends",
+        )
+    } else {
+        (16.0, "small writes arrive merged")
+    };
+    // Writes not shown to follow a wait: sent while replies were awaited, or after replies
+    // that the wire cannot confirm were waited for.
+    let unwaited = c.overlapping_writes + c.unconfirmed_trips;
+    (batched && per_write <= most && unwaited * 4 >= c.writes).then(|| {
+        format!(
+            "timing-dependent: ~{per_write:.1} commands a {}, {} of its {} not shown to follow a wait; {what}, so this may be a write per command: the wire cannot tell",
+            writes_noun(c),
+            group(unwaited.min(c.writes)),
+            count(c.writes, writes_noun(c)),
+        )
+    })
+}
