@@ -21,10 +21,12 @@ use super::source::{Described, Link, Packet};
 const SNAPLEN: u32 = 262_144;
 /// The kernel's ring of packets not yet read (libpcap's default is 2 MiB). Out of immediate
 /// mode libpcap uses TPACKET_V3: blocks of 256 KiB (`ss -0 -e`: `blk_size:262144`), each
-/// holding packets of their own length, so this is 256 blocks. On `lo` every packet is in it
-/// twice (sent and received; libpcap skips the sent copy), about 480 bytes a packet of
-/// `cost observer`'s SETs: 64 MiB held a 1 s stop of the reader (SIGSTOP) at K = 1, ~37,000
-/// SETs/s (~74,000 packets/s), with no drops, where 32 MiB dropped 2,794 packets. It is mapped
+/// holding packets of their own length, so this is 256 blocks. On `lo` every packet was in it
+/// twice (sent and received; libpcap skipped the sent copy only once it was read), about 480
+/// bytes a packet of `cost observer`'s SETs: 64 MiB held a 1 s stop of the reader (SIGSTOP)
+/// at K = 1, ~37,000 SETs/s (~74,000 packets/s), with no drops, where 32 MiB dropped 2,794
+/// packets. Since `lo`'s sent copies are no longer delivered (`ignore_sent_copies`) each
+/// packet is in it once, so it holds about twice as long (not measured again). It is mapped
 /// into the process, so it is most of the RSS: 76 MB peak with 64 MiB, 43 MB with 32 MiB. (In
 /// immediate mode, TPACKET_V2, each packet took a frame of the snap length: 256 MiB was 512
 /// MiB mapped and held 512 packets on `lo`; it dropped 103,812 of a K = 1 run's 200,000 on a
@@ -84,12 +86,20 @@ impl Live {
             .map(|p| format!("tcp port {p}"))
             .collect::<Vec<_>>()
             .join(" or ");
-        let known = interfaces();
+        let devices = pcap::Device::list().map_err(|e| e.to_string());
+        let known: Result<Vec<String>, String> = devices
+            .as_ref()
+            .map(|all| all.iter().map(|d| d.name.clone()).collect())
+            .map_err(Clone::clone);
         if let Ok(names) = &known
             && !names.iter().any(|n| n == interface)
         {
             return Err(no_such(interface, &known));
         }
+        let loopback = devices.as_ref().is_ok_and(|all| {
+            all.iter()
+                .any(|d| d.name == interface && d.flags.is_loopback())
+        });
         let failed = |e: pcap::Error| refused(interface, &filter, &known, e);
         let mut capture = pcap::Capture::from_device(interface)
             .map_err(failed)?
@@ -100,6 +110,9 @@ impl Live {
             .open()
             .and_then(pcap::Capture::setnonblock)
             .map_err(failed)?;
+        if loopback {
+            ignore_sent_copies(&capture);
+        }
         capture.filter(&filter, true).map_err(failed)?;
         let link = Link::of(pcap_parser::Linktype(capture.get_datalink().0));
         let nanos = nanosecond_stamps(&capture);
@@ -227,11 +240,38 @@ fn wall_ns() -> u64 {
         .map_or(0, |d| d.as_nanos() as u64)
 }
 
-/// The interfaces libpcap can capture on, by name.
-fn interfaces() -> Result<Vec<String>, String> {
-    pcap::Device::list()
-        .map(|all| all.into_iter().map(|d| d.name).collect())
-        .map_err(|e| e.to_string())
+/// On a loopback interface, has the kernel deliver each packet to the capture once, as
+/// received, not also as sent (PACKET_IGNORE_OUTGOING, Linux ≥ 4.20). On `lo` every packet
+/// is both sent and received: the kernel cloned the sent one to the capture socket, ran the
+/// filter on it and copied it into the ring, only for libpcap to skip it when read (it keeps
+/// the received copy, and its stamp, on loopback). The received copies are every packet, so
+/// what is captured is unchanged, in half the ring and half the kernel's work for it.
+/// libpcap 1.10.3's `pcap_setdirection(PCAP_D_IN)` only filters when reading; it does not ask
+/// the kernel (no such setsockopt under strace), hence the socket option here. Loopback only:
+/// on any other interface the packets this host sends exist only as sent copies, and would
+/// all be lost. Where the kernel refuses, both copies come as before.
+fn ignore_sent_copies(capture: &pcap::Capture<pcap::Active>) {
+    use std::os::fd::AsRawFd;
+    /// linux/if_packet.h
+    const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
+    let one: libc::c_int = 1;
+    // SAFETY: the capture's socket, open while `capture` is borrowed; one int, alive for the
+    // call.
+    let done = unsafe {
+        libc::setsockopt(
+            capture.as_raw_fd(),
+            libc::SOL_PACKET,
+            PACKET_IGNORE_OUTGOING,
+            (&raw const one).cast(),
+            size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if done != 0 {
+        tracing::debug!(
+            error = %std::io::Error::last_os_error(),
+            "PACKET_IGNORE_OUTGOING refused: lo's sent copies are captured and skipped"
+        );
+    }
 }
 
 fn no_such(interface: &str, known: &Result<Vec<String>, String>) -> CaptureError {
