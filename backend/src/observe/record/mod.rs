@@ -270,13 +270,13 @@ impl Record {
         }
         self.counts.commands += 1;
         let (name, class) = self.note_name(m);
-        if name.as_str() == "SET"
+        if name.as_bytes() == b"SET"
             && let Some(len) = m.third_len()
         {
             self.set_values.0 += 1;
             self.set_values.1 += len;
         }
-        if !self.protocol.command(name.as_str(), m, class) {
+        if !self.protocol.command(name.as_bytes(), m, class) {
             return false;
         }
         if self.in_flight() == 0 {
@@ -308,15 +308,16 @@ impl Record {
     /// Counts the command by name and notes what it says of the connection; returns its name
     /// and class.
     fn note_name(&mut self, m: &Message) -> (Name, CommandClass) {
-        let name = m.name();
-        match &mut self.run {
-            Some(run) if run.name == name => {
+        let name = match &mut self.run {
+            Some(run) if m.is_named(&run.name) => {
                 run.n += 1;
                 if let Some(class) = run.plain {
-                    return (name, class);
+                    return (run.name, class);
                 }
+                run.name
             }
             _ => {
+                let name = m.name();
                 if let Some(run) = self.run.take() {
                     count_name(&mut self.names, run.name.as_str(), run.n);
                 }
@@ -325,8 +326,9 @@ impl Record {
                     n: 1,
                     plain: None,
                 });
+                name
             }
-        }
+        };
         let full = name;
         let name = name.as_str();
         let class = classify(name, m);

@@ -34,12 +34,13 @@ pub struct Protocol {
 
 impl Protocol {
     /// A command arrived, named `name` (upper case) and of `class`: whether it gets a reply.
-    pub fn command(&mut self, name: &str, m: &Message, class: CommandClass) -> bool {
+    /// (The name as bytes: no UTF-8 check per command.)
+    pub fn command(&mut self, name: &[u8], m: &Message, class: CommandClass) -> bool {
         let arg_is = |i: usize, s: &[u8]| m.arg(i).is_some_and(|a| a.eq_ignore_ascii_case(s));
         match name {
-            "HELLO" if m.arg(1) == Some(b"3") => self.resp3 = true,
-            "HELLO" if m.arg(1) == Some(b"2") => self.resp3 = false,
-            "RESET" => {
+            b"HELLO" if m.arg(1) == Some(b"3") => self.resp3 = true,
+            b"HELLO" if m.arg(1) == Some(b"2") => self.resp3 = false,
+            b"RESET" => {
                 // Back to RESP2 with replies on; a subscription ends when `+RESET` comes back.
                 self.resp3 = false;
                 self.replies = Replies::On;
@@ -48,7 +49,7 @@ impl Protocol {
                 }
                 return true;
             }
-            "CLIENT" if arg_is(1, b"REPLY") => {
+            b"CLIENT" if arg_is(1, b"REPLY") => {
                 if arg_is(2, b"ON") {
                     self.replies = Replies::On;
                     return true;
