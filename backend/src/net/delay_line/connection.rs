@@ -105,8 +105,12 @@ pub(super) fn spawn_directions(
         client_socket,
     } = hooks;
     *ending.hook.lock().expect("ending") = Some(ended);
-    if let Some(give) = client_socket {
-        give(client.try_clone()?);
+    // Only observation asks for it, so a socket that cannot be cloned (no file descriptor
+    // left) costs that observation the kernel's counts, not the client its connection.
+    if let Some(give) = client_socket
+        && let Ok(socket) = client.try_clone()
+    {
+        give(socket);
     }
     // Commands go to Redis before their hooks have seen them (see `Ends::write_first`); this
     // lock keeps their hooks ahead of the replies' all the same.
