@@ -37,7 +37,7 @@ pub struct ObserverMemoryArgs {
 /// The targets observe mode's proxy is held to, printed beside the measurements.
 const TARGET_RATIO_AT_1000: f64 = 0.9;
 const TARGET_ADDED_P50_US_AT_1: f64 = 30.0;
-/// The target a live capture is held to at every K (issue #22's speed targets).
+/// The target a live capture is held to at every K: captured throughput over direct.
 const TARGET_CAPTURED_RATIO: f64 = 0.95;
 
 pub(super) async fn observer(args: ObserverArgs) -> anyhow::Result<()> {
