@@ -27,8 +27,7 @@ const LIMIT: Duration = Duration::from_secs(120);
 /// `pipescope` with SIGINT and SIGTERM at their defaults and unblocked, as in a terminal,
 /// whatever the test harness inherited.
 fn pipescope() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pipescope"));
-    cmd.env_remove("REDIS_URL").env("RUST_LOG", "warn");
+    let mut cmd = support::pipescope("warn");
     // SAFETY: signal and sigprocmask are async-signal-safe and touch only the child.
     unsafe {
         cmd.pre_exec(|| {

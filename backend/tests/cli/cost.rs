@@ -11,17 +11,14 @@ use crate::support;
 
 use std::process::{Command, Output};
 
-fn pipescope() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pipescope"));
-    cmd.env_remove("REDIS_URL")
-        .env("RUST_LOG", "pipescope=warn");
-    cmd
-}
-
 /// Runs `pipescope cost <args>`; `None` (a skip, a failure under CI) where this process may not
 /// capture, the output otherwise.
 fn cost(args: &[&str]) -> Option<Output> {
-    let out = pipescope().arg("cost").args(args).output().unwrap();
+    let out = support::pipescope("pipescope=warn")
+        .arg("cost")
+        .args(args)
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     if stderr.contains("needs CAP_NET_RAW") {
         support::cannot_check(&format!(
@@ -171,7 +168,7 @@ fn capture_reading_without_tshark_reads_every_set_redis_executed() {
 fn capture_reading_without_tshark_installed_says_how_to_install_it() {
     // No tshark on this PATH: the bench says so before making anything, and fails.
     let empty = tempfile::tempdir().unwrap();
-    let out = pipescope()
+    let out = support::pipescope("pipescope=warn")
         .args([
             "cost",
             "capture-reading",

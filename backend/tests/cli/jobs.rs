@@ -3,17 +3,10 @@
 
 use crate::support;
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use pipescope::local_redis::LocalRedis;
-
-fn pipescope() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pipescope"));
-    cmd.env_remove("REDIS_URL")
-        .env("RUST_LOG", "pipescope=info");
-    cmd
-}
 
 fn alive(pid: u32) -> bool {
     std::path::Path::new(&format!("/proc/{pid}")).exists()
@@ -36,7 +29,7 @@ fn wait_exit(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
 /// Starts `pipescope serve` with no Redis URL; returns it, the URL it prints, and the pid of
 /// the redis-server it started.
 fn serve() -> (Child, String, Vec<u32>) {
-    let mut child = pipescope()
+    let mut child = support::pipescope("pipescope=info")
         .args(["serve", "--port", "0"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -103,7 +96,7 @@ fn the_embedded_redis_dies_with_a_killed_pipescope() {
 fn bench_json_prints_one_object_per_run_and_never_the_password() {
     let redis = LocalRedis::start_with_args(&["--requirepass", "hunter2"]).unwrap();
     let url = format!("redis://:hunter2@127.0.0.1:{}/1", redis.port());
-    let out = pipescope()
+    let out = support::pipescope("pipescope=info")
         .args([
             "bench", "--count", "2000", "--mode", "compare", "--batch", "100", "--json",
         ])
@@ -144,7 +137,7 @@ fn bench_json_prints_one_object_per_run_and_never_the_password() {
 #[test]
 fn an_unreachable_redis_url_is_a_clear_cli_error() {
     let port = pipescope::local_redis::free_port().unwrap();
-    let out = pipescope()
+    let out = support::pipescope("pipescope=info")
         .args(["bench", "--count", "10"])
         .env("REDIS_URL", format!("redis://:pw@127.0.0.1:{port}/"))
         .output()
@@ -158,7 +151,7 @@ fn an_unreachable_redis_url_is_a_clear_cli_error() {
 #[test]
 fn sweep_prints_a_markdown_row_per_batch_size() {
     let redis = LocalRedis::start().unwrap();
-    let out = pipescope()
+    let out = support::pipescope("pipescope=info")
         .args([
             "bench",
             "--count",
@@ -211,7 +204,7 @@ fn sweep_prints_a_markdown_row_per_batch_size() {
 /// Runs `pipescope bench <args> --json` (on its own redis-server), which must succeed, and
 /// returns its JSON lines.
 fn bench_json(args: &[&str]) -> Vec<serde_json::Value> {
-    let out = pipescope()
+    let out = support::pipescope("pipescope=info")
         .arg("bench")
         .args(args)
         .arg("--json")
@@ -411,7 +404,7 @@ fn a_crashed_embedded_redis_is_started_again() {
 
 #[test]
 fn serving_is_the_default_and_takes_its_options_without_the_subcommand() {
-    let mut child = pipescope()
+    let mut child = support::pipescope("pipescope=info")
         .args(["--port", "0", "--delay-us", "100"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -432,7 +425,7 @@ fn serving_is_the_default_and_takes_its_options_without_the_subcommand() {
 
 #[test]
 fn observe_overhead_prints_a_ratio_line_per_depth() {
-    let out = pipescope()
+    let out = support::pipescope("pipescope=info")
         .args([
             "bench",
             "--observe-overhead",

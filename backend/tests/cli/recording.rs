@@ -8,23 +8,16 @@
 
 use crate::support;
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
 use shared::{ClientMsg, Recording, ServerMsg};
 use support::browser::{Browser, click, until_js, until_state};
 
-fn pipescope() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pipescope"));
-    cmd.env_remove("REDIS_URL")
-        .env("RUST_LOG", "pipescope=info");
-    cmd
-}
-
 /// `pipescope bench --record` of a comparison of `count` SETs against `url`; the recording.
 fn record(url: &str, path: &std::path::Path, count: u64) -> Recording {
-    let out = pipescope()
+    let out = support::pipescope("pipescope=info")
         .args(["bench", "--mode", "compare", "--batch", "50", "--json"])
         .args([
             "--count",
@@ -73,7 +66,7 @@ async fn bench_records_and_replay_serves_it_with_no_redis() {
     // The Redis it measured is gone: the replay has none to reach, and starts none.
     drop(redis);
 
-    let mut child = pipescope()
+    let mut child = support::pipescope("pipescope=info")
         .args(["replay", "--port", "0", "--redis-url", &url])
         .arg(&file)
         .stdout(Stdio::piped())
@@ -253,7 +246,7 @@ fn replay_refuses_a_broken_or_newer_file_before_listening() {
     for (name, text, says) in cases {
         let path = dir.path().join(name);
         std::fs::write(&path, text).unwrap();
-        let mut child = pipescope()
+        let mut child = support::pipescope("pipescope=info")
             .args(["replay", "--port", "0"])
             .arg(&path)
             .stdout(Stdio::piped())
@@ -279,7 +272,7 @@ fn replay_refuses_a_broken_or_newer_file_before_listening() {
             "{name}: listened anyway: {stdout}"
         );
     }
-    let missing = pipescope()
+    let missing = support::pipescope("pipescope=info")
         .args(["replay", "--port", "0", "/nonexistent/talk.pipescope.json"])
         .output()
         .unwrap();
@@ -520,7 +513,7 @@ async fn a_tour_saved_from_its_handout_replays_its_steps_and_handout_with_no_red
 
     let file = dir.path().join("tour.pipescope.json");
     std::fs::write(&file, &saved).unwrap();
-    let mut child = pipescope()
+    let mut child = support::pipescope("pipescope=info")
         .args(["replay", "--port", "0"])
         .arg(&file)
         .stdout(Stdio::piped())

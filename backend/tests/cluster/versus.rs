@@ -8,13 +8,6 @@ use std::process::{Command, Output};
 
 use pipescope::cluster::LocalCluster;
 
-fn pipescope() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pipescope"));
-    cmd.env_remove("REDIS_URL")
-        .env("RUST_LOG", "pipescope=info");
-    cmd
-}
-
 /// redis-benchmark's `--help`, or `None` (with a visible SKIP, or a failure under CI=true)
 /// when it cannot run here.
 fn redis_benchmark_help() -> Option<String> {
@@ -75,7 +68,7 @@ fn on_a_cluster_redis_benchmark_and_ours_are_compared_and_their_sets_land_where_
     }
     let cluster = LocalCluster::start(3).expect("a local cluster");
     let count = 2000;
-    let out = pipescope()
+    let out = support::pipescope("pipescope=info")
         .args(["--redis-url", &cluster.url(), "--cluster", "bench"])
         .args(["--against-redis-benchmark", "--count", &count.to_string()])
         .args(["--rounds", "2", "--time-budget-secs", "0"])
@@ -202,7 +195,7 @@ fn on_a_cluster_whose_masters_hold_keys_the_comparison_refuses_and_touches_nothi
     let before = masters(&cluster);
     let kept: u64 = before.values().map(|(_, keys)| keys).sum();
     assert_eq!(kept, 1, "one key on whichever master takes it: {before:?}");
-    let out = pipescope()
+    let out = support::pipescope("pipescope=info")
         .args(["--redis-url", &cluster.url(), "--cluster", "bench"])
         .args(["--against-redis-benchmark", "--count", "100"])
         .output()
@@ -227,7 +220,7 @@ fn over_tls_redis_benchmark_and_ours_are_compared_sleeping_only() {
         support::cannot_check("this redis-benchmark was built without TLS (no --tls in --help)");
         return;
     }
-    let out = pipescope()
+    let out = support::pipescope("pipescope=info")
         .args(["bench", "--against-redis-benchmark", "--tls", "--json"])
         .args([
             "--count",
@@ -258,7 +251,7 @@ fn over_tls_redis_benchmark_and_ours_are_compared_sleeping_only() {
         assert!(r.get("busy_poll_ratio").is_none(), "{r}");
     }
     // The table says it ran over TLS.
-    let table = pipescope()
+    let table = support::pipescope("pipescope=info")
         .args(["bench", "--against-redis-benchmark", "--tls"])
         .args(["--count", "200", "--rounds", "1", "--time-budget-secs", "0"])
         .output()

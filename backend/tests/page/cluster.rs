@@ -9,26 +9,14 @@ use std::time::Duration;
 use pipescope::cluster::LocalCluster;
 use support::browser::{Browser, click, until_state, wait_enabled};
 
-fn dbsizes(cluster: &LocalCluster) -> Vec<u64> {
-    (0..cluster.ports().len())
-        .map(|i| {
-            let mut c = redis::Client::open(cluster.node_url(i))
-                .unwrap()
-                .get_connection()
-                .unwrap();
-            redis::cmd("DBSIZE").query(&mut c).unwrap()
-        })
-        .collect()
-}
-
 /// Waits (10 s at most) until no master holds a key: the run's cleanup follows its end.
 async fn no_key_left(cluster: &LocalCluster) {
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while dbsizes(cluster) != [0, 0, 0] {
+    while support::dbsizes(cluster) != [0, 0, 0] {
         assert!(
             std::time::Instant::now() < deadline,
             "keys left: {:?}",
-            dbsizes(cluster)
+            support::dbsizes(cluster)
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }

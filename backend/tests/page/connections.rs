@@ -9,16 +9,12 @@ use crate::support;
 
 use std::time::Duration;
 
-use fantoccini::{Client, Locator};
-use support::browser::{Browser, until_state};
+use fantoccini::Client;
+use support::browser::{Browser, css, until_state};
 
 const COUNT: u64 = 2_000;
 const POOL: &str = "sequential on 8 connections";
 const PIPE: &str = "pipelined (batch 1000)";
-
-fn css(s: &str) -> Locator<'_> {
-    Locator::Css(s)
-}
 
 async fn attr(c: &Client, selector: &str, name: &str) -> String {
     c.find(css(selector))

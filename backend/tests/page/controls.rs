@@ -5,12 +5,8 @@ use crate::support;
 
 use std::time::Duration;
 
-use fantoccini::{Client, Locator};
-use support::browser::{Browser, click};
-
-fn css(s: &str) -> Locator<'_> {
-    Locator::Css(s)
-}
+use fantoccini::Client;
+use support::browser::{Browser, click, css};
 
 /// `523399.6` → `"523,400"`: how the page (and its Markdown export) writes ops/s.
 fn rate(ops: f64) -> String {

@@ -4,6 +4,7 @@
 //! is printed, never asserted: it depends on the machine.
 
 use crate::support;
+use pipescope::median::median;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -91,11 +92,6 @@ struct Interactive {
     dom_content_loaded: f64,
 }
 
-fn median(mut xs: Vec<f64>) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    xs[xs.len() / 2]
-}
-
 #[tokio::test]
 async fn the_page_becomes_interactive_and_says_when() {
     let _ = dist_wasm();
@@ -142,9 +138,9 @@ async fn the_page_becomes_interactive_and_says_when() {
     println!(
         "page interactive (Run enabled, Welcome handled), median of {LOADS} fresh loads on loopback: \
          {:.1} ms (min {:.1}, max {:.1}); WASM fetched by {:.1} ms (median)",
-        median(times.clone()),
+        median(times.clone()).unwrap(),
         times.iter().copied().fold(f64::INFINITY, f64::min),
         times.iter().copied().fold(0.0, f64::max),
-        median(wasm_done)
+        median(wasm_done).unwrap()
     );
 }

@@ -9,9 +9,8 @@ use crate::support;
 
 use std::time::Duration;
 
-use fantoccini::Locator;
 use serde::Deserialize;
-use support::browser::{Browser, until_js, viewport};
+use support::browser::{Browser, css, until_js, viewport};
 
 /// Sequential SETs through a 250 µs each-way delay: each pays at least 0.5 ms, so the first run
 /// lasts long enough to be measured while it runs; more than the 5,000 requests the timeline
@@ -124,10 +123,6 @@ impl Screen {
     fn running(&self) -> bool {
         self.runs.iter().any(|r| r.running && r.value > 0.0)
     }
-}
-
-fn css(s: &str) -> Locator<'_> {
-    Locator::Css(s)
 }
 
 /// Everything the room must see is on screen, folded controls in one line, nothing overlapping.

@@ -9,9 +9,9 @@ use crate::support;
 
 use std::time::Duration;
 
-use fantoccini::{Client, Locator};
+use fantoccini::Client;
 use serde_json::Value;
-use support::browser::{Browser, page_state, until_state};
+use support::browser::{Browser, css, page_state, until_state};
 
 /// Small enough to be quick, large enough for many round trips in every mode.
 const COUNT: u64 = 300;
@@ -35,10 +35,6 @@ const MODES: [(&str, &str); 7] = [
     ("mode=transaction&batch=20", "MULTI/EXEC (batch 20)"),
     ("mode=mset&batch=20", "MSET/MGET (batch 20)"),
 ];
-
-fn css(s: &str) -> Locator<'_> {
-    Locator::Css(s)
-}
 
 async fn open(c: &Client, url: &str) {
     c.goto(url).await.unwrap();

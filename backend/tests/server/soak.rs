@@ -4,6 +4,7 @@
 //! The figures print to stderr: `cargo test -p pipescope --test server soak -- --nocapture`.
 
 use crate::support;
+use pipescope::median::median;
 
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -154,11 +155,6 @@ async fn plan(ws: &mut Ws, runs: Vec<RunSpec>) -> Vec<RunSummary> {
     watch(ws, n).await
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hundred_viewers_watch_a_million_sets_and_all_see_its_result() {
     const VIEWERS: usize = 100;
@@ -188,11 +184,11 @@ async fn a_hundred_viewers_watch_a_million_sets_and_all_see_its_result() {
         assert_eq!(ours[0].done, 1_000_000);
         watched.push(ours[0].ops_per_sec);
     }
-    let ratio = median(watched.clone()) / median(alone.clone());
+    let ratio = median(watched.clone()).unwrap() / median(alone.clone()).unwrap();
     eprintln!(
         "FIGURE viewers={VIEWERS} throughput alone {:.0} ops/s, watched {:.0} ops/s, ratio {ratio:.3} (medians of {alone:?} / {watched:?}); backend peak RSS {} KiB",
-        median(alone.clone()),
-        median(watched.clone()),
+        median(alone.clone()).unwrap(),
+        median(watched.clone()).unwrap(),
         backend.peak_rss_kib()
     );
     // The ratio is a figure (the target is ≥ 0.95), not a check: a shared machine's load moves
@@ -222,7 +218,7 @@ async fn a_viewer_that_stops_reading_neither_stalls_the_run_nor_grows_memory() {
 
     let during = plan(&mut presenter, runs.clone()).await;
     let rss_after = backend.peak_rss_kib();
-    let ops = |s: &[RunSummary]| median(s.iter().map(|s| s.ops_per_sec).collect());
+    let ops = |s: &[RunSummary]| median(s.iter().map(|s| s.ops_per_sec).collect()).unwrap();
     eprintln!(
         "FIGURE stalled viewer: throughput {:.0} ops/s without, {:.0} with (ratio {:.3}); backend peak RSS {rss_before} KiB before, {rss_after} KiB after",
         ops(&before),

@@ -5,7 +5,12 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use fantoccini::{Client, ClientBuilder};
+use fantoccini::{Client, ClientBuilder, Locator};
+
+/// A CSS selector as fantoccini's locator.
+pub fn css(s: &str) -> Locator<'_> {
+    Locator::Css(s)
+}
 
 pub struct Browser {
     pub client: Client,

@@ -64,7 +64,11 @@ pub fn relay() -> Option<Command> {
 /// `python tests/clients/<file>` for a script needing no library, or a skip.
 fn plain_python(file: &str) -> Option<Command> {
     let venv = root().join(".tools/py/bin/python");
-    let python = if venv.exists() { venv } else { PathBuf::from("python3") };
+    let python = if venv.exists() {
+        venv
+    } else {
+        PathBuf::from("python3")
+    };
     if !runs(&python, &["--version"]) {
         super::cannot_check("python3 is missing: run scripts/setup test");
         return None;

@@ -152,11 +152,32 @@ pub mod capture_demo;
 pub mod clients;
 pub mod commandstats;
 pub mod netns;
+pub mod observe;
 pub mod oracle;
 pub mod tcpdump;
-pub mod observe;
 pub mod tls;
 pub mod wire;
+
+/// Each node's key count (DBSIZE), in the cluster's node order.
+pub fn dbsizes(cluster: &pipescope::cluster::LocalCluster) -> Vec<u64> {
+    (0..cluster.ports().len())
+        .map(|i| {
+            let mut c = redis::Client::open(cluster.node_url(i))
+                .unwrap()
+                .get_connection()
+                .unwrap();
+            redis::cmd("DBSIZE").query(&mut c).unwrap()
+        })
+        .collect()
+}
+
+/// The `pipescope` binary under test, started as a user would: no `REDIS_URL` from this
+/// process's environment, logging at `log` (`RUST_LOG`, e.g. "pipescope=info").
+pub fn pipescope(log: &str) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_pipescope"));
+    cmd.env_remove("REDIS_URL").env("RUST_LOG", log);
+    cmd
+}
 
 /// Reads a child's stdout on a thread of its own (to the end, so the child never blocks on a
 /// full pipe) and returns the first line `pick` accepts, within `limit`; fails with `what` and

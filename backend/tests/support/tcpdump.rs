@@ -38,7 +38,17 @@ impl Tcpdump {
         // packets dropped by kernel", 1 run in 6 with two busy loops beside two captures);
         // 256 MiB kept every packet in 30 such runs.
         let mut child = tcpdump
-            .args(["-i", interface, "-s", "0", "-B", "262144", "-U", "--immediate-mode", "-w"])
+            .args([
+                "-i",
+                interface,
+                "-s",
+                "0",
+                "-B",
+                "262144",
+                "-U",
+                "--immediate-mode",
+                "-w",
+            ])
             .arg(&file)
             .arg(filter)
             .stderr(Stdio::piped())
@@ -47,7 +57,10 @@ impl Tcpdump {
         let (tx, lines) = std::sync::mpsc::channel();
         let stderr = child.stderr.take().unwrap();
         std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
                 let _ = tx.send(line);
             }
         });
@@ -106,9 +119,11 @@ impl Tcpdump {
     pub fn observe(&mut self, port: u16) -> Vec<shared::observe::ObservedConnection> {
         let summary = self.stop();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_pipescope"));
-        cmd.args(["observe", "--pcap"])
-            .arg(&self.file)
-            .args(["--redis-port", &port.to_string(), "--json"]);
+        cmd.args(["observe", "--pcap"]).arg(&self.file).args([
+            "--redis-port",
+            &port.to_string(),
+            "--json",
+        ]);
         let out = super::clients::output_within(cmd, "pipescope observe --pcap");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(

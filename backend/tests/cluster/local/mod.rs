@@ -1,5 +1,6 @@
 //! The local cluster and the slot function, against real redis-servers in cluster mode.
 
+use crate::support;
 use pipescope::cluster::{LocalCluster, SLOTS, key_slot};
 
 mod reshard;
@@ -181,16 +182,6 @@ fn set_calls(cluster: &LocalCluster) -> Vec<u64> {
         .collect()
 }
 
-fn dbsizes(cluster: &LocalCluster) -> Vec<u64> {
-    (0..cluster.ports().len())
-        .map(|i| {
-            redis::cmd("DBSIZE")
-                .query(&mut conn(&cluster.node_url(i)))
-                .unwrap()
-        })
-        .collect()
-}
-
 async fn run_on(
     target: &pipescope::target::RedisTarget,
     run_id: u64,
@@ -247,7 +238,7 @@ async fn a_pipelined_run_sends_each_master_its_keys_once_in_parallel_sub_batches
         "a round trip per master per batch"
     );
     assert_eq!(touched, 30);
-    assert_eq!(dbsizes(&cluster), expected);
+    assert_eq!(support::dbsizes(&cluster), expected);
     let v: String = redis::cmd("GET")
         .arg(shared::keys::key(run_id, 4242))
         .query(&mut conn(&format!(
@@ -261,7 +252,7 @@ async fn a_pipelined_run_sends_each_master_its_keys_once_in_parallel_sub_batches
         .await
         .unwrap();
     assert_eq!(removed, n);
-    assert_eq!(dbsizes(&cluster), [0, 0, 0]);
+    assert_eq!(support::dbsizes(&cluster), [0, 0, 0]);
 }
 
 #[tokio::test]
@@ -279,11 +270,11 @@ async fn sequential_on_a_cluster_pays_a_round_trip_per_command_and_multi_exec_ov
     .await
     .expect("the run");
     assert_eq!(outcome.summary.round_trips, 300);
-    assert_eq!(dbsizes(&cluster).iter().sum::<u64>(), 300);
+    assert_eq!(support::dbsizes(&cluster).iter().sum::<u64>(), 300);
     pipescope::engine::keys::remove_run_keys(&target, 43, outcome.written)
         .await
         .unwrap();
-    assert_eq!(dbsizes(&cluster), [0, 0, 0]);
+    assert_eq!(support::dbsizes(&cluster), [0, 0, 0]);
     let failure = run_on(
         &target,
         44,
@@ -296,18 +287,12 @@ async fn sequential_on_a_cluster_pays_a_round_trip_per_command_and_multi_exec_ov
         "{}",
         failure.error
     );
-    assert_eq!(dbsizes(&cluster), [0, 0, 0], "nothing sent");
-}
-
-fn pipescope() -> std::process::Command {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_pipescope"));
-    cmd.env_remove("REDIS_URL").env("RUST_LOG", "warn");
-    cmd
+    assert_eq!(support::dbsizes(&cluster), [0, 0, 0], "nothing sent");
 }
 
 #[test]
 fn bench_with_cluster_starts_three_masters_and_runs_both_modes() {
-    let out = pipescope()
+    let out = support::pipescope("warn")
         .args(["bench", "--cluster", "--count", "3000", "--batch", "500"])
         .output()
         .unwrap();
@@ -358,7 +343,7 @@ fn bench_with_cluster_starts_three_masters_and_runs_both_modes() {
 #[test]
 fn a_single_server_given_as_a_cluster_is_refused_before_anything_runs() {
     let single = pipescope::local_redis::LocalRedis::start().unwrap();
-    let out = pipescope()
+    let out = support::pipescope("warn")
         .args([
             "bench",
             "--cluster",
@@ -381,7 +366,7 @@ fn a_single_server_given_as_a_cluster_is_refused_before_anything_runs() {
 
 #[test]
 fn cluster_cost_prints_a_ratio_per_depth() {
-    let out = pipescope()
+    let out = support::pipescope("warn")
         .args([
             "bench",
             "--cluster-cost",

@@ -1,6 +1,7 @@
 //! Slots resharded mid-run, as `redis-cli --cluster reshard` moves them: MOVED and ASK are followed and every SET runs once.
 
 use super::*;
+use crate::support;
 
 /// Moves `slots` from the node on `from` to the node on `to` as `redis-cli --cluster reshard`
 /// does: IMPORTING on the target, MIGRATING on the source, held for `hold` (new keys of those
@@ -203,7 +204,7 @@ async fn slots_resharded_mid_run_are_followed_by_moved_and_ask_and_every_set_run
         "{redirected} of the {} spans kept are marked redirected",
         kept.len()
     );
-    assert_eq!(dbsizes(&cluster).iter().sum::<u64>(), n);
+    assert_eq!(support::dbsizes(&cluster).iter().sum::<u64>(), n);
     // The moved slots' keys are where the map now says, with their values.
     let map = discover(&cluster.url()).await.unwrap();
     for i in (0..n).step_by(997) {
@@ -219,5 +220,5 @@ async fn slots_resharded_mid_run_are_followed_by_moved_and_ask_and_every_set_run
         .await
         .unwrap();
     assert_eq!(removed, n);
-    assert_eq!(dbsizes(&cluster), [0, 0, 0]);
+    assert_eq!(support::dbsizes(&cluster), [0, 0, 0]);
 }

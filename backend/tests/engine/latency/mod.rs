@@ -2,6 +2,7 @@
 //! and it keeps many requests in flight at once.
 
 use crate::support;
+use pipescope::median::median;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -341,7 +342,7 @@ async fn the_measured_round_trip_is_twice_the_delay_plus_loopback() {
                     .p50_us,
             );
         }
-        let (base, got) = (median(direct), median(delayed));
+        let (base, got) = (median(direct).unwrap(), median(delayed).unwrap());
         let expected = 2.0 * delay_us as f64 + base;
         println!(
             "D = {delay_us} µs: loopback p50 {base:.1} µs, expected {expected:.1} µs, measured p50 {got:.1} µs ({:+.1} %), proxy compensation {:?}, median release lateness (out, back) {:?}",
@@ -371,11 +372,6 @@ async fn the_measured_round_trip_is_twice_the_delay_plus_loopback() {
             "below 2·D less the compensation ({early_us:.1} µs)"
         );
     }
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 #[tokio::test]
