@@ -135,8 +135,14 @@ async fn the_observe_view_tells_a_loop_from_a_pipeline_and_draws_both() {
     assert!(plain.text.starts_with("one at a time: "), "{plain:?}");
 
     // The pipeline: its 1,000 SETs together, in a few writes and round trips (redis-py sends
-    // a pipeline in pieces of ~6 KB: observe_clients.rs), many in flight at once.
-    assert_eq!(piped.verdict, "Pipelined", "{piped:?}");
+    // a pipeline in pieces of ~6 KB: tests/observe/clients.rs), many in flight at once:
+    // pipelined; or, where its pieces raced Redis's replies, auto-pipelined with the
+    // timing-dependent mark, as tests/observe/clients.rs accepts it.
+    assert!(
+        piped.verdict == "Pipelined"
+            || (piped.verdict == "AutoPipelined" && piped.text.contains("(timing-dependent: ")),
+        "{piped:?}"
+    );
     let commands = number(&piped.commands);
     assert!(
         (PIPELINE_SETS..=PIPELINE_SETS + OWN_COMMANDS).contains(&commands),
