@@ -15,6 +15,9 @@ pub(super) enum Contender {
     TheirsRelayed,
     /// redis-benchmark direct, while pipescope captures `lo` live (`Bench::capture`).
     TheirsCaptured,
+    /// redis-benchmark direct, while tcpdump captures the same port (`Bench::tcpdump`): what
+    /// the kernel's capture alone costs, the captured column's reference.
+    TheirsTcpdump,
     Ours {
         wait: Wait,
         instrument: bool,
@@ -66,7 +69,8 @@ pub(super) struct Sample {
     pub(super) p50_us: Option<f64>,
     /// Through the observing proxy, or captured live: the SETs it framed during the run.
     pub(super) observed_sets: Option<u64>,
-    /// Captured live: packets libpcap (or the interface) dropped during the run.
+    /// Captured live (by pipescope or tcpdump): packets libpcap (or the interface) dropped
+    /// during the run.
     pub(super) capture_dropped: Option<u64>,
     /// SETs Redis executed during the run (`INFO commandstats`).
     pub(super) redis_sets: Option<u64>,
@@ -91,6 +95,7 @@ impl Contender {
             Contender::TheirsObserved => "observed",
             Contender::TheirsRelayed => "relayed",
             Contender::TheirsCaptured => "captured",
+            Contender::TheirsTcpdump => "tcpdump",
             Contender::Ours {
                 instrument: false, ..
             } => "bare",

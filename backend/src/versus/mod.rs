@@ -32,11 +32,14 @@ mod observe_cost;
 mod on_cluster;
 mod pool;
 mod redis_benchmark;
+mod tcpdump;
 mod tls_cost;
 
 pub use cluster_cost::{ClusterCostRow, cluster_cost};
 pub use compare::{Overhead, VersusRow, compare};
-pub use observe_cost::{CapturedColumn, ObserveCost, ObservedRow, ProbeRow, observe_overhead};
+pub use observe_cost::{
+    CapturedColumn, ObserveCost, ObservedRow, ProbeRow, TcpdumpReference, observe_overhead,
+};
 pub use on_cluster::{ClusterVersusRow, Landed, compare_on_cluster};
 pub use pool::{PoolRow, compare_connections};
 pub use redis_benchmark::supports_tls as redis_benchmark_supports_tls;
@@ -107,6 +110,8 @@ struct Bench<'a> {
     relay: Option<DelayProxy>,
     /// The interface captured live around each `Contender::TheirsCaptured` run (`lo`).
     capture: Option<&'static str>,
+    /// Whether tcpdump captures that interface around each `Contender::TheirsTcpdump` run.
+    tcpdump: bool,
     /// Print each round on stderr.
     progress: bool,
     /// The same server over TLS, for `Contender::OursOverTls`.
@@ -141,6 +146,7 @@ impl<'a> Bench<'a> {
             observer: None,
             relay: None,
             capture: None,
+            tcpdump: false,
             progress: false,
             tls: None,
             cluster: None,
@@ -229,6 +235,7 @@ impl<'a> Bench<'a> {
             Contender::TheirsConnections => self.theirs(self.port, k, count, 1).await,
             Contender::TheirsObserved => self.observed(count, k).await,
             Contender::TheirsCaptured => self.captured(count, k).await,
+            Contender::TheirsTcpdump => self.tcpdumped(count, k).await,
             Contender::TheirsRelayed => {
                 let relay = self.relay.as_ref().context("no relay")?;
                 self.theirs(relay.addr().port(), 1, count, k).await

@@ -5,7 +5,8 @@
 //! And what a live capture adds: in the same rounds, redis-benchmark direct while pipescope
 //! captures `lo` as `observe --capture lo` does (`capture::Live`, analysed as it goes by
 //! `observe::captured`). The capture runs only around those runs, so the direct runs beside
-//! them are not captured.
+//! them are not captured. And, as the reference for that column, redis-benchmark direct while
+//! tcpdump captures the same port (`tcpdump`): the kernel's part of any capture's cost.
 
 use std::time::{Duration, Instant};
 
@@ -17,6 +18,7 @@ use crate::observe::{Observer, captured};
 use crate::round_trip_probe;
 use crate::target::RedisTarget;
 
+use super::tcpdump::Tcpdump;
 use super::{
     Bench, Contender, MAX_ROUNDS, Median, Sample, Section, deadlines, median_of, per_round,
 };
@@ -72,6 +74,23 @@ pub struct CapturedColumn {
     pub runs_not_all_seen: usize,
     /// Packets libpcap (or the interface) dropped, over all of this K's captured runs.
     pub dropped: u64,
+    /// tcpdump capturing the same port in the same rounds (`None` where it could not run:
+    /// `ObserveCost::tcpdump_unavailable` says why).
+    pub tcpdump: Option<TcpdumpReference>,
+}
+
+/// redis-benchmark direct while tcpdump captured the same port, in the same rounds as the
+/// captured runs: what the kernel's capture costs with nothing analysed.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TcpdumpReference {
+    pub ops_per_sec: f64,
+    /// Median of the rounds' tcpdump / direct throughput.
+    pub ratio: Median,
+    /// Median of the rounds' captured (by pipescope) / tcpdump throughput: what pipescope's
+    /// capture costs beyond the kernel's.
+    pub captured_over_tcpdump: Median,
+    /// Packets tcpdump reported dropped by the kernel, over all of this K's runs.
+    pub dropped: u64,
 }
 
 /// The round-trip probe's figures: one-at-a-time SETs, each timed (`round_trip_probe`),
@@ -101,6 +120,8 @@ pub struct ObserveCost {
     pub capture_interface: &'static str,
     /// Why there is no captured column (this process may not capture, say), in words.
     pub capture_unavailable: Option<String>,
+    /// Why the captured column has no tcpdump reference (tcpdump missing, say), in words.
+    pub tcpdump_unavailable: Option<String>,
 }
 
 /// The interface the captured column captures: redis-benchmark reaches our server over it.
@@ -148,6 +169,20 @@ pub async fn observe_overhead(
             Some(e.to_string())
         }
     };
+    // Started once to learn whether tcpdump is here and may capture.
+    let tcpdump_unavailable = match &capture_unavailable {
+        Some(_) => Some("no live capture here".to_string()),
+        None => match tcpdump_works(port).await {
+            Ok(()) => {
+                bench.tcpdump = true;
+                None
+            }
+            Err(e) => {
+                eprintln!("cost observer: no tcpdump reference: {e:#}");
+                Some(format!("{e:#}"))
+            }
+        },
+    };
     bench.progress = true;
     let mut by_depth = ks.to_vec();
     by_depth.sort_unstable_by(|a, b| b.cmp(a));
@@ -170,17 +205,29 @@ pub async fn observe_overhead(
         probe: probe.expect("the probe section runs"),
         capture_interface: CAPTURE_ON,
         capture_unavailable,
+        tcpdump_unavailable,
     })
 }
 
-/// The captured runs beside the direct ones of the same rounds.
-fn captured_column(captured: &[Sample], direct: &[Sample]) -> CapturedColumn {
+/// Whether tcpdump starts capturing `CAPTURE_ON` and stops when asked.
+async fn tcpdump_works(port: u16) -> anyhow::Result<()> {
+    Tcpdump::start(CAPTURE_ON, port).await?.stop().await?;
+    Ok(())
+}
+
+/// The captured runs beside the direct ones of the same rounds, and tcpdump's where it ran.
+fn captured_column(
+    captured: &[Sample],
+    direct: &[Sample],
+    tcpdump: Option<&[Sample]>,
+) -> CapturedColumn {
+    let throughput = |a: &Sample, b: &Sample| a.ops_per_sec / b.ops_per_sec;
     let p50 = |s: &Sample| s.p50_us.unwrap_or(f64::NAN);
     let sets: Vec<u64> = captured.iter().filter_map(|s| s.observed_sets).collect();
     let redis: Vec<u64> = captured.iter().filter_map(|s| s.redis_sets).collect();
     CapturedColumn {
         ops_per_sec: median_of(captured, |s| s.ops_per_sec),
-        ratio: per_round(captured, direct, |c, d| c.ops_per_sec / d.ops_per_sec),
+        ratio: per_round(captured, direct, throughput),
         p50_us: median_of(captured, p50),
         added_p50_us: per_round(captured, direct, |c, d| p50(c) - p50(d)),
         sets_min: sets.iter().copied().min().unwrap_or(0),
@@ -192,6 +239,12 @@ fn captured_column(captured: &[Sample], direct: &[Sample]) -> CapturedColumn {
             .filter(|s| s.observed_sets.is_none() || s.observed_sets != s.redis_sets)
             .count(),
         dropped: captured.iter().filter_map(|s| s.capture_dropped).sum(),
+        tcpdump: tcpdump.map(|t| TcpdumpReference {
+            ops_per_sec: median_of(t, |s| s.ops_per_sec),
+            ratio: per_round(t, direct, throughput),
+            captured_over_tcpdump: per_round(captured, t, throughput),
+            dropped: t.iter().filter_map(|s| s.capture_dropped).sum(),
+        }),
     }
 }
 
@@ -210,6 +263,9 @@ impl Bench<'_> {
         ];
         if self.capture.is_some() {
             who.push(Contender::TheirsCaptured);
+            if self.tcpdump {
+                who.push(Contender::TheirsTcpdump);
+            }
         }
         let s = self.rounds(&who, k, count, deadline).await?;
         let (direct, relayed, observed) = (&s[0], &s[1], &s[2]);
@@ -234,7 +290,9 @@ impl Bench<'_> {
             }),
             observed_sets_min: sets.iter().copied().min().unwrap_or(0),
             observed_sets_max: sets.iter().copied().max().unwrap_or(0),
-            captured: s.get(3).map(|captured| captured_column(captured, direct)),
+            captured: s
+                .get(3)
+                .map(|captured| captured_column(captured, direct, s.get(4).map(Vec::as_slice))),
         })
     }
 
@@ -264,6 +322,20 @@ impl Bench<'_> {
         Ok(Sample {
             observed_sets: Some(sets),
             capture_dropped: Some(seen.facts.dropped + seen.facts.if_dropped),
+            ..sample?
+        })
+    }
+
+    /// redis-benchmark direct while tcpdump captures `Bench::capture`'s interface for its
+    /// port: started before the run, stopped after it, outside redis-benchmark's timing, as
+    /// pipescope's capture is (`captured`).
+    pub(super) async fn tcpdumped(&self, count: u64, k: u32) -> anyhow::Result<Sample> {
+        let interface = self.capture.context("no interface to capture")?;
+        let tcpdump = Tcpdump::start(interface, self.port).await?;
+        let sample = self.theirs(self.port, 1, count, k).await;
+        let dropped = tcpdump.stop().await?;
+        Ok(Sample {
+            capture_dropped: Some(dropped),
             ..sample?
         })
     }

@@ -83,6 +83,20 @@ fn cost_observer_json_has_a_captured_column_that_saw_every_set() {
         assert!(c["ops_per_sec"].as_f64().unwrap() > 0.0, "{r}");
         assert!(median(&c["ratio"]) > 0.0, "{r}");
         median(&c["added_p50_us"]);
+        // tcpdump captured the same port in the same rounds: its ratio, and pipescope's over it.
+        match cost["tcpdump_unavailable"].as_str() {
+            None => {
+                let t = &c["tcpdump"];
+                assert!(t["ops_per_sec"].as_f64().unwrap() > 0.0, "{r}");
+                assert!(median(&t["ratio"]) > 0.0, "{r}");
+                assert!(median(&t["captured_over_tcpdump"]) > 0.0, "{r}");
+                assert!(t["dropped"].is_u64(), "{r}");
+            }
+            Some(why) => {
+                assert!(c["tcpdump"].is_null(), "{r}");
+                support::cannot_check(&format!("no tcpdump reference: {why}"));
+            }
+        }
         // Redis executed the 2,000 SETs of each run (its commandstats).
         assert_eq!(c["redis_sets_min"], 2000, "{r}");
         assert_eq!(c["redis_sets_max"], 2000, "{r}");

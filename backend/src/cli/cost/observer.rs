@@ -136,24 +136,35 @@ fn print_captured_runs(cost: &ObserveCost, count: u64) {
          through the pcap crate, a 64 MiB kernel ring handed over a block at a time, every \
          packet analysed on a thread of its own), a \
          fourth contender in the rounds above; the capture is opened before each captured run \
-         and drained after it, outside redis-benchmark's timing"
+         and drained after it, outside redis-benchmark's timing. Its reference, a fifth: the \
+         same runs while tcpdump captures the port (-s 0 -B 65536 -w /dev/null: whole packets, \
+         a 64 MiB ring, nothing analysed), what the kernel's capture costs any capturing tool"
+    ));
+    if let Some(why) = &cost.tcpdump_unavailable {
+        say(format_args!("tcpdump: not measured ({why})"));
+    }
+    say(format_args!(
+        "| K | rounds | direct ops/s | captured ops/s | captured / direct | tcpdump / direct | captured / tcpdump | direct p50 | captured p50 | added p50 | SETs Redis executed per run | SETs the capture counted per run | libpcap drops | target |"
     ));
     say(format_args!(
-        "| K | rounds | direct ops/s | captured ops/s | captured / direct | direct p50 | captured p50 | added p50 | SETs Redis executed per run | SETs the capture counted per run | libpcap drops | target |"
-    ));
-    say(format_args!(
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
     ));
     for r in &cost.rows {
         let Some(c) = &r.captured else { continue };
         let all = c.runs_not_all_seen == 0 && c.sets_min == count;
         say(format_args!(
-            "| {} | {} | {:.0} | {:.0} | {} | {:.0} µs | {:.0} µs | {} | {} | {}{} | {} | ≥ {TARGET_CAPTURED_RATIO}×: {} |",
+            "| {} | {} | {:.0} | {:.0} | {} | {} | {} | {:.0} µs | {:.0} µs | {} | {} | {}{} | {} | ≥ {TARGET_CAPTURED_RATIO}×: {} |",
             r.k,
             r.rounds,
             r.direct_ops_per_sec,
             c.ops_per_sec,
             c.ratio.with_interval(2, "×"),
+            c.tcpdump
+                .as_ref()
+                .map_or("–".into(), |t| t.ratio.with_interval(2, "×")),
+            c.tcpdump.as_ref().map_or("–".into(), |t| t
+                .captured_over_tcpdump
+                .with_interval(2, "×")),
             r.direct_p50_us,
             c.p50_us,
             c.added_p50_us.with_interval(0, " µs"),
@@ -170,6 +181,22 @@ fn print_captured_runs(cost: &ObserveCost, count: u64) {
             c.dropped,
             met(c.ratio.median >= TARGET_CAPTURED_RATIO),
         ));
+    }
+    if cost.tcpdump_unavailable.is_none() {
+        say(format_args!(
+            "captured / tcpdump: per round, pipescope's captured run over tcpdump's, what \
+             pipescope's capture costs beyond the kernel's (1.00×: nothing)"
+        ));
+    }
+    for r in &cost.rows {
+        if let Some(t) = r.captured.as_ref().and_then(|c| c.tcpdump.as_ref())
+            && t.dropped > 0
+        {
+            say(format_args!(
+                "K = {}: tcpdump reported {} packets dropped by the kernel",
+                r.k, t.dropped
+            ));
+        }
     }
 }
 
