@@ -12,8 +12,10 @@
 //! `MAX_PENDING` bytes wait behind it, or when the connection ends. A connection whose SYN was
 //! not captured starts with a `Gap` of unknown size. FIN and RST end it.
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::packet::Segment;
 use super::{Closing, Event, Side, Stamp};
@@ -212,10 +214,10 @@ struct Conn {
 /// Every connection to a Redis port in the capture, as it goes.
 pub struct Tracker {
     ports: Vec<u16>,
-    conns: HashMap<(SocketAddr, SocketAddr), Conn>,
+    conns: FxHashMap<(SocketAddr, SocketAddr), Conn>,
     tombstones: VecDeque<(SocketAddr, SocketAddr)>,
     /// Ended connections' keys (`tombstones` in the order they ended, oldest forgotten first).
-    ended: HashSet<(SocketAddr, SocketAddr)>,
+    ended: FxHashSet<(SocketAddr, SocketAddr)>,
     next_id: u64,
     pub counts: Counts,
 }
@@ -224,7 +226,7 @@ impl Tracker {
     pub fn new(ports: &[u16]) -> Tracker {
         Tracker {
             ports: ports.to_vec(),
-            conns: HashMap::new(),
+            conns: FxHashMap::default(),
             tombstones: VecDeque::new(),
             ended: Default::default(),
             next_id: 0,

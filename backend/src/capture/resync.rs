@@ -11,7 +11,7 @@
 //! an earlier command at the start of that segment: the wire cannot tell, and the connection
 //! says it was resynchronised. Inline commands (`PING\r\n`) are not looked for.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use super::{Event, Side, Stamp};
 
@@ -92,7 +92,7 @@ struct Hunt {
 /// Every connection's alignment; it passes events on, holding back bytes that cannot be framed.
 #[derive(Default)]
 pub struct Aligner {
-    hunts: HashMap<u64, Hunt>,
+    hunts: FxHashMap<u64, Hunt>,
 }
 
 impl Aligner {

@@ -13,9 +13,10 @@
 //! keeping their distances (a stamp earlier than one before it, from interfaces whose clocks
 //! disagree, counts as that one).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
+use rustc_hash::FxHashMap;
 use shared::observe::{ObservedConnection, ObservedTimeline};
 
 use super::KEPT_ENDED_TIMELINES;
@@ -65,7 +66,7 @@ pub fn observe(source: Source, redis_ports: &[u16]) -> Result<FromCapture, Captu
         base,
         first: None,
         latest: base,
-        open: HashMap::new(),
+        open: FxHashMap::default(),
         ended: VecDeque::new(),
         timelines: VecDeque::new(),
         left_out: (0, 0),
@@ -126,7 +127,7 @@ struct Fed {
     first: Option<Stamp>,
     /// The latest instant handed to a record: stamps never go back.
     latest: Instant,
-    open: HashMap<u64, Open>,
+    open: FxHashMap<u64, Open>,
     ended: VecDeque<ObservedConnection>,
     /// The latest ended connections' requests.
     timelines: VecDeque<ObservedTimeline>,
