@@ -31,10 +31,11 @@ pub enum Cost {
     Cluster(DepthArgs),
     /// What observe mode's proxy costs: for K = 1, 16, 1000, `redis-benchmark -c 1 -P K` of
     /// --count SETs on our own redis-server, directly, through a plain relay, through an
-    /// in-process observing proxy, and directly while pipescope captures lo live (as
-    /// `observe --capture lo`; needs CAP_NET_RAW). Prints per K the median observed / direct
-    /// and captured / direct throughput ratios and redis-benchmark's p50 added, beside the
-    /// targets, and each round trip timed.
+    /// in-process observing proxy, directly while pipescope captures lo live (as
+    /// `observe --capture lo`; needs CAP_NET_RAW) and directly while tcpdump does (the
+    /// kernel's part of a capture's cost). Prints per K the median observed / direct,
+    /// captured / direct, tcpdump / direct and captured / tcpdump throughput ratios and
+    /// redis-benchmark's p50 added, beside the targets, and each round trip timed.
     Observer(ObserverArgs),
     /// Whether observe mode's memory stays flat: `pipescope observe` as a child process,
     /// --sets SETs sent through it pipelined 1,000 deep (redis-benchmark), its /proc status
