@@ -27,6 +27,7 @@ const N: u64 = 1000;
 const ONE_WAIT: Syscalls = Syscalls {
     writes: N,
     waits: 1,
+    pieces_at_most: N,
 };
 /// The clock writer's cadence: slower than a loopback round trip (30–200 µs here).
 const EVERY_US: &str = "1000";

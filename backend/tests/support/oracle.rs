@@ -13,7 +13,16 @@ pub struct Syscalls {
     pub writes: u64,
     /// Runs of reads (recv/recvfrom/recvmsg/read/readv) after a write, before the next write.
     pub waits: u64,
+    /// The most pieces those writes can reach the other end in: each write's bytes cut into
+    /// TCP segments of at least `SMALLEST_SEGMENT`. A reader (the proxy) may read a write in
+    /// pieces, and where a piece ends on a command's end, the next reads as a write of its
+    /// own: no reader can tell it from two writes.
+    pub pieces_at_most: u64,
 }
+
+/// TCP's default MSS (RFC 9293), below any path's here: loopback's is ~65,000 bytes, a veth's
+/// 1,448.
+const SMALLEST_SEGMENT: u64 = 536;
 
 /// The client's waits (`seen`) lie within what pipescope reported of its connection `c`: the
 /// wire shows replies back before the next command, not whether the client waited for them,
@@ -83,6 +92,7 @@ fn read(trace: &str, port: u16) -> Syscalls {
     let to_port = format!("sin_port=htons({port})");
     let mut fd: Option<String> = None;
     let (mut writes, mut waits, mut reading, mut wrote) = (0, 0, false, false);
+    let mut pieces_at_most = 0;
     for line in trace.lines() {
         // "PID name(FD, …) = RESULT"
         let call = line
@@ -108,6 +118,7 @@ fn read(trace: &str, port: u16) -> Syscalls {
             "close" => fd = None,
             "sendto" | "sendmsg" | "write" | "writev" if result > 0 => {
                 writes += 1;
+                pieces_at_most += (result as u64).div_ceil(SMALLEST_SEGMENT);
                 wrote = true;
                 reading = false;
             }
@@ -118,7 +129,11 @@ fn read(trace: &str, port: u16) -> Syscalls {
             _ => {}
         }
     }
-    Syscalls { writes, waits }
+    Syscalls {
+        writes,
+        waits,
+        pieces_at_most,
+    }
 }
 
 #[cfg(test)]
@@ -138,7 +153,8 @@ mod tests {
             super::read(trace, 7000),
             super::Syscalls {
                 writes: 3,
-                waits: 2
+                waits: 2,
+                pieces_at_most: 3,
             }
         );
     }
