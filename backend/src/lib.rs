@@ -51,6 +51,8 @@
 //!   `versus` also measures what observe mode's proxy costs, `observe_rss` its memory.
 //! - `round_trip_probe`: one-at-a-time SETs, each round trip timed to the microsecond.
 //! - `median`: the one median, and a median with its 95 % interval.
+//! - `child_line`: waiting, with a deadline, for a child process to say a line (tcpdump,
+//!   `pipescope observe` as a child).
 //! - `local_redis`: the one launcher of a local redis-server (plain, TLS, cluster node): the
 //!   embedded server used when no Redis URL is given, the cluster's nodes, the TLS server.
 //! - `replay`: `pipescope replay FILE`: the page served from a recording, no Redis at all;
@@ -65,6 +67,7 @@ pub mod cancel;
 pub mod capture;
 pub mod capture_reading;
 pub mod capture_upload;
+pub mod child_line;
 pub mod clean;
 pub mod cluster;
 pub mod engine;

@@ -15,8 +15,9 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::io::{AsyncReadExt, BufReader};
 
+use crate::child_line;
 use crate::engine::keys;
 use crate::local_redis::LocalRedis;
 use crate::target::RedisTarget;
@@ -200,20 +201,14 @@ impl Observer {
         let stdout = BufReader::new(child.stdout.take().context("its stdout")?);
         // Where it listens is on stderr, on the line "listening ADDR".
         let mut notes = BufReader::new(child.stderr.take().context("its stderr")?);
-        let mut line = String::new();
-        let addr: std::net::SocketAddr = tokio::time::timeout(Duration::from_secs(30), async {
-            loop {
-                line.clear();
-                if notes.read_line(&mut line).await? == 0 {
-                    anyhow::bail!("pipescope observe ended before saying where it listens");
-                }
-                if let Some(addr) = line.trim().strip_prefix("listening ") {
-                    return addr.parse().context("pipescope observe's listening line");
-                }
-            }
-        })
-        .await
-        .context("pipescope observe did not say where it listens within 30 s")??;
+        let addr: std::net::SocketAddr =
+            child_line::first(&mut notes, Duration::from_secs(30), |l| {
+                l.strip_prefix("listening ").map(str::to_string)
+            })
+            .await
+            .context("pipescope observe did not say where it listens")?
+            .parse()
+            .context("pipescope observe's listening line")?;
         // The rest of its stderr is drained, so it never blocks on a full pipe.
         tokio::spawn(async move { tokio::io::copy(&mut notes, &mut tokio::io::sink()).await });
         Ok(Observer {

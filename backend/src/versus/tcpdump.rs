@@ -12,7 +12,9 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use anyhow::Context;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+
+use crate::child_line;
+use tokio::io::{AsyncReadExt, BufReader};
 use tokio::process::{Child, ChildStderr};
 
 /// How long tcpdump may take to start capturing, or to stop and report.
@@ -38,31 +40,12 @@ impl Tcpdump {
             .spawn()
             .context("starting tcpdump (Debian: apt-get install tcpdump)")?;
         let mut stderr = BufReader::new(child.stderr.take().context("tcpdump's stderr")?);
-        let mut said = String::new();
-        let listening = tokio::time::timeout(DEADLINE, async {
-            let mut line = String::new();
-            loop {
-                line.clear();
-                if stderr.read_line(&mut line).await? == 0 {
-                    return Ok::<bool, std::io::Error>(false);
-                }
-                said.push_str(&line);
-                if line.contains("listening on") {
-                    return Ok(true);
-                }
-            }
+        child_line::first(&mut stderr, DEADLINE, |l| {
+            l.contains("listening on").then_some(())
         })
-        .await;
-        match listening {
-            Ok(Ok(true)) => Ok(Tcpdump { child, stderr }),
-            Ok(Ok(false)) => anyhow::bail!("tcpdump stopped before capturing: {}", said.trim()),
-            Ok(Err(e)) => Err(e).context("reading tcpdump's stderr"),
-            Err(_) => anyhow::bail!(
-                "tcpdump did not say it was listening within {} s: {}",
-                DEADLINE.as_secs(),
-                said.trim()
-            ),
-        }
+        .await
+        .context("tcpdump did not say it was capturing")?;
+        Ok(Tcpdump { child, stderr })
     }
 
     /// Stops it as Ctrl-C does and waits for its report (within `DEADLINE`): the packets the
