@@ -112,14 +112,23 @@ fn every_relative_link_in_the_readme_and_docs_resolves() {
     }
     assert!(checked > 0, "no relative link found in {docs:?}");
     assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
-    println!("{checked} relative links in {} documents resolve", docs.len());
+    println!(
+        "{checked} relative links in {} documents resolve",
+        docs.len()
+    );
 }
 
 #[test]
 fn anchors_are_named_as_github_names_them() {
     assert_eq!(anchor("Guided tour (`/tour`)"), "guided-tour-tour");
-    assert_eq!(anchor("From a capture: `observe --pcap`"), "from-a-capture-observe---pcap");
-    assert_eq!(anchor("The page's size and load time"), "the-pages-size-and-load-time");
+    assert_eq!(
+        anchor("From a capture: `observe --pcap`"),
+        "from-a-capture-observe---pcap"
+    );
+    assert_eq!(
+        anchor("The page's size and load time"),
+        "the-pages-size-and-load-time"
+    );
     assert_eq!(
         links("see [a](docs/a.md#b) and ![p](x.png)\n```\n[c](nowhere)\n```\n"),
         ["docs/a.md#b", "x.png"]
