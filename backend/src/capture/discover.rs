@@ -40,6 +40,8 @@ pub struct Held {
     pub syn: bool,
     pub fin: bool,
     pub rst: bool,
+    pub window: u16,
+    pub window_scale: Option<u8>,
     pub payload: Vec<u8>,
 }
 
@@ -53,6 +55,8 @@ impl Held {
             syn: self.syn,
             fin: self.fin,
             rst: self.rst,
+            window: self.window,
+            window_scale: self.window_scale,
             payload: &self.payload,
         }
     }
@@ -155,6 +159,8 @@ impl Discovery {
             syn: seg.syn,
             fin: seg.fin,
             rst: seg.rst,
+            window: seg.window,
+            window_scale: seg.window_scale,
             payload: seg.payload.to_vec(),
         });
         if seg.syn {
@@ -263,6 +269,8 @@ mod tests {
             syn,
             fin: false,
             rst: false,
+            window: 0,
+            window_scale: None,
             payload,
         }
     }

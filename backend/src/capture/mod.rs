@@ -141,6 +141,17 @@ pub enum Event<'a> {
         at: Stamp,
         missing: Option<u64>,
     },
+    /// The receive window the client advertised on a segment carrying its commands, sent
+    /// just before that segment's bytes: its free space for replies then, as far as Linux
+    /// lets it show (`observe::window`). `bytes` is scaled by the window scale its handshake
+    /// agreed; `scaled` is false where the handshake was not captured (the scale is unknown:
+    /// `bytes` is the field as sent, comparable only with the connection's other windows).
+    Window {
+        conn: u64,
+        at: Stamp,
+        bytes: u64,
+        scaled: bool,
+    },
     /// Framing starts again at a command boundary after a gap; the bytes skipped to get there.
     Resynced {
         conn: u64,

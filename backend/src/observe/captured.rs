@@ -21,6 +21,7 @@ use shared::observe::{ObservedConnection, ObservedTimeline};
 
 use super::KEPT_ENDED_TIMELINES;
 use super::record::Record;
+use super::window::WindowWatch;
 use crate::capture::{self, CaptureError, Closing, Event, Facts, Origin, Side, Source, Stamp};
 use crate::resp::framer::{self, Framer};
 
@@ -132,6 +133,8 @@ struct Open {
     replies: Framer,
     /// "the capture began mid-connection", gaps: added to how it ended.
     befell: Vec<String>,
+    /// The client's receive window on its command segments.
+    window: WindowWatch,
 }
 
 struct Fed {
@@ -171,6 +174,7 @@ impl Fed {
                         commands,
                         replies,
                         befell: Vec::new(),
+                        window: WindowWatch::default(),
                     },
                 );
             }
@@ -191,6 +195,7 @@ impl Fed {
                         o.record.handed_to_redis(at);
                     }
                     Side::Redis => {
+                        o.window.replies();
                         o.record.redis_read(at, bytes, &mut o.replies);
                         o.record.handed_to_client(at);
                     }
@@ -217,6 +222,16 @@ impl Fed {
                 o.befell.push(format!(
                     "resynchronised at a command boundary ({skipped_client} bytes of commands and {skipped_redis} of replies skipped to get there; counts start there)"
                 ));
+            }
+            Event::Window {
+                conn,
+                bytes,
+                scaled,
+                ..
+            } => {
+                if let Some(o) = self.open.get_mut(&conn) {
+                    o.window.command_segment(bytes, scaled);
+                }
             }
             Event::Closed { conn, at, why } => self.closed(conn, at, why),
         }
@@ -258,7 +273,8 @@ impl Fed {
             ended += &format!("; {}", o.befell.join("; "));
         }
         o.record.end(at, ended);
-        let seen = o.record.seen_from(at, &shared::observe::Vantage::Capture);
+        let mut seen = o.record.seen_from(at, &shared::observe::Vantage::Capture);
+        seen.window = o.window.evidence();
         self.ended.push_back(seen);
         let (timeline, writes_us) = o.record.timeline();
         self.timelines.push_back(ObservedTimeline {

@@ -172,8 +172,10 @@ async fn a_posted_capture_is_read_as_observe_pcap_reads_it_and_bad_files_are_ref
     };
     assert_eq!(found.len(), connections.len(), "{notes:?}");
     assert!(
-        notes.iter().any(|n| n.starts_with(&format!("Redis found on port {}:", demo.port))
-            && n.contains("in the Redis port field")),
+        notes.iter().any(
+            |n| n.starts_with(&format!("Redis found on port {}:", demo.port))
+                && n.contains("in the Redis port field")
+        ),
         "{notes:?}"
     );
 

@@ -23,3 +23,4 @@ mod robustness;
 mod slow_reader;
 mod three_vantages;
 mod waits;
+mod window;

@@ -165,6 +165,7 @@ mod tests {
             words: None,
             probe: None,
             syscalls: None,
+            window: None,
         }
     }
 

@@ -548,6 +548,7 @@ impl Record {
             words: None,
             probe: None,
             syscalls: None,
+            window: None,
         }
     }
 
