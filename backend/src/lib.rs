@@ -61,25 +61,19 @@
 //! What the page and the server both speak (specs, the protocol, validation, reports) is in
 //! the `shared` crate.
 
-pub mod assets;
 pub mod bench;
 pub mod cancel;
 pub mod capture;
-pub mod capture_reading;
-pub mod capture_upload;
 pub mod child_line;
 pub mod clean;
 pub mod cluster;
+pub mod cost;
 pub mod engine;
-pub mod hub;
 pub mod local_redis;
 pub mod median;
 pub mod net;
 pub mod observe;
-pub mod observe_rss;
 pub mod recorder;
-pub mod recording_upload;
-pub mod replay;
 pub mod resp;
 pub mod round_trip_probe;
 pub mod server;
@@ -87,4 +81,3 @@ pub mod spans;
 pub mod target;
 pub mod tls;
 pub mod versus;
-pub mod ws;

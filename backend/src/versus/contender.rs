@@ -7,7 +7,7 @@ use super::BUSY_POLL;
 
 /// Who runs in a round.
 #[derive(Debug, Clone, Copy)]
-pub(super) enum Contender {
+pub(crate) enum Contender {
     Theirs,
     /// redis-benchmark through the observing proxy (`Bench::observer`).
     TheirsObserved,
@@ -43,44 +43,44 @@ pub(super) enum Contender {
     },
 }
 
-pub(super) const SLEEPING: Contender = Contender::Ours {
+pub(crate) const SLEEPING: Contender = Contender::Ours {
     wait: Wait::Sleep,
     instrument: true,
 };
-pub(super) const BUSY_POLLING: Contender = Contender::Ours {
+pub(crate) const BUSY_POLLING: Contender = Contender::Ours {
     wait: BUSY_POLL,
     instrument: true,
 };
 /// The busy-polling engine measuring nothing. Instrumentation is measured against the
 /// busy-polling engine: its round trips are the shortest, so the same bookkeeping is the
 /// largest share of them (and its runs are the quickest, so more rounds fit).
-pub(super) const BARE: Contender = Contender::Ours {
+pub(crate) const BARE: Contender = Contender::Ours {
     wait: BUSY_POLL,
     instrument: false,
 };
 
 /// One timed run's result.
 #[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Sample {
-    pub(super) ops_per_sec: f64,
+pub(crate) struct Sample {
+    pub(crate) ops_per_sec: f64,
     /// redis-benchmark's own p50 (its `--csv` column: a histogram bucket's value, 8 µs apart
     /// below 1 ms): per request at K = 1, per batch of K above. Not measured for our engine's
     /// runs.
-    pub(super) p50_us: Option<f64>,
+    pub(crate) p50_us: Option<f64>,
     /// Through the observing proxy, or captured live: the SETs it framed during the run.
-    pub(super) observed_sets: Option<u64>,
+    pub(crate) observed_sets: Option<u64>,
     /// Captured live (by pipescope or tcpdump): packets libpcap (or the interface) dropped
     /// during the run.
-    pub(super) capture_dropped: Option<u64>,
+    pub(crate) capture_dropped: Option<u64>,
     /// SETs Redis executed during the run (`INFO commandstats`).
-    pub(super) redis_sets: Option<u64>,
+    pub(crate) redis_sets: Option<u64>,
     /// Redis's CPU time (`INFO cpu`, user + sys) across the run over the SETs it executed
     /// (`INFO commandstats`), µs.
-    pub(super) redis_cpu_us_per_set: Option<f64>,
+    pub(crate) redis_cpu_us_per_set: Option<f64>,
 }
 
 impl Sample {
-    pub(super) fn ours(ops_per_sec: f64) -> Sample {
+    pub(crate) fn ours(ops_per_sec: f64) -> Sample {
         Sample {
             ops_per_sec,
             ..Sample::default()
@@ -89,7 +89,7 @@ impl Sample {
 }
 
 impl Contender {
-    pub(super) fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Contender::Theirs => "direct",
             Contender::TheirsObserved => "observed",
@@ -115,7 +115,7 @@ impl Contender {
     }
 
     /// What framed a run's SETs: the observing proxy or the live capture.
-    pub(super) fn seer(&self) -> &'static str {
+    pub(crate) fn seer(&self) -> &'static str {
         match self {
             Contender::TheirsCaptured => "capture",
             _ => "proxy",

@@ -139,7 +139,7 @@ async fn cluster(args: DepthArgs) -> anyhow::Result<()> {
     let on_cluster = RedisTarget::parse(&cluster.url())?.as_cluster();
     let mut ks = vec![1, 16, args.batch.max(1)];
     ks.dedup();
-    let rows = pipescope::versus::cluster_cost(
+    let rows = pipescope::cost::cluster_cost(
         &single,
         &on_cluster,
         local.port(),
@@ -184,7 +184,7 @@ async fn tls(args: DepthArgs) -> anyhow::Result<()> {
     let (plain, tls) = (&own.plain, &own.tls);
     let mut ks = vec![1, 16, args.batch.max(1)];
     ks.dedup();
-    let rows = pipescope::versus::tls_cost(
+    let rows = pipescope::cost::tls_cost(
         plain,
         tls,
         own.local.port(),

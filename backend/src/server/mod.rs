@@ -1,13 +1,19 @@
 //! The HTTP side: routes, and serving until told to stop.
 
+pub mod assets;
+pub mod capture_upload;
+pub mod hub;
+pub mod recording_upload;
+pub mod replay;
+pub mod ws;
+
 use std::future::Future;
 
 use axum::Router;
 use axum::routing::get;
 use tokio::net::TcpListener;
 
-use crate::hub::Hub;
-use crate::{assets, capture_upload, recording_upload, ws};
+use hub::Hub;
 
 pub fn router(hub: Hub) -> Router {
     page_routes().route("/ws", get(ws::handler)).with_state(hub)

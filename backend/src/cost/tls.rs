@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use crate::target::RedisTarget;
 
-use super::{Bench, Contender, Median, SLEEPING, Section, deadlines, median_of, per_round};
+use crate::versus::{Bench, Contender, Median, SLEEPING, Section, deadlines, median_of, per_round};
 
 /// `pipescope bench --tls-cost`, one row: one depth K (1 = sequential), plain against TLS.
 #[derive(Debug, Clone, serde::Serialize)]

@@ -18,8 +18,8 @@ use crate::observe::{Observer, captured};
 use crate::round_trip_probe;
 use crate::target::RedisTarget;
 
-use super::tcpdump::Tcpdump;
-use super::{
+use crate::versus::tcpdump::Tcpdump;
+use crate::versus::{
     Bench, Contender, MAX_ROUNDS, Median, Sample, Section, deadlines, median_of, per_round,
 };
 
@@ -301,7 +301,7 @@ impl Bench<'_> {
     /// analysed on a thread of its own meanwhile, stopped after it; its SETs are counted on the
     /// connections it saw. Opening and draining it are outside redis-benchmark's timing, as
     /// starting pipescope is outside an application's.
-    pub(super) async fn captured(&self, count: u64, k: u32) -> anyhow::Result<Sample> {
+    pub(crate) async fn captured(&self, count: u64, k: u32) -> anyhow::Result<Sample> {
         let interface = self.capture.context("no interface to capture")?;
         let ports = [self.port];
         let mut live = Live::open(interface, &ports)?;
@@ -329,7 +329,7 @@ impl Bench<'_> {
     /// redis-benchmark direct while tcpdump captures `Bench::capture`'s interface for its
     /// port: started before the run, stopped after it, outside redis-benchmark's timing, as
     /// pipescope's capture is (`captured`).
-    pub(super) async fn tcpdumped(&self, count: u64, k: u32) -> anyhow::Result<Sample> {
+    pub(crate) async fn tcpdumped(&self, count: u64, k: u32) -> anyhow::Result<Sample> {
         let interface = self.capture.context("no interface to capture")?;
         let tcpdump = Tcpdump::start(interface, self.port).await?;
         let sample = self.theirs(self.port, 1, count, k).await;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::target::RedisTarget;
 
-use super::{Bench, Contender, Median, SLEEPING, Section, deadlines, median_of, per_round};
+use crate::versus::{Bench, Contender, Median, SLEEPING, Section, deadlines, median_of, per_round};
 
 /// `pipescope bench --cluster-cost`, one row: one depth K (1 = sequential), single against
 /// cluster.
