@@ -3,8 +3,8 @@
 
 pub mod capture_reading;
 mod cluster;
-pub mod observer_memory;
 mod observer;
+pub mod observer_memory;
 mod tls;
 
 pub use cluster::{ClusterCostRow, cluster_cost};
