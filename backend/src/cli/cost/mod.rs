@@ -98,13 +98,13 @@ pub async fn cost(job: Cost, cancel: Arc<AtomicBool>) -> anyhow::Result<()> {
 async fn accuracy(args: AccuracyArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<()> {
     let delays = match args.delay_us {
         Some(d) => vec![d],
-        None => pipescope::bench::ACCURACY_DELAYS.to_vec(),
+        None => pipescope::cost::ACCURACY_DELAYS.to_vec(),
     };
     let redis = args.target.connect().await?;
     let target = redis.target.clone();
     let count = args.count.min(1_000);
     let rows =
-        pipescope::bench::accuracy(&target, &delays, count, args.rounds.rounds(), cancel).await?;
+        pipescope::cost::accuracy(&target, &delays, count, args.rounds.rounds(), cancel).await?;
     if args.output.json {
         return say_json_lines(&rows);
     }
