@@ -25,6 +25,7 @@
 //! all empty at the start: redis-benchmark writes keys of its own, and we empty every database
 //! before every run.
 
+mod capturing;
 mod compare;
 pub(crate) mod contender;
 mod on_cluster;
