@@ -1,4 +1,4 @@
-//! `pipescope bench --against-redis-benchmark` on a cluster (`--cluster`) and over TLS
+//! `pipescope versus redis-benchmark` on a cluster (`--cluster`) and over TLS
 //! (`--tls`), run as the binary against real redis-servers and a real redis-benchmark.
 
 use crate::support;
@@ -69,8 +69,14 @@ fn on_a_cluster_redis_benchmark_and_ours_are_compared_and_their_sets_land_where_
     let cluster = LocalCluster::start(3).expect("a local cluster");
     let count = 2000;
     let out = support::pipescope("pipescope=info")
-        .args(["--redis-url", &cluster.url(), "--cluster", "bench"])
-        .args(["--against-redis-benchmark", "--count", &count.to_string()])
+        .args([
+            "versus",
+            "redis-benchmark",
+            "--cluster",
+            "--redis-url",
+            &cluster.url(),
+        ])
+        .args(["--count", &count.to_string()])
         .args(["--rounds", "2", "--time-budget-secs", "0"])
         .output()
         .unwrap();
@@ -196,8 +202,14 @@ fn on_a_cluster_whose_masters_hold_keys_the_comparison_refuses_and_touches_nothi
     let kept: u64 = before.values().map(|(_, keys)| keys).sum();
     assert_eq!(kept, 1, "one key on whichever master takes it: {before:?}");
     let out = support::pipescope("pipescope=info")
-        .args(["--redis-url", &cluster.url(), "--cluster", "bench"])
-        .args(["--against-redis-benchmark", "--count", "100"])
+        .args([
+            "versus",
+            "redis-benchmark",
+            "--cluster",
+            "--redis-url",
+            &cluster.url(),
+        ])
+        .args(["--count", "100"])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -221,7 +233,7 @@ fn over_tls_redis_benchmark_and_ours_are_compared_sleeping_only() {
         return;
     }
     let out = support::pipescope("pipescope=info")
-        .args(["bench", "--against-redis-benchmark", "--tls", "--json"])
+        .args(["versus", "redis-benchmark", "--tls", "--json"])
         .args([
             "--count",
             "2000",
@@ -252,7 +264,7 @@ fn over_tls_redis_benchmark_and_ours_are_compared_sleeping_only() {
     }
     // The table says it ran over TLS.
     let table = support::pipescope("pipescope=info")
-        .args(["bench", "--against-redis-benchmark", "--tls"])
+        .args(["versus", "redis-benchmark", "--tls"])
         .args(["--count", "200", "--rounds", "1", "--time-budget-secs", "0"])
         .output()
         .unwrap();
