@@ -220,7 +220,12 @@ impl<'a> Bench<'a> {
     }
 
     /// One timed run of `count` SETs at depth `k`, on an empty database.
-    pub(crate) async fn once(&mut self, who: Contender, k: u32, count: u64) -> anyhow::Result<Sample> {
+    pub(crate) async fn once(
+        &mut self,
+        who: Contender,
+        k: u32,
+        count: u64,
+    ) -> anyhow::Result<Sample> {
         self.empty().await?;
         let before = self.redis_counters().await;
         let sample = match who {
@@ -345,7 +350,13 @@ impl<'a> Bench<'a> {
 
     /// redis-benchmark on `clients` connections `k` deep against 127.0.0.1:`port`: our
     /// server, or the observing proxy.
-    pub(crate) async fn theirs(&self, port: u16, clients: u32, count: u64, k: u32) -> anyhow::Result<Sample> {
+    pub(crate) async fn theirs(
+        &self,
+        port: u16,
+        clients: u32,
+        count: u64,
+        k: u32,
+    ) -> anyhow::Result<Sample> {
         let out = redis_benchmark(port, clients, k, count, MAX_KEYSPACE, &self.shape)
             .output()
             .await

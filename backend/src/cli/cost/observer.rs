@@ -4,9 +4,9 @@
 
 use anyhow::Context;
 
+use pipescope::cost::{ObserveCost, ProbeRow};
 use pipescope::local_redis::LocalRedis;
 use pipescope::target::RedisTarget;
-use pipescope::cost::{ObserveCost, ProbeRow};
 
 use super::super::args::{JsonArg, RoundsArgs};
 use super::super::output::{met, say, say_json_lines};
