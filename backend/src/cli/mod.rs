@@ -8,7 +8,9 @@
 //! - `output`: stdout for people, or JSON lines; notes go to stderr.
 //! - A file per job: `serve`, `bench` (runs), `versus` (beside redis-benchmark), `cost` (a
 //!   directory: what TLS, a cluster, the observer, a live capture and the delay line cost, and
-//!   how fast a capture is read), `observe`, `replay`, `clean` (what runs left in Redis).
+//!   how fast a capture is read), `observe`, `replay`, `clean` (what runs left in Redis). Each
+//!   parses its flags and calls its room in the library (`pipescope::server`, `bench`,
+//!   `versus`, `cost`, `observe`, `clean`), then prints what it returns.
 
 mod args;
 mod bench;

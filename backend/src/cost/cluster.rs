@@ -9,7 +9,7 @@ use crate::target::RedisTarget;
 
 use crate::versus::{Bench, Contender, Median, SLEEPING, Section, deadlines, median_of, per_round};
 
-/// `pipescope bench --cluster-cost`, one row: one depth K (1 = sequential), single against
+/// `pipescope cost cluster`, one row: one depth K (1 = sequential), single against
 /// cluster.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ClusterCostRow {

@@ -1,5 +1,16 @@
 //! `pipescope cost …`: what one thing costs, each measured in rounds that rotate who goes
-//! first and reported as medians with 95 % intervals.
+//! first and reported as medians with 95 % intervals. A module per job:
+//!
+//! - `tls` (`cost tls`): our engine over plain TCP and over TLS to one server.
+//! - `cluster` (`cost cluster`): our engine on one server and on a cluster of three.
+//! - `observer` (`cost observer`): what observe mode's proxy adds, and a live capture, beside
+//!   tcpdump; the round-trip probe direct, relayed and observed.
+//! - `observer_memory` (`cost observer-memory`): whether `pipescope observe`'s memory stays
+//!   flat as a connection runs on.
+//! - `capture_reading` (`cost capture-reading`): how fast a capture file is read, beside tshark.
+//! - `accuracy` (`cost accuracy`): the delay line against its promise.
+//!
+//! The first three run in `versus`'s rounds (`versus::Bench`).
 
 mod accuracy;
 pub mod capture_reading;

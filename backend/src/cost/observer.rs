@@ -23,7 +23,7 @@ use crate::versus::{
     Bench, Contender, MAX_ROUNDS, Median, Sample, Section, deadlines, median_of, per_round,
 };
 
-/// `pipescope bench --observe-overhead`, one depth: redis-benchmark direct, through a plain
+/// `pipescope cost observer`, one depth: redis-benchmark direct, through a plain
 /// relay and through the observing proxy.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ObservedRow {

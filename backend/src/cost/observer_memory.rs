@@ -1,4 +1,4 @@
-//! `pipescope bench --observe-rss`: does observe mode's memory stay flat however long a
+//! `pipescope cost observer-memory`: does observe mode's memory stay flat however long a
 //! connection runs? The real `pipescope observe` as a child process, redis-benchmark sending
 //! `count` SETs pipelined 1,000 deep on one connection through it, and the child's memory read
 //! from `/proc/<pid>/status` every 200 ms: its peak (VmHWM) at start, after the first million

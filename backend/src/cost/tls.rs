@@ -8,7 +8,7 @@ use crate::target::RedisTarget;
 
 use crate::versus::{Bench, Contender, Median, SLEEPING, Section, deadlines, median_of, per_round};
 
-/// `pipescope bench --tls-cost`, one row: one depth K (1 = sequential), plain against TLS.
+/// `pipescope cost tls`, one row: one depth K (1 = sequential), plain against TLS.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct TlsCostRow {
     pub k: u32,

@@ -1,14 +1,18 @@
-//! `pipescope bench`'s comparisons: each runs contenders in rounds against our own
-//! redis-server and reports medians of the rounds' own ratios with 95 % intervals.
+//! `pipescope versus redis-benchmark`'s comparisons, and the rounds they and `cost`'s run in:
+//! contenders run in rounds against our own redis-server, reported as medians of the rounds'
+//! own ratios with 95 % intervals (`Bench`, `Contender`, `Sample`).
 //!
 //! - `compare`: our engine against `redis-benchmark -c 1 -P K` (and what our measuring
-//!   costs), `--against-redis-benchmark`.
-//! - `pool`: connections against pipelining, `--against-redis-benchmark --connections`.
-//! - `observe_cost`: what the observing proxy adds, `--observe-overhead`.
-//! - `tls_cost`: our engine over plain TCP and over TLS to the same server, `--tls-cost`.
+//!   costs), `versus redis-benchmark` (and `--tls`).
+//! - `pool`: connections against pipelining, `versus redis-benchmark --connections`.
 //! - `on_cluster`: our engine against `redis-benchmark --cluster` on a cluster,
-//!   `--against-redis-benchmark --cluster`.
-//! - `redis_benchmark`: redis-benchmark's command line, shaped like our SETs, and its output.
+//!   `versus redis-benchmark --cluster`.
+//! - `contender`, `capturing`: who runs in a round, and the contenders that run beside a
+//!   capture (pipescope's live capture, tcpdump) for `cost observer`.
+//! - `redis_benchmark`: redis-benchmark's command line, shaped like our SETs, and its output;
+//!   `tcpdump`: tcpdump as a child process.
+//!
+//! `cost` builds its jobs (TLS, a cluster, the observer) from the same rounds.
 //!
 //! What makes the numbers comparable, everywhere:
 //! - every timed run starts from an empty database (`FLUSHALL SYNC` on our own server, outside

@@ -1,10 +1,10 @@
 //! One component per file. Each takes the `Connection` (signals + memos), and the teaching
-//! view's `Playback` and `Look` or the tour's `Tour`, as props (the observe view's, `observe*`
-//! and `observed_*`, read `Connection::observe`); the controls and the tour's
-//! controller are the only ways back to the server (and the two file openers, `recording_bar`
-//! and `observe_capture`, which post a file to it through `file_upload`). `tour_prose`,
-//! `handout_chart` and `file_upload` hold no component: they render the tour's prose and the
-//! handout's chart, and send a file, for the views that do.
+//! view's `Playback` and `Look` or the tour's `Tour`, as props (the observe view's, in
+//! `observe/`, read `Connection::observe`; the tour's are in `tour/`); the controls and the
+//! tour's controller are the only ways back to the server (and the two file openers,
+//! `recording_bar` and `observe::capture`, which post a file to it through `file_upload`).
+//! `tour::prose`, `handout_chart` and `file_upload` hold no component: they render the tour's
+//! prose and the handout's chart, and send a file, for the views that do.
 
 pub mod atomicity;
 pub mod charts;

@@ -1,4 +1,4 @@
-//! The guided tour's page (`/tour`, `/tour/<step>`): the step's panel (`tour_step`) beside the
+//! The guided tour's page (`/tour`, `/tour/<step>`): the step's panel (`step`) beside the
 //! live stage (the timeline, the RTT diagram, the charts), one step at a time, each step a real
 //! run driven by `crate::tour::Tour`. Next/Back (→/←), Run (Enter/Space), Cancel (Esc).
 
