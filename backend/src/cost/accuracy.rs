@@ -31,11 +31,11 @@ pub struct Accuracy {
 }
 
 /// The delays `cost accuracy` measures unless `--delay-us` names one.
-pub const ACCURACY_DELAYS: [u32; 4] = [100, 250, 1_000, 5_000];
+pub const DELAYS: [u32; 4] = [100, 250, 1_000, 5_000];
 
 /// Measures the proxy at each of `delays` with `count` SETs a run, `rounds` pairs each;
 /// raising `cancel` stops it as it stops `run`.
-pub async fn accuracy(
+pub async fn measure(
     target: &RedisTarget,
     delays: &[u32],
     count: u64,

@@ -24,7 +24,7 @@ pub struct ClusterCostRow {
 
 /// For each of `ks`, our engine sleeping for replies at depth K on `single` (its server on
 /// `port`) and on `cluster` (a node of it); `count` SETs a run, within `time_budget`.
-pub async fn cluster_cost(
+pub async fn measure(
     single: &RedisTarget,
     cluster: &RedisTarget,
     port: u16,

@@ -10,18 +10,16 @@
 //! - `capture_reading` (`cost capture-reading`): how fast a capture file is read, beside tshark.
 //! - `accuracy` (`cost accuracy`): the delay line against its promise.
 //!
-//! The first three run in `versus`'s rounds (`versus::Bench`).
+//! Each job is its module's `measure`. The first three run in `versus`'s rounds (`versus::Bench`).
 
-mod accuracy;
+pub mod accuracy;
 pub mod capture_reading;
-mod cluster;
-mod observer;
+pub mod cluster;
+pub mod observer;
 pub mod observer_memory;
-mod tls;
+pub mod tls;
 
-pub use accuracy::{ACCURACY_DELAYS, Accuracy, accuracy};
-pub use cluster::{ClusterCostRow, cluster_cost};
-pub use observer::{
-    CapturedColumn, ObserveCost, ObservedRow, ProbeRow, TcpdumpReference, observe_overhead,
-};
-pub use tls::{TlsCostRow, tls_cost};
+pub use accuracy::Accuracy;
+pub use cluster::ClusterCostRow;
+pub use observer::{CapturedColumn, ObserveCost, ObservedRow, ProbeRow, TcpdumpReference};
+pub use tls::TlsCostRow;

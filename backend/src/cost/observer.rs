@@ -136,7 +136,7 @@ const PROBE_COUNT: u64 = 20_000;
 /// may capture, directly while `lo` is captured live; then the round-trip probe direct,
 /// relayed and observed. Rounds rotate who goes first, within `time_budget` (shared as for
 /// the comparison). Prints each round on stderr.
-pub async fn observe_overhead(
+pub async fn measure(
     target: &RedisTarget,
     port: u16,
     count: u64,

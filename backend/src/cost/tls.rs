@@ -26,7 +26,7 @@ pub struct TlsCostRow {
 /// For each of `ks`, our engine sleeping for replies (as client libraries do) at depth K over
 /// `plain` and over `tls`, both the server on `port`; `count` SETs a run, within
 /// `time_budget`.
-pub async fn tls_cost(
+pub async fn measure(
     plain: &RedisTarget,
     tls: &RedisTarget,
     port: u16,

@@ -44,7 +44,7 @@ pub(super) async fn observer(args: ObserverArgs) -> anyhow::Result<()> {
     // Our own server, whatever --redis-url says: redis-benchmark leaves keys behind.
     let local = LocalRedis::start().context("starting a redis-server for the comparison")?;
     let target = RedisTarget::parse(&local.url())?;
-    let cost = pipescope::cost::observe_overhead(
+    let cost = pipescope::cost::observer::measure(
         &target,
         local.port(),
         args.count,
