@@ -146,6 +146,8 @@ mod tests {
             library: library.map(Into::into),
             mean_set_value: None,
             words: None,
+            probe: None,
+            syscalls: None,
         }
     }
 

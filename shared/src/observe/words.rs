@@ -163,6 +163,8 @@ mod tests {
             library: None,
             mean_set_value: None,
             words: None,
+            probe: None,
+            syscalls: None,
         }
     }
 

@@ -1,0 +1,43 @@
+//! Evidence of whether a client waited for its replies that does not come from the wire's
+//! timing: the observing proxy's probe (replies held back on purpose, to see whether the
+//! client sends while one is held) and the client process's own syscalls on this host.
+//! Either can decide what the wire's timing alone cannot: on loopback every reply is back
+//! before a slow client's next command, whether or not it waited for it.
+//!
+//! The backend fills these (`observe --probe`, `observe --pid`); the verdict reads them.
+
+use serde::{Deserialize, Serialize};
+
+/// What the probe saw: replies the proxy held back, and what the client did meanwhile.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProbeEvidence {
+    /// Replies held back.
+    pub held: u64,
+    /// Holds during which the client sent more commands: it did not wait for that reply.
+    pub sent_while_held: u64,
+    /// Holds during which the client sent nothing until the reply was released, then sent
+    /// within its usual reaction time: it waited for that reply.
+    pub waited_for_release: u64,
+    /// The time replies were held, in all (µs): what the probe added to the connection's wall.
+    pub held_us: f64,
+}
+
+/// What the client process's own syscalls showed of its socket to Redis.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SyscallEvidence {
+    /// The process traced.
+    pub pid: u32,
+    /// Its sends on the socket (send, sendto, sendmsg, write, writev …) and their bytes.
+    pub sends: u64,
+    pub sent_bytes: u64,
+    /// Its receives on the socket that returned data, and of those the non-blocking ones
+    /// (`MSG_DONTWAIT`, or a non-blocking socket read without a wait before it).
+    pub receives: u64,
+    pub nonblocking_receives: u64,
+    /// Times a sending thread blocked until a reply was read before it sent again: a
+    /// blocking receive, a poll/select/epoll wait on the socket, or a wake-up by the thread
+    /// that read the reply.
+    pub waits: u64,
+    /// Threads seen using the socket.
+    pub threads: u64,
+}
