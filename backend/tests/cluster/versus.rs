@@ -42,6 +42,14 @@ fn masters(cluster: &LocalCluster) -> HashMap<String, (u64, u64)> {
         .collect()
 }
 
+/// `pipescope versus redis-benchmark --cluster` on `cluster`.
+fn versus_on(cluster: &LocalCluster) -> Command {
+    let mut cmd = support::pipescope("pipescope=info");
+    cmd.args(["versus", "redis-benchmark", "--cluster", "--redis-url"])
+        .arg(cluster.url());
+    cmd
+}
+
 fn succeeded(out: &Output) -> String {
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -68,14 +76,7 @@ fn on_a_cluster_redis_benchmark_and_ours_are_compared_and_their_sets_land_where_
     }
     let cluster = LocalCluster::start(3).expect("a local cluster");
     let count = 2000;
-    let out = support::pipescope("pipescope=info")
-        .args([
-            "versus",
-            "redis-benchmark",
-            "--cluster",
-            "--redis-url",
-            &cluster.url(),
-        ])
+    let out = versus_on(&cluster)
         .args(["--count", &count.to_string()])
         .args(["--rounds", "2", "--time-budget-secs", "0"])
         .output()
@@ -201,14 +202,7 @@ fn on_a_cluster_whose_masters_hold_keys_the_comparison_refuses_and_touches_nothi
     let before = masters(&cluster);
     let kept: u64 = before.values().map(|(_, keys)| keys).sum();
     assert_eq!(kept, 1, "one key on whichever master takes it: {before:?}");
-    let out = support::pipescope("pipescope=info")
-        .args([
-            "versus",
-            "redis-benchmark",
-            "--cluster",
-            "--redis-url",
-            &cluster.url(),
-        ])
+    let out = versus_on(&cluster)
         .args(["--count", "100"])
         .output()
         .unwrap();
