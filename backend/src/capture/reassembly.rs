@@ -234,6 +234,18 @@ impl Tracker {
         }
     }
 
+    /// A port found to be Redis's (`discover`): its connections are followed from now on.
+    pub fn add_port(&mut self, port: u16) {
+        if !self.ports.contains(&port) {
+            self.ports.push(port);
+        }
+    }
+
+    /// The ports followed: those named, and those found.
+    pub fn ports(&self) -> &[u16] {
+        &self.ports
+    }
+
     /// Whether a segment between these ports is Redis traffic.
     pub fn is_redis(&self, a: u16, b: u16) -> bool {
         self.ports.contains(&a) || self.ports.contains(&b)

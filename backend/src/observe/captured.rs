@@ -59,7 +59,7 @@ pub fn label(facts: &Facts) -> String {
 }
 
 /// Reads `source` (a file to its end, a live capture until stopped) and follows every
-/// connection to one of `redis_ports`.
+/// connection to one of `redis_ports` (none: to the ports found to be Redis's).
 pub fn observe(source: Source, redis_ports: &[u16]) -> Result<FromCapture, CaptureError> {
     let base = Instant::now();
     let mut fed = Fed {
@@ -81,13 +81,25 @@ pub fn observe(source: Source, redis_ports: &[u16]) -> Result<FromCapture, Captu
             shared::observe::group(fed.left_out.1),
         ));
     }
-    if facts.connections == 0 {
-        let ports: Vec<String> = redis_ports.iter().map(u16::to_string).collect();
-        notes.push(format!(
-            "no TCP connection to port {} in {} packets: if Redis listened on another port, say which with --redis-port",
-            ports.join(" or "),
+    let ports = |ports: &[u16]| {
+        let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
+        ports.join(" and ")
+    };
+    match (redis_ports, facts.connections) {
+        ([], 0) => notes.push(format!(
+            "no Redis connection found in {} packets: none of its TCP connections carried RESP commands answered by RESP replies (if Redis is there, name its port with --redis-port)",
             shared::observe::group(facts.packets),
-        ));
+        )),
+        ([], _) => notes.push(format!(
+            "Redis found on port {}: the side answering RESP replies to RESP commands (name the ports with --redis-port to follow only those)",
+            ports(&facts.found_ports),
+        )),
+        (named, 0) => notes.push(format!(
+            "no TCP connection to port {} in {} packets: if Redis listened on another port, say which with --redis-port, or leave it out to find Redis in the capture",
+            ports(named).replace(" and ", " or "),
+            shared::observe::group(facts.packets),
+        )),
+        _ => {}
     }
     if facts.cut_short {
         notes.push("the file ends inside a packet (the capture was stopped while writing it): that packet is not read".into());
