@@ -47,14 +47,14 @@ pub(crate) const SLEEPING: Contender = Contender::Ours {
     wait: Wait::Sleep,
     instrument: true,
 };
-pub(crate) const BUSY_POLLING: Contender = Contender::Ours {
+pub(super) const BUSY_POLLING: Contender = Contender::Ours {
     wait: BUSY_POLL,
     instrument: true,
 };
 /// The busy-polling engine measuring nothing. Instrumentation is measured against the
 /// busy-polling engine: its round trips are the shortest, so the same bookkeeping is the
 /// largest share of them (and its runs are the quickest, so more rounds fit).
-pub(crate) const BARE: Contender = Contender::Ours {
+pub(super) const BARE: Contender = Contender::Ours {
     wait: BUSY_POLL,
     instrument: false,
 };
@@ -76,11 +76,11 @@ pub(crate) struct Sample {
     pub(crate) redis_sets: Option<u64>,
     /// Redis's CPU time (`INFO cpu`, user + sys) across the run over the SETs it executed
     /// (`INFO commandstats`), µs.
-    pub(crate) redis_cpu_us_per_set: Option<f64>,
+    pub(super) redis_cpu_us_per_set: Option<f64>,
 }
 
 impl Sample {
-    pub(crate) fn ours(ops_per_sec: f64) -> Sample {
+    pub(super) fn ours(ops_per_sec: f64) -> Sample {
         Sample {
             ops_per_sec,
             ..Sample::default()
@@ -89,7 +89,7 @@ impl Sample {
 }
 
 impl Contender {
-    pub(crate) fn name(&self) -> &'static str {
+    pub(super) fn name(&self) -> &'static str {
         match self {
             Contender::Theirs => "direct",
             Contender::TheirsObserved => "observed",
@@ -115,7 +115,7 @@ impl Contender {
     }
 
     /// What framed a run's SETs: the observing proxy or the live capture.
-    pub(crate) fn seer(&self) -> &'static str {
+    pub(super) fn seer(&self) -> &'static str {
         match self {
             Contender::TheirsCaptured => "capture",
             _ => "proxy",

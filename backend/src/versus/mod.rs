@@ -31,7 +31,7 @@
 
 mod capturing;
 mod compare;
-pub(crate) mod contender;
+mod contender;
 mod on_cluster;
 mod pool;
 mod redis_benchmark;
@@ -56,7 +56,8 @@ use crate::net::DelayProxy;
 use crate::observe::Observer;
 use crate::recorder::Progress;
 use crate::target::RedisTarget;
-pub(crate) use contender::{BARE, BUSY_POLLING, Contender, SLEEPING, Sample};
+use contender::{BARE, BUSY_POLLING};
+pub(crate) use contender::{Contender, SLEEPING, Sample};
 
 /// Rounds per comparison at most, whatever the budget.
 pub const MAX_ROUNDS: usize = 101;
@@ -97,9 +98,9 @@ pub(crate) enum Section {
 pub(crate) struct Bench<'a> {
     pub(crate) target: &'a RedisTarget,
     pub(crate) port: u16,
-    pub(crate) admin: redis::aio::MultiplexedConnection,
-    pub(crate) shape: Shape,
-    pub(crate) run_id: u64,
+    admin: redis::aio::MultiplexedConnection,
+    shape: Shape,
+    run_id: u64,
     pub(crate) min_rounds: usize,
     /// The observing proxy in front of our server, for `Contender::TheirsObserved`.
     pub(crate) observer: Option<Observer>,
@@ -115,12 +116,12 @@ pub(crate) struct Bench<'a> {
     pub(crate) tls: Option<RedisTarget>,
     /// A cluster and an admin connection to each of its masters, for
     /// `Contender::OursOnCluster`.
-    pub(crate) cluster: Option<(RedisTarget, Vec<redis::aio::MultiplexedConnection>)>,
+    cluster: Option<(RedisTarget, Vec<redis::aio::MultiplexedConnection>)>,
     /// The cluster's masters' addresses, in the order of `cluster`'s connections.
-    pub(crate) master_addrs: Vec<String>,
+    master_addrs: Vec<String>,
     /// Per contender of the current `rounds` (by its index), the SETs each master executed
     /// over all its runs, warm-up included (`INFO commandstats`): where the keys landed.
-    pub(crate) landed: Vec<Vec<u64>>,
+    landed: Vec<Vec<u64>>,
 }
 
 impl<'a> Bench<'a> {
@@ -180,7 +181,7 @@ impl<'a> Bench<'a> {
     }
 
     /// Each cluster master's `cmdstat_set` calls now (empty without a cluster).
-    pub(crate) async fn master_set_calls(&mut self) -> anyhow::Result<Vec<u64>> {
+    async fn master_set_calls(&mut self) -> anyhow::Result<Vec<u64>> {
         let mut calls = Vec::new();
         let masters = self.cluster.iter_mut().flat_map(|(_, m)| m.iter_mut());
         for (con, addr) in masters.zip(&self.master_addrs) {
@@ -200,7 +201,7 @@ impl<'a> Bench<'a> {
 
     /// `once`, adding the SETs each cluster master executed during the run to
     /// `landed[index]`.
-    pub(crate) async fn once_counted(
+    async fn once_counted(
         &mut self,
         index: usize,
         who: Contender,
@@ -224,12 +225,7 @@ impl<'a> Bench<'a> {
     }
 
     /// One timed run of `count` SETs at depth `k`, on an empty database.
-    pub(crate) async fn once(
-        &mut self,
-        who: Contender,
-        k: u32,
-        count: u64,
-    ) -> anyhow::Result<Sample> {
+    async fn once(&mut self, who: Contender, k: u32, count: u64) -> anyhow::Result<Sample> {
         self.empty().await?;
         let before = self.redis_counters().await;
         let sample = match who {
@@ -308,7 +304,7 @@ impl<'a> Bench<'a> {
     }
 
     /// Our server's CPU time and SET calls now (`None`, logged, if INFO fails).
-    pub(crate) async fn redis_counters(&mut self) -> Option<engine::redis_time::Counters> {
+    async fn redis_counters(&mut self) -> Option<engine::redis_time::Counters> {
         let info = redis::cmd("INFO")
             .arg("cpu")
             .arg("stats")
@@ -324,7 +320,7 @@ impl<'a> Bench<'a> {
         }
     }
 
-    pub(crate) async fn ours(
+    async fn ours(
         &self,
         target: &RedisTarget,
         count: u64,
@@ -381,7 +377,7 @@ impl<'a> Bench<'a> {
 
     /// redis-benchmark through the observing proxy, and the SETs the proxy framed meanwhile
     /// (on the connections it accepted during the run).
-    pub(crate) async fn observed(&self, count: u64, k: u32) -> anyhow::Result<Sample> {
+    async fn observed(&self, count: u64, k: u32) -> anyhow::Result<Sample> {
         let observer = self.observer.as_ref().context("no observing proxy")?;
         let connections = observer.connections();
         let before = connections
