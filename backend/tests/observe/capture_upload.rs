@@ -225,7 +225,7 @@ async fn a_posted_capture_is_read_as_observe_pcap_reads_it_and_bad_files_are_ref
 
     // A body announced beyond the limit is refused before any of it is sent.
     let mut http = tokio::net::TcpStream::connect(server.addr).await.unwrap();
-    let over = pipescope::capture_upload::MAX_CAPTURE_BYTES + 1;
+    let over = pipescope::server::capture_upload::MAX_CAPTURE_BYTES + 1;
     http.write_all(
         format!(
             "POST /capture?file=big.pcap HTTP/1.1\r\nHost: x\r\nContent-Length: {over}\r\nConnection: close\r\n\r\n"
