@@ -89,10 +89,17 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
     // Ctrl-C ends the observing: `Stop` passes it over to here (`Cli::on_signal`).
     let shutdown = stop.passed_over();
     let observer = Observer::start(args.listen, &target, network).await?;
-    match observer.hop_us() {
-        Some(hop) => eprintln!(
-            "observing: the observer's two hops (client → proxy → client) cost ~{} a round trip, measured at start; reported as their own part, not the client's time",
-            shared::observe::duration(hop)
+    match observer.hops() {
+        Some((hop, spread)) => eprintln!(
+            "observing: the observer's two hops (client → proxy → client) cost ~{} a round trip{}, measured at start and again every {} s; reported as their own part, not the client's time, unless they vary more than a connection's waits",
+            shared::observe::duration(hop),
+            spread.map_or_else(String::new, |s| format!(
+                " ({} to {}, 10th to 90th percentile of {})",
+                shared::observe::duration(s.low_us),
+                shared::observe::duration(s.high_us),
+                shared::observe::count(s.pings, "PING")
+            )),
+            shared::observe::HOP_REMEASURE_SECS,
         ),
         None => eprintln!(
             "observing: the observer's two hops could not be measured at start: the client's own time includes them"
