@@ -19,7 +19,7 @@ pub async fn clean(args: CleanArgs) -> anyhow::Result<()> {
              pipescope's own redis-server holds nothing once pipescope exits"
         );
     }
-    let redis = args.target.connect().await?;
+    let redis = args.target.connect_or("").await?;
     let said = pipescope::clean::clean(&redis.target, args.run).await?;
     say(format_args!("{said}"));
     Ok(())

@@ -12,6 +12,7 @@ mod both_vantages;
 mod capture;
 mod capture_upload;
 mod clients;
+mod forwarding;
 mod limits;
 mod live_capture;
 mod network;
