@@ -156,6 +156,11 @@ pub enum Event<'a> {
 pub enum Source<'a> {
     /// A capture file (pcap, pcapng), read to its end.
     File(&'a Path),
+    /// A capture file read to its end or until `stop` is raised (Ctrl-C): then what was read.
+    FileUntil {
+        path: &'a Path,
+        stop: &'a std::sync::atomic::AtomicBool,
+    },
     /// A capture file's bytes already in memory (a page sent them), named as `name`.
     Bytes { name: &'a Path, bytes: &'a [u8] },
     /// An interface captured live (`Live::open`), until its `stopper` is raised.
@@ -204,6 +209,8 @@ pub struct Facts {
     pub other: u64,
     /// The file ended inside a packet (the capture was stopped while writing).
     pub cut_short: bool,
+    /// The file's reading was stopped before its end (Ctrl-C): the report is partial.
+    pub stopped: bool,
     /// A live capture: packets libpcap dropped (its buffer was full), and ones the interface
     /// dropped.
     pub dropped: u64,
@@ -265,7 +272,7 @@ pub fn read(
     mut on_event: impl FnMut(Event),
 ) -> Result<Facts, CaptureError> {
     let (origin, tally) = match &source {
-        Source::File(path) | Source::Bytes { name: path, .. } => {
+        Source::File(path) | Source::FileUntil { path, .. } | Source::Bytes { name: path, .. } => {
             (Origin::File(path.to_path_buf()), None)
         }
         Source::Live(live) => (Origin::Live(live.interface().into()), Some(live.tally())),
@@ -275,9 +282,13 @@ pub fn read(
     let mut packets = Packets::new(origin, redis_ports, tally);
     let mut each = |p: Packet<'_>| packets.take(&p, &mut emit);
     let (described, still_open) = match source {
-        Source::File(path) => (file::read(path, &mut each)?, Closing::CaptureEnded),
+        Source::File(path) => (file::read(path, None, &mut each)?, Closing::CaptureEnded),
+        Source::FileUntil { path, stop } => match file::read(path, Some(stop), &mut each)? {
+            d if d.stopped => (d, Closing::CaptureStopped),
+            d => (d, Closing::CaptureEnded),
+        },
         Source::Bytes { name, bytes } => (
-            file::read_from(name, bytes, &mut each)?,
+            file::read_from(name, bytes, None, &mut each)?,
             Closing::CaptureEnded,
         ),
         Source::Live(live) => (live.read(&mut each)?, Closing::CaptureStopped),
@@ -291,6 +302,7 @@ pub fn read(
         format: described.format,
         interfaces: described.interfaces,
         cut_short: described.cut_short,
+        stopped: described.stopped,
         dropped: described.dropped,
         if_dropped: described.if_dropped,
         connections: tracker.connections(),
@@ -331,6 +343,7 @@ impl<'p> Packets<'p> {
                 fragments: 0,
                 other: 0,
                 cut_short: false,
+                stopped: false,
                 dropped: 0,
                 if_dropped: 0,
                 first: None,

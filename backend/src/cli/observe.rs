@@ -300,11 +300,51 @@ async fn measure_equivalents(
 
 /// `observe --pcap FILE`: the report from a capture; notes (resynchronisations, gaps) on
 /// stderr, and what the figures are on the report's first line (stderr with --json).
-pub(super) fn observe_pcap(args: &ObserveArgs, path: &std::path::Path) -> anyhow::Result<()> {
+/// Ctrl-C stops the reading: the report of what was read, marked partial, and the signal's
+/// exit code; a second Ctrl-C ends at once.
+pub(super) async fn observe_pcap(
+    args: &ObserveArgs,
+    path: &std::path::Path,
+    stop: Stop,
+) -> anyhow::Result<()> {
     use pipescope::capture::Source;
-    let seen = pipescope::observe::captured::observe(Source::File(path), &redis_ports(args))?;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let ports = redis_ports(args);
+    let stopper = std::sync::Arc::new(AtomicBool::new(false));
+    let mut reading = tokio::task::spawn_blocking({
+        let (path, stopper) = (path.to_path_buf(), stopper.clone());
+        move || {
+            let source = Source::FileUntil {
+                path: &path,
+                stop: &stopper,
+            };
+            pipescope::observe::captured::observe(source, &ports)
+        }
+    });
+    // Machine-readable too: tests wait for it before sending Ctrl-C.
+    eprintln!(
+        "reading {}; Ctrl-C stops and reports what was read",
+        path.display()
+    );
+    let seen = tokio::select! {
+        seen = &mut reading => seen,
+        _ = stop.passed_over() => {
+            stopper.store(true, Ordering::SeqCst);
+            // A second Ctrl-C exits at once: a capture's reading leaves nothing in Redis.
+            stop.set(OnSignal::CancelRuns);
+            eprintln!("pipescope: stopped reading; the report of what was read follows (Ctrl-C again ends at once)");
+            reading.await
+        }
+    }??;
     print_captured(args, &seen);
-    Ok(())
+    match stop.passed_signal() {
+        Some(signal) if seen.facts.stopped => {
+            use std::io::Write;
+            let _ = std::io::stdout().flush();
+            std::process::exit(signal.exit_code().into())
+        }
+        _ => Ok(()),
+    }
 }
 
 /// `observe --capture IFACE`: a live capture until --duration or Ctrl-C, progress on stderr

@@ -50,8 +50,15 @@ pub fn label(facts: &Facts) -> String {
         .into_iter()
         .chain(facts.interfaces.iter().map(|(l, _)| l.name()))
         .collect();
+    let partial = match facts.stopped {
+        true => format!(
+            "PARTIAL: reading was stopped (Ctrl-C) after {} packets; the rest of the file is not in this report. ",
+            shared::observe::group(facts.packets)
+        ),
+        false => String::new(),
+    };
     format!(
-        "from {from} ({}; {} packets, {} connections): times are the capture host's clock; \"at Redis\" is each wait as that host saw it (the network included, unless captured on Redis's host); a \"write\" is a TCP segment as captured (the kernel may merge or split the client's writes)",
+        "{partial}from {from} ({}; {} packets, {} connections): times are the capture host's clock; \"at Redis\" is each wait as that host saw it (the network included, unless captured on Redis's host); a \"write\" is a TCP segment as captured (the kernel may merge or split the client's writes)",
         kind.join(", "),
         shared::observe::group(facts.packets),
         shared::observe::group(facts.connections),

@@ -10,6 +10,7 @@ mod accounting;
 mod binary;
 mod both_vantages;
 mod capture;
+mod capture_interrupt;
 mod capture_upload;
 mod clients;
 mod forwarding;
