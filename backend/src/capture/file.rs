@@ -5,7 +5,6 @@
 //! `pcap-parser` reads the blocks through a fixed buffer, so a file of any size costs the same
 //! memory; each packet is lent to the caller and gone when it returns.
 
-use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,11 +35,7 @@ pub(super) fn read(
     stop: Option<&AtomicBool>,
     packet: impl FnMut(Packet<'_>) -> Result<(), CaptureError>,
 ) -> Result<Described, CaptureError> {
-    let file = File::open(path).map_err(|cause| CaptureError::Open {
-        path: path.to_path_buf(),
-        cause,
-    })?;
-    read_from(path, file, stop, packet)
+    read_from(path, super::unpack::open(path)?, stop, packet)
 }
 
 /// Reads the capture `file` (named `path` in the messages: a file's bytes a page sent are read
@@ -55,6 +50,7 @@ pub(super) fn read_from(
         path: path.to_path_buf(),
         cause,
     };
+    let file = super::unpack::unpacked(path, file)?;
     let mut reader = match create_reader(BUFFER, file) {
         Ok(r) => r,
         Err(PcapError::ReadError) => return Err(open(std::io::Error::other("read failed"))),

@@ -42,6 +42,7 @@ mod packet;
 mod reassembly;
 mod resync;
 mod source;
+mod unpack;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -215,7 +216,12 @@ pub struct Facts {
     /// dropped.
     pub dropped: u64,
     pub if_dropped: u64,
-    /// First and last packet's stamps.
+    /// Times the clock went back by more than `JOINED_BACK_NS` (captures joined end to end,
+    /// by mergecap -a or cat), and the packet where it first did: each later part's stamps are
+    /// moved on to follow the part before it, keeping their distances.
+    pub joins: u64,
+    pub first_join: Option<u64>,
+    /// First and last packet's stamps (the last as moved on past any joins).
     pub first: Option<Stamp>,
     pub last: Option<Stamp>,
 }
@@ -231,6 +237,22 @@ pub enum CaptureError {
         "{path} is not a pcap or pcapng capture (write one with tcpdump -w FILE, tshark -w FILE or Wireshark's Save As)"
     )]
     NotACapture { path: PathBuf },
+    #[error(
+        "{path} is empty ({size}): a capture holds at least its header. Was tcpdump stopped before it wrote anything (stop it with Ctrl-C, not kill -9), or did -w name another file?"
+    )]
+    Empty { path: PathBuf, size: &'static str },
+    #[error("{path} is a directory: give the capture file in it (written by tcpdump -w FILE)")]
+    Directory { path: PathBuf },
+    #[error(
+        "{path} is a pipescope recording, not a capture: show it with pipescope replay {path}, or open it on the page's runs view (/)"
+    )]
+    IsARecording { path: PathBuf },
+    #[error("{path} looks {what}-compressed but cannot be unpacked: {cause}")]
+    Unpack {
+        path: PathBuf,
+        what: &'static str,
+        cause: String,
+    },
     #[error("{path}: packet {packet} cannot be read: {why}")]
     Malformed {
         path: PathBuf,
@@ -322,7 +344,13 @@ struct Packets<'p> {
     redis_ports: &'p [u16],
     /// A live capture's progress, kept up to date.
     tally: Option<Arc<Tally>>,
+    /// Added to every stamp after a join (`Facts::joins`).
+    shift: u64,
 }
+
+/// A stamp this much earlier than the one before it starts another capture joined on (clocks
+/// of different interfaces disagree by far less; such a stamp counts as the one before it).
+const JOINED_BACK_NS: u64 = 1_000_000_000;
 
 impl<'p> Packets<'p> {
     fn new(origin: Origin, redis_ports: &'p [u16], tally: Option<Arc<Tally>>) -> Packets<'p> {
@@ -346,20 +374,38 @@ impl<'p> Packets<'p> {
                 stopped: false,
                 dropped: 0,
                 if_dropped: 0,
+                joins: 0,
+                first_join: None,
                 first: None,
                 last: None,
             },
             redis_ports,
             tally,
+            shift: 0,
+        }
+    }
+
+    /// The packet's stamp, moved on past any joins.
+    fn stamp(&mut self, p: &Packet<'_>) -> Stamp {
+        let at = p.at_ns.saturating_add(self.shift);
+        match self.facts.last {
+            Some(last) if at.saturating_add(JOINED_BACK_NS) < last => {
+                self.shift += last - at;
+                self.facts.joins += 1;
+                self.facts.first_join.get_or_insert(p.number);
+                last
+            }
+            _ => at,
         }
     }
 
     fn take(&mut self, p: &Packet<'_>, emit: &mut dyn FnMut(Event)) -> Result<(), CaptureError> {
+        let at = self.stamp(p);
         let facts = &mut self.facts;
         facts.packets += 1;
         facts.bytes += p.data.len() as u64;
-        facts.first.get_or_insert(p.at_ns);
-        facts.last = Some(p.at_ns);
+        facts.first.get_or_insert(at);
+        facts.last = Some(at);
         if let Some(t) = &self.tally {
             t.packets.store(facts.packets, Ordering::Relaxed);
         }
@@ -369,7 +415,7 @@ impl<'p> Packets<'p> {
         match packet::decode(p.link, p.data) {
             Decoded::Tcp(seg) if self.tracker.is_redis(seg.src.port(), seg.dst.port()) => {
                 self.facts.redis_segments += 1;
-                self.tracker.segment(p.at_ns, &seg, emit);
+                self.tracker.segment(at, &seg, emit);
                 if let Some(t) = &self.tally {
                     t.connections
                         .store(self.tracker.connections(), Ordering::Relaxed);

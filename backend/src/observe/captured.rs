@@ -96,6 +96,16 @@ pub fn observe(source: Source, redis_ports: &[u16]) -> Result<FromCapture, Captu
             shared::observe::group(facts.packets),
         ));
     }
+    if facts.joins > 0 {
+        notes.push(format!(
+            "the capture's clock goes back {} (first at packet {}): it looks like captures joined end to end (mergecap -a, or cat); each part's times are moved on to follow the part before, so times within a part are right but the gaps between parts are not. To merge captures taken at the same time, merge them by time instead: mergecap -w merged.pcap a.pcap b.pcap",
+            match facts.joins {
+                1 => "once".to_string(),
+                n => format!("{} times", shared::observe::group(n)),
+            },
+            shared::observe::group(facts.first_join.unwrap_or(0)),
+        ));
+    }
     if facts.cut_short {
         notes.push("the file ends inside a packet (the capture was stopped while writing it): that packet is not read".into());
     }

@@ -17,6 +17,7 @@ mod forwarding;
 mod limits;
 mod live_capture;
 mod network;
+mod not_what_they_seem;
 mod protocol_states;
 mod read_late;
 mod proxy;
