@@ -105,7 +105,7 @@ impl Cli {
             None => &self.serve.target,
             Some(Cmd::Serve(a)) => &a.target,
             Some(Cmd::Bench(a)) => &a.target,
-            Some(Cmd::Observe(a)) => &a.target,
+            Some(Cmd::Observe(a)) => return a.clean_command(),
             Some(Cmd::Cost(cost::Cost::Accuracy(a))) => &a.target,
             Some(Cmd::Clean(a)) => &a.target,
             Some(Cmd::Versus(_) | Cmd::Cost(_) | Cmd::Replay(_)) => {

@@ -11,6 +11,14 @@ use super::args::{NetworkArgs, TargetArgs};
 use super::output::say;
 
 #[derive(clap::Args)]
+#[command(
+    mut_arg("redis_url", |a| a.help(
+        "Redis to forward to, e.g. redis://:password@host:6379/0. Without it, 127.0.0.1:6379 if something answers there (--own-redis for a throwaway one)"
+    )),
+    mut_arg("cluster", |a| a.help(
+        "Not for observe: its proxy stands in front of one Redis. Observe a cluster from a capture instead (--capture IFACE or --pcap FILE, with a --redis-port for each master)"
+    )),
+)]
 pub struct ObserveArgs {
     /// Where your application connects instead of Redis (loopback unless told otherwise).
     #[arg(long, default_value = "127.0.0.1:6380")]
@@ -82,6 +90,20 @@ fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     Ok(std::time::Duration::from_secs_f64(secs))
 }
 
+impl ObserveArgs {
+    /// `pipescope clean` against the Redis the proxy forwards to (its equivalents' keys).
+    pub fn clean_command(&self) -> pipescope::clean::Command {
+        match (&self.target.redis_url, self.own_redis) {
+            (None, false) => super::args::TargetArgs {
+                redis_url: Some(format!("redis://{DEFAULT_REDIS}")),
+                ..self.target.clone()
+            }
+            .clean_command(),
+            _ => self.target.clean_command(),
+        }
+    }
+}
+
 /// Where observe forwards when no `--redis-url` names a Redis: the usual local one.
 pub const DEFAULT_REDIS: &str = "127.0.0.1:6379";
 
@@ -131,6 +153,11 @@ async fn key_count(target: &pipescope::target::RedisTarget) -> Option<u64> {
 /// `observe` as a proxy in front of Redis (a capture file is `observe_pcap`'s, a live capture
 /// `observe_live`'s).
 pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
+    if args.target.cluster {
+        anyhow::bail!(
+            "observe's proxy stands in front of one Redis: a cluster's clients follow MOVED and ASK to the other masters, around it, and that traffic would be counted nowhere. Observe a cluster from a capture instead, with a --redis-port for each master: pipescope observe --capture IFACE --redis-port 7000 --redis-port 7001 --redis-port 7002 (or tcpdump it, and read the file with --pcap)"
+        );
+    }
     let forward = forward_to(args.target.redis_url.is_some(), args.own_redis, default_answers)?;
     let mut target_args = args.target.clone();
     if forward == Forward::Default {

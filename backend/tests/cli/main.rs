@@ -7,5 +7,6 @@ mod support;
 mod cancel;
 mod cost;
 mod errors;
+mod help;
 mod jobs;
 mod recording;
