@@ -13,7 +13,8 @@
 //! keeping their distances (a stamp earlier than one before it, from interfaces whose clocks
 //! disagree, counts as that one).
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use rustc_hash::FxHashMap;
@@ -75,12 +76,44 @@ pub fn observe(source: Source, redis_ports: &[u16]) -> Result<FromCapture, Captu
         latest: base,
         open: FxHashMap::default(),
         ended: VecDeque::new(),
+        masters: BTreeMap::new(),
         timelines: VecDeque::new(),
         left_out: (0, 0),
         notes: Vec::new(),
     };
     let facts = capture::read(source, redis_ports, |e| fed.event(e))?;
     let mut notes = fed.notes;
+    // Several Redis servers (a cluster's masters, one port each): one application's
+    // connections, each named with the server it went to, and a tally per server.
+    let several = fed.masters.len() > 1;
+    if several {
+        let each: Vec<String> = fed
+            .masters
+            .iter()
+            .map(|(redis, (conns, commands))| {
+                format!(
+                    "{redis}: {} connections, {} commands",
+                    shared::observe::group(*conns),
+                    shared::observe::group(*commands)
+                )
+            })
+            .collect();
+        notes.push(format!(
+            "connections to {} Redis servers (a cluster's masters?), read as one application's: {}",
+            fed.masters.len(),
+            each.join("; ")
+        ));
+    }
+    let connections = fed
+        .ended
+        .into_iter()
+        .map(|(mut c, redis)| {
+            if several {
+                c.client = format!("{} → {redis}", c.client);
+            }
+            c
+        })
+        .collect();
     if fed.left_out.0 > 0 {
         notes.push(format!(
             "{} earlier connections ({} commands) are not listed: the report keeps the latest {KEPT}",
@@ -124,7 +157,7 @@ pub fn observe(source: Source, redis_ports: &[u16]) -> Result<FromCapture, Captu
     }
     Ok(FromCapture {
         facts,
-        connections: fed.ended.into(),
+        connections,
         notes,
         timelines: fed.timelines.into(),
     })
@@ -137,6 +170,8 @@ struct Open {
     replies: Framer,
     /// "the capture began mid-connection", gaps: added to how it ended.
     befell: Vec<String>,
+    /// The Redis server it went to.
+    redis: SocketAddr,
 }
 
 struct Fed {
@@ -145,7 +180,10 @@ struct Fed {
     /// The latest instant handed to a record: stamps never go back.
     latest: Instant,
     open: FxHashMap<u64, Open>,
-    ended: VecDeque<ObservedConnection>,
+    /// Ended connections, each with the Redis server it went to.
+    ended: VecDeque<(ObservedConnection, SocketAddr)>,
+    /// Per Redis server: its connections and their commands (those left out too).
+    masters: BTreeMap<SocketAddr, (u64, u64)>,
     /// The latest ended connections' requests.
     timelines: VecDeque<ObservedTimeline>,
     /// Connections dropped from `ended`, and their commands.
@@ -165,7 +203,11 @@ impl Fed {
     fn event(&mut self, e: Event) {
         match e {
             Event::Opened {
-                conn, client, at, ..
+                conn,
+                client,
+                redis,
+                at,
+                ..
             } => {
                 self.instant(at);
                 let (commands, replies) = framers();
@@ -176,6 +218,7 @@ impl Fed {
                         commands,
                         replies,
                         befell: Vec::new(),
+                        redis,
                     },
                 );
             }
@@ -264,7 +307,10 @@ impl Fed {
         }
         o.record.end(at, ended);
         let seen = o.record.seen_from(at, &shared::observe::Vantage::Capture);
-        self.ended.push_back(seen);
+        let tally = self.masters.entry(o.redis).or_default();
+        tally.0 += 1;
+        tally.1 += seen.counts.commands;
+        self.ended.push_back((seen, o.redis));
         let (timeline, writes_us) = o.record.timeline();
         self.timelines.push_back(ObservedTimeline {
             id: conn,
@@ -275,7 +321,7 @@ impl Fed {
             self.timelines.pop_front();
         }
         if self.ended.len() > KEPT
-            && let Some(old) = self.ended.pop_front()
+            && let Some((old, _)) = self.ended.pop_front()
         {
             self.left_out.0 += 1;
             self.left_out.1 += old.counts.commands;
