@@ -91,10 +91,11 @@ pub fn observe(source: Source, redis_ports: &[u16]) -> Result<FromCapture, Captu
             .masters
             .iter()
             .map(|(redis, (conns, commands))| {
+                use shared::observe::count;
                 format!(
-                    "{redis}: {} connections, {} commands",
-                    shared::observe::group(*conns),
-                    shared::observe::group(*commands)
+                    "{redis}: {}, {}",
+                    count(*conns, "connection"),
+                    count(*commands, "command")
                 )
             })
             .collect();
