@@ -147,7 +147,8 @@ impl Recording {
         if let Some(kind) = capture_kind(bytes) {
             return Err(RecordingError::IsACapture(kind));
         }
-        let text = std::str::from_utf8(bytes).map_err(|e| RecordingError::NotText(e.to_string()))?;
+        let text =
+            std::str::from_utf8(bytes).map_err(|e| RecordingError::NotText(e.to_string()))?;
         Recording::from_json(text)
     }
 

@@ -158,7 +158,11 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
             "observe's proxy stands in front of one Redis: a cluster's clients follow MOVED and ASK to the other masters, around it, and that traffic would be counted nowhere. Observe a cluster from a capture instead, with a --redis-port for each master: pipescope observe --capture IFACE --redis-port 7000 --redis-port 7001 --redis-port 7002 (or tcpdump it, and read the file with --pcap)"
         );
     }
-    let forward = forward_to(args.target.redis_url.is_some(), args.own_redis, default_answers)?;
+    let forward = forward_to(
+        args.target.redis_url.is_some(),
+        args.own_redis,
+        default_answers,
+    )?;
     let mut target_args = args.target.clone();
     if forward == Forward::Default {
         target_args.redis_url = Some(format!("redis://{DEFAULT_REDIS}"));
@@ -476,12 +480,16 @@ mod tests {
 
     #[test]
     fn observe_forwards_to_the_named_redis_else_the_local_one_else_refuses() {
-        let unasked = || panic!("the usual address is asked only without --redis-url or --own-redis");
+        let unasked =
+            || panic!("the usual address is asked only without --redis-url or --own-redis");
         assert_eq!(forward_to(true, false, unasked).unwrap(), Forward::Named);
         assert_eq!(forward_to(false, true, unasked).unwrap(), Forward::Own);
         assert_eq!(forward_to(false, false, || true).unwrap(), Forward::Default);
         let err = forward_to(false, false, || false).unwrap_err().to_string();
         assert!(err.contains("nothing answers at 127.0.0.1:6379"), "{err}");
-        assert!(err.contains("--redis-url") && err.contains("--own-redis"), "{err}");
+        assert!(
+            err.contains("--redis-url") && err.contains("--own-redis"),
+            "{err}"
+        );
     }
 }

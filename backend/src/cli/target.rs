@@ -68,7 +68,9 @@ impl TargetArgs {
             );
         }
         let redis_version = match target.server_version().await {
-            Err(e @ pipescope::target::TargetError::Unreachable { .. }) if !otherwise.is_empty() => {
+            Err(e @ pipescope::target::TargetError::Unreachable { .. })
+                if !otherwise.is_empty() =>
+            {
                 anyhow::bail!("{e}, or {otherwise}")
             }
             version => version?,

@@ -25,12 +25,16 @@ fn observe_and_clean_describe_their_own_flags() {
     }
     let observe = help(&["observe"]);
     assert!(
-        observe.contains("Redis to forward to") && observe.contains("127.0.0.1:6379 if something answers there"),
+        observe.contains("Redis to forward to")
+            && observe.contains("127.0.0.1:6379 if something answers there"),
         "{observe}"
     );
     assert!(observe.contains("--own-redis"), "{observe}");
     let clean = help(&["clean"]);
-    assert!(clean.contains("The Redis to remove pipescope's keys from"), "{clean}");
+    assert!(
+        clean.contains("The Redis to remove pipescope's keys from"),
+        "{clean}"
+    );
 }
 
 #[test]

@@ -493,7 +493,10 @@ fn observe_overhead_prints_a_ratio_line_per_depth() {
             let median = ratio.strip_suffix('×').expect(ratio);
             assert!(median.parse::<f64>().unwrap() > 0.0, "{ratio}");
         }
-        assert!(r[9].ends_with(" µs") && !r[9].contains('['), "added p50: {r:?}");
+        assert!(
+            r[9].ends_with(" µs") && !r[9].contains('['),
+            "added p50: {r:?}"
+        );
         // Every SET went through the proxy.
         assert_eq!(r[11], "2000 (all)", "{r:?}");
     }
@@ -514,7 +517,10 @@ fn observe_overhead_prints_a_ratio_line_per_depth() {
         assert!(us > 0.0, "{probe:?}");
     }
     for added in &probe[3..6] {
-        assert!(added.ends_with(" µs") && !added.contains('['), "one round: {probe:?}");
+        assert!(
+            added.ends_with(" µs") && !added.contains('['),
+            "one round: {probe:?}"
+        );
     }
     assert!(probe[6].starts_with("< 30 µs added p50: "), "{probe:?}");
     // Progress, a line per round, on stderr.

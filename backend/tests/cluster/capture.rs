@@ -21,8 +21,14 @@ fn sets_sent(port: u16) -> u64 {
         .unwrap()
         .get_connection()
         .unwrap();
-    let info: String = redis::cmd("INFO").arg("commandstats").query(&mut con).unwrap();
-    let Some(fields) = info.lines().find_map(|l| l.trim().strip_prefix("cmdstat_set:")) else {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query(&mut con)
+        .unwrap();
+    let Some(fields) = info
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("cmdstat_set:"))
+    else {
         return 0;
     };
     let field = |name: &str| -> u64 {
@@ -61,7 +67,10 @@ fn a_capture_of_every_master_is_one_applications_connections_per_master() {
         .expect("redis-cli (scripts/setup test installs redis-tools)");
     let deadline = Instant::now() + Duration::from_secs(60);
     while cli.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < deadline, "redis-cli -c did not end within 60 s");
+        assert!(
+            Instant::now() < deadline,
+            "redis-cli -c did not end within 60 s"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
     let sent: Vec<u64> = ports
@@ -69,11 +78,17 @@ fn a_capture_of_every_master_is_one_applications_connections_per_master() {
         .zip(&before)
         .map(|(&p, b)| sets_sent(p) - b)
         .collect();
-    assert!(sent.iter().all(|&n| n > 0), "every master was sent SETs: {sent:?}");
+    assert!(
+        sent.iter().all(|&n| n > 0),
+        "every master was sent SETs: {sent:?}"
+    );
     let summary = tcpdump.stop();
 
     let mut observe = Command::new(env!("CARGO_BIN_EXE_pipescope"));
-    observe.args(["observe", "--pcap"]).arg(&tcpdump.file).arg("--json");
+    observe
+        .args(["observe", "--pcap"])
+        .arg(&tcpdump.file)
+        .arg("--json");
     for p in &ports {
         observe.args(["--redis-port", &p.to_string()]);
     }
@@ -89,7 +104,10 @@ fn a_capture_of_every_master_is_one_applications_connections_per_master() {
             .iter()
             .filter(|c| c.client.ends_with(&format!(" → {master}")))
             .collect();
-        let seen: u64 = to_it.iter().map(|c| support::observe::calls(c, "SET")).sum();
+        let seen: u64 = to_it
+            .iter()
+            .map(|c| support::observe::calls(c, "SET"))
+            .sum();
         assert_eq!(seen, *sent, "{master}: tcpdump {summary}; {conns:#?}");
         let n = match to_it.len() {
             1 => "1 connection".to_string(),
@@ -98,7 +116,9 @@ fn a_capture_of_every_master_is_one_applications_connections_per_master() {
         assert!(stderr.contains(&format!("{master}: {n}, ")), "{stderr}");
     }
     assert!(
-        stderr.contains("connections to 3 Redis servers (a cluster's masters?), read as one application's: "),
+        stderr.contains(
+            "connections to 3 Redis servers (a cluster's masters?), read as one application's: "
+        ),
         "{stderr}"
     );
     drop(cluster);

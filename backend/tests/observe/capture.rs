@@ -291,11 +291,17 @@ fn pcapng_with_interfaces_of_different_link_types_and_several_ports() {
             .unwrap_or_else(|| panic!("no connection {addr}: {stderr}"))
     };
     assert_eq!(conns.len(), 3, "{stderr}");
-    assert_eq!(commands(by_client("10.0.0.1:50007 → 10.0.0.2:6379")), (2, 2, 2));
+    assert_eq!(
+        commands(by_client("10.0.0.1:50007 → 10.0.0.2:6379")),
+        (2, 2, 2)
+    );
     let piped = by_client("127.0.0.1:50008 → 127.0.0.1:6380");
     assert_eq!(commands(piped), (50, 50, 1));
     assert_eq!(piped.verdict.kind, VerdictKind::Pipelined);
-    assert_eq!(commands(by_client("[fe80::1]:50009 → [fe80::2]:6379")), (1, 1, 1));
+    assert_eq!(
+        commands(by_client("[fe80::1]:50009 → [fe80::2]:6379")),
+        (1, 1, 1)
+    );
     assert!(
         stderr.contains("connections to 3 Redis servers (a cluster's masters?), read as one application's: 10.0.0.2:6379: 1 connection, 2 commands; 127.0.0.1:6380: 1 connection, 50 commands; [fe80::2]:6379: 1 connection, 1 command"),
         "{stderr}"

@@ -29,7 +29,8 @@ fn write_capture(file: &std::path::Path) -> u64 {
         packets += c.frames.len() as u64;
         let bytes = pcap(ETHERNET, 262_144, &c.frames);
         // The file's header once, then every connection's packets.
-        out.write_all(if i == 0 { &bytes } else { &bytes[24..] }).unwrap();
+        out.write_all(if i == 0 { &bytes } else { &bytes[24..] })
+            .unwrap();
     }
     out.flush().unwrap();
     packets
@@ -47,7 +48,10 @@ fn start(file: &std::path::Path) -> (Child, Receiver<String>) {
     let stderr = child.stderr.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
             eprintln!("{line}");
             let _ = tx.send(line);
         }
@@ -77,7 +81,10 @@ fn finish(child: Child, limit: Duration) -> (String, Option<i32>) {
     match rx.recv_timeout(limit) {
         Ok(out) => {
             let out = out.unwrap();
-            (String::from_utf8_lossy(&out.stdout).into_owned(), out.status.code())
+            (
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                out.status.code(),
+            )
         }
         Err(_) => {
             unsafe { libc::kill(pid as i32, libc::SIGKILL) };
@@ -92,7 +99,13 @@ fn packets_read(label: &str) -> u64 {
         .split_once("after ")
         .unwrap_or_else(|| panic!("no packet count: {label}"))
         .1;
-    after.split(' ').next().unwrap().replace(',', "").parse().unwrap()
+    after
+        .split(' ')
+        .next()
+        .unwrap()
+        .replace(',', "")
+        .parse()
+        .unwrap()
 }
 
 #[test]

@@ -21,7 +21,10 @@ fn observe(args: &[&str]) -> (Child, Receiver<String>) {
     let stderr = child.stderr.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
             eprintln!("{line}");
             let _ = tx.send(line);
         }
@@ -51,7 +54,10 @@ fn stop(mut child: Child) {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let deadline = Instant::now() + Duration::from_secs(30);
     while child.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < deadline, "observe did not end within 30 s of Ctrl-C");
+        assert!(
+            Instant::now() < deadline,
+            "observe did not end within 30 s of Ctrl-C"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -59,7 +65,10 @@ fn stop(mut child: Child) {
 #[test]
 fn observe_says_in_one_line_which_redis_it_forwards_to_and_how_many_keys_it_holds() {
     let (redis, _) = support::redis();
-    let mut con = redis::Client::open(redis.url()).unwrap().get_connection().unwrap();
+    let mut con = redis::Client::open(redis.url())
+        .unwrap()
+        .get_connection()
+        .unwrap();
     for k in ["a", "b", "c"] {
         let _: () = redis::cmd("SET").arg(k).arg(1).query(&mut con).unwrap();
     }
@@ -68,7 +77,10 @@ fn observe_says_in_one_line_which_redis_it_forwards_to_and_how_many_keys_it_hold
         .query::<String>(&mut con)
         .unwrap()
         .lines()
-        .find_map(|l| l.strip_prefix("redis_version:").map(|v| v.trim().to_string()))
+        .find_map(|l| {
+            l.strip_prefix("redis_version:")
+                .map(|v| v.trim().to_string())
+        })
         .unwrap();
     let (child, rx) = observe(&["--redis-url", &redis.url()]);
     let said = until_listening(&rx);
@@ -78,7 +90,9 @@ fn observe_says_in_one_line_which_redis_it_forwards_to_and_how_many_keys_it_hold
         redis.port()
     );
     assert_eq!(
-        said.iter().filter(|l| l.starts_with("forwarding to")).collect::<Vec<_>>(),
+        said.iter()
+            .filter(|l| l.starts_with("forwarding to"))
+            .collect::<Vec<_>>(),
         [&expected],
         "{said:?}"
     );
@@ -128,5 +142,8 @@ fn own_redis_is_for_the_proxy_alone() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("'--own-redis' cannot be used with '--pcap <FILE>'"), "{stderr}");
+    assert!(
+        stderr.contains("'--own-redis' cannot be used with '--pcap <FILE>'"),
+        "{stderr}"
+    );
 }

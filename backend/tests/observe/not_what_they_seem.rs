@@ -28,7 +28,11 @@ fn conversation(client: &str, ns: u64) -> Conv {
 }
 
 fn capture() -> Vec<u8> {
-    pcap(ETHERNET, 262_144, &conversation("10.0.0.1:50000", 1_700_000_000_000_000_000).frames)
+    pcap(
+        ETHERNET,
+        262_144,
+        &conversation("10.0.0.1:50000", 1_700_000_000_000_000_000).frames,
+    )
 }
 
 fn observe_pcap(file: &std::path::Path, args: &[&str]) -> Output {
@@ -70,10 +74,7 @@ fn gzip_and_zstd_captures_are_read_as_they_are() {
     assert_eq!(expected[0].counts.commands, 30);
     for (tool, suffix) in [("gzip", "gz"), ("zstd", "zst")] {
         let packed = dir.path().join(format!("redis.pcap.{suffix}"));
-        let made = Command::new(tool)
-            .args(["-k", "-q"])
-            .arg(&plain)
-            .status();
+        let made = Command::new(tool).args(["-k", "-q"]).arg(&plain).status();
         match made {
             Ok(s) if s.success() && packed.exists() => {}
             other => {
@@ -109,7 +110,11 @@ fn an_empty_file_a_directory_and_a_recording_each_have_their_sentence() {
         )
     );
     let recording = dir.path().join("talk.pipescope.json");
-    std::fs::write(&recording, br#"{"format":"pipescope-recording","version":1,"runs":[]}"#).unwrap();
+    std::fs::write(
+        &recording,
+        br#"{"format":"pipescope-recording","version":1,"runs":[]}"#,
+    )
+    .unwrap();
     assert_eq!(
         refusal(&recording),
         format!(
@@ -196,15 +201,17 @@ async fn a_capture_dropped_on_the_runs_page_is_pointed_to_observe() {
     let (_redis, target) = support::redis();
     let server = support::Server::start(target).await;
     let client = Client::builder(TokioExecutor::new()).build_http::<Body>();
-    let request = axum::http::Request::post(format!(
-        "http://{}/recording?file=redis.pcap",
-        server.addr
-    ))
-    .body(Body::from(capture()))
+    let request =
+        axum::http::Request::post(format!("http://{}/recording?file=redis.pcap", server.addr))
+            .body(Body::from(capture()))
+            .unwrap();
+    let response = support::within(
+        Duration::from_secs(60),
+        "POST /recording answers",
+        client.request(request),
+    )
+    .await
     .unwrap();
-    let response = support::within(Duration::from_secs(60), "POST /recording answers", client.request(request))
-        .await
-        .unwrap();
     assert_eq!(response.status().as_u16(), 422);
     let body = axum::body::to_bytes(Body::new(response.into_body()), usize::MAX)
         .await
@@ -262,7 +269,10 @@ fn http_and_tls_sent_to_the_proxy_are_not_redis_traffic() {
     let hello = [0x16, 0x03, 0x01, 0x02, 0x05, 0x01, b'\r', b'\n'];
     let (conns, _) = through_the_proxy(&hello);
     assert!(
-        conns[0].verdict.text.starts_with("not Redis traffic: the client sent TLS"),
+        conns[0]
+            .verdict
+            .text
+            .starts_with("not Redis traffic: the client sent TLS"),
         "{:?}",
         conns[0].verdict
     );
@@ -278,10 +288,9 @@ fn a_wrong_redis_port_that_swaps_the_sides_is_not_redis_traffic() {
     let (conns, stderr) = report(&file, &["--redis-port", "50000"]);
     assert_eq!(conns.len(), 1, "{stderr}");
     assert!(
-        conns[0]
-            .verdict
-            .text
-            .starts_with("not Redis traffic: the client sent Redis replies where commands should be (\"+OK\")"),
+        conns[0].verdict.text.starts_with(
+            "not Redis traffic: the client sent Redis replies where commands should be (\"+OK\")"
+        ),
         "{:?}",
         conns[0].verdict
     );

@@ -101,7 +101,9 @@ async fn the_observe_view_tells_a_loop_from_a_pipeline_and_draws_both() {
         .unwrap();
     assert_eq!(
         forwards,
-        format!("Its proxy forwards to {forwards_to}, the page's own throwaway redis-server: your application's data is not there, and what it writes is gone when pipescope stops. Start pipescope with --redis-url to forward to your Redis.")
+        format!(
+            "Its proxy forwards to {forwards_to}, the page's own throwaway redis-server: your application's data is not there, and what it writes is gone when pipescope stops. Start pipescope with --redis-url to forward to your Redis."
+        )
     );
 
     // redis-py through the address the page showed: a plain loop, then a pipeline.

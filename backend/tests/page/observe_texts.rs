@@ -1,7 +1,8 @@
 //! The Observe view's words where they used to mislead, in headless Chromium against the real
 //! backend: what the empty table says before anything and after a capture with no Redis
 //! connection; the tcpdump hint following the Redis port field; a refused file named once in
-//! the banner; and a replay's Observe view saying it has no Redis (not asking for a token).
+//! the banner; a replay's Observe view saying it has no Redis (not asking for a token); and a
+//! capture dropped on the runs view pointed to the Observe view.
 
 use crate::support;
 
@@ -75,9 +76,19 @@ async fn the_observe_view_says_what_is_empty_and_why_and_follows_the_port_field(
     .await;
 
     // The tcpdump hint follows the port field.
-    until_text(c, "#capture-hint", "tcpdump -i any -s 0 -w redis.pcap 'tcp port 6379'").await;
+    until_text(
+        c,
+        "#capture-hint",
+        "tcpdump -i any -s 0 -w redis.pcap 'tcp port 6379'",
+    )
+    .await;
     set_ports(c, "7000").await;
-    until_text(c, "#capture-hint", "tcpdump -i any -s 0 -w redis.pcap 'tcp port 7000'").await;
+    until_text(
+        c,
+        "#capture-hint",
+        "tcpdump -i any -s 0 -w redis.pcap 'tcp port 7000'",
+    )
+    .await;
     set_ports(c, "7000,7001").await;
     until_text(
         c,
@@ -92,7 +103,12 @@ async fn the_observe_view_says_what_is_empty_and_why_and_follows_the_port_field(
     conv.one_at_a_time(5);
     conv.close(true);
     set_ports(c, "7000").await;
-    drop_file(c, "redis.pcap", &write::pcap(write::ETHERNET, 262_144, &conv.frames)).await;
+    drop_file(
+        c,
+        "redis.pcap",
+        &write::pcap(write::ETHERNET, 262_144, &conv.frames),
+    )
+    .await;
     until_js(
         c,
         "const e = document.querySelector('#capture-label'); return e ? e.textContent : ''",
@@ -164,4 +180,42 @@ async fn a_replays_observe_view_says_it_has_no_redis() {
     assert_eq!(text_of(c, "#observe-watch-only").await, None);
     let _ = child.kill();
     let _ = child.wait();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_capture_dropped_on_the_runs_view_is_pointed_to_observe() {
+    let (_redis, target) = support::redis();
+    let server = support::Server::start(target).await;
+    let browser = Browser::open(&server.http_url()).await;
+    let c = &browser.client;
+    let mut conv = write::Conv::new("10.0.0.1:50000", "10.0.0.2:6379", write::ETHERNET);
+    conv.open();
+    conv.one_at_a_time(3);
+    conv.close(true);
+    until_js(
+        c,
+        "return !!document.querySelector('main')",
+        Duration::from_secs(30),
+        "the runs view",
+        |ready: &bool| *ready,
+    )
+    .await;
+    drop_file(
+        c,
+        "redis.pcap",
+        &write::pcap(write::ETHERNET, 262_144, &conv.frames),
+    )
+    .await;
+    let error: String = until_js(
+        c,
+        "const e = document.querySelector('#error'); return e ? e.textContent : ''",
+        Duration::from_secs(30),
+        "the refusal in the banner",
+        |e: &String| !e.is_empty(),
+    )
+    .await;
+    assert_eq!(
+        error,
+        "Could not open redis.pcap: this is a packet capture (pcap), not a pipescope recording: open it on the observe page (/observe, \"Open a capture…\"), or read it with pipescope observe --pcap FILE. The page still shows what it showed before."
+    );
 }

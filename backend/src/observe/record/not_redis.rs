@@ -41,7 +41,9 @@ pub(super) fn what(first: &[u8]) -> Option<String> {
 pub(super) fn verdict(what: &str) -> Verdict {
     Verdict {
         kind: VerdictKind::Idle,
-        text: format!("not Redis traffic: the client sent {what}; nothing of it is read as commands"),
+        text: format!(
+            "not Redis traffic: the client sent {what}; nothing of it is read as commands"
+        ),
         timing_dependent: None,
     }
 }
@@ -69,9 +71,25 @@ mod tests {
     fn http_tls_replies_and_binary_are_not() {
         let http = what(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
         assert_eq!(http, "HTTP (\"GET / HTTP/1.1\")");
-        assert!(what(&[0x16, 0x03, 0x01, 0x02, 0x00]).unwrap().starts_with("TLS"));
-        assert!(what(b"+OK\r\n").unwrap().starts_with("Redis replies where commands should be (\"+OK\")"));
-        assert!(what(b"$5\r\nhello\r\n").unwrap().starts_with("Redis replies"));
-        assert!(what(&[0x00, 0x01, 0xff]).unwrap().starts_with("binary data"));
+        assert!(
+            what(&[0x16, 0x03, 0x01, 0x02, 0x00])
+                .unwrap()
+                .starts_with("TLS")
+        );
+        assert!(
+            what(b"+OK\r\n")
+                .unwrap()
+                .starts_with("Redis replies where commands should be (\"+OK\")")
+        );
+        assert!(
+            what(b"$5\r\nhello\r\n")
+                .unwrap()
+                .starts_with("Redis replies")
+        );
+        assert!(
+            what(&[0x00, 0x01, 0xff])
+                .unwrap()
+                .starts_with("binary data")
+        );
     }
 }
