@@ -146,6 +146,9 @@ mod tests {
             library: library.map(Into::into),
             mean_set_value: None,
             words: None,
+            probe: None,
+            syscalls: None,
+            window: None,
         }
     }
 

@@ -291,6 +291,15 @@ pub struct ObservedConnection {
     /// connection to a page (`with_words`); `None` elsewhere (the CLI prints from the numbers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub words: Option<Words>,
+    /// What the probe saw, when the proxy held replies back (`observe --probe`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<ProbeEvidence>,
+    /// What the client process's syscalls showed, when it was traced (`observe --pid`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub syscalls: Option<SyscallEvidence>,
+    /// What the client's receive window showed, from a capture.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<WindowEvidence>,
 }
 
 /// Where a connection was seen from.
@@ -351,12 +360,14 @@ pub struct ObservedTimeline {
 }
 
 mod advice;
+mod evidence;
 mod marks;
 mod parts;
 mod read_late;
 mod verdict;
 mod words;
 pub use advice::{Advice, Projection, advice};
+pub use evidence::{ProbeEvidence, SyscallEvidence, WindowEvidence};
 pub use parts::{Part, largest_remainder, parts};
 pub use read_late::ClientSocket;
 pub use verdict::{count, duration, group, verdict, verdict_at_proxy};

@@ -445,6 +445,9 @@ mod tests {
             library: None,
             mean_set_value: None,
             words: None,
+            probe: None,
+            syscalls: None,
+            window: None,
         }
     }
 

@@ -569,6 +569,9 @@ impl Record {
             mean_set_value: (self.set_values.0 > 0)
                 .then(|| (self.set_values.1 / self.set_values.0).min(u64::from(u32::MAX)) as u32),
             words: None,
+            probe: None,
+            syscalls: None,
+            window: None,
         }
     }
 }
