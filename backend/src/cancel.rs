@@ -61,8 +61,9 @@ struct Shared {
     on_signal: Mutex<OnSignal>,
     cancel: Arc<AtomicBool>,
     first: watch::Sender<Option<Signal>>,
-    /// Signals passed over while `Ignore`.
+    /// Signals passed over while `Ignore`, and the latest of them.
     passed: watch::Sender<u64>,
+    passed_signal: Mutex<Option<Signal>>,
     clean: clean::Command,
 }
 
@@ -78,6 +79,7 @@ impl Stop {
             cancel: Arc::default(),
             first: watch::channel(None).0,
             passed: watch::channel(0).0,
+            passed_signal: Mutex::new(None),
             clean,
         });
         let handler = shared.clone();
@@ -111,6 +113,11 @@ impl Stop {
         let mut passed = self.shared.passed.subscribe();
         // The sender lives in `self`: the wait ends only with a signal.
         let _ = passed.wait_for(|n| *n > 0).await;
+    }
+
+    /// The latest signal passed over to the job (`OnSignal::Ignore`), once one came.
+    pub fn passed_signal(&self) -> Option<Signal> {
+        *self.shared.passed_signal.lock().expect("passed signal")
     }
 
     /// The first signal, once one came.
@@ -151,6 +158,7 @@ impl Shared {
     fn on(&self, signal: Signal) {
         let on_signal = *self.on_signal.lock().expect("on signal");
         if on_signal == OnSignal::Ignore {
+            *self.passed_signal.lock().expect("passed signal") = Some(signal);
             self.passed.send_modify(|n| *n += 1);
             return;
         }

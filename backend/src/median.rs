@@ -45,6 +45,9 @@ pub struct Median {
     pub median: f64,
     pub low: f64,
     pub high: f64,
+    /// How many values it is the median of: one has no interval to print.
+    #[serde(skip)]
+    pub n: usize,
 }
 
 impl Median {
@@ -58,6 +61,7 @@ impl Median {
                 median: f64::NAN,
                 low: f64::NAN,
                 high: f64::NAN,
+                n: 0,
             };
         };
         // The largest j with P(Binomial(n, ½) < j) ≤ 2.5 %: then [x_j, x_(n+1-j)] (1-based)
@@ -78,17 +82,22 @@ impl Median {
             median,
             low: v[j - 1],
             high: v[n - j],
+            n,
         }
     }
 
     /// As printed: the median with `decimals` places and `unit` after it, then the interval in
-    /// brackets (`0.93 [0.78–1.00]`, `1.5 % [-3.1–3.0]`).
+    /// brackets (`0.93 [0.78–1.00]`, `1.5 % [-3.1–3.0]`); of one value, that value alone (one
+    /// round has no spread to show).
     pub fn with_interval(&self, decimals: usize, unit: &str) -> String {
         let d = decimals;
-        format!(
-            "{:.d$}{unit} [{:.d$}–{:.d$}]",
-            self.median, self.low, self.high
-        )
+        match self.n {
+            1 => format!("{:.d$}{unit}", self.median),
+            _ => format!(
+                "{:.d$}{unit} [{:.d$}–{:.d$}]",
+                self.median, self.low, self.high
+            ),
+        }
     }
 }
 
@@ -115,9 +124,12 @@ mod tests {
             median: 0.934,
             low: 0.776,
             high: 1.0,
+            n: 5,
         };
         assert_eq!(m.with_interval(2, ""), "0.93 [0.78–1.00]");
         assert_eq!(m.with_interval(1, " %"), "0.9 % [0.8–1.0]");
+        // One round: no interval.
+        assert_eq!(Median::of(vec![-9.6]).with_interval(1, " %"), "-9.6 %");
     }
 
     #[test]

@@ -214,6 +214,8 @@ mod tests {
             connect_url: "redis://127.0.0.1:6380".into(),
             network: Default::default(),
             note: None,
+            forwards_to: "redis://127.0.0.1:6379/0".into(),
+            own_redis: false,
         }
     }
 

@@ -64,9 +64,27 @@ pub struct ReplayInfo {
     pub tour: Vec<TourStepRecord>,
 }
 
+/// The kind of packet capture `bytes` begin as (pcap's magic numbers in either byte order
+/// and stamp resolution, or pcapng's section header), if any.
+pub fn capture_kind(bytes: &[u8]) -> Option<&'static str> {
+    let magic: [u8; 4] = bytes.get(..4)?.try_into().ok()?;
+    match magic {
+        [0xd4, 0xc3, 0xb2, 0xa1] | [0xa1, 0xb2, 0xc3, 0xd4] => Some("pcap"),
+        [0x4d, 0x3c, 0xb2, 0xa1] | [0xa1, 0xb2, 0x3c, 0x4d] => Some("pcap, nanosecond"),
+        [0x0a, 0x0d, 0x0d, 0x0a] => Some("pcapng"),
+        _ => None,
+    }
+}
+
 /// Why a file could not be read as a recording; each says what to do.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RecordingError {
+    #[error(
+        "this is a packet capture ({0}), not a pipescope recording: open it on the observe page (/observe, \"Open a capture…\"), or read it with pipescope observe --pcap FILE"
+    )]
+    IsACapture(&'static str),
+    #[error("not a pipescope recording: the file is not UTF-8 text ({0})")]
+    NotText(String),
     #[error("not a pipescope recording: the file is not JSON ({0})")]
     NotJson(String),
     #[error("not a pipescope recording: it has no \"format\": \"{RECORDING_FORMAT}\" field{found}")]
@@ -121,6 +139,17 @@ impl Recording {
 
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("a recording always serialises")
+    }
+
+    /// Reads a recording from a file's bytes: a packet capture is named as one (it belongs to
+    /// observe mode), then `from_json`.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Recording, RecordingError> {
+        if let Some(kind) = capture_kind(bytes) {
+            return Err(RecordingError::IsACapture(kind));
+        }
+        let text =
+            std::str::from_utf8(bytes).map_err(|e| RecordingError::NotText(e.to_string()))?;
+        Recording::from_json(text)
     }
 
     /// Reads a recording: the format and version first, then the whole body.

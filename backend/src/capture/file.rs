@@ -5,9 +5,9 @@
 //! `pcap-parser` reads the blocks through a fixed buffer, so a file of any size costs the same
 //! memory; each packet is lent to the caller and gone when it returns.
 
-use std::fs::File;
 use std::io::Read;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use pcap_parser::pcapng::{Block, EnhancedPacketBlock};
 use pcap_parser::{PcapBlockOwned, PcapError, create_reader};
@@ -28,29 +28,29 @@ struct Interface {
     offset_s: i64,
 }
 
-/// Reads `path` packet by packet, handing each to `packet` in file order.
+/// Reads `path` packet by packet, handing each to `packet` in file order, until its end or
+/// until `stop` is raised (then `Described::stopped`).
 pub(super) fn read(
     path: &Path,
+    stop: Option<&AtomicBool>,
     packet: impl FnMut(Packet<'_>) -> Result<(), CaptureError>,
 ) -> Result<Described, CaptureError> {
-    let file = File::open(path).map_err(|cause| CaptureError::Open {
-        path: path.to_path_buf(),
-        cause,
-    })?;
-    read_from(path, file, packet)
+    read_from(path, super::unpack::open(path)?, stop, packet)
 }
 
 /// Reads the capture `file` (named `path` in the messages: a file's bytes a page sent are read
-/// from memory) packet by packet.
+/// from memory) packet by packet, until its end or `stop`.
 pub(super) fn read_from(
     path: &Path,
     file: impl Read + Send,
+    stop: Option<&AtomicBool>,
     mut packet: impl FnMut(Packet<'_>) -> Result<(), CaptureError>,
 ) -> Result<Described, CaptureError> {
     let open = |cause: std::io::Error| CaptureError::Open {
         path: path.to_path_buf(),
         cause,
     };
+    let file = super::unpack::unpacked(path, file)?;
     let mut reader = match create_reader(BUFFER, file) {
         Ok(r) => r,
         Err(PcapError::ReadError) => return Err(open(std::io::Error::other("read failed"))),
@@ -69,6 +69,11 @@ pub(super) fn read_from(
         last_ns: 0,
     };
     loop {
+        // A relaxed load a block: Ctrl-C is seen within one block's reading.
+        if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+            blocks.facts.stopped = true;
+            break;
+        }
         let (offset, block) = match reader.next() {
             Ok(next) => next,
             Err(PcapError::Eof) => break,

@@ -199,6 +199,7 @@ impl Live {
             format: "",
             interfaces: vec![(self.link, SNAPLEN)],
             cut_short: false,
+            stopped: false,
             dropped: stats.as_ref().map_or(0, |s| u64::from(s.dropped)),
             if_dropped: stats.as_ref().map_or(0, |s| u64::from(s.if_dropped)),
         })

@@ -45,6 +45,7 @@ mod packet;
 mod reassembly;
 mod resync;
 mod source;
+mod unpack;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -170,6 +171,11 @@ pub enum Event<'a> {
 pub enum Source<'a> {
     /// A capture file (pcap, pcapng), read to its end.
     File(&'a Path),
+    /// A capture file read to its end or until `stop` is raised (Ctrl-C): then what was read.
+    FileUntil {
+        path: &'a Path,
+        stop: &'a std::sync::atomic::AtomicBool,
+    },
     /// A capture file's bytes already in memory (a page sent them), named as `name`.
     Bytes { name: &'a Path, bytes: &'a [u8] },
     /// An interface captured live (`Live::open`), until its `stopper` is raised.
@@ -218,13 +224,20 @@ pub struct Facts {
     pub other: u64,
     /// The file ended inside a packet (the capture was stopped while writing).
     pub cut_short: bool,
+    /// The file's reading was stopped before its end (Ctrl-C): the report is partial.
+    pub stopped: bool,
     /// A live capture: packets libpcap dropped (its buffer was full), and ones the interface
     /// dropped.
     pub dropped: u64,
     pub if_dropped: u64,
     /// With no port named: the ports found to be Redis's, in the order found.
     pub found_ports: Vec<u16>,
-    /// First and last packet's stamps.
+    /// Times the clock went back by more than `JOINED_BACK_NS` (captures joined end to end,
+    /// by mergecap -a or cat), and the packet where it first did: each later part's stamps are
+    /// moved on to follow the part before it, keeping their distances.
+    pub joins: u64,
+    pub first_join: Option<u64>,
+    /// First and last packet's stamps (the last as moved on past any joins).
     pub first: Option<Stamp>,
     pub last: Option<Stamp>,
 }
@@ -240,6 +253,22 @@ pub enum CaptureError {
         "{path} is not a pcap or pcapng capture (write one with tcpdump -w FILE, tshark -w FILE or Wireshark's Save As)"
     )]
     NotACapture { path: PathBuf },
+    #[error(
+        "{path} is empty ({size}): a capture holds at least its header. Was tcpdump stopped before it wrote anything (stop it with Ctrl-C, not kill -9), or did -w name another file?"
+    )]
+    Empty { path: PathBuf, size: &'static str },
+    #[error("{path} is a directory: give the capture file in it (written by tcpdump -w FILE)")]
+    Directory { path: PathBuf },
+    #[error(
+        "{path} is a pipescope recording, not a capture: show it with pipescope replay {path}, or open it on the page's runs view (/)"
+    )]
+    IsARecording { path: PathBuf },
+    #[error("{path} looks {what}-compressed but cannot be unpacked: {cause}")]
+    Unpack {
+        path: PathBuf,
+        what: &'static str,
+        cause: String,
+    },
     #[error("{path}: packet {packet} cannot be read: {why}")]
     Malformed {
         path: PathBuf,
@@ -281,7 +310,7 @@ pub fn read(
     mut on_event: impl FnMut(Event),
 ) -> Result<Facts, CaptureError> {
     let (origin, tally) = match &source {
-        Source::File(path) | Source::Bytes { name: path, .. } => {
+        Source::File(path) | Source::FileUntil { path, .. } | Source::Bytes { name: path, .. } => {
             (Origin::File(path.to_path_buf()), None)
         }
         Source::Live(live) => (Origin::Live(live.interface().into()), Some(live.tally())),
@@ -291,9 +320,13 @@ pub fn read(
     let mut packets = Packets::new(origin, redis_ports, tally);
     let mut each = |p: Packet<'_>| packets.take(&p, &mut emit);
     let (described, still_open) = match source {
-        Source::File(path) => (file::read(path, &mut each)?, Closing::CaptureEnded),
+        Source::File(path) => (file::read(path, None, &mut each)?, Closing::CaptureEnded),
+        Source::FileUntil { path, stop } => match file::read(path, Some(stop), &mut each)? {
+            d if d.stopped => (d, Closing::CaptureStopped),
+            d => (d, Closing::CaptureEnded),
+        },
         Source::Bytes { name, bytes } => (
-            file::read_from(name, bytes, &mut each)?,
+            file::read_from(name, bytes, None, &mut each)?,
             Closing::CaptureEnded,
         ),
         Source::Live(live) => (live.read(&mut each)?, Closing::CaptureStopped),
@@ -307,6 +340,7 @@ pub fn read(
         format: described.format,
         interfaces: described.interfaces,
         cut_short: described.cut_short,
+        stopped: described.stopped,
         dropped: described.dropped,
         if_dropped: described.if_dropped,
         connections: tracker.connections(),
@@ -328,7 +362,13 @@ struct Packets {
     discovery: Option<discover::Discovery>,
     /// A live capture's progress, kept up to date.
     tally: Option<Arc<Tally>>,
+    /// Added to every stamp after a join (`Facts::joins`).
+    shift: u64,
 }
+
+/// A stamp this much earlier than the one before it starts another capture joined on (clocks
+/// of different interfaces disagree by far less; such a stamp counts as the one before it).
+const JOINED_BACK_NS: u64 = 1_000_000_000;
 
 impl Packets {
     fn new(origin: Origin, redis_ports: &[u16], tally: Option<Arc<Tally>>) -> Packets {
@@ -349,23 +389,42 @@ impl Packets {
                 fragments: 0,
                 other: 0,
                 cut_short: false,
+                stopped: false,
                 dropped: 0,
                 if_dropped: 0,
+                joins: 0,
+                first_join: None,
                 found_ports: Vec::new(),
                 first: None,
                 last: None,
             },
             discovery: redis_ports.is_empty().then(discover::Discovery::default),
             tally,
+            shift: 0,
+        }
+    }
+
+    /// The packet's stamp, moved on past any joins.
+    fn stamp(&mut self, p: &Packet<'_>) -> Stamp {
+        let at = p.at_ns.saturating_add(self.shift);
+        match self.facts.last {
+            Some(last) if at.saturating_add(JOINED_BACK_NS) < last => {
+                self.shift += last - at;
+                self.facts.joins += 1;
+                self.facts.first_join.get_or_insert(p.number);
+                last
+            }
+            _ => at,
         }
     }
 
     fn take(&mut self, p: &Packet<'_>, emit: &mut dyn FnMut(Event)) -> Result<(), CaptureError> {
+        let at = self.stamp(p);
         let facts = &mut self.facts;
         facts.packets += 1;
         facts.bytes += p.data.len() as u64;
-        facts.first.get_or_insert(p.at_ns);
-        facts.last = Some(p.at_ns);
+        facts.first.get_or_insert(at);
+        facts.last = Some(at);
         if let Some(t) = &self.tally {
             t.packets.store(facts.packets, Ordering::Relaxed);
         }
@@ -374,11 +433,11 @@ impl Packets {
         }
         match packet::decode(p.link, p.data) {
             Decoded::Tcp(seg) if self.tracker.is_redis(seg.src.port(), seg.dst.port()) => {
-                self.follow(p.at_ns, &seg, emit)
+                self.follow(at, &seg, emit)
             }
             Decoded::Tcp(seg) if self.discovery.is_some() => {
                 let discovery = self.discovery.as_mut().expect("checked");
-                match discovery.offer(p.at_ns, &seg) {
+                match discovery.offer(at, &seg) {
                     discover::Decision::Undecided => {}
                     discover::Decision::NotRedis(segments) => self.facts.other += segments,
                     discover::Decision::Redis(port, held) => {

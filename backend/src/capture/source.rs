@@ -71,6 +71,8 @@ pub struct Described {
     /// The file ended inside a packet (a capture stopped while writing it): that packet is
     /// not read.
     pub cut_short: bool,
+    /// A file's reading was stopped before its end (Ctrl-C): what was read is all there is.
+    pub stopped: bool,
     /// A live capture: packets libpcap dropped because its buffer was full (the kernel's
     /// count), and ones the interface or its driver dropped.
     pub dropped: u64,

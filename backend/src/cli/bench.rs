@@ -95,7 +95,8 @@ pub enum BenchMode {
     Pipelined,
     /// Sequential, then pipelined (same count).
     Compare,
-    /// Pipelined at batch 1, 2, 4, … up to --max-batch: where the round trip stops dominating.
+    /// Pipelined at batch 1, 2, 5, 10, 20, 50, … up to --max-batch: where the round trip stops
+    /// dominating.
     Sweep,
     /// --batch concurrent callers auto-pipelined on one connection.
     Multiplexed,

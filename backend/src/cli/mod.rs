@@ -77,9 +77,8 @@ impl Cli {
     pub fn on_signal(&self) -> Option<OnSignal> {
         match &self.command {
             None | Some(Cmd::Serve(_)) => Some(OnSignal::ShutDown),
-            // Reading a capture writes nothing: Ctrl-C simply ends it.
-            Some(Cmd::Observe(a)) if a.pcap.is_some() => None,
-            // Until it stops observing (or capturing live), its own handler owns Ctrl-C.
+            // Until it stops observing (capturing live, reading a capture), its own handler
+            // owns Ctrl-C.
             Some(Cmd::Observe(_)) => Some(OnSignal::Ignore),
             Some(Cmd::Bench(_) | Cmd::Cost(cost::Cost::Accuracy(_))) => Some(OnSignal::CancelRuns),
             Some(Cmd::Versus(_) | Cmd::Cost(_) | Cmd::Replay(_) | Cmd::Clean(_)) => None,
@@ -92,7 +91,7 @@ impl Cli {
             None => &self.serve.target,
             Some(Cmd::Serve(a)) => &a.target,
             Some(Cmd::Bench(a)) => &a.target,
-            Some(Cmd::Observe(a)) => &a.target,
+            Some(Cmd::Observe(a)) => return a.clean_command(),
             Some(Cmd::Cost(cost::Cost::Accuracy(a))) => &a.target,
             Some(Cmd::Clean(a)) => &a.target,
             Some(Cmd::Versus(_) | Cmd::Cost(_) | Cmd::Replay(_)) => {
@@ -112,9 +111,8 @@ pub async fn run(cli: Cli, stop: Option<Stop>) -> anyhow::Result<()> {
         Cmd::Bench(args) => bench::bench(args, cancel()).await,
         Cmd::Versus(job) => versus::versus(job).await,
         Cmd::Cost(job) => cost::cost(job, cancel()).await,
-        // A capture file's report installs no handlers: Ctrl-C simply ends it.
         Cmd::Observe(args) => match (&args.pcap, &args.capture) {
-            (Some(path), _) => observe::observe_pcap(&args, path),
+            (Some(path), _) => observe::observe_pcap(&args, path, handlers()).await,
             (None, Some(interface)) => observe::observe_live(&args, interface, handlers()).await,
             (None, None) => observe::observe(args, handlers()).await,
         },

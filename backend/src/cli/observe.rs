@@ -11,6 +11,14 @@ use super::args::{NetworkArgs, TargetArgs};
 use super::output::say;
 
 #[derive(clap::Args)]
+#[command(
+    mut_arg("redis_url", |a| a.help(
+        "Redis to forward to, e.g. redis://:password@host:6379/0. Without it, 127.0.0.1:6379 if something answers there (--own-redis for a throwaway one)"
+    )),
+    mut_arg("cluster", |a| a.help(
+        "Not for observe: its proxy stands in front of one Redis. Observe a cluster from a capture instead (--capture IFACE or --pcap FILE, with a --redis-port for each master)"
+    )),
+)]
 pub struct ObserveArgs {
     /// Where your application connects instead of Redis (loopback unless told otherwise).
     #[arg(long, default_value = "127.0.0.1:6380")]
@@ -38,6 +46,10 @@ pub struct ObserveArgs {
     /// --pcap reports a file. No proxy; needs CAP_NET_RAW (root, or setcap).
     #[arg(long, value_name = "IFACE", group = "from_capture", conflicts_with_all = ["listen", "no_equivalent", "delay_us", "jitter_us", "bandwidth", "redis_url", "cluster", "tls_ca", "tls_insecure"])]
     pub capture: Option<String>,
+    /// Forward to a throwaway redis-server of pipescope's own (empty, gone when observe ends)
+    /// instead of your Redis: your application's data is not there.
+    #[arg(long, conflicts_with_all = ["redis_url", "pcap", "capture"])]
+    pub own_redis: bool,
     /// With --pcap or --capture: the port Redis listens on (repeat for several). Without
     /// it, Redis is found in the capture: the side of each connection that answers RESP
     /// replies to RESP commands.
@@ -79,11 +91,105 @@ fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     Ok(std::time::Duration::from_secs_f64(secs))
 }
 
+impl ObserveArgs {
+    /// `pipescope clean` against the Redis the proxy forwards to (its equivalents' keys).
+    pub fn clean_command(&self) -> pipescope::clean::Command {
+        match (&self.target.redis_url, self.own_redis) {
+            (None, false) => super::args::TargetArgs {
+                redis_url: Some(format!("redis://{DEFAULT_REDIS}")),
+                ..self.target.clone()
+            }
+            .clean_command(),
+            _ => self.target.clean_command(),
+        }
+    }
+}
+
+/// Where observe forwards when no `--redis-url` names a Redis: the usual local one.
+pub const DEFAULT_REDIS: &str = "127.0.0.1:6379";
+
+/// Where the proxy forwards the application's connections.
+#[derive(Debug, PartialEq, Eq)]
+enum Forward {
+    /// The Redis `--redis-url` (or REDIS_URL) names.
+    Named,
+    /// `DEFAULT_REDIS`, which answered.
+    Default,
+    /// A throwaway redis-server of pipescope's own (`--own-redis`).
+    Own,
+}
+
+/// The user's Redis, named or the usual local one if it answers (asked only when needed);
+/// pipescope's own only when asked for, since the application's data is not in it.
+fn forward_to(
+    named: bool,
+    own: bool,
+    default_answers: impl FnOnce() -> bool,
+) -> anyhow::Result<Forward> {
+    Ok(match (named, own) {
+        (true, _) => Forward::Named,
+        (false, true) => Forward::Own,
+        (false, false) if default_answers() => Forward::Default,
+        (false, false) => anyhow::bail!(
+            "no Redis to forward to: nothing answers at {DEFAULT_REDIS}. Name yours with \
+             --redis-url redis://HOST:PORT, or give --own-redis to forward to a throwaway \
+             redis-server of pipescope's own (empty, gone when observe ends)"
+        ),
+    })
+}
+
+/// Whether something accepts a connection at `DEFAULT_REDIS` (whether it is Redis is then
+/// asked by the version check, which says so if not).
+fn default_answers() -> bool {
+    let addr: SocketAddr = DEFAULT_REDIS.parse().expect("a socket address");
+    std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(1)).is_ok()
+}
+
+/// The number of keys in the target's database (`DBSIZE`), if Redis says.
+async fn key_count(target: &pipescope::target::RedisTarget) -> Option<u64> {
+    let mut con = target.admin_connection().await.ok()?;
+    redis::cmd("DBSIZE").query_async(&mut con).await.ok()
+}
+
 /// `observe` as a proxy in front of Redis (a capture file is `observe_pcap`'s, a live capture
 /// `observe_live`'s).
 pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
-    let redis = args.target.connect().await?;
+    if args.target.cluster {
+        anyhow::bail!(
+            "observe's proxy stands in front of one Redis: a cluster's clients follow MOVED and ASK to the other masters, around it, and that traffic would be counted nowhere. Observe a cluster from a capture instead, with a --redis-port for each master: pipescope observe --capture IFACE --redis-port 7000 --redis-port 7001 --redis-port 7002 (or tcpdump it, and read the file with --pcap)"
+        );
+    }
+    let forward = forward_to(
+        args.target.redis_url.is_some(),
+        args.own_redis,
+        default_answers,
+    )?;
+    let mut target_args = args.target.clone();
+    if forward == Forward::Default {
+        target_args.redis_url = Some(format!("redis://{DEFAULT_REDIS}"));
+    }
+    let redis = target_args
+        .connect_or("give --own-redis to forward to a throwaway redis-server of pipescope's own")
+        .await?;
     let target = redis.target.clone();
+    let keys = match key_count(&target).await {
+        Some(0) => "empty".to_string(),
+        Some(1) => "1 key".to_string(),
+        Some(n) => format!("{} keys", shared::observe::group(n)),
+        None => "keys not counted".to_string(),
+    };
+    match forward {
+        Forward::Own => eprintln!(
+            "pipescope: forwarding to a THROWAWAY redis-server of pipescope's own at {} (Redis {}, {keys}), as --own-redis asks: your application's data is NOT there, and what it writes is gone when observe ends",
+            target.redacted(),
+            redis.redis_version
+        ),
+        Forward::Named | Forward::Default => eprintln!(
+            "forwarding to {} (Redis {}, {keys})",
+            target.redacted(),
+            redis.redis_version
+        ),
+    }
     use pipescope::observe::{Observer, report};
     let network = args.network.network();
     // Ctrl-C ends the observing: `Stop` passes it over to here (`Cli::on_signal`).
@@ -106,9 +212,8 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
         ),
     }
     eprintln!(
-        "observing: point your application at {} (Redis at {}{}); {}",
+        "observing: point your application at {}{}; {}",
         observer.connect_url(),
-        target.redacted(),
         if network.is_loopback() {
             String::new()
         } else {
@@ -234,11 +339,51 @@ async fn measure_equivalents(
 
 /// `observe --pcap FILE`: the report from a capture; notes (resynchronisations, gaps) on
 /// stderr, and what the figures are on the report's first line (stderr with --json).
-pub(super) fn observe_pcap(args: &ObserveArgs, path: &std::path::Path) -> anyhow::Result<()> {
+/// Ctrl-C stops the reading: the report of what was read, marked partial, and the signal's
+/// exit code; a second Ctrl-C ends at once.
+pub(super) async fn observe_pcap(
+    args: &ObserveArgs,
+    path: &std::path::Path,
+    stop: Stop,
+) -> anyhow::Result<()> {
     use pipescope::capture::Source;
-    let seen = pipescope::observe::captured::observe(Source::File(path), &redis_ports(args))?;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let ports = redis_ports(args);
+    let stopper = std::sync::Arc::new(AtomicBool::new(false));
+    let mut reading = tokio::task::spawn_blocking({
+        let (path, stopper) = (path.to_path_buf(), stopper.clone());
+        move || {
+            let source = Source::FileUntil {
+                path: &path,
+                stop: &stopper,
+            };
+            pipescope::observe::captured::observe(source, &ports)
+        }
+    });
+    // Machine-readable too: tests wait for it before sending Ctrl-C.
+    eprintln!(
+        "reading {}; Ctrl-C stops and reports what was read",
+        path.display()
+    );
+    let seen = tokio::select! {
+        seen = &mut reading => seen,
+        _ = stop.passed_over() => {
+            stopper.store(true, Ordering::SeqCst);
+            // A second Ctrl-C exits at once: a capture's reading leaves nothing in Redis.
+            stop.set(OnSignal::CancelRuns);
+            eprintln!("pipescope: stopped reading; the report of what was read follows (Ctrl-C again ends at once)");
+            reading.await
+        }
+    }??;
     print_captured(args, &seen);
-    Ok(())
+    match stop.passed_signal() {
+        Some(signal) if seen.facts.stopped => {
+            use std::io::Write;
+            let _ = std::io::stdout().flush();
+            std::process::exit(signal.exit_code().into())
+        }
+        _ => Ok(()),
+    }
 }
 
 /// `observe --capture IFACE`: a live capture until --duration or Ctrl-C, progress on stderr
@@ -332,4 +477,24 @@ fn print_captured(args: &ObserveArgs, seen: &pipescope::observe::captured::FromC
         ObserveFormat::Markdown => format!("{label}\n\n{}", report::markdown(conns)),
     };
     say(format_args!("{}", out.trim_end()));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn observe_forwards_to_the_named_redis_else_the_local_one_else_refuses() {
+        let unasked =
+            || panic!("the usual address is asked only without --redis-url or --own-redis");
+        assert_eq!(forward_to(true, false, unasked).unwrap(), Forward::Named);
+        assert_eq!(forward_to(false, true, unasked).unwrap(), Forward::Own);
+        assert_eq!(forward_to(false, false, || true).unwrap(), Forward::Default);
+        let err = forward_to(false, false, || false).unwrap_err().to_string();
+        assert!(err.contains("nothing answers at 127.0.0.1:6379"), "{err}");
+        assert!(
+            err.contains("--redis-url") && err.contains("--own-redis"),
+            "{err}"
+        );
+    }
 }

@@ -45,7 +45,8 @@ pub async fn serve(args: ServeArgs, stop: Stop) -> anyhow::Result<()> {
     let network = args.network.network();
     let hub = Hub::with_network(redis.target.clone(), redis.redis_version.clone(), network)
         .await?
-        .observe_on(args.observe_listen);
+        .observe_on(args.observe_listen)
+        .redis_is_own(redis.own);
     say(format_args!(
         "pipescope {} — Redis {} at {}",
         env!("CARGO_PKG_VERSION"),

@@ -26,6 +26,13 @@ impl TargetArgs {
     /// Call it on the main task: redis-server is tied to the thread that spawned it (see
     /// local_redis::die_with_parent), and the main thread lives as long as the process.
     pub async fn connect(&self) -> anyhow::Result<Connected> {
+        self.connect_or("omit --redis-url to use pipescope's own local redis-server")
+            .await
+    }
+
+    /// `connect`, with what else the job offers when the named Redis cannot be reached
+    /// (`otherwise`, e.g. "omit --redis-url …"; empty where it offers nothing else).
+    pub async fn connect_or(&self, otherwise: &str) -> anyhow::Result<Connected> {
         let tls = TlsOptions {
             ca: self.tls_ca.clone(),
             insecure: self.tls_insecure,
@@ -60,7 +67,14 @@ impl TargetArgs {
                 target.addr()
             );
         }
-        let redis_version = target.server_version().await?;
+        let redis_version = match target.server_version().await {
+            Err(e @ pipescope::target::TargetError::Unreachable { .. })
+                if !otherwise.is_empty() =>
+            {
+                anyhow::bail!("{e}, or {otherwise}")
+            }
+            version => version?,
+        };
         if target.is_cluster() {
             // Said now, before anything runs: not a cluster, or slots no master serves.
             let mut admin = target.admin_connection().await?;

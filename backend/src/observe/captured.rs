@@ -13,7 +13,8 @@
 //! keeping their distances (a stamp earlier than one before it, from interfaces whose clocks
 //! disagree, counts as that one).
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use rustc_hash::FxHashMap;
@@ -51,8 +52,15 @@ pub fn label(facts: &Facts) -> String {
         .into_iter()
         .chain(facts.interfaces.iter().map(|(l, _)| l.name()))
         .collect();
+    let partial = match facts.stopped {
+        true => format!(
+            "PARTIAL: reading was stopped (Ctrl-C) after {} packets; the rest of the file is not in this report. ",
+            shared::observe::group(facts.packets)
+        ),
+        false => String::new(),
+    };
     format!(
-        "from {from} ({}; {} packets, {} connections): times are the capture host's clock; \"at Redis\" is each wait as that host saw it (the network included, unless captured on Redis's host); a \"write\" is a TCP segment as captured (the kernel may merge or split the client's writes)",
+        "{partial}from {from} ({}; {} packets, {} connections): times are the capture host's clock; \"at Redis\" is each wait as that host saw it (the network included, unless captured on Redis's host); a \"write\" is a TCP segment as captured (the kernel may merge or split the client's writes)",
         kind.join(", "),
         shared::observe::group(facts.packets),
         shared::observe::group(facts.connections),
@@ -69,12 +77,45 @@ pub fn observe(source: Source, redis_ports: &[u16]) -> Result<FromCapture, Captu
         latest: base,
         open: FxHashMap::default(),
         ended: VecDeque::new(),
+        masters: BTreeMap::new(),
         timelines: VecDeque::new(),
         left_out: (0, 0),
         notes: Vec::new(),
     };
     let facts = capture::read(source, redis_ports, |e| fed.event(e))?;
     let mut notes = fed.notes;
+    // Several Redis servers (a cluster's masters, one port each): one application's
+    // connections, each named with the server it went to, and a tally per server.
+    let several = fed.masters.len() > 1;
+    if several {
+        let each: Vec<String> = fed
+            .masters
+            .iter()
+            .map(|(redis, (conns, commands))| {
+                use shared::observe::count;
+                format!(
+                    "{redis}: {}, {}",
+                    count(*conns, "connection"),
+                    count(*commands, "command")
+                )
+            })
+            .collect();
+        notes.push(format!(
+            "connections to {} Redis servers (a cluster's masters?), read as one application's: {}",
+            fed.masters.len(),
+            each.join("; ")
+        ));
+    }
+    let connections = fed
+        .ended
+        .into_iter()
+        .map(|(mut c, redis)| {
+            if several {
+                c.client = format!("{} → {redis}", c.client);
+            }
+            c
+        })
+        .collect();
     if fed.left_out.0 > 0 {
         notes.push(format!(
             "{} earlier connections ({} commands) are not listed: the report keeps the latest {KEPT}",
@@ -102,6 +143,16 @@ pub fn observe(source: Source, redis_ports: &[u16]) -> Result<FromCapture, Captu
         )),
         _ => {}
     }
+    if facts.joins > 0 {
+        notes.push(format!(
+            "the capture's clock goes back {} (first at packet {}): it looks like captures joined end to end (mergecap -a, or cat); each part's times are moved on to follow the part before, so times within a part are right but the gaps between parts are not. To merge captures taken at the same time, merge them by time instead: mergecap -w merged.pcap a.pcap b.pcap",
+            match facts.joins {
+                1 => "once".to_string(),
+                n => format!("{} times", shared::observe::group(n)),
+            },
+            shared::observe::group(facts.first_join.unwrap_or(0)),
+        ));
+    }
     if facts.cut_short {
         notes.push("the file ends inside a packet (the capture was stopped while writing it): that packet is not read".into());
     }
@@ -120,7 +171,7 @@ pub fn observe(source: Source, redis_ports: &[u16]) -> Result<FromCapture, Captu
     }
     Ok(FromCapture {
         facts,
-        connections: fed.ended.into(),
+        connections,
         notes,
         timelines: fed.timelines.into(),
     })
@@ -133,6 +184,8 @@ struct Open {
     replies: Framer,
     /// "the capture began mid-connection", gaps: added to how it ended.
     befell: Vec<String>,
+    /// The Redis server it went to.
+    redis: SocketAddr,
     /// The client's receive window on its command segments.
     window: WindowWatch,
 }
@@ -143,7 +196,10 @@ struct Fed {
     /// The latest instant handed to a record: stamps never go back.
     latest: Instant,
     open: FxHashMap<u64, Open>,
-    ended: VecDeque<ObservedConnection>,
+    /// Ended connections, each with the Redis server it went to.
+    ended: VecDeque<(ObservedConnection, SocketAddr)>,
+    /// Per Redis server: its connections and their commands (those left out too).
+    masters: BTreeMap<SocketAddr, (u64, u64)>,
     /// The latest ended connections' requests.
     timelines: VecDeque<ObservedTimeline>,
     /// Connections dropped from `ended`, and their commands.
@@ -163,7 +219,11 @@ impl Fed {
     fn event(&mut self, e: Event) {
         match e {
             Event::Opened {
-                conn, client, at, ..
+                conn,
+                client,
+                redis,
+                at,
+                ..
             } => {
                 self.instant(at);
                 let (commands, replies) = framers();
@@ -174,6 +234,7 @@ impl Fed {
                         commands,
                         replies,
                         befell: Vec::new(),
+                        redis,
                         window: WindowWatch::default(),
                     },
                 );
@@ -275,7 +336,10 @@ impl Fed {
         o.record.end(at, ended);
         let mut seen = o.record.seen_from(at, &shared::observe::Vantage::Capture);
         seen.window = o.window.evidence();
-        self.ended.push_back(seen);
+        let tally = self.masters.entry(o.redis).or_default();
+        tally.0 += 1;
+        tally.1 += seen.counts.commands;
+        self.ended.push_back((seen, o.redis));
         let (timeline, writes_us) = o.record.timeline();
         self.timelines.push_back(ObservedTimeline {
             id: conn,
@@ -286,7 +350,7 @@ impl Fed {
             self.timelines.pop_front();
         }
         if self.ended.len() > KEPT
-            && let Some(old) = self.ended.pop_front()
+            && let Some((old, _)) = self.ended.pop_front()
         {
             self.left_out.0 += 1;
             self.left_out.1 += old.counts.commands;

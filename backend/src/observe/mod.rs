@@ -172,6 +172,8 @@ impl Observer {
             connect_url: self.connect_url(),
             network: self.proxy.network(),
             note: None,
+            forwards_to: String::new(),
+            own_redis: false,
         }
     }
 

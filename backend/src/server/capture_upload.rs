@@ -90,6 +90,12 @@ async fn read(Query(params): Query<Params>, headers: HeaderMap, body: Body) -> R
 /// `Rejected`, saying why `file` could not be read, with `status`.
 fn respond(status: StatusCode, file: &str, reason: String) -> Response {
     tracing::info!(file, reason, "refused a capture a page opened");
+    // The capture error names the file too: said once, after "Could not open".
+    let reason = match reason.strip_prefix(file) {
+        Some(rest) if rest.starts_with(": ") => rest[2..].to_string(),
+        Some(rest) if rest.starts_with(' ') => format!("it{rest}"),
+        _ => reason,
+    };
     let reason =
         format!("Could not open {file}: {reason}. The page still shows what it showed before.");
     (

@@ -54,10 +54,7 @@ async fn read(Query(params): Query<Params>, body: Bytes) -> Response {
 
 /// The recording in `body`, or the sentence the page shows.
 fn decode(file: &str, body: &[u8]) -> Result<Recording, String> {
-    let text = std::str::from_utf8(body).map_err(|e| {
-        format!("Could not open {file}: not a pipescope recording: the file is not UTF-8 text ({e}). The page still shows what it showed before.")
-    })?;
-    Recording::from_json(text).map_err(|e| {
+    Recording::from_bytes(body).map_err(|e| {
         format!("Could not open {file}: {e}. The page still shows what it showed before.")
     })
 }

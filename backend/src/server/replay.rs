@@ -31,9 +31,9 @@ struct Replay {
 
 /// Reads `path` as a recording: the file's text, or a message that says what is wrong with it.
 pub fn read(path: &std::path::Path) -> anyhow::Result<Recording> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
-    Recording::from_json(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    let bytes =
+        std::fs::read(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    Recording::from_bytes(&bytes).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
 }
 
 /// The routes for `recording`, read from the file named `file`.

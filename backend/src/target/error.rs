@@ -18,7 +18,7 @@ pub enum TargetError {
     #[error("TLS to Redis at {addr} failed: {message}")]
     TlsHandshake { addr: String, message: String },
     #[error(
-        "cannot reach Redis at {addr}: {cause}. Is redis-server running there? Check the address, or omit --redis-url to use pipescope's own local redis-server"
+        "cannot reach Redis at {addr}: {cause}. Is redis-server running there? Check the address"
     )]
     Unreachable { addr: String, cause: std::io::Error },
     #[error("Redis at {addr} did not answer within {CONNECT_TIMEOUT:?}")]

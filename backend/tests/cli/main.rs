@@ -8,5 +8,6 @@ mod cancel;
 mod cost;
 mod docs_links;
 mod errors;
+mod help;
 mod jobs;
 mod recording;

@@ -4,6 +4,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod capture;
 mod delay;
 mod local;
 mod modes;

@@ -291,18 +291,29 @@ fn pcapng_with_interfaces_of_different_link_types_and_several_ports() {
     frames.sort_by_key(|f| f.ns);
     let file = pcapng(&[(ETHERNET, 6), (NULL, 9), (RAW, 9)], &frames);
     let (conns, stderr) = report(&file, &["--redis-port", "6379", "--redis-port", "6380"]);
+    // Three Redis servers: each connection named with the one it went to.
     let by_client = |addr: &str| {
         conns
             .iter()
             .find(|c| c.client == addr)
-            .unwrap_or_else(|| panic!("no connection from {addr}: {stderr}"))
+            .unwrap_or_else(|| panic!("no connection {addr}: {stderr}"))
     };
     assert_eq!(conns.len(), 3, "{stderr}");
-    assert_eq!(commands(by_client("10.0.0.1:50007")), (2, 2, 2));
-    let piped = by_client("127.0.0.1:50008");
+    assert_eq!(
+        commands(by_client("10.0.0.1:50007 → 10.0.0.2:6379")),
+        (2, 2, 2)
+    );
+    let piped = by_client("127.0.0.1:50008 → 127.0.0.1:6380");
     assert_eq!(commands(piped), (50, 50, 1));
     assert_eq!(piped.verdict.kind, VerdictKind::Pipelined);
-    assert_eq!(commands(by_client("[fe80::1]:50009")), (1, 1, 1));
+    assert_eq!(
+        commands(by_client("[fe80::1]:50009 → [fe80::2]:6379")),
+        (1, 1, 1)
+    );
+    assert!(
+        stderr.contains("connections to 3 Redis servers (a cluster's masters?), read as one application's: 10.0.0.2:6379: 1 connection, 2 commands; 127.0.0.1:6380: 1 connection, 50 commands; [fe80::2]:6379: 1 connection, 1 command"),
+        "{stderr}"
+    );
     assert!(
         stderr.contains("pcapng, Ethernet, BSD loopback (NULL), raw IP"),
         "{stderr}"

@@ -203,7 +203,7 @@ async fn a_posted_capture_is_read_as_observe_pcap_reads_it_and_bad_files_are_ref
     let reason = refused(post(&server, "file=notes.pcap", random).await);
     assert!(
         reason.starts_with(
-            "Could not open notes.pcap: notes.pcap is not a pcap or pcapng capture (write one with tcpdump -w FILE"
+            "Could not open notes.pcap: it is not a pcap or pcapng capture (write one with tcpdump -w FILE"
         ),
         "{reason}"
     );

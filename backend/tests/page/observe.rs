@@ -62,10 +62,13 @@ async fn the_observe_view_tells_a_loop_from_a_pipeline_and_draws_both() {
     let listen =
         std::net::SocketAddr::from(([127, 0, 0, 1], pipescope::local_redis::free_port().unwrap()));
     let version = target.server_version().await.unwrap();
+    let forwards_to = target.redacted();
+    // As `pipescope` with no --redis-url serves it: the Redis is a throwaway one of its own.
     let hub = Hub::with_network(target, version, shared::Network::LOOPBACK)
         .await
         .unwrap()
-        .observe_on(listen);
+        .observe_on(listen)
+        .redis_is_own(true);
     let server = support::Server::serve(hub).await;
     let browser = Browser::open(&format!("{}observe", server.http_url())).await;
     let c = &browser.client;
@@ -88,6 +91,20 @@ async fn the_observe_view_tells_a_loop_from_a_pipeline_and_draws_both() {
         .await
         .unwrap();
     assert_eq!(url, format!("redis://{listen}"));
+    // Where the proxy forwards, and that it is the page's own Redis, not the application's.
+    let forwards = c
+        .find(Locator::Css("#connect-forwards[data-own='yes']"))
+        .await
+        .expect("the panel says where its proxy forwards, and that it is the page's own Redis")
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(
+        forwards,
+        format!(
+            "Its proxy forwards to {forwards_to}, the page's own throwaway redis-server: your application's data is not there, and what it writes is gone when pipescope stops. Start pipescope with --redis-url to forward to your Redis."
+        )
+    );
 
     // redis-py through the address the page showed: a plain loop, then a pipeline.
     let port = listen.port().to_string();

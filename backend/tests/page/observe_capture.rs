@@ -201,7 +201,7 @@ async fn the_observe_view_opens_a_capture_and_shows_what_observe_pcap_reports() 
     )
     .await;
     assert!(
-        error.starts_with("Could not open notes.pcap: notes.pcap is not a pcap or pcapng capture"),
+        error.starts_with("Could not open notes.pcap: it is not a pcap or pcapng capture"),
         "{error}"
     );
     let still: Vec<Row> = until_js(c, ROWS, Duration::from_secs(5), "the rows", |_| true).await;

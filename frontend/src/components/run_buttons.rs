@@ -84,7 +84,7 @@ pub fn RunButtons(form: RwSignal<Form>, conn: Connection) -> impl IntoView {
                     node_ref=buttons.sweep
                     class="primary"
                     disabled=move || !idle()
-                    title="Pipelined runs at batch 1, 2, 4, … up to the largest batch"
+                    title="Pipelined runs at batch 1, 2, 5, 10, 20, 50, … up to the largest batch, each 3 times"
                     on:click=move |_| submit(Plan::Sweep)
                 >
                     "Sweep"

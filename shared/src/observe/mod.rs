@@ -365,6 +365,13 @@ pub struct ObserveStatus {
     /// taken and another was chosen.
     #[serde(default)]
     pub note: Option<String>,
+    /// Where the proxy forwards, the Redis URL without its password.
+    #[serde(default)]
+    pub forwards_to: String,
+    /// Whether that Redis is the page's own throwaway redis-server (started with no
+    /// `--redis-url`), where an application's data is not.
+    #[serde(default)]
+    pub own_redis: bool,
 }
 
 /// One observed connection's requests, drawn like a run's: a span per command from its

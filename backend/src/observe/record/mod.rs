@@ -8,6 +8,8 @@
 //!
 //! - `accounting`: where the time went, advanced event by event.
 //! - `protocol`: which message answers which command (subscriptions, CLIENT REPLY).
+//! - `not_redis`: a client that does not speak RESP, told from its first bytes.
+//! - `timeline`: its requests drawn like a run's.
 //! - `waits`: whether the client waited for its replies, weighed from the moments they were
 //!   all back.
 
@@ -15,14 +17,15 @@ use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
 use shared::observe::{ObservedConnection, ObservedCounts, Vantage, verdict_at_proxy};
-use shared::{Span, Timeline};
 
 use crate::resp::framer::{Framer, Message, Name};
 use crate::spans::FULL_SPANS;
 
 mod accounting;
 mod kernel;
+mod not_redis;
 mod protocol;
+mod timeline;
 mod waits;
 use accounting::{Accounting, State};
 use kernel::Kernel;
@@ -149,6 +152,9 @@ pub struct Record {
     /// kernel counted arriving on its socket: whether the reads merged its sends.
     reads: u64,
     kernel: Kernel,
+    /// What the client sent instead of Redis's protocol (`not_redis`), told from its first
+    /// bytes: then nothing is framed.
+    not_redis: Option<String>,
 }
 
 impl Record {
@@ -183,6 +189,7 @@ impl Record {
             library: None,
             set_values: (0, 0),
             reads: 0,
+            not_redis: None,
             kernel: Kernel::default(),
         }
     }
@@ -225,6 +232,15 @@ impl Record {
     pub fn client_read(&mut self, at: Instant, bytes: &[u8], commands: &mut Framer) {
         self.advance(at);
         self.reads += 1;
+        if self.counts.bytes_from_client == 0 {
+            self.not_redis = not_redis::what(bytes);
+        }
+        if self.not_redis.is_some() {
+            // Counted, not framed: no commands, so no verdict on them and no advice.
+            self.counts.bytes_from_client += bytes.len() as u64;
+            self.out_chunks.push_back(0);
+            return;
+        }
         self.counts.bytes_from_client += bytes.len() as u64;
         let overlapping = self.in_flight() > 0;
         let trips_before = self.counts.round_trips;
@@ -373,6 +389,10 @@ impl Record {
     pub fn redis_read(&mut self, at: Instant, bytes: &[u8], framer: &mut Framer) {
         self.advance(at);
         self.counts.bytes_from_redis += bytes.len() as u64;
+        if self.not_redis.is_some() {
+            self.back_chunks.push_back((0, 0));
+            return;
+        }
         let (mut replies, mut pushes) = (0, 0);
         let asked = self.expecting - self.from_redis;
         let protocol = &mut self.protocol;
@@ -549,7 +569,10 @@ impl Record {
             open: self.is_open(),
             ended: self.ended.clone(),
             top_commands: top,
-            verdict: verdict_at_proxy(&counts, &times, self.kernel.now(self.reads).as_ref()),
+            verdict: match &self.not_redis {
+                Some(what) => not_redis::verdict(what),
+                None => verdict_at_proxy(&counts, &times, self.kernel.now(self.reads).as_ref()),
+            },
             counts,
             times,
             equivalent: None,
@@ -562,40 +585,6 @@ impl Record {
             syscalls: None,
             window: None,
         }
-    }
-
-    /// Its requests as a timeline: those whose reply was handed back.
-    pub fn timeline(&self) -> (Timeline, Vec<f64>) {
-        let span = |i: u64, s: &Stamps| {
-            s.handed.map(|handed| Span {
-                i,
-                issued_us: s.arrived,
-                replied_us: handed,
-                at_server_us: s.at_redis,
-                from_server_us: s.from_redis,
-                node: None,
-                redirect: None,
-            })
-        };
-        let first = self
-            .first
-            .iter()
-            .enumerate()
-            .filter_map(|(i, s)| span(i as u64, s))
-            .collect();
-        let sampled = self
-            .sampled
-            .iter()
-            .filter_map(|(i, s)| span(*i, s))
-            .collect();
-        (
-            Timeline {
-                first,
-                sampled,
-                stride: self.stride,
-            },
-            self.writes_us.clone(),
-        )
     }
 }
 

@@ -101,6 +101,8 @@ struct Inner {
     token: Option<String>,
     /// Where the observing proxy listens when the presenter starts it.
     observe_listen: std::net::SocketAddr,
+    /// The Redis is pipescope's own, started for this server (no `--redis-url`).
+    own_redis: bool,
     observing: Mutex<observing::Observing>,
     /// Raised once the server shuts down: cancels a pipelined equivalent being measured, and
     /// nothing new starts.
@@ -145,6 +147,7 @@ impl Hub {
                 next_run: AtomicU64::new(first),
                 token: None,
                 observe_listen: DEFAULT_OBSERVE_LISTEN,
+                own_redis: false,
                 observing: Mutex::default(),
                 stopping: Arc::default(),
             }),

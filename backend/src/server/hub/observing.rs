@@ -80,6 +80,15 @@ impl Hub {
         self
     }
 
+    /// Says the Redis behind the hub is pipescope's own throwaway one (no `--redis-url`): the
+    /// observe panel warns that an application's data is not there.
+    pub fn redis_is_own(mut self, own: bool) -> Self {
+        Arc::get_mut(&mut self.inner)
+            .expect("set before the hub is shared")
+            .own_redis = own;
+        self
+    }
+
     fn observing(&self) -> std::sync::MutexGuard<'_, Observing> {
         self.inner.observing.lock().expect("hub observing")
     }
@@ -124,6 +133,8 @@ impl Hub {
         let (observer, note) = started?;
         let status = ObserveStatus {
             note,
+            forwards_to: self.inner.target.redacted(),
+            own_redis: self.inner.own_redis,
             ..observer.status()
         };
         let connections = observer.connections().clone();

@@ -398,9 +398,9 @@ fn cluster_cost_prints_a_ratio_per_depth() {
         for ops in &r[2..4] {
             assert!(ops.parse::<f64>().unwrap() > 0.0, "{r:?}");
         }
-        let (median, interval) = r[4].split_once("× [").expect(r[4]);
+        // One round: the ratio alone, no interval.
+        let median = r[4].strip_suffix('×').expect(r[4]);
         assert!(median.parse::<f64>().unwrap() > 0.0, "{r:?}");
-        assert!(interval.ends_with(']'), "{r:?}");
     }
     assert!(
         stderr.contains("on the cluster "),

@@ -17,6 +17,9 @@ const MAX_CAPTURE_BYTES: f64 = 256.0 * 1024.0 * 1024.0;
 pub fn ObserveCapture(conn: Connection) -> impl IntoView {
     // "Reading capture.pcap (12.3 MB)…" while the server reads.
     let reading = RwSignal::new(String::new());
+    // The Redis port field (empty: Redis is found in the capture), which the tcpdump hint
+    // follows.
+    let ports = RwSignal::new(String::new());
     let open = move |file: File| read(file, reading, conn);
     let picked = move |ev: ev::Event| {
         if let Some(file) = file_upload::picked(&ev) {
@@ -35,6 +38,8 @@ pub fn ObserveCapture(conn: Connection) -> impl IntoView {
                         id="capture-ports"
                         type="text"
                         size="12"
+                        prop:value=move || ports.get()
+                        on:input=move |ev| ports.set(event_target_value(&ev))
                         placeholder="found in the capture"
                         title="Redis's port, or several separated by commas; empty: the side answering RESP replies to RESP commands is taken as Redis"
                     />
@@ -44,14 +49,14 @@ pub fn ObserveCapture(conn: Connection) -> impl IntoView {
                     <input
                         id="open-capture"
                         type="file"
-                        accept=".pcap,.pcapng,.cap"
+                        accept=".pcap,.pcapng,.cap,.gz,.zst"
                         class="visually-hidden"
                         on:change=picked
                     />
                 </div>
             </div>
             <p class="explain">
-                "A capture of your application's Redis traffic (" <code>"tcpdump -i any -s 0 -w redis.pcap 'tcp port 6379'"</code>
+                "A capture of your application's Redis traffic (" <code id="capture-hint">{move || tcpdump_hint(&ports.get())}</code>
                 "), picked here or dropped on this view, is read by the pipescope server as " <code>"pipescope observe --pcap"</code> " reads it."
             </p>
             // Empty (and hidden) but while the server reads, or once a capture is shown.
@@ -66,7 +71,7 @@ pub fn ObserveCapture(conn: Connection) -> impl IntoView {
 /// meanwhile, then shows the connections it answers with, or why not.
 fn read(file: File, reading: RwSignal<String>, conn: Connection) {
     let name = file.name();
-    // Read when a file is opened: the field needs no signal of its own.
+    // As the field says when the file is opened.
     let ports = document()
         .get_element_by_id("capture-ports")
         .and_then(|e| e.dyn_into::<HtmlInputElement>().ok())
@@ -96,4 +101,22 @@ fn read(file: File, reading: RwSignal<String>, conn: Connection) {
             }
         }),
     );
+}
+
+/// The tcpdump command for the ports in the field ("6379", "6379,7000"; empty: Redis's usual
+/// port): whole packets to or from any of them.
+fn tcpdump_hint(ports: &str) -> String {
+    let ports: Vec<&str> = ports
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|p| !p.is_empty())
+        .collect();
+    let filter = match ports.as_slice() {
+        [] => "tcp port 6379".to_string(),
+        ports => ports
+            .iter()
+            .map(|p| format!("tcp port {p}"))
+            .collect::<Vec<_>>()
+            .join(" or "),
+    };
+    format!("tcpdump -i any -s 0 -w redis.pcap '{filter}'")
 }

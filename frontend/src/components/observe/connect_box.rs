@@ -16,6 +16,26 @@ pub fn ConnectBox(conn: Connection) -> impl IntoView {
         conn.observe
             .with(|o| o.status.as_ref().and_then(|s| s.note.clone()))
     };
+    // Where the proxy forwards, and a warning when that is the page's own throwaway Redis.
+    let forwards = move || {
+        conn.observe.with(|o| {
+            o.status.as_ref().filter(|s| !s.forwards_to.is_empty()).map(|s| {
+                (
+                    s.own_redis,
+                    match s.own_redis {
+                        true => format!(
+                            "Its proxy forwards to {}, the page's own throwaway redis-server: your application's data is not there, and what it writes is gone when pipescope stops. Start pipescope with --redis-url to forward to your Redis.",
+                            s.forwards_to
+                        ),
+                        false => format!(
+                            "Its proxy forwards to {}, the Redis pipescope was started with (--redis-url).",
+                            s.forwards_to
+                        ),
+                    },
+                )
+            })
+        })
+    };
     view! {
         <div class="connect-box">
             <span class="connect-label">"Point your application at"</span>
@@ -50,6 +70,20 @@ pub fn ConnectBox(conn: Connection) -> impl IntoView {
                             <span class="copied" role="status">
                                 {if ok { "Copied." } else { "The clipboard was refused: select the address." }}
                             </span>
+                        }
+                    })
+            }}
+            {move || {
+                forwards()
+                    .map(|(own, text)| {
+                        view! {
+                            <p
+                                id="connect-forwards"
+                                class=if own { "note warning" } else { "note" }
+                                data-own=if own { "yes" } else { "no" }
+                            >
+                                {text}
+                            </p>
                         }
                     })
             }}

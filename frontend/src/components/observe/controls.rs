@@ -9,9 +9,11 @@ use crate::connection::Connection;
 pub fn ObserveControls(conn: Connection) -> impl IntoView {
     let observing = Memo::new(move |_| conn.observe.with(|o| o.observing()));
     let may = move || conn.is_open() && conn.can_control();
+    // A replay has no Redis: that, not a token, is why nothing can be observed there.
+    let replay = move || conn.server.with(|s| s.as_ref().is_some_and(|s| s.replay));
     let watch_only = move || {
         conn.server
-            .with(|s| s.as_ref().is_some_and(|s| !s.can_control))
+            .with(|s| s.as_ref().is_some_and(|s| !s.can_control && !s.replay))
     };
     // Observation crosses the network the server was started with (`--delay-us` …).
     let network = move || {
@@ -59,6 +61,11 @@ pub fn ObserveControls(conn: Connection) -> impl IntoView {
             </p>
             <ConnectBox conn=conn />
             {move || stopped().map(|s| view! { <p class="note">{s}</p> })}
+            <Show when=replay>
+                <p id="observe-replay" class="watch-only" role="note">
+                    "This page replays a recording: there is no Redis behind it, so no application can be observed through it. Open a capture below, or start pipescope without replay (or pipescope observe) to observe one."
+                </p>
+            </Show>
             <Show when=watch_only>
                 <p id="observe-watch-only" class="watch-only" role="note">
                     "This page can only watch: starting or stopping observation needs the presenter's link (with its token), printed when pipescope started."

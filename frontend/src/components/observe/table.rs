@@ -32,10 +32,10 @@ pub fn ObservedTable(conn: Connection, chosen: RwSignal<Vec<u64>>) -> impl IntoV
             <h2>"Connections"</h2>
             <Show
                 when=move || !rows.with(Vec::is_empty)
-                fallback=|| {
+                fallback=move || {
                     view! {
                         <p id="observed-empty" class="note">
-                            "No connections yet: start observing, then run your application against the address above."
+                            {move || empty_text(conn)}
                         </p>
                     }
                 }
@@ -117,4 +117,17 @@ fn Row(
             </td>
         </tr>
     }
+}
+
+/// Why the table is empty: a capture with no Redis connection, or nothing observed yet.
+fn empty_text(conn: Connection) -> &'static str {
+    conn.observe.with(|o| match (&o.capture, o.observing()) {
+        (Some(_), _) => {
+            "This capture holds no connection to Redis's port (see the note above): if Redis listened on another port, put it in the Redis port field and open the capture again."
+        }
+        (None, true) => "No connections yet: run your application against the address above.",
+        (None, false) => {
+            "No connections yet: start observing, then run your application against the address above; or open a capture."
+        }
+    })
 }
