@@ -2,7 +2,8 @@
 //! pipelined (derived from what was measured of it, and said to be a floor), and the change
 //! for the client library it named.
 
-use super::{ObservedConnection, VerdictKind, count, duration, group};
+use super::wording::{count, duration, group};
+use super::{ObservedConnection, VerdictKind};
 
 /// The batch sizes projected.
 pub const BATCHES: [u64; 3] = [10, 100, 1_000];

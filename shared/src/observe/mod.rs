@@ -247,8 +247,8 @@ pub fn stand_in(conn: &ObservedConnection) -> Result<(Command, u64), NoEquivalen
     match runnable.first() {
         Some(&(command, _)) if total * 2 >= commands => Ok((command, commands)),
         _ => Err(NoEquivalent::OtherCommands {
-            runnable: group(total),
-            commands: group(commands),
+            runnable: wording::group(total),
+            commands: wording::group(commands),
             top: conn
                 .top_commands
                 .first()
@@ -351,14 +351,18 @@ pub struct ObservedTimeline {
 
 mod advice;
 mod evidence;
+mod kind;
 mod marks;
 mod parts;
 mod read_late;
+mod socket;
 mod verdict;
+mod wording;
 mod words;
 pub use advice::{Advice, Projection, advice};
 pub use evidence::{ProbeEvidence, SyscallEvidence};
 pub use parts::{Part, largest_remainder, parts};
-pub use read_late::ClientSocket;
-pub use verdict::{count, duration, group, verdict, verdict_at_proxy};
+pub use socket::ClientSocket;
+pub use verdict::{verdict, verdict_at_proxy};
+pub use wording::{count, duration, group};
 pub use words::{Figure, Help, Words, time_split, words};

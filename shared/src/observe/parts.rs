@@ -4,7 +4,8 @@
 //! The parts never overlap and add up to the wall time exactly; their whole percentages add
 //! up to exactly 100 (rounded by largest remainder), so a reader can check the sum.
 
-use super::{ObservedConnection, ObservedTimes, Vantage, duration};
+use super::wording::{duration, group};
+use super::{ObservedConnection, ObservedTimes, Vantage};
 
 /// One part of a connection's wall time.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,7 +52,7 @@ pub fn parts(c: &ObservedConnection) -> Vec<Part> {
                 match hop_us {
                     Some(hop) => format!(
                         "derived: {} round trips × {} a round trip for client → proxy and proxy → client, measured at start",
-                        super::group(c.counts.round_trips),
+                        group(c.counts.round_trips),
                         duration(*hop)
                     ),
                     None => "not measured: the probe at start did not run".into(),
