@@ -30,8 +30,13 @@ pub struct Advice {
 }
 
 /// What would help `c`, if it waits on round trips (one at a time, or a write per command
-/// over many round trips) or writes each pipelined command on its own.
+/// over many round trips) or writes each pipelined command on its own. For an undetermined
+/// verdict, the change for each of those it could be, each said for its case; its time is
+/// not projected (that holds only if it waits).
 pub fn advice(c: &ObservedConnection) -> Option<Advice> {
+    if c.verdict.kind == VerdictKind::Undetermined {
+        return undetermined(c);
+    }
     let kind = c.verdict.kind;
     let n = c.counts.commands;
     let trips = c.counts.round_trips;
@@ -68,6 +73,32 @@ pub fn advice(c: &ObservedConnection) -> Option<Advice> {
         projections,
         how,
         change: change(c.library.as_deref(), kind),
+    })
+}
+
+/// Undetermined: the change if it waits for each reply, and if it writes each command on
+/// its own, for those of the two it could be.
+fn undetermined(c: &ObservedConnection) -> Option<Advice> {
+    let cases: Vec<String> = c
+        .verdict
+        .candidates
+        .iter()
+        .filter_map(|&k| {
+            let case = match k {
+                VerdictKind::OneAtATime => "if it waits for each reply (one at a time)",
+                VerdictKind::WritePerCommand => {
+                    "if it writes each command without waiting (a write per command)"
+                }
+                _ => return None,
+            };
+            Some(format!("{case}: {}", change(c.library.as_deref(), k)))
+        })
+        .collect();
+    (!cases.is_empty() && c.counts.commands >= 2).then(|| Advice {
+        now_us: c.times.client_us + c.times.waiting_us,
+        projections: Vec::new(),
+        how: "not projected: which it is, the evidence could not decide".into(),
+        change: cases.join("; "),
     })
 }
 
@@ -139,8 +170,11 @@ mod tests {
             },
             verdict: Verdict {
                 kind,
+                headline: String::new(),
                 text: String::new(),
                 timing_dependent: None,
+                candidates: Vec::new(),
+                decided_by: None,
             },
             equivalent: None,
             vantage: Default::default(),
@@ -187,5 +221,29 @@ mod tests {
     fn a_pipelined_client_or_a_short_loop_needs_nothing() {
         assert_eq!(advice(&conn(VerdictKind::Pipelined, 1000, 1, None)), None);
         assert_eq!(advice(&conn(VerdictKind::OneAtATime, 5, 5, None)), None);
+    }
+
+    #[test]
+    fn an_undetermined_connection_is_told_both_cases() {
+        let mut c = conn(VerdictKind::Undetermined, 1000, 1000, Some("redis-py"));
+        c.verdict.candidates = vec![VerdictKind::OneAtATime, VerdictKind::WritePerCommand];
+        let a = advice(&c).unwrap();
+        assert!(a.projections.is_empty());
+        assert!(
+            a.change.starts_with(
+                "if it waits for each reply (one at a time): redis-py: pipe = r.pipeline(transaction=False)"
+            ),
+            "{}",
+            a.change
+        );
+        assert!(
+            a.change
+                .contains("; if it writes each command without waiting (a write per command): "),
+            "{}",
+            a.change
+        );
+        // Undetermined between batched kinds: nothing to change either way.
+        c.verdict.candidates = vec![VerdictKind::Pipelined, VerdictKind::AutoPipelined];
+        assert_eq!(advice(&c), None);
     }
 }

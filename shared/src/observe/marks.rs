@@ -22,6 +22,9 @@ pub(super) struct Reading<'a> {
 /// Why the kind read is not sure, and the other kinds the connection could be.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Mark {
+    /// In a few words, for the undetermined verdict's sentence.
+    pub reason: &'static str,
+    /// In full, with the numbers (`Verdict::timing_dependent`).
     pub why: String,
     pub could_be: Vec<VerdictKind>,
 }
@@ -38,6 +41,7 @@ pub(super) fn unconfirmed_trips(r: &Reading) -> Option<Mark> {
     let sure = c.round_trips.saturating_sub(c.unconfirmed_trips).max(1);
     let (without, _) = kind_and_text(c, r.t, sure);
     (without != r.kind).then(|| Mark {
+        reason: "each reply was back before the next command, and the wire cannot show whether the client waited for it",
         why: format!(
             "timing-dependent: {} of its {} could be the client's own pauses rather than waits; without them it reads as {}",
             group(c.unconfirmed_trips),
@@ -74,6 +78,7 @@ pub(super) fn unwaited_batches(r: &Reading) -> Option<Mark> {
     let unwaited = (awaited + c.batch_trips.min(c.unconfirmed_trips)).min(c.writes);
     let auto = |n: u64| n * 2 > c.writes;
     (auto(awaited) != auto(unwaited)).then(|| Mark {
+        reason: "its batches raced Redis's replies",
         why: format!(
             "timing-dependent: {} of its {} sent while replies were awaited, and {} more after replies the wire cannot show it waited for; it reads as pipelined or auto-pipelined by turns",
             group(awaited),
@@ -97,6 +102,7 @@ pub(super) fn batch_in_pieces(r: &Reading) -> Option<Mark> {
         && per_write > 16.0
         && c.unconfirmed_trips > 0)
         .then(|| Mark {
+            reason: "one batch written in pieces raced Redis's replies",
             why: format!(
                 "timing-dependent: {} of its {} of ~{per_write:.0} commands sent while replies were awaited, and {} round trips that may be no waits: one batch written in pieces reads as pipelined or auto-pipelined by turns",
                 group(c.overlapping_writes.min(c.writes)),
@@ -128,6 +134,7 @@ pub(super) fn merged_writes(r: &Reading) -> Option<Mark> {
     // that the wire cannot confirm were waited for.
     let unwaited = c.overlapping_writes + c.unconfirmed_trips;
     (batched && per_write <= most && unwaited * 4 >= c.writes).then(|| Mark {
+        reason: "small writes are merged on their way, so a write per command and small batches look alike",
         why: format!(
             "timing-dependent: ~{per_write:.1} commands a {}, {} of its {} not shown to follow a wait; {what}, so this may be a write per command: the wire cannot tell",
             writes_noun(c),

@@ -103,11 +103,14 @@ pub struct WaitEvidence {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WaitReading {
-    /// The interval lies above 0.7: the next command followed the replies.
+    /// The interval lies above 0.7, and the client's reaction to a reply was shorter than
+    /// the reply's lag: the next command followed the replies.
     Waited,
     /// The interval lies below 0.3, over at least 256 moments: the commands kept their own cadence.
     OwnCadence,
-    /// Anything else (or the replies' times hardly varied): the wire cannot tell.
+    /// Anything else (or the replies' times hardly varied; or the client's reaction was as
+    /// long as the lag, where a shared CPU couples its writes to the replies): the wire
+    /// cannot tell.
     Undecided,
 }
 
@@ -161,18 +164,58 @@ pub enum VerdictKind {
     AutoPipelined,
     /// Subscribed (pub/sub) or MONITOR: Redis pushes, the client mostly listens.
     Subscriber,
+    /// The evidence cannot decide between some of the kinds above (`Verdict::candidates`):
+    /// said, with what would decide it, rather than guessed.
+    Undetermined,
+}
+
+/// What decided a verdict beyond the wire's timing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecidedBy {
+    /// The client process's own syscalls (`observe --pid`).
+    Syscalls,
+    /// Replies the proxy held back (`observe --probe`).
+    Probe,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
     pub kind: VerdictKind,
-    /// E.g. "pipelined, but a write per command: 100,000 commands in 100,000 writes over 100
-    /// round trips".
+    /// One line, about 90 characters at most, said first: e.g. "pipelined, a write per
+    /// command: 1,000 sends, 1 wait — from its syscalls". Empty in recordings made before
+    /// headlines (`Verdict::lead`).
+    #[serde(default)]
+    pub headline: String,
+    /// The detail beneath it, e.g. "pipelined, but a write per command: 100,000 commands in
+    /// 100,000 writes over 100 round trips".
     pub text: String,
-    /// Set when the round trips the wire cannot confirm decide the kind: what it would read
-    /// as without them, said instead of picking one.
+    /// Set when another read of the same wire would give another kind (the verdict is then
+    /// undetermined): why, said instead of picking one.
     #[serde(default)]
     pub timing_dependent: Option<String>,
+    /// When undetermined: the kinds it may be, the one the wire reads as first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<VerdictKind>,
+    /// What decided it, when evidence beyond the wire's timing did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<DecidedBy>,
+}
+
+impl Verdict {
+    /// What to say first: the headline, or the sentence in a recording made before them.
+    pub fn lead(&self) -> &str {
+        if self.headline.is_empty() {
+            &self.text
+        } else {
+            &self.headline
+        }
+    }
+
+    /// Whether `kind` is what this verdict says, or one of the kinds it cannot tell apart.
+    pub fn allows(&self, kind: VerdictKind) -> bool {
+        self.kind == kind || self.candidates.contains(&kind)
+    }
 }
 
 impl VerdictKind {
@@ -185,6 +228,7 @@ impl VerdictKind {
             VerdictKind::Pipelined => "pipelined",
             VerdictKind::AutoPipelined => "auto-pipelined",
             VerdictKind::Subscriber => "subscriber",
+            VerdictKind::Undetermined => "undetermined",
         }
     }
 }
@@ -363,6 +407,6 @@ pub use advice::{Advice, Projection, advice};
 pub use evidence::{ProbeEvidence, SyscallEvidence};
 pub use parts::{Part, largest_remainder, parts};
 pub use socket::ClientSocket;
-pub use verdict::{verdict, verdict_at_proxy};
+pub use verdict::{Evidence, judge, verdict, verdict_at_proxy};
 pub use wording::{count, duration, group};
 pub use words::{Figure, Help, Words, time_split, words};

@@ -35,21 +35,28 @@ pub(super) fn read_late(r: &Reading) -> Option<Mark> {
     if v.kind == kind && v.timing_dependent.is_none() {
         return None;
     }
-    let mut could_be = vec![v.kind];
+    // Read apart, a kind, or (undetermined) the kinds it could be.
+    let mut could_be = if v.candidates.is_empty() {
+        vec![v.kind]
+    } else {
+        v.candidates.clone()
+    };
     let mut why = format!(
         "timing-dependent: the proxy read late, taking the {} the client's socket received (at least {} sends) in {}",
         count(socket.segments, "segment"),
         group(socket.sends_at_least()),
         count(socket.reads, "read"),
     );
-    if v.kind != kind {
-        why += &format!("; read as they came, it reads as {}", v.kind.words());
+    if could_be != [kind] {
+        let words: Vec<&str> = could_be.iter().map(|k| k.words()).collect();
+        why += &format!("; read as they came, it reads as {}", words.join(" or "));
     }
-    if v.kind != VerdictKind::WritePerCommand {
+    if !could_be.contains(&VerdictKind::WritePerCommand) {
         why += "; each send may be several writes (the kernel merges small writes as it sends), down to a write per command";
         could_be.push(VerdictKind::WritePerCommand);
     }
     Some(Mark {
+        reason: "the proxy read late, merging the client's sends",
         why: why + ": the proxy cannot tell",
         could_be,
     })
@@ -89,7 +96,13 @@ mod tests {
             mss: 536,
         };
         let v = verdict_at_proxy(&c, &t, Some(&socket));
-        assert_eq!(v.kind, VerdictKind::Pipelined);
+        assert_eq!(
+            (v.kind, v.candidates.as_slice()),
+            (
+                VerdictKind::Undetermined,
+                [VerdictKind::Pipelined, VerdictKind::WritePerCommand].as_slice()
+            )
+        );
         assert_eq!(
             v.timing_dependent.as_deref(),
             Some(

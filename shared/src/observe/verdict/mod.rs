@@ -1,12 +1,23 @@
-//! The verdict: whether and how a connection pipelined, in one word and in a sentence with
-//! its numbers, worked out once for the CLI and the page: the kind its counts read as
-//! (`kind`), then the marks (`marks`, `read_late`) where another read of the same wire would
-//! give another kind.
+//! The verdict: whether and how a connection pipelined, as a headline of one line and the
+//! detail beneath, worked out once for the CLI and the page.
+//!
+//! Its input is explicit (`Evidence`): the wire's counts and times, and what else was seen
+//! of the client. The client's own syscalls decide when told; else replies the probe held
+//! back, when they show one way; else the wire: the kind its counts read as (`kind`), put
+//! through checks (`CHECKS`: `marks`, `read_late`) where another read of the same wire would
+//! give another kind. One that speaks makes the verdict undetermined, naming the kinds it
+//! could be and what would decide it, rather than guessing.
+
+mod decided;
+mod headline;
 
 use super::kind::kind_and_text;
-use super::marks::{self, Check, Reading};
+use super::marks::{self, Check, Mark, Reading};
 use super::read_late::read_late;
-use super::{ClientSocket, ObservedCounts, ObservedTimes, Verdict};
+use super::{
+    ClientSocket, DecidedBy, ObservedConnection, ObservedCounts, ObservedTimes, ProbeEvidence,
+    SyscallEvidence, Verdict, VerdictKind,
+};
 
 /// The checks a verdict's kind is put through, in order; the first that speaks marks it.
 /// A proxy read late undercounts the writes, so that is said before what they show.
@@ -18,24 +29,90 @@ const CHECKS: [Check; 5] = [
     marks::batch_in_pieces,
 ];
 
-/// Works out the verdict from the counts and times (`verdict_at_proxy`, no socket told).
+/// Everything a verdict is worked out from.
+#[derive(Debug, Clone, Copy)]
+pub struct Evidence<'a> {
+    pub counts: &'a ObservedCounts,
+    pub times: &'a ObservedTimes,
+    /// What the kernel counted on the proxy's socket from the client (through the proxy).
+    pub socket: Option<&'a ClientSocket>,
+    /// Replies the proxy held back, and what the client did meanwhile (`observe --probe`).
+    pub probe: Option<&'a ProbeEvidence>,
+    /// The client process's syscalls on its socket (`observe --pid`).
+    pub syscalls: Option<&'a SyscallEvidence>,
+}
+
+impl<'a> Evidence<'a> {
+    /// The wire's counts and times, nothing else.
+    pub fn wire(counts: &'a ObservedCounts, times: &'a ObservedTimes) -> Evidence<'a> {
+        Evidence {
+            counts,
+            times,
+            socket: None,
+            probe: None,
+            syscalls: None,
+        }
+    }
+}
+
+/// Works out the verdict from everything seen of the connection.
+pub fn judge(e: &Evidence) -> Verdict {
+    let wire = from_the_wire(e.counts, e.times, e.socket);
+    if let Some(v) = e.syscalls.and_then(|s| decided::by_syscalls(e.counts, s, &wire)) {
+        return v;
+    }
+    if let Some(v) = e
+        .probe
+        .and_then(|p| decided::by_probe(e.counts, e.times, e.socket, p, &wire))
+    {
+        return v;
+    }
+    wire
+}
+
+/// Works out the verdict from the counts and times alone.
 pub fn verdict(c: &ObservedCounts, t: &ObservedTimes) -> Verdict {
-    verdict_at_proxy(c, t, None)
+    judge(&Evidence::wire(c, t))
 }
 
 /// Works out the verdict from the counts and times, and what the kernel counted on the
 /// proxy's socket from the client, if told (`read_late`).
-///
-/// Round trips the wire cannot confirm as waits (`ObservedCounts::unconfirmed_trips`) are
-/// counted, as the wire shows them, and said to be unconfirmed; when leaving them out would
-/// give another kind of verdict, the verdict says it is timing-dependent rather than pick one.
 pub fn verdict_at_proxy(
     c: &ObservedCounts,
     t: &ObservedTimes,
     socket: Option<&ClientSocket>,
 ) -> Verdict {
+    judge(&Evidence {
+        socket,
+        ..Evidence::wire(c, t)
+    })
+}
+
+impl ObservedConnection {
+    /// The connection with its verdict worked out again from its counts, times, probe and
+    /// syscalls (and the proxy's socket's counts, when told): call it once the evidence
+    /// beyond the wire is filled in.
+    pub fn judged(mut self, socket: Option<&ClientSocket>) -> ObservedConnection {
+        self.verdict = judge(&Evidence {
+            counts: &self.counts,
+            times: &self.times,
+            socket,
+            probe: self.probe.as_ref(),
+            syscalls: self.syscalls.as_ref(),
+        });
+        self
+    }
+}
+
+/// The verdict as the wire's counts and timing show it: the kind they read as, undetermined
+/// where a check marks it.
+///
+/// Round trips the wire cannot confirm as waits (`ObservedCounts::unconfirmed_trips`) are
+/// counted as the wire shows them and said to be unconfirmed; in the headline, the waits are
+/// a range.
+fn from_the_wire(c: &ObservedCounts, t: &ObservedTimes, socket: Option<&ClientSocket>) -> Verdict {
     let (kind, text) = kind_and_text(c, t, c.round_trips);
-    let again = |other: &ObservedCounts| verdict(other, t);
+    let again = |other: &ObservedCounts| from_the_wire(other, t, None);
     let reading = Reading {
         c,
         t,
@@ -43,17 +120,46 @@ pub fn verdict_at_proxy(
         socket,
         again: &again,
     };
-    let mark = CHECKS.iter().find_map(|check| check(&reading));
-    let timing_dependent = mark.map(|m| m.why);
-    let text = match &timing_dependent {
-        Some(why) => format!("{text} ({why})"),
-        None => text,
-    };
-    Verdict {
-        kind,
-        text,
-        timing_dependent,
+    match CHECKS.iter().find_map(|check| check(&reading)) {
+        None => Verdict {
+            kind,
+            headline: headline::decided(kind, c, None),
+            text,
+            timing_dependent: None,
+            candidates: Vec::new(),
+            decided_by: None,
+        },
+        Some(mark) => undetermined(kind, &text, mark, c),
     }
+}
+
+/// The wire reads as `kind`, but `mark` says it could be others.
+fn undetermined(kind: VerdictKind, text: &str, mark: Mark, c: &ObservedCounts) -> Verdict {
+    let mut candidates = vec![kind];
+    for k in mark.could_be {
+        if !candidates.contains(&k) {
+            candidates.push(k);
+        }
+    }
+    let decide = headline::what_would_decide(c);
+    Verdict {
+        kind: VerdictKind::Undetermined,
+        headline: headline::undetermined(&candidates, c),
+        text: format!(
+            "undetermined: {}; {decide}. As the wire shows it, {text} ({})",
+            mark.reason, mark.why
+        ),
+        timing_dependent: Some(mark.why),
+        candidates,
+        decided_by: None,
+    }
+}
+
+/// `v` decided by `by`: its headline says so.
+fn decided_by(mut v: Verdict, by: DecidedBy, c: &ObservedCounts) -> Verdict {
+    v.headline = headline::decided(v.kind, c, Some(by));
+    v.decided_by = Some(by);
+    v
 }
 
 #[cfg(test)]
