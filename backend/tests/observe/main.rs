@@ -14,6 +14,7 @@ mod capture_upload;
 mod clients;
 mod limits;
 mod live_capture;
+mod matrix;
 mod network;
 mod protocol_states;
 mod read_late;

@@ -7,7 +7,7 @@ mod trace;
 
 use std::process::Command;
 
-use shared::observe::ObservedConnection;
+use shared::observe::{ObservedConnection, VerdictKind};
 pub use trace::Syscalls;
 
 /// The client's waits (`seen`) lie within what pipescope reported of its connection `c`: the
@@ -27,6 +27,54 @@ pub fn assert_waits_within(what: &str, c: &ObservedConnection, seen: Syscalls) {
         k.round_trips,
         confirmed,
         c.verdict.text
+    );
+}
+
+/// The verdict's kinds a client's syscalls allow, given the commands it sent: a wait for
+/// (nearly) every command is one at a time; a write per command with fewer waits, a write per
+/// command; fewer writes than commands, batched (pipelined or auto-pipelined: whether a later
+/// piece of a batch left while an earlier piece's replies were on their way is timing the
+/// syscalls do not show).
+pub fn allowed(seen: Syscalls, commands: u64) -> &'static [VerdictKind] {
+    if seen.waits * 10 >= commands * 9 {
+        &[VerdictKind::OneAtATime]
+    } else if seen.writes as f64 * 1.5 >= commands as f64 {
+        &[VerdictKind::WritePerCommand]
+    } else {
+        &[VerdictKind::Pipelined, VerdictKind::AutoPipelined]
+    }
+}
+
+/// Right or undetermined, never wrong: the verdict's kind is one `allowed`; or it is
+/// undetermined and the kinds it names include one.
+pub fn assert_right_or_undetermined(what: &str, c: &ObservedConnection, allowed: &[VerdictKind]) {
+    let v = &c.verdict;
+    let right = if v.kind == VerdictKind::Undetermined {
+        v.candidates.iter().any(|k| allowed.contains(k))
+    } else {
+        allowed.contains(&v.kind)
+    };
+    assert!(
+        right,
+        "{what}: the syscalls allow {allowed:?}; pipescope says {:?} (candidates {:?}): {} — {}",
+        v.kind, v.candidates, v.headline, v.text
+    );
+}
+
+/// Where the headline states its waits as one number (none unconfirmed), it agrees with the
+/// client's: the same, or one more (the last round trip, which no next command shows the
+/// client waited for rather than found its replies already there).
+pub fn assert_headline_waits(what: &str, c: &ObservedConnection, seen: Syscalls) {
+    let k = &c.counts;
+    if k.unconfirmed_trips > 0 || c.verdict.decided_by.is_some() {
+        return;
+    }
+    let stated = k.round_trips + k.blocking;
+    assert!(
+        stated == seen.waits || stated == seen.waits + 1,
+        "{what}: the headline states {stated} waits, strace saw {}: {}",
+        seen.waits,
+        c.verdict.headline
     );
 }
 
