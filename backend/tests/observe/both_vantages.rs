@@ -122,10 +122,10 @@ fn ioredis_and_node_redis_pipelines_read_the_same_through_the_proxy_and_from_a_c
         };
         assert_agree(name, &p, &c, sets, 1000);
         assert!(
-        p.verdict.allows(VerdictKind::Pipelined),
-        "{}",
-        p.verdict.text
-    );
+            p.verdict.allows(VerdictKind::Pipelined),
+            "{}",
+            p.verdict.text
+        );
         assert!(c.counts.max_depth >= 100, "{name}: {:?}", c.counts);
     }
 }

@@ -88,10 +88,9 @@ fn assert_one_batch(c: &ObservedConnection, n: u64, own: u64, sends: u64) {
         v.kind == VerdictKind::Pipelined
             || (v.kind == VerdictKind::Undetermined
                 && v.allows(VerdictKind::Pipelined)
-                && v.candidates.iter().all(|k| matches!(
-                    k,
-                    VerdictKind::Pipelined | VerdictKind::AutoPipelined
-                ))),
+                && v.candidates
+                    .iter()
+                    .all(|k| matches!(k, VerdictKind::Pipelined | VerdictKind::AutoPipelined))),
         "{}",
         v.text
     );

@@ -102,7 +102,12 @@ fn observed(via: Via, client: &Client) -> Option<(ObservedConnection, Syscalls)>
         None => conns
             .iter()
             .find(|c| calls(c, "SET") == client.sets)
-            .unwrap_or_else(|| panic!("{}: no connection sent {} SETs: {conns:#?}", client.label, client.sets))
+            .unwrap_or_else(|| {
+                panic!(
+                    "{}: no connection sent {} SETs: {conns:#?}",
+                    client.label, client.sets
+                )
+            })
             .clone(),
     };
     Some((c, seen))
@@ -120,7 +125,9 @@ fn check(client: &Client, via: Via, c: &ObservedConnection, seen: Syscalls) {
         k.round_trips,
         k.unconfirmed_trips,
         k.writes,
-        k.wait_evidence.as_ref().map(|e| (e.reading, (e.follows * 100.0).round() / 100.0)),
+        k.wait_evidence
+            .as_ref()
+            .map(|e| (e.reading, (e.follows * 100.0).round() / 100.0)),
         seen.writes,
         seen.waits,
     );
@@ -137,7 +144,9 @@ fn check(client: &Client, via: Via, c: &ObservedConnection, seen: Syscalls) {
 }
 
 fn each(via: Via, clients: &[Client]) {
-    eprintln!("\n| client | vantage | headline | pipescope | truth |\n| --- | --- | --- | --- | --- |");
+    eprintln!(
+        "\n| client | vantage | headline | pipescope | truth |\n| --- | --- | --- | --- | --- |"
+    );
     for client in clients {
         let Some((c, seen)) = observed(via, client) else {
             return;

@@ -278,7 +278,8 @@ fn real_clients_across_a_real_network_through_the_proxy_from_a_capture_and_under
             run.seen.writes,
             run.seen.pieces_at_most
         );
-        if p.verdict.kind != VerdictKind::Undetermined && c.verdict.kind != VerdictKind::Undetermined
+        if p.verdict.kind != VerdictKind::Undetermined
+            && c.verdict.kind != VerdictKind::Undetermined
         {
             assert_eq!(
                 p.verdict.kind, c.verdict.kind,

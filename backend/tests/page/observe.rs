@@ -173,7 +173,8 @@ async fn the_observe_view_tells_a_loop_from_a_pipeline_and_draws_both() {
     );
     assert!(max_depth >= PIPELINE_SETS / 10, "{piped:?}");
     assert!(
-        piped.text.starts_with("pipelined") || piped.text.starts_with("auto-pipelined, or pipelined"),
+        piped.text.starts_with("pipelined")
+            || piped.text.starts_with("auto-pipelined, or pipelined"),
         "{piped:?}"
     );
 
@@ -246,7 +247,10 @@ async fn the_observe_view_tells_a_loop_from_a_pipeline_and_draws_both() {
     if decided {
         assert!(help.contains("derived"), "{help}");
     } else {
-        assert!(help.contains("if it waits for each reply (one at a time)"), "{help}");
+        assert!(
+            help.contains("if it waits for each reply (one at a time)"),
+            "{help}"
+        );
     }
     assert!(
         c.find(Locator::Css(&format!("#help-{}", piped.id)))

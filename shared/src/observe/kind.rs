@@ -6,7 +6,11 @@ use super::wording::{count, group};
 use super::{ObservedCounts, ObservedTimes, VerdictKind};
 
 /// The verdict's kind and sentence, taking `trips` of the connection's round trips as waits.
-pub(super) fn kind_and_text(c: &ObservedCounts, t: &ObservedTimes, trips: u64) -> (VerdictKind, String) {
+pub(super) fn kind_and_text(
+    c: &ObservedCounts,
+    t: &ObservedTimes,
+    trips: u64,
+) -> (VerdictKind, String) {
     let n = c.commands;
     if n == 0 {
         return (VerdictKind::Idle, "no commands yet".into());
@@ -152,4 +156,3 @@ fn write_size(c: &ObservedCounts, per_write: f64) -> String {
 fn breakdown(t: &ObservedTimes) -> String {
     super::parts::sentence(t)
 }
-

@@ -335,7 +335,8 @@ pub struct ObservedConnection {
     /// connection to a page (`with_words`); `None` elsewhere (the CLI prints from the numbers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub words: Option<Words>,
-    /// What the probe saw, when the proxy held replies back (`observe --probe`).
+    /// What the probe saw, when the proxy held replies back (`observe --probe`). The verdict
+    /// reads it and `syscalls` once worked out again (`ObservedConnection::judged`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<ProbeEvidence>,
     /// What the client process's syscalls showed, when it was traced (`observe --pid`).

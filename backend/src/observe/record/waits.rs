@@ -188,8 +188,7 @@ fn slope(moments: &[(f64, f64)]) -> Option<Slope> {
     let residuals: f64 = used.iter().map(|m| (m.0 - a - b * m.1).powi(2)).sum();
     let se = (residuals / (n - 2.0) / sxx).sqrt();
     let (median_lag, _) = median_and_mad(&used.iter().map(|m| m.1).collect::<Vec<_>>());
-    let (median_reaction, _) =
-        median_and_mad(&used.iter().map(|m| m.0 - m.1).collect::<Vec<_>>());
+    let (median_reaction, _) = median_and_mad(&used.iter().map(|m| m.0 - m.1).collect::<Vec<_>>());
     Some(Slope {
         follows: b,
         half_width: 1.96 * se,

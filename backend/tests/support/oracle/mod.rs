@@ -91,15 +91,9 @@ pub fn syscalls(client: Command, port: u16) -> Option<Syscalls> {
     let program = client.get_program().to_owned();
     let args: Vec<_> = client.get_args().map(|a| a.to_owned()).collect();
     let mut traced = Command::new("strace");
+    // Every thread; whole strings and arrays (a writev's iovec lengths tell a partial write).
     traced
-        .args([
-            "-f",
-            "-qq",
-            // Whole strings and arrays: a writev's iovec lengths tell a partial write.
-            "-s",
-            "65536",
-            "-e",
-        ])
+        .args(["-f", "-qq", "-s", "65536", "-e"])
         .arg(format!("trace={}", trace::TRACED))
         .arg("-o")
         .arg(&trace)

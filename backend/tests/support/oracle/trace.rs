@@ -111,7 +111,9 @@ pub fn read(trace: &str, port: u16) -> Syscalls {
             "socket" if call.result >= 0 => {
                 nonblocking.insert(
                     call.result.to_string(),
-                    call.args.get(1).is_some_and(|a| a.contains("SOCK_NONBLOCK")),
+                    call.args
+                        .get(1)
+                        .is_some_and(|a| a.contains("SOCK_NONBLOCK")),
                 );
                 continue;
             }
@@ -398,7 +400,9 @@ mod tests {
             parse(r#"ppoll([{fd=3, events=POLLIN}], 1, {tv_sec=0, tv_nsec=0}, NULL, 8) = 1 ([{fd=3, revents=POLLIN}], left {tv_sec=0, tv_nsec=0})"#)
                 .unwrap();
         assert!(!blocks(&call));
-        let call = parse(r#"poll([{fd=3, events=POLLIN}], 1, 5000) = 1 ([{fd=3, revents=POLLIN}])"#).unwrap();
+        let call =
+            parse(r#"poll([{fd=3, events=POLLIN}], 1, 5000) = 1 ([{fd=3, revents=POLLIN}])"#)
+                .unwrap();
         assert!(blocks(&call));
         let call = parse(r#"pselect6(4, [3], NULL, NULL, NULL, NULL) = 1 (in [3])"#).unwrap();
         assert!(blocks(&call));

@@ -230,7 +230,8 @@ mod tests {
         assert_eq!(v.decided_by, Some(DecidedBy::Probe));
         assert!(v.headline.ends_with(" — by the probe"), "{}", v.headline);
         assert!(
-            v.text.contains("it kept sending while the reply was held, 20 of 20 holds"),
+            v.text
+                .contains("it kept sending while the reply was held, 20 of 20 holds"),
             "{}",
             v.text
         );

@@ -58,11 +58,7 @@ pub(super) fn undetermined(candidates: &[VerdictKind], c: &ObservedCounts) -> St
     } else {
         named.join(", or ")
     };
-    format!(
-        "{named}: {}, {}",
-        count(c.commands, "command"),
-        waits(c)
-    )
+    format!("{named}: {}, {}", count(c.commands, "command"), waits(c))
 }
 
 /// What would decide between the candidates: evidence the wire's timing cannot give.
@@ -82,8 +78,8 @@ pub(super) fn waits(c: &ObservedCounts) -> String {
     if c.unconfirmed_trips == 0 {
         return count(most, "wait");
     }
-    let least = (c.round_trips - c.unconfirmed_trips.min(c.round_trips)).saturating_sub(1)
-        + c.blocking;
+    let least =
+        (c.round_trips - c.unconfirmed_trips.min(c.round_trips)).saturating_sub(1) + c.blocking;
     if least == 0 {
         format!("up to {}", count(most, "wait"))
     } else {

@@ -58,7 +58,10 @@ impl<'a> Evidence<'a> {
 /// Works out the verdict from everything seen of the connection.
 pub fn judge(e: &Evidence) -> Verdict {
     let wire = from_the_wire(e.counts, e.times, e.socket);
-    if let Some(v) = e.syscalls.and_then(|s| decided::by_syscalls(e.counts, s, &wire)) {
+    if let Some(v) = e
+        .syscalls
+        .and_then(|s| decided::by_syscalls(e.counts, s, &wire))
+    {
         return v;
     }
     if let Some(v) = e

@@ -50,7 +50,10 @@ fn a_batch_in_pieces_racing_its_replies_is_timing_dependent() {
     let v = verdict(&c, &ObservedTimes::default());
     assert_eq!(
         (v.kind, v.candidates.as_slice()),
-        (VerdictKind::Undetermined, [VerdictKind::AutoPipelined, VerdictKind::Pipelined].as_slice())
+        (
+            VerdictKind::Undetermined,
+            [VerdictKind::AutoPipelined, VerdictKind::Pipelined].as_slice()
+        )
     );
     let why = v.timing_dependent.expect("marked");
     assert!(why.contains("one batch written in pieces"), "{why}");
@@ -95,7 +98,10 @@ fn a_stream_redis_answered_between_writes_is_timing_dependent_not_flipped() {
     let v = verdict(&c, &ObservedTimes::default());
     assert_eq!(
         (v.kind, v.candidates.as_slice()),
-        (VerdictKind::Undetermined, [VerdictKind::Pipelined, VerdictKind::AutoPipelined].as_slice())
+        (
+            VerdictKind::Undetermined,
+            [VerdictKind::Pipelined, VerdictKind::AutoPipelined].as_slice()
+        )
     );
     let why = v.timing_dependent.expect("a race, said");
     assert!(
@@ -109,7 +115,10 @@ fn a_stream_redis_answered_between_writes_is_timing_dependent_not_flipped() {
     let v = verdict(&c, &ObservedTimes::default());
     assert_eq!(
         (v.kind, v.candidates.as_slice()),
-        (VerdictKind::Undetermined, [VerdictKind::AutoPipelined, VerdictKind::Pipelined].as_slice())
+        (
+            VerdictKind::Undetermined,
+            [VerdictKind::AutoPipelined, VerdictKind::Pipelined].as_slice()
+        )
     );
     let why = v.timing_dependent.expect("a race, said");
     assert!(why.contains("one batch written in pieces"), "{why}");
@@ -134,7 +143,10 @@ fn a_capture_does_not_take_segments_sent_while_replies_were_awaited_for_auto_pip
     // could be a write per command: undetermined, the capture cannot tell.
     assert_eq!(
         (v.kind, v.candidates.as_slice()),
-        (VerdictKind::Undetermined, [VerdictKind::Pipelined, VerdictKind::WritePerCommand].as_slice()),
+        (
+            VerdictKind::Undetermined,
+            [VerdictKind::Pipelined, VerdictKind::WritePerCommand].as_slice()
+        ),
         "{}",
         v.text
     );
@@ -255,7 +267,10 @@ fn unconfirmed_round_trips_that_decide_the_kind_make_it_timing_dependent() {
     let v = verdict(&c, &ObservedTimes::default());
     assert_eq!(
         (v.kind, v.candidates.as_slice()),
-        (VerdictKind::Undetermined, [VerdictKind::OneAtATime, VerdictKind::WritePerCommand].as_slice())
+        (
+            VerdictKind::Undetermined,
+            [VerdictKind::OneAtATime, VerdictKind::WritePerCommand].as_slice()
+        )
     );
     // The words: the candidates, the range of waits (the last round trip confirmed
     // by nothing after it), and what would decide.
