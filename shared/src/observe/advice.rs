@@ -2,6 +2,7 @@
 //! pipelined (derived from what was measured of it, and said to be a floor), and the change
 //! for the client library it named.
 
+use super::phases::costliest_phase;
 use super::wording::{count, duration, group};
 use super::{ObservedConnection, VerdictKind};
 
@@ -34,6 +35,33 @@ pub struct Advice {
 /// verdict, the change for each of those it could be, each said for its case; its time is
 /// not projected (that holds only if it waits).
 pub fn advice(c: &ObservedConnection) -> Option<Advice> {
+    // A connection that changed behaviour: what would help its costliest phase.
+    if let Some(p) = costliest_phase(&c.counts)
+        && matches!(
+            p.kind,
+            VerdictKind::OneAtATime | VerdictKind::WritePerCommand
+        )
+    {
+        let sure = c.counts.unconfirmed_trips == 0 || p.kind == VerdictKind::WritePerCommand;
+        let change = change(c.library.as_deref(), p.kind);
+        return Some(Advice {
+            now_us: c.times.client_us + c.times.waiting_us,
+            projections: Vec::new(),
+            how: "not projected: for its costliest phase".into(),
+            change: if sure {
+                format!(
+                    "for its {} commands {}: {change}",
+                    group(p.commands),
+                    p.kind.words()
+                )
+            } else {
+                format!(
+                    "for its {} commands a command at a time, if it waits for each reply: {change}",
+                    group(p.commands)
+                )
+            },
+        });
+    }
     if c.verdict.kind == VerdictKind::Undetermined {
         return undetermined(c);
     }

@@ -81,6 +81,22 @@ pub struct ObservedCounts {
     pub transactions: u64,
     pub bytes_from_client: u64,
     pub bytes_from_redis: u64,
+    /// Its life as stretches of round trips that behaved alike, in order (`Phase`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<Phase>,
+}
+
+/// A stretch of a connection's round trips that behaved alike: each a single command (one
+/// at a time, `OneAtATime`), several written a command a write (`WritePerCommand`), or a batch
+/// in fewer writes (`Pipelined`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Phase {
+    pub kind: VerdictKind,
+    pub round_trips: u64,
+    pub commands: u64,
+    pub writes: u64,
+    /// From its first round trip's start to the next phase's (or the last reply), µs.
+    pub us: f64,
 }
 
 /// The moments every reply was back before the next command, weighed: did the next command
@@ -399,6 +415,7 @@ mod evidence;
 mod kind;
 mod marks;
 mod parts;
+mod phases;
 mod read_late;
 mod socket;
 mod verdict;
@@ -407,6 +424,7 @@ mod words;
 pub use advice::{Advice, Projection, advice};
 pub use evidence::{ProbeEvidence, SyscallEvidence};
 pub use parts::{Part, largest_remainder, parts};
+pub use phases::{costliest_phase, phased_headline, phases_that_matter};
 pub use socket::ClientSocket;
 pub use verdict::{Evidence, judge, verdict, verdict_at_proxy};
 pub use wording::{count, duration, group};

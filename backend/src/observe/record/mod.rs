@@ -22,10 +22,12 @@ use crate::spans::FULL_SPANS;
 
 mod accounting;
 mod kernel;
+mod phases;
 mod protocol;
 mod waits;
 use accounting::{Accounting, State};
 use kernel::Kernel;
+use phases::Phases;
 use protocol::Protocol;
 use waits::Waits;
 
@@ -149,6 +151,7 @@ pub struct Record {
     /// kernel counted arriving on its socket: whether the reads merged its sends.
     reads: u64,
     kernel: Kernel,
+    phases: Phases,
 }
 
 impl Record {
@@ -184,6 +187,7 @@ impl Record {
             set_values: (0, 0),
             reads: 0,
             kernel: Kernel::default(),
+            phases: Phases::default(),
         }
     }
 
@@ -247,6 +251,7 @@ impl Record {
         }
         if started {
             self.counts.writes += 1;
+            self.phases.write();
             if overlapping {
                 self.counts.overlapping_writes += 1;
                 if self.counts.commands > HANDSHAKE {
@@ -284,6 +289,7 @@ impl Record {
             self.trip_is_blocking = class == CommandClass::Blocking;
             if !self.trip_is_blocking {
                 self.counts.round_trips += 1;
+                self.phases.trip(at);
                 // Every reply was back: weighed later for whether the client waited for them.
                 if let (Some(write), Some(emptied)) = (self.last_write, self.emptied)
                     && !after_a_block
@@ -294,6 +300,7 @@ impl Record {
                 }
             }
         }
+        self.phases.command();
         let i = self.expecting;
         self.expecting += 1;
         if class == CommandClass::Blocking {
@@ -520,6 +527,9 @@ impl Record {
         counts.unconfirmed_trips = waits.unconfirmed;
         counts.cadence_gaps = waits.cadence;
         counts.wait_evidence = waits.evidence;
+        counts.phases = self
+            .phases
+            .read(self.emptied.filter(|_| state.in_flight == 0).unwrap_or(now));
         match vantage {
             Vantage::Capture => counts.writes_are_segments = true,
             Vantage::Proxy {

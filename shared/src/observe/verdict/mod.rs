@@ -13,6 +13,7 @@ mod headline;
 
 use super::kind::kind_and_text;
 use super::marks::{self, Check, Mark, Reading};
+use super::phases::phased_headline;
 use super::read_late::read_late;
 use super::{
     ClientSocket, DecidedBy, ObservedConnection, ObservedCounts, ObservedTimes, ProbeEvidence,
@@ -123,7 +124,7 @@ fn from_the_wire(c: &ObservedCounts, t: &ObservedTimes, socket: Option<&ClientSo
         socket,
         again: &again,
     };
-    match CHECKS.iter().find_map(|check| check(&reading)) {
+    let mut v = match CHECKS.iter().find_map(|check| check(&reading)) {
         None => Verdict {
             kind,
             headline: headline::decided(kind, c, None),
@@ -133,7 +134,12 @@ fn from_the_wire(c: &ObservedCounts, t: &ObservedTimes, socket: Option<&ClientSo
             decided_by: None,
         },
         Some(mark) => undetermined(kind, &text, mark, c),
+    };
+    // A connection that changed behaviour is named by the phase that cost the most.
+    if let Some(phased) = phased_headline(c) {
+        v.headline = phased;
     }
+    v
 }
 
 /// The wire reads as `kind`, but `mark` says it could be others.
@@ -160,7 +166,10 @@ fn undetermined(kind: VerdictKind, text: &str, mark: Mark, c: &ObservedCounts) -
 
 /// `v` decided by `by`: its headline says so.
 fn decided_by(mut v: Verdict, by: DecidedBy, c: &ObservedCounts) -> Verdict {
-    v.headline = headline::decided(v.kind, c, Some(by));
+    v.headline = match phased_headline(c) {
+        Some(phased) => phased + headline::by_whom(Some(by)),
+        None => headline::decided(v.kind, c, Some(by)),
+    };
     v.decided_by = Some(by);
     v
 }
