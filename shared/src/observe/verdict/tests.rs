@@ -337,3 +337,21 @@ fn small_writes_sent_while_replies_were_awaited_cannot_be_told_from_a_write_per_
         None
     );
 }
+
+#[test]
+fn a_verdict_recorded_before_headlines_still_loads_and_leads_with_its_sentence() {
+    let old = r#"{"kind":"pipelined","text":"pipelined: 10 commands in 1 write over 1 round trip","timing_dependent":null}"#;
+    let v: Verdict = serde_json::from_str(old).unwrap();
+    assert_eq!(
+        (v.kind, v.headline.as_str(), v.candidates.len(), v.decided_by),
+        (VerdictKind::Pipelined, "", 0, None)
+    );
+    assert_eq!(v.lead(), v.text);
+    // And an undetermined one goes and comes back with its candidates.
+    let mut c = counts(1_000, 1_000, 1_000, 1);
+    c.unconfirmed_trips = 999;
+    let v = verdict(&c, &ObservedTimes::default());
+    let back: Verdict = serde_json::from_str(&serde_json::to_string(&v).unwrap()).unwrap();
+    assert_eq!(back, v);
+    assert_eq!(v.lead(), v.headline);
+}
