@@ -162,4 +162,31 @@ mod tests {
             (VerdictKind::WritePerCommand, None)
         );
     }
+
+    #[test]
+    fn three_kinds_it_could_be_still_make_one_line() {
+        // ioredis's pipeline, read late: pipelined or auto-pipelined as read apart, and each
+        // send maybe several writes.
+        let c = ObservedCounts {
+            commands: 1_007,
+            replies: 1_007,
+            writes: 4,
+            overlapping_writes: 1,
+            round_trips: 4,
+            unconfirmed_trips: 3,
+            max_depth: 1_000,
+            ..Default::default()
+        };
+        let socket = ClientSocket {
+            reads: 4,
+            segments: 9,
+            bytes: 41_000,
+            mss: 65_483,
+        };
+        let v = verdict_at_proxy(&c, &ObservedTimes::default(), Some(&socket));
+        assert_eq!(
+            v.headline,
+            "pipelined, auto-pipelined, or a write per command: 1,007 commands, up to 4 waits"
+        );
+    }
 }

@@ -47,16 +47,20 @@ pub(super) fn undetermined(candidates: &[VerdictKind], c: &ObservedCounts) -> St
         .iter()
         .enumerate()
         .map(|(i, &k)| match k {
-            // Said second, a write per command is what it looks like: a pipeline sent a
-            // command at a time.
-            VerdictKind::WritePerCommand if i > 0 => "a pipeline written a command at a time",
+            // Said second of two, a write per command is what it looks like: a pipeline sent
+            // a command at a time. Among three, shorter, to keep the line one line.
+            VerdictKind::WritePerCommand if i > 0 && candidates.len() == 2 => {
+                "a pipeline written a command at a time"
+            }
+            VerdictKind::WritePerCommand if i > 0 => "a write per command",
             k => k.words(),
         })
         .collect();
-    let named = if named.is_empty() {
-        "undetermined".to_string()
-    } else {
-        named.join(", or ")
+    let named = match named.split_last() {
+        None => "undetermined".to_string(),
+        Some((last, [])) => last.to_string(),
+        Some((last, [one])) => format!("{one}, or {last}"),
+        Some((last, rest)) => format!("{}, or {last}", rest.join(", ")),
     };
     format!("{named}: {}, {}", count(c.commands, "command"), waits(c))
 }

@@ -343,7 +343,12 @@ fn a_verdict_recorded_before_headlines_still_loads_and_leads_with_its_sentence()
     let old = r#"{"kind":"pipelined","text":"pipelined: 10 commands in 1 write over 1 round trip","timing_dependent":null}"#;
     let v: Verdict = serde_json::from_str(old).unwrap();
     assert_eq!(
-        (v.kind, v.headline.as_str(), v.candidates.len(), v.decided_by),
+        (
+            v.kind,
+            v.headline.as_str(),
+            v.candidates.len(),
+            v.decided_by
+        ),
         (VerdictKind::Pipelined, "", 0, None)
     );
     assert_eq!(v.lead(), v.text);
