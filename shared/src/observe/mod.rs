@@ -86,9 +86,9 @@ pub struct ObservedCounts {
     pub phases: Vec<Phase>,
 }
 
-/// A stretch of a connection's round trips that behaved alike: each a single command (one
-/// at a time, `OneAtATime`), several written a command a write (`WritePerCommand`), or a batch
-/// in fewer writes (`Pipelined`).
+/// A stretch of a connection's round trips that behaved alike: each command its own write,
+/// each round trip a single command (one at a time, `OneAtATime`) or some several
+/// (`WritePerCommand`); or batches in fewer writes (`Pipelined`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Phase {
     pub kind: VerdictKind,

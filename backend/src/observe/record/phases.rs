@@ -1,6 +1,6 @@
-//! A connection's life as phases: runs of round trips that behaved alike (a single command
-//! each; several a write each; a batch in fewer writes), each with its commands, writes and
-//! time, so a connection that changes behaviour (200 commands one at a time, then a pipeline
+//! A connection's life as phases: runs of round trips that behaved alike (each command its
+//! own write, one at a time or several in flight; or a batch in fewer writes), each with its
+//! commands, writes and time, so a connection that changes behaviour (200 commands one at a time, then a pipeline
 //! of 200) is read as both, not as an average of the two.
 
 use std::time::Instant;
@@ -65,8 +65,15 @@ fn with(
         VerdictKind::Pipelined
     };
     let full = phases.len() >= MAX_PHASES;
+    // A single command's round trip and several commands a write each are one behaviour (each
+    // command its own write; replies back in between or not); a phase of both has had several
+    // in flight, so it was a write per command. A batch is another.
+    let batch = |k: VerdictKind| k == VerdictKind::Pipelined;
     match phases.last_mut() {
-        Some(last) if last.kind == kind || full => {
+        Some(last) if batch(last.kind) == batch(kind) || full => {
+            if last.kind != kind {
+                last.kind = VerdictKind::WritePerCommand;
+            }
             last.round_trips += 1;
             last.commands += commands;
             last.writes += writes;
@@ -117,5 +124,25 @@ mod tests {
                 (VerdictKind::Pipelined, 1, 100, 2, 50.0)
             ]
         );
+    }
+
+    #[test]
+    fn single_commands_and_several_a_write_each_are_one_phase_a_write_per_command() {
+        let t0 = Instant::now();
+        let at = |us: u64| t0 + Duration::from_micros(us);
+        let mut p = Phases::default();
+        for (k, n) in [1, 1, 3, 1].into_iter().enumerate() {
+            p.trip(at(k as u64 * 100));
+            for _ in 0..n {
+                p.command();
+                p.write();
+            }
+        }
+        let phases = p.read(at(400));
+        let got: Vec<_> = phases
+            .iter()
+            .map(|p| (p.kind, p.round_trips, p.commands))
+            .collect();
+        assert_eq!(got, [(VerdictKind::WritePerCommand, 4, 6)]);
     }
 }

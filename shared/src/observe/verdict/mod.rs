@@ -135,8 +135,11 @@ fn from_the_wire(c: &ObservedCounts, t: &ObservedTimes, socket: Option<&ClientSo
         },
         Some(mark) => undetermined(kind, &text, mark, c),
     };
-    // A connection that changed behaviour is named by the phase that cost the most.
-    if let Some(phased) = phased_headline(c) {
+    // A connection that changed behaviour is named by the phase that cost the most; only
+    // where the wire allows batching at all (a phase that looks batched in a connection read
+    // as a write per command is reads or segments merged on the way: a proxy read late).
+    let batched = v.allows(VerdictKind::Pipelined) || v.allows(VerdictKind::AutoPipelined);
+    if batched && let Some(phased) = phased_headline(c) {
         v.headline = phased;
     }
     v

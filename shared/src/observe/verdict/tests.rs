@@ -360,3 +360,41 @@ fn a_verdict_recorded_before_headlines_still_loads_and_leads_with_its_sentence()
     assert_eq!(back, v);
     assert_eq!(v.lead(), v.headline);
 }
+
+#[test]
+fn a_connection_that_changed_behaviour_is_named_by_its_costliest_phase() {
+    // 100 SETs one at a time (confirmed), then one pipeline of 100.
+    let mut c = counts(200, 101, 101, 100);
+    c.phases = vec![
+        Phase {
+            kind: VerdictKind::OneAtATime,
+            round_trips: 100,
+            commands: 100,
+            writes: 100,
+            us: 9_000.0,
+        },
+        Phase {
+            kind: VerdictKind::Pipelined,
+            round_trips: 1,
+            commands: 100,
+            writes: 1,
+            us: 1_000.0,
+        },
+    ];
+    let v = verdict(&c, &ObservedTimes::default());
+    assert_eq!(
+        v.headline,
+        "one at a time for 90 % of its time: 100 commands, 100 waits; then one pipeline of 100"
+    );
+    // Read as a write per command throughout, a batch-like phase is merged reads: not said.
+    let mut each = c.clone();
+    each.writes = 200;
+    each.overlapping_writes = 150;
+    let v = verdict(&each, &ObservedTimes::default());
+    assert_eq!(v.kind, VerdictKind::WritePerCommand, "{}", v.text);
+    assert!(
+        v.headline.starts_with("pipelined, a write per command: "),
+        "{}",
+        v.headline
+    );
+}
