@@ -99,9 +99,16 @@ pub fn markdown_head() -> String {
         + &markdown_line(&mut headings.chain(["verdict".into()]).map(|_| "---".into()))
 }
 
-/// Connection `c`'s line of the Markdown table (the page gets it worded: `Words`).
+/// Connection `c`'s line of the Markdown table (the page gets it worded: `Words`): its
+/// figures, then its verdict's headline in bold with the detail after it.
 pub fn markdown_row(c: &ObservedConnection) -> String {
-    markdown_line(&mut cells(c).into_iter().chain([c.verdict.text.clone()]))
+    let v = &c.verdict;
+    let verdict = if v.headline.is_empty() {
+        v.text.clone()
+    } else {
+        format!("**{}**<br>{}", v.headline, v.text)
+    };
+    markdown_line(&mut cells(c).into_iter().chain([verdict]))
 }
 
 fn markdown_line(cells: &mut dyn Iterator<Item = String>) -> String {
@@ -139,8 +146,11 @@ mod tests {
             times: ObservedTimes::default(),
             verdict: Verdict {
                 kind: VerdictKind::Pipelined,
+                headline: String::new(),
                 text: verdict.into(),
                 timing_dependent: None,
+                candidates: Vec::new(),
+                decided_by: None,
             },
             equivalent: None,
             vantage: Default::default(),
@@ -166,5 +176,15 @@ mod tests {
             "{md}"
         );
         assert!(lines[2].ends_with("| a \\| b |"), "{md}");
+        // The headline leads, in bold.
+        let mut c = connection(None, "the detail");
+        c.verdict.headline = "pipelined: 100,000 commands in 100 writes, 100 waits".into();
+        assert!(
+            markdown_row(&c).ends_with(
+                "| **pipelined: 100,000 commands in 100 writes, 100 waits**<br>the detail |\n"
+            ),
+            "{}",
+            markdown_row(&c)
+        );
     }
 }

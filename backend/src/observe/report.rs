@@ -6,7 +6,8 @@ use shared::observe_report::{COLUMNS, cells};
 pub use shared::observe_report::{equivalent_line, json, markdown};
 
 /// One line of figures per connection for a terminal (`COLUMNS`, each as wide as its widest
-/// cell), then its verdict, its pipelined equivalent and how it ended, indented.
+/// cell), then its verdict's headline and detail, its pipelined equivalent and how it ended,
+/// indented.
 pub fn table(conns: &[ObservedConnection]) -> String {
     if conns.is_empty() {
         return "no connections were observed\n".into();
@@ -36,7 +37,11 @@ pub fn table(conns: &[ObservedConnection]) -> String {
     let mut out = line(&mut COLUMNS.iter().copied());
     for (c, row) in conns.iter().zip(&rows) {
         out += &line(&mut row.iter().map(String::as_str));
-        out += &format!("      {}\n", c.verdict.text);
+        // The headline first, the detail beneath it.
+        out += &format!("      {}\n", c.verdict.lead());
+        if !c.verdict.headline.is_empty() {
+            out += &format!("        {}\n", c.verdict.text);
+        }
         if let Some(a) = advice(c) {
             out += &format!("      what would help: {}\n", a.change);
             if !a.projections.is_empty() {

@@ -64,7 +64,12 @@ fn the_report_says_one_at_a_time_and_pipelined_with_the_counts() {
     eprintln!("one-by-one: {} ({:?})", one.verdict.text, one.counts);
     let sets = |c: &ObservedConnection| calls(c, "SET");
     assert_eq!(sets(one), 200);
-    assert_eq!(one.verdict.kind, VerdictKind::OneAtATime);
+    // One at a time; or undetermined with it, where the slope cannot confirm the waits.
+    assert!(
+        one.verdict.allows(VerdictKind::OneAtATime),
+        "{}",
+        one.verdict.text
+    );
     // Each SET is its own write and round trip; so is CLIENT SETNAME, and the handshake's
     // commands are at most one write and one round trip each.
     let extra = handshake(one);
@@ -85,7 +90,13 @@ fn the_report_says_one_at_a_time_and_pipelined_with_the_counts() {
     let piped = named(&conns, "piped");
     eprintln!("piped: {} ({:?})", piped.verdict.text, piped.counts);
     assert_eq!(sets(piped), 5000);
-    assert_eq!(piped.verdict.kind, VerdictKind::Pipelined);
+    // Pipelined; or undetermined with it, its five batches too few to confirm as waits (then
+    // they could be batches sent without waiting: auto-pipelined).
+    assert!(
+        piped.verdict.allows(VerdictKind::Pipelined),
+        "{}",
+        piped.verdict.text
+    );
     // Five batches, each waited for; the handshake and CLIENT SETNAME add at most three more.
     assert!(
         (6..=8).contains(&piped.counts.round_trips),

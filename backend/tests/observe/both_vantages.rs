@@ -64,9 +64,14 @@ fn assert_agree(what: &str, p: &ObservedConnection, c: &ObservedConnection, sets
     assert_eq!(p.counts.bytes_from_redis, c.counts.bytes_from_redis);
     assert_eq!(p.top_commands, c.top_commands, "{what}");
     assert_eq!(p.library, c.library, "{what}: the library it named");
-    // Where either cannot tell which, it says so instead of picking: then the kinds may differ.
-    if p.verdict.timing_dependent.is_none() && c.verdict.timing_dependent.is_none() {
-        assert_eq!(p.verdict.kind, c.verdict.kind, "{what}");
+    // Where either cannot tell which, it is undetermined: then the other's kind is among
+    // the kinds it names.
+    let (pv, cv) = (&p.verdict, &c.verdict);
+    match (pv.kind, cv.kind) {
+        (VerdictKind::Undetermined, VerdictKind::Undetermined) => {}
+        (VerdictKind::Undetermined, k) => assert!(pv.allows(k), "{what}: {pv:?} / {cv:?}"),
+        (k, VerdictKind::Undetermined) => assert!(cv.allows(k), "{what}: {pv:?} / {cv:?}"),
+        (a, b) => assert_eq!(a, b, "{what}"),
     }
 }
 
@@ -76,9 +81,8 @@ fn redis_py_loop_reads_the_same_through_the_proxy_and_from_a_capture() {
         return;
     };
     assert_agree("redis-py loop", &p, &c, sets, 200);
-    assert_eq!(
-        p.verdict.kind,
-        VerdictKind::OneAtATime,
+    assert!(
+        p.verdict.allows(VerdictKind::OneAtATime),
         "{}",
         p.verdict.text
     );
@@ -94,7 +98,11 @@ fn redis_py_pipeline_reads_the_same_through_the_proxy_and_from_a_capture() {
         return;
     };
     assert_agree("redis-py pipeline", &p, &c, sets, 1000);
-    assert_eq!(p.verdict.kind, VerdictKind::Pipelined, "{}", p.verdict.text);
+    assert!(
+        p.verdict.allows(VerdictKind::Pipelined),
+        "{}",
+        p.verdict.text
+    );
     // Its handshake's round trips, then the batch's: redis-py sendall()s the batch in ~6 KB
     // pieces, and either view may see Redis answer one piece before the next arrives.
     let pieces = p.counts.bytes_from_client.div_ceil(6_000);
@@ -113,7 +121,11 @@ fn ioredis_and_node_redis_pipelines_read_the_same_through_the_proxy_and_from_a_c
             return;
         };
         assert_agree(name, &p, &c, sets, 1000);
-        assert_eq!(p.verdict.kind, VerdictKind::Pipelined, "{}", p.verdict.text);
+        assert!(
+            p.verdict.allows(VerdictKind::Pipelined),
+            "{}",
+            p.verdict.text
+        );
         assert!(c.counts.max_depth >= 100, "{name}: {:?}", c.counts);
     }
 }

@@ -248,7 +248,12 @@ fn ipv6_on_linux_cooked_v2() {
     assert_eq!(conns.len(), 1, "{stderr}");
     assert_eq!(conns[0].client, "[::1]:50006");
     assert_eq!(commands(&conns[0]), (4, 4, 4));
-    assert_eq!(conns[0].verdict.kind, VerdictKind::OneAtATime);
+    // Four round trips are too few to confirm as waits: one at a time, or undetermined with it.
+    assert!(
+        conns[0].verdict.allows(VerdictKind::OneAtATime),
+        "{}",
+        conns[0].verdict.text
+    );
     assert!(stderr.contains("SLL2"), "{stderr}");
 
     // With no port named, Redis is found on 7000.
@@ -438,10 +443,12 @@ fn a_tcpdump_capture_of_redis_cli_counts_what_redis_counted() {
         one_by_one.counts.round_trips, one_by_one.counts.commands,
         "each INCR waited: {context}"
     );
-    assert_eq!(
-        one_by_one.verdict.kind,
-        VerdictKind::OneAtATime,
-        "{context}"
+    // On Redis's host each reply is back before redis-cli's next command: one at a time, or
+    // undetermined with it (the capture cannot show the client waited), never another kind.
+    assert!(
+        one_by_one.verdict.allows(VerdictKind::OneAtATime),
+        "{}: {context}",
+        one_by_one.verdict.text
     );
 }
 

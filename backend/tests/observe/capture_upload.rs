@@ -146,7 +146,12 @@ async fn a_posted_capture_is_read_as_observe_pcap_reads_it_and_bad_files_are_ref
         .iter()
         .find(|c| c.top_commands.iter().any(|(n, _)| n == "INCR"))
         .unwrap();
-    assert_eq!(one_by_one.verdict.kind, VerdictKind::OneAtATime);
+    // One at a time, or undetermined with it: a capture on loopback cannot confirm the waits.
+    assert!(
+        one_by_one.verdict.allows(VerdictKind::OneAtATime),
+        "{}",
+        one_by_one.verdict.text
+    );
     assert!(
         connections
             .iter()

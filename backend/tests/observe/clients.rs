@@ -66,9 +66,10 @@ fn assert_sets(c: &ObservedConnection, n: u64) -> u64 {
 /// a client waiting for each reply gives TCP nothing to merge, and a command of a few dozen
 /// bytes is one segment on loopback, so it is not split.
 fn assert_one_at_a_time(c: &ObservedConnection) {
-    assert_eq!(
-        c.verdict.kind,
-        VerdictKind::OneAtATime,
+    // One at a time; or, where its reaction to each reply was as long as the reply took
+    // (the wire cannot then confirm the waits), undetermined with it among the kinds.
+    assert!(
+        c.verdict.allows(VerdictKind::OneAtATime),
         "{}",
         c.verdict.text
     );
@@ -80,11 +81,10 @@ fn assert_one_at_a_time(c: &ObservedConnection) {
 /// `n` SETs sent as one batch, in `sends` writes of the client's, after its own `own` commands.
 fn assert_one_batch(c: &ObservedConnection, n: u64, own: u64, sends: u64) {
     // Pipelined; or, where its pieces raced Redis's replies (seen for redis-py's on a busy
-    // machine), auto-pipelined with the timing-dependent mark.
+    // machine), its few round trips could not be confirmed as waits, or the proxy read it
+    // late, undetermined with pipelined among the kinds it names.
     assert!(
-        c.verdict.kind == VerdictKind::Pipelined
-            || (c.verdict.kind == VerdictKind::AutoPipelined
-                && c.verdict.timing_dependent.is_some()),
+        c.verdict.allows(VerdictKind::Pipelined),
         "{}",
         c.verdict.text
     );
@@ -215,9 +215,8 @@ fn redis_cli_pipe_streams_its_input() {
     // and Redis. Mostly the former here; where the latter is not shown to be a wait, the
     // verdict says it is timing-dependent rather than flip to "pipelined".
     assert!(
-        c.verdict.kind == VerdictKind::AutoPipelined
-            || (c.verdict.kind == VerdictKind::Pipelined && c.counts.unconfirmed_trips == 0)
-            || c.verdict.timing_dependent.is_some(),
+        c.verdict.allows(VerdictKind::AutoPipelined)
+            || (c.verdict.kind == VerdictKind::Pipelined && c.counts.unconfirmed_trips == 0),
         "{}",
         c.verdict.text
     );
@@ -305,7 +304,11 @@ fn ioredis_auto_pipelining_batches_what_is_concurrent() {
     // all ten resume in the same tick and their next SETs leave together once the last reply
     // is in: batches of ~10, each its own round trip, none sent while replies were awaited.
     // Auto-pipelining batches what is concurrent; it cannot overlap awaited calls.
-    assert_eq!(c.verdict.kind, VerdictKind::Pipelined, "{}", c.verdict.text);
+    assert!(
+        c.verdict.allows(VerdictKind::Pipelined),
+        "{}",
+        c.verdict.text
+    );
     assert!(c.counts.max_depth >= 2, "{:?}", c.counts);
 }
 

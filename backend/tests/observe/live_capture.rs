@@ -312,7 +312,9 @@ fn a_live_capture_of_real_clients_counts_what_redis_counted() {
         .find(|c| c.top_commands.iter().any(|(n, _)| n == "GET"))
         .unwrap();
     assert_eq!(gets.counts.round_trips, gets.counts.commands, "{gets:?}");
-    assert_eq!(gets.verdict.kind, VerdictKind::OneAtATime, "{gets:?}");
+    // On Redis's host a capture cannot confirm the waits: one at a time or undetermined
+    // with it.
+    assert!(gets.verdict.allows(VerdictKind::OneAtATime), "{gets:?}");
 }
 
 /// A capture that ends by its --duration while a connection is open reports it "still open

@@ -17,6 +17,7 @@ mod discovery;
 mod forwarding;
 mod limits;
 mod live_capture;
+mod matrix;
 mod network;
 mod not_what_they_seem;
 mod protocol_states;

@@ -131,10 +131,10 @@ fn a_capture_across_a_real_network_agrees_with_redis_and_the_dialled_delay() {
         batched.counts
     );
     // Each batch waits for the one before: over a 10 ms round trip none is sent while
-    // replies are awaited.
-    assert_eq!(
-        batched.verdict.kind,
-        VerdictKind::Pipelined,
+    // replies are awaited. Pipelined; or, from a capture, undetermined with it (~67 commands a
+    // segment could be a command a send merged by the kernel), never another kind.
+    assert!(
+        batched.verdict.allows(VerdictKind::Pipelined),
         "{}",
         batched.verdict.text
     );
@@ -247,7 +247,13 @@ fn node_clients_and_redis_cli_pipe_across_a_real_network() {
         let c = named(&conns, name);
         show(name, c);
         assert_eq!(calls(c, "SET"), BATCHED_N);
-        assert_eq!(c.verdict.kind, VerdictKind::Pipelined, "{}", c.verdict.text);
+        // Pipelined; or undetermined with it: a capture's segments are the kernel's, which
+        // merges small writes, so ~100 commands a segment could be a write per command.
+        assert!(
+            c.verdict.allows(VerdictKind::Pipelined),
+            "{}",
+            c.verdict.text
+        );
         // The batch's round trips, one per handshake command at most. node-redis was seen
         // to write 769 of its 1,000 and the rest once their replies were back (its own flow
         // control): two round trips for the batch, so two are allowed; a loop would be 1,000.
@@ -270,9 +276,8 @@ fn node_clients_and_redis_cli_pipe_across_a_real_network() {
     show("redis-cli --pipe", piped);
     // One wait, at the end; its segments left while replies were awaited, which a capture
     // cannot tell from one write the kernel split, and says so.
-    assert_eq!(
-        piped.verdict.kind,
-        VerdictKind::Pipelined,
+    assert!(
+        piped.verdict.allows(VerdictKind::Pipelined),
         "{}",
         piped.verdict.text
     );

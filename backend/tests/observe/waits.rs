@@ -124,7 +124,7 @@ fn write_per_command(via: Via) {
     // Under strace each send costs a ptrace stop, so the client may write at a round trip's
     // pace and the wire look one at a time: then the verdict must say it cannot tell.
     assert!(
-        c.verdict.kind == VerdictKind::WritePerCommand || c.verdict.timing_dependent.is_some(),
+        c.verdict.allows(VerdictKind::WritePerCommand),
         "{}",
         c.verdict.text
     );
@@ -168,7 +168,7 @@ fn a_write_per_command_pipeline_by_capture() {
     // Linux merged its 1,000 sends into 13–71 segments here: a capture cannot show a write
     // per command, and the verdict must say so if it does not name it.
     assert!(
-        c.verdict.kind == VerdictKind::WritePerCommand || c.verdict.timing_dependent.is_some(),
+        c.verdict.allows(VerdictKind::WritePerCommand),
         "{}",
         c.verdict.text
     );
@@ -190,7 +190,7 @@ fn own_clock(via: Via) {
     let c = with_sets(&conns, N);
     assert_truth_within("raw_writer clock", via, c, seen);
     assert!(
-        c.verdict.kind == VerdictKind::WritePerCommand || c.verdict.timing_dependent.is_some(),
+        c.verdict.allows(VerdictKind::WritePerCommand),
         "{}",
         c.verdict.text
     );
@@ -222,9 +222,10 @@ fn redis_py_waits(via: Via) {
     };
     let c = named(&conns, "py-loop");
     assert_truth_within("redis-py loop", via, c, seen);
-    assert_eq!(
-        c.verdict.kind,
-        VerdictKind::OneAtATime,
+    // On loopback its reaction to a reply may be as long as the reply took: then the wire
+    // cannot confirm its waits, and it is undetermined with one at a time among the kinds.
+    assert!(
+        c.verdict.allows(VerdictKind::OneAtATime),
         "{}",
         c.verdict.text
     );
@@ -236,10 +237,7 @@ fn redis_py_waits(via: Via) {
     // It sends its ~6 KB pieces without reading, so whether a piece goes while replies to
     // the last are awaited is a race: batched either way.
     assert!(
-        matches!(
-            c.verdict.kind,
-            VerdictKind::Pipelined | VerdictKind::AutoPipelined
-        ),
+        c.verdict.allows(VerdictKind::Pipelined) || c.verdict.allows(VerdictKind::AutoPipelined),
         "{}",
         c.verdict.text
     );

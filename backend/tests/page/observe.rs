@@ -27,6 +27,8 @@ struct Row {
     id: String,
     name: String,
     verdict: String,
+    /// When undetermined, the kinds it could be, comma-separated, the wire's reading first.
+    candidates: String,
     commands: String,
     writes: String,
     round_trips: String,
@@ -42,7 +44,7 @@ struct Row {
 const ROWS: &str = "return [...document.querySelectorAll('#observed-table tr.observed-row')].map(r => { \
     const td = r.querySelectorAll('td'); \
     return { id: r.id.replace('observed-', ''), name: r.querySelector('td.name').textContent, \
-      verdict: r.dataset.verdict, commands: td[2].textContent, writes: td[3].textContent, \
+      verdict: r.dataset.verdict, candidates: r.dataset.candidates || '', commands: td[2].textContent, writes: td[3].textContent, \
       round_trips: td[4].textContent, depth: td[5].textContent, \
       text: r.querySelector('.verdict-text').textContent, \
       state: r.querySelector('.conn-state').textContent, \
@@ -140,8 +142,14 @@ async fn the_observe_view_tells_a_loop_from_a_pipeline_and_draws_both() {
     let (plain, piped) = (row("py-loop"), row("py-pipeline"));
     eprintln!("{plain:?}\n{piped:?}");
 
-    // The loop: every command its own write and its own round trip.
-    assert_eq!(plain.verdict, "OneAtATime", "{plain:?}");
+    // The loop: every command its own write and its own round trip. One at a time; or, where
+    // its reaction to each reply was as long as the reply took (a shared CPU couples them),
+    // undetermined with one at a time first: the wire alone cannot confirm those waits.
+    let decided = plain.verdict == "OneAtATime";
+    assert!(
+        decided || (plain.verdict == "Undetermined" && plain.candidates.starts_with("OneAtATime,")),
+        "{plain:?}"
+    );
     let commands = number(&plain.commands);
     assert!(
         (LOOP_SETS..=LOOP_SETS + OWN_COMMANDS).contains(&commands),
@@ -149,15 +157,20 @@ async fn the_observe_view_tells_a_loop_from_a_pipeline_and_draws_both() {
     );
     assert_eq!(number(&plain.writes), commands, "{plain:?}");
     assert_eq!(number(&plain.round_trips), commands, "{plain:?}");
-    assert!(plain.text.starts_with("one at a time: "), "{plain:?}");
+    assert!(plain.text.starts_with("one at a time"), "{plain:?}");
 
     // The pipeline: its 1,000 SETs together, in a few writes and round trips (redis-py sends
     // a pipeline in pieces of ~6 KB: tests/observe/clients.rs), many in flight at once:
-    // pipelined; or, where its pieces raced Redis's replies, auto-pipelined with the
-    // timing-dependent mark, as tests/observe/clients.rs accepts it.
+    // pipelined; or, where its pieces raced Redis's replies, undetermined between pipelined
+    // and auto-pipelined, as tests/observe/clients.rs accepts it.
     assert!(
         piped.verdict == "Pipelined"
-            || (piped.verdict == "AutoPipelined" && piped.text.contains("(timing-dependent: ")),
+            || (piped.verdict == "Undetermined"
+                && piped.candidates.contains("Pipelined")
+                && piped
+                    .candidates
+                    .split(',')
+                    .all(|k| k == "Pipelined" || k == "AutoPipelined")),
         "{piped:?}"
     );
     let commands = number(&piped.commands);
@@ -176,7 +189,11 @@ async fn the_observe_view_tells_a_loop_from_a_pipeline_and_draws_both() {
             .unwrap_or_else(|| panic!("{piped:?}")),
     );
     assert!(max_depth >= PIPELINE_SETS / 10, "{piped:?}");
-    assert!(piped.text.starts_with("pipelined: "), "{piped:?}");
+    assert!(
+        piped.text.starts_with("pipelined")
+            || piped.text.starts_with("auto-pipelined, or pipelined"),
+        "{piped:?}"
+    );
 
     // The table fits its card at 1,400 px: no verdict runs off the edge.
     for r in [plain, piped] {
@@ -243,7 +260,15 @@ async fn the_observe_view_tells_a_loop_from_a_pipeline_and_draws_both() {
         help.contains("redis-py: pipe = r.pipeline(transaction=False)"),
         "{help}"
     );
-    assert!(help.contains("derived"), "{help}");
+    // Projected only when it is decided one at a time; undetermined, both cases are said.
+    if decided {
+        assert!(help.contains("derived"), "{help}");
+    } else {
+        assert!(
+            help.contains("if it waits for each reply (one at a time)"),
+            "{help}"
+        );
+    }
     assert!(
         c.find(Locator::Css(&format!("#help-{}", piped.id)))
             .await

@@ -55,8 +55,8 @@ pub fn raw_writer() -> Option<Command> {
     plain_python("raw_writer.py")
 }
 
-/// `python tests/clients/patterns.py`: clients whose way of waiting is known by
-/// construction (any python3).
+/// `python tests/clients/patterns.py`: clients whose way of waiting is known by construction
+/// (any python3).
 pub fn patterns() -> Option<Command> {
     plain_python("patterns.py")
 }

@@ -2,7 +2,9 @@
 //! pipelined (derived from what was measured of it, and said to be a floor), and the change
 //! for the client library it named.
 
-use super::{ObservedConnection, VerdictKind, count, duration, group};
+use super::phases::costliest_phase;
+use super::wording::{count, duration, group};
+use super::{ObservedConnection, VerdictKind};
 
 /// The batch sizes projected.
 pub const BATCHES: [u64; 3] = [10, 100, 1_000];
@@ -29,8 +31,40 @@ pub struct Advice {
 }
 
 /// What would help `c`, if it waits on round trips (one at a time, or a write per command
-/// over many round trips) or writes each pipelined command on its own.
+/// over many round trips) or writes each pipelined command on its own. For an undetermined
+/// verdict, the change for each of those it could be, each said for its case; its time is
+/// not projected (that holds only if it waits).
 pub fn advice(c: &ObservedConnection) -> Option<Advice> {
+    // A connection that changed behaviour: what would help its costliest phase.
+    if let Some(p) = costliest_phase(&c.counts)
+        && matches!(
+            p.kind,
+            VerdictKind::OneAtATime | VerdictKind::WritePerCommand
+        )
+    {
+        let sure = c.counts.unconfirmed_trips == 0 || p.kind == VerdictKind::WritePerCommand;
+        let change = change(c.library.as_deref(), p.kind);
+        return Some(Advice {
+            now_us: c.times.client_us + c.times.waiting_us,
+            projections: Vec::new(),
+            how: "not projected: for its costliest phase".into(),
+            change: if sure {
+                format!(
+                    "for its {} commands {}: {change}",
+                    group(p.commands),
+                    p.kind.words()
+                )
+            } else {
+                format!(
+                    "for its {} commands a command at a time, if it waits for each reply: {change}",
+                    group(p.commands)
+                )
+            },
+        });
+    }
+    if c.verdict.kind == VerdictKind::Undetermined {
+        return undetermined(c);
+    }
     let kind = c.verdict.kind;
     let n = c.counts.commands;
     let trips = c.counts.round_trips;
@@ -67,6 +101,32 @@ pub fn advice(c: &ObservedConnection) -> Option<Advice> {
         projections,
         how,
         change: change(c.library.as_deref(), kind),
+    })
+}
+
+/// Undetermined: the change if it waits for each reply, and if it writes each command on
+/// its own, for those of the two it could be.
+fn undetermined(c: &ObservedConnection) -> Option<Advice> {
+    let cases: Vec<String> = c
+        .verdict
+        .candidates
+        .iter()
+        .filter_map(|&k| {
+            let case = match k {
+                VerdictKind::OneAtATime => "if it waits for each reply (one at a time)",
+                VerdictKind::WritePerCommand => {
+                    "if it writes each command without waiting (a write per command)"
+                }
+                _ => return None,
+            };
+            Some(format!("{case}: {}", change(c.library.as_deref(), k)))
+        })
+        .collect();
+    (!cases.is_empty() && c.counts.commands >= 2).then(|| Advice {
+        now_us: c.times.client_us + c.times.waiting_us,
+        projections: Vec::new(),
+        how: "not projected: which it is, the evidence could not decide".into(),
+        change: cases.join("; "),
     })
 }
 
@@ -138,8 +198,11 @@ mod tests {
             },
             verdict: Verdict {
                 kind,
+                headline: String::new(),
                 text: String::new(),
                 timing_dependent: None,
+                candidates: Vec::new(),
+                decided_by: None,
             },
             equivalent: None,
             vantage: Default::default(),
@@ -187,5 +250,29 @@ mod tests {
     fn a_pipelined_client_or_a_short_loop_needs_nothing() {
         assert_eq!(advice(&conn(VerdictKind::Pipelined, 1000, 1, None)), None);
         assert_eq!(advice(&conn(VerdictKind::OneAtATime, 5, 5, None)), None);
+    }
+
+    #[test]
+    fn an_undetermined_connection_is_told_both_cases() {
+        let mut c = conn(VerdictKind::Undetermined, 1000, 1000, Some("redis-py"));
+        c.verdict.candidates = vec![VerdictKind::OneAtATime, VerdictKind::WritePerCommand];
+        let a = advice(&c).unwrap();
+        assert!(a.projections.is_empty());
+        assert!(
+            a.change.starts_with(
+                "if it waits for each reply (one at a time): redis-py: pipe = r.pipeline(transaction=False)"
+            ),
+            "{}",
+            a.change
+        );
+        assert!(
+            a.change
+                .contains("; if it writes each command without waiting (a write per command): "),
+            "{}",
+            a.change
+        );
+        // Undetermined between batched kinds: nothing to change either way.
+        c.verdict.candidates = vec![VerdictKind::Pipelined, VerdictKind::AutoPipelined];
+        assert_eq!(advice(&c), None);
     }
 }

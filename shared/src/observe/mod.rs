@@ -81,6 +81,22 @@ pub struct ObservedCounts {
     pub transactions: u64,
     pub bytes_from_client: u64,
     pub bytes_from_redis: u64,
+    /// Its life as stretches of round trips that behaved alike, in order (`Phase`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<Phase>,
+}
+
+/// A stretch of a connection's round trips that behaved alike: each command its own write,
+/// each round trip a single command (one at a time, `OneAtATime`) or some several
+/// (`WritePerCommand`); or batches in fewer writes (`Pipelined`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Phase {
+    pub kind: VerdictKind,
+    pub round_trips: u64,
+    pub commands: u64,
+    pub writes: u64,
+    /// From its first round trip's start to the next phase's (or the last reply), µs.
+    pub us: f64,
 }
 
 /// The moments every reply was back before the next command, weighed: did the next command
@@ -103,11 +119,14 @@ pub struct WaitEvidence {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WaitReading {
-    /// The interval lies above 0.7: the next command followed the replies.
+    /// The interval lies above 0.7, and the client's reaction to a reply was shorter than
+    /// the reply's lag: the next command followed the replies.
     Waited,
     /// The interval lies below 0.3, over at least 256 moments: the commands kept their own cadence.
     OwnCadence,
-    /// Anything else (or the replies' times hardly varied): the wire cannot tell.
+    /// Anything else (or the replies' times hardly varied; or the client's reaction was as
+    /// long as the lag, where a shared CPU couples its writes to the replies): the wire
+    /// cannot tell.
     Undecided,
 }
 
@@ -166,18 +185,58 @@ pub enum VerdictKind {
     AutoPipelined,
     /// Subscribed (pub/sub) or MONITOR: Redis pushes, the client mostly listens.
     Subscriber,
+    /// The evidence cannot decide between some of the kinds above (`Verdict::candidates`):
+    /// said, with what would decide it, rather than guessed.
+    Undetermined,
+}
+
+/// What decided a verdict beyond the wire's timing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecidedBy {
+    /// The client process's own syscalls (`observe --pid`).
+    Syscalls,
+    /// Replies the proxy held back (`observe --probe`).
+    Probe,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
     pub kind: VerdictKind,
-    /// E.g. "pipelined, but a write per command: 100,000 commands in 100,000 writes over 100
-    /// round trips".
+    /// One line, about 90 characters at most, said first: e.g. "pipelined, a write per
+    /// command: 1,000 sends, 1 wait — from its syscalls". Empty in recordings made before
+    /// headlines (`Verdict::lead`).
+    #[serde(default)]
+    pub headline: String,
+    /// The detail beneath it, e.g. "pipelined, but a write per command: 100,000 commands in
+    /// 100,000 writes over 100 round trips".
     pub text: String,
-    /// Set when the round trips the wire cannot confirm decide the kind: what it would read
-    /// as without them, said instead of picking one.
+    /// Set when another read of the same wire would give another kind (the verdict is then
+    /// undetermined): why, said instead of picking one.
     #[serde(default)]
     pub timing_dependent: Option<String>,
+    /// When undetermined: the kinds it may be, the one the wire reads as first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<VerdictKind>,
+    /// What decided it, when evidence beyond the wire's timing did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<DecidedBy>,
+}
+
+impl Verdict {
+    /// What to say first: the headline, or the sentence in a recording made before them.
+    pub fn lead(&self) -> &str {
+        if self.headline.is_empty() {
+            &self.text
+        } else {
+            &self.headline
+        }
+    }
+
+    /// Whether `kind` is what this verdict says, or one of the kinds it cannot tell apart.
+    pub fn allows(&self, kind: VerdictKind) -> bool {
+        self.kind == kind || self.candidates.contains(&kind)
+    }
 }
 
 impl VerdictKind {
@@ -190,6 +249,7 @@ impl VerdictKind {
             VerdictKind::Pipelined => "pipelined",
             VerdictKind::AutoPipelined => "auto-pipelined",
             VerdictKind::Subscriber => "subscriber",
+            VerdictKind::Undetermined => "undetermined",
         }
     }
 }
@@ -252,8 +312,8 @@ pub fn stand_in(conn: &ObservedConnection) -> Result<(Command, u64), NoEquivalen
     match runnable.first() {
         Some(&(command, _)) if total * 2 >= commands => Ok((command, commands)),
         _ => Err(NoEquivalent::OtherCommands {
-            runnable: group(total),
-            commands: group(commands),
+            runnable: wording::group(total),
+            commands: wording::group(commands),
             top: conn
                 .top_commands
                 .first()
@@ -296,7 +356,8 @@ pub struct ObservedConnection {
     /// connection to a page (`with_words`); `None` elsewhere (the CLI prints from the numbers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub words: Option<Words>,
-    /// What the probe saw, when the proxy held replies back (`observe --probe`).
+    /// What the probe saw, when the proxy held replies back (`observe --probe`). The verdict
+    /// reads it and `syscalls` once worked out again (`ObservedConnection::judged`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<ProbeEvidence>,
     /// What the client process's syscalls showed, when it was traced (`observe --pid`).
@@ -387,14 +448,20 @@ pub struct ObservedTimeline {
 
 mod advice;
 mod evidence;
+mod kind;
 mod marks;
 mod parts;
+mod phases;
 mod read_late;
+mod socket;
 mod verdict;
+mod wording;
 mod words;
 pub use advice::{Advice, Projection, advice};
 pub use evidence::{ProbeEvidence, SyscallEvidence, WindowEvidence};
 pub use parts::{Part, largest_remainder, parts};
-pub use read_late::ClientSocket;
-pub use verdict::{count, duration, group, verdict, verdict_at_proxy};
+pub use phases::{costliest_phase, phased_headline, phases_that_matter};
+pub use socket::ClientSocket;
+pub use verdict::{Evidence, judge, verdict, verdict_at_proxy};
+pub use wording::{count, duration, group};
 pub use words::{Figure, Help, Words, time_split, words};

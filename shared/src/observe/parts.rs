@@ -4,7 +4,8 @@
 //! The parts never overlap and add up to the wall time exactly; their whole percentages add
 //! up to exactly 100 (rounded by largest remainder), so a reader can check the sum.
 
-use super::{ObservedConnection, ObservedTimes, Vantage, duration};
+use super::wording::{duration, group};
+use super::{ObservedConnection, ObservedTimes, Vantage};
 
 /// The hops' spread, as the parts say it: ", median of 600 PINGs in 3 measurements, 10th to
 /// 90th percentile 31–48 µs".
@@ -12,8 +13,8 @@ fn spread_words(spread: Option<&super::HopSpread>) -> String {
     spread.map_or_else(String::new, |s| {
         format!(
             " (the median of {} in {}; 10th to 90th percentile {} to {})",
-            super::count(s.pings, "PING"),
-            super::count(s.measurements, "measurement"),
+            super::wording::count(s.pings, "PING"),
+            super::wording::count(s.measurements, "measurement"),
             duration(s.low_us),
             duration(s.high_us),
         )
@@ -66,7 +67,7 @@ pub fn parts(c: &ObservedConnection) -> Vec<Part> {
                 match hop_us {
                     Some(hop) => format!(
                         "derived: {} round trips × {} a round trip for client → proxy and proxy → client, measured by PINGs through a proxy like it{}",
-                        super::group(c.counts.round_trips),
+                        group(c.counts.round_trips),
                         duration(*hop),
                         spread_words(hop_spread.as_ref())
                     ),

@@ -7,50 +7,20 @@
 //!
 //! Worked out on the server: `ClientSocket` is never sent to the page.
 
-use super::verdict::{count, group, verdict};
-use super::{ObservedCounts, ObservedTimes, VerdictKind};
-
-/// What the kernel counted on the proxy's socket from the client, beside the proxy's reads.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ClientSocket {
-    /// The proxy's reads of the socket: all of them, not only those that start a command.
-    pub reads: u64,
-    /// Segments that carried data (`tcpi_data_segs_in`), and their bytes
-    /// (`tcpi_bytes_received`).
-    pub segments: u64,
-    pub bytes: u64,
-    /// The largest segment seen from the client, at most its MSS (`tcpi_rcv_mss`).
-    pub mss: u64,
-}
+use super::VerdictKind;
+use super::marks::{Mark, Reading};
+use super::wording::{count, group};
 
 /// Sends read merged below this are left unsaid: a retransmitted segment counts twice.
 const MERGED_AT_LEAST: u64 = 2;
-
-impl ClientSocket {
-    /// The fewest sends the client can have made: the kernel cuts a send into full segments
-    /// and one short last one, so the segments beyond as many as its bytes fill at `mss` each
-    /// are sends' ends. (`mss` is at most the client's, which only makes this fewer.)
-    pub fn sends_at_least(&self) -> u64 {
-        self.segments
-            .saturating_sub(self.bytes.div_ceil(self.mss.max(1)))
-    }
-
-    /// Sends the proxy read merged with others: at least this many.
-    pub fn merged(&self) -> u64 {
-        self.sends_at_least().saturating_sub(self.reads)
-    }
-}
 
 /// Some of the client's sends were read merged: read apart, each would have been a write of
 /// its own, sent while the commands before it were awaited (the proxy had not even read
 /// those). If the connection would read as another kind so, or as one the wire cannot tell,
 /// the verdict is timing-dependent: said, with what the kernel counted.
-pub(super) fn read_late(
-    c: &ObservedCounts,
-    t: &ObservedTimes,
-    socket: &ClientSocket,
-    kind: VerdictKind,
-) -> Option<String> {
+pub(super) fn read_late(r: &Reading) -> Option<Mark> {
+    let (c, kind) = (r.c, r.kind);
+    let socket = r.socket?;
     let merged = socket.merged();
     if !matches!(kind, VerdictKind::Pipelined | VerdictKind::AutoPipelined)
         || c.writes_are_segments
@@ -61,28 +31,40 @@ pub(super) fn read_late(
     let mut apart = c.clone();
     apart.writes = (c.writes + merged).min(c.commands);
     apart.overlapping_writes += apart.writes - c.writes;
-    let v = verdict(&apart, t);
+    let v = (r.again)(&apart);
     if v.kind == kind && v.timing_dependent.is_none() {
         return None;
     }
+    // Read apart, a kind, or (undetermined) the kinds it could be.
+    let mut could_be = if v.candidates.is_empty() {
+        vec![v.kind]
+    } else {
+        v.candidates.clone()
+    };
     let mut why = format!(
         "timing-dependent: the proxy read late, taking the {} the client's socket received (at least {} sends) in {}",
         count(socket.segments, "segment"),
         group(socket.sends_at_least()),
         count(socket.reads, "read"),
     );
-    if v.kind != kind {
-        why += &format!("; read as they came, it reads as {}", v.kind.words());
+    if could_be != [kind] {
+        let words: Vec<&str> = could_be.iter().map(|k| k.words()).collect();
+        why += &format!("; read as they came, it reads as {}", words.join(" or "));
     }
-    if v.kind != VerdictKind::WritePerCommand {
+    if !could_be.contains(&VerdictKind::WritePerCommand) {
         why += "; each send may be several writes (the kernel merges small writes as it sends), down to a write per command";
+        could_be.push(VerdictKind::WritePerCommand);
     }
-    Some(why + ": the proxy cannot tell")
+    Some(Mark {
+        reason: "the proxy read late, merging the client's sends",
+        why: why + ": the proxy cannot tell",
+        could_be,
+    })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::verdict_at_proxy;
+    use super::super::{ClientSocket, ObservedCounts, ObservedTimes, verdict, verdict_at_proxy};
     use super::*;
 
     /// raw_writer.py's 1,000 SETs, a send each, that the proxy (late to read, on a busy
@@ -100,27 +82,6 @@ mod tests {
     }
 
     #[test]
-    fn sends_are_counted_from_segments_beyond_what_the_bytes_fill() {
-        // 1,000 one-SET sends on loopback, the reader stopped: 36 segments of 40,780 bytes,
-        // the largest 32,768 (the kernel merged the rest once the reader's buffer was full).
-        let late = ClientSocket {
-            reads: 1,
-            segments: 36,
-            bytes: 40_780,
-            mss: 32_768,
-        };
-        assert_eq!((late.sends_at_least(), late.merged()), (34, 33));
-        // redis-py's pipeline, 7 sends of ~6,000 bytes in 8 segments: nothing shown merged.
-        let batch = ClientSocket {
-            reads: 3,
-            segments: 8,
-            bytes: 40_780,
-            mss: 6_000,
-        };
-        assert_eq!((batch.sends_at_least(), batch.merged()), (1, 0));
-    }
-
-    #[test]
     fn a_write_per_command_read_late_is_timing_dependent_not_pipelined() {
         let c = raw_writer_read_in_two();
         let t = ObservedTimes::default();
@@ -135,7 +96,13 @@ mod tests {
             mss: 536,
         };
         let v = verdict_at_proxy(&c, &t, Some(&socket));
-        assert_eq!(v.kind, VerdictKind::Pipelined);
+        assert_eq!(
+            (v.kind, v.candidates.as_slice()),
+            (
+                VerdictKind::Undetermined,
+                [VerdictKind::Pipelined, VerdictKind::WritePerCommand].as_slice()
+            )
+        );
         assert_eq!(
             v.timing_dependent.as_deref(),
             Some(
@@ -193,6 +160,33 @@ mod tests {
         assert_eq!(
             (v.kind, v.timing_dependent),
             (VerdictKind::WritePerCommand, None)
+        );
+    }
+
+    #[test]
+    fn three_kinds_it_could_be_still_make_one_line() {
+        // ioredis's pipeline, read late: pipelined or auto-pipelined as read apart, and each
+        // send maybe several writes.
+        let c = ObservedCounts {
+            commands: 1_007,
+            replies: 1_007,
+            writes: 4,
+            overlapping_writes: 1,
+            round_trips: 4,
+            unconfirmed_trips: 3,
+            max_depth: 1_000,
+            ..Default::default()
+        };
+        let socket = ClientSocket {
+            reads: 4,
+            segments: 9,
+            bytes: 41_000,
+            mss: 65_483,
+        };
+        let v = verdict_at_proxy(&c, &ObservedTimes::default(), Some(&socket));
+        assert_eq!(
+            v.headline,
+            "pipelined, auto-pipelined, or a write per command: 1,007 commands, up to 4 waits"
         );
     }
 }

@@ -7,7 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{ObservedConnection, Vantage, advice, duration, group, parts};
+use super::wording::{duration, group};
+use super::{ObservedConnection, Vantage, advice, parts};
 use crate::observe_report::{equivalent_line, markdown_row};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -24,11 +24,13 @@ use crate::spans::FULL_SPANS;
 mod accounting;
 mod kernel;
 mod not_redis;
+mod phases;
 mod protocol;
 mod timeline;
 mod waits;
 use accounting::{Accounting, State};
 use kernel::Kernel;
+use phases::Phases;
 use protocol::Protocol;
 use waits::Waits;
 
@@ -155,6 +157,7 @@ pub struct Record {
     /// What the client sent instead of Redis's protocol (`not_redis`), told from its first
     /// bytes: then nothing is framed.
     not_redis: Option<String>,
+    phases: Phases,
 }
 
 impl Record {
@@ -191,6 +194,7 @@ impl Record {
             reads: 0,
             not_redis: None,
             kernel: Kernel::default(),
+            phases: Phases::default(),
         }
     }
 
@@ -263,6 +267,7 @@ impl Record {
         }
         if started {
             self.counts.writes += 1;
+            self.phases.write();
             if overlapping {
                 self.counts.overlapping_writes += 1;
                 if self.counts.commands > HANDSHAKE {
@@ -300,6 +305,7 @@ impl Record {
             self.trip_is_blocking = class == CommandClass::Blocking;
             if !self.trip_is_blocking {
                 self.counts.round_trips += 1;
+                self.phases.trip(at);
                 // Every reply was back: weighed later for whether the client waited for them.
                 if let (Some(write), Some(emptied)) = (self.last_write, self.emptied)
                     && !after_a_block
@@ -310,6 +316,7 @@ impl Record {
                 }
             }
         }
+        self.phases.command();
         let i = self.expecting;
         self.expecting += 1;
         if class == CommandClass::Blocking {
@@ -540,6 +547,9 @@ impl Record {
         counts.unconfirmed_trips = waits.unconfirmed;
         counts.cadence_gaps = waits.cadence;
         counts.wait_evidence = waits.evidence;
+        counts.phases = self
+            .phases
+            .read(self.emptied.filter(|_| state.in_flight == 0).unwrap_or(now));
         match vantage {
             Vantage::Capture => counts.writes_are_segments = true,
             Vantage::Proxy {

@@ -41,10 +41,13 @@ pub(super) fn what(first: &[u8]) -> Option<String> {
 pub(super) fn verdict(what: &str) -> Verdict {
     Verdict {
         kind: VerdictKind::Idle,
+        headline: format!("not Redis traffic: the client sent {}", clip(what)),
         text: format!(
             "not Redis traffic: the client sent {what}; nothing of it is read as commands"
         ),
         timing_dependent: None,
+        candidates: Vec::new(),
+        decided_by: None,
     }
 }
 

@@ -48,6 +48,15 @@ impl Conn {
 
 const SET: &[u8] = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n";
 
+/// Read as one at a time: decided so, or undetermined with it first among the candidates
+/// (these few round trips, a steady lag each, are too few to confirm as waits: the wire
+/// alone cannot tell them from a client's own pauses).
+fn as_one_at_a_time(s: &ObservedConnection) -> bool {
+    s.verdict.kind == VerdictKind::OneAtATime
+        || (s.verdict.kind == VerdictKind::Undetermined
+            && s.verdict.candidates.first() == Some(&VerdictKind::OneAtATime))
+}
+
 #[test]
 fn one_at_a_time_and_where_its_time_went() {
     let mut c = Conn::new();
@@ -65,7 +74,7 @@ fn one_at_a_time_and_where_its_time_went() {
         ),
         (3, 3, 3, 1)
     );
-    assert_eq!(s.verdict.kind, VerdictKind::OneAtATime);
+    assert!(as_one_at_a_time(&s), "{}", s.verdict.text);
     // Each trip: arrived 0, at Redis 1..5, handed back 6. Between trips: 6 → 10.
     assert_eq!(s.times.waiting_us, 18.0);
     assert_eq!(s.times.at_redis_us, 12.0);
@@ -105,7 +114,17 @@ fn batches_in_one_write_each_are_pipelined_and_overlap_is_auto_pipelined() {
     );
     assert_eq!(s.counts.max_depth, 100);
     assert_eq!(s.times.mean_depth, 100.0);
-    assert_eq!(s.verdict.kind, VerdictKind::Pipelined);
+    // Batches each sent once every reply was back; too few to confirm those as waits, so
+    // they could be batches sent without waiting: pipelined, or auto-pipelined.
+    assert_eq!(
+        (s.verdict.kind, s.verdict.candidates.as_slice()),
+        (
+            VerdictKind::Undetermined,
+            [VerdictKind::Pipelined, VerdictKind::AutoPipelined].as_slice()
+        ),
+        "{}",
+        s.verdict.text
+    );
 
     // A client that writes again before its replies are back.
     let mut c = Conn::new();
@@ -223,12 +242,7 @@ fn a_resp2_subscription_ends_when_redis_counts_down_to_zero_or_says_reset() {
         ),
         (12, 10, 5, 10)
     );
-    assert_eq!(
-        s.verdict.kind,
-        VerdictKind::OneAtATime,
-        "{}",
-        s.verdict.text
-    );
+    assert!(as_one_at_a_time(&s), "{}", s.verdict.text);
 
     // The same after MONITOR, ended by RESET: its +RESET is a reply, and the SETs after it.
     let mut c = Conn::new();
@@ -281,12 +295,7 @@ fn client_reply_off_and_skip_leave_nothing_awaited() {
         ),
         (112, 11, 11, 1)
     );
-    assert_eq!(
-        s.verdict.kind,
-        VerdictKind::OneAtATime,
-        "{}",
-        s.verdict.text
-    );
+    assert!(as_one_at_a_time(&s), "{}", s.verdict.text);
 
     // SKIP: the next command alone gets none.
     let mut c = Conn::new();
@@ -338,7 +347,7 @@ fn redis_protocol_error_after_garbage_is_no_push() {
         (s.counts.commands, s.counts.replies, s.counts.pushes),
         (1, 1, 0)
     );
-    assert_eq!(s.verdict.kind, VerdictKind::OneAtATime, "not a subscriber");
+    assert!(as_one_at_a_time(&s), "not a subscriber: {}", s.verdict.text);
 }
 
 #[test]

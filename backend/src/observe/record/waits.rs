@@ -15,6 +15,14 @@
 //! its writes and Redis's replies are coupled by the scheduler (seen here: a client writing
 //! each command, slowed by strace to a round trip's pace, gave a slope of 0.87), so a reply
 //! back before its next command shows nothing: those moments stay unconfirmed.
+//!
+//! Nor does a slope near 1 confirm waits where the client's reaction (the reply to its next
+//! command) is as long as the reply's lag: a client whose own work per command outlasts the
+//! round trip has every reply back in time without waiting for it, and where it shares a CPU
+//! with Redis (or the proxy), the scheduler runs one while the other waits for the core, so
+//! its next write follows the reply one for one all the same (a non-blocking reader beside
+//! Redis on loopback read so). Only a reaction shorter than the lag, which a client that did
+//! not wait would have shown by sending before the reply, confirms them.
 
 use shared::observe::{WAIT_EVIDENCE_MIN, WaitEvidence, WaitReading};
 
@@ -87,7 +95,13 @@ impl Waits {
         if self.count < WAIT_EVIDENCE_MIN {
             return unconfirmed;
         }
-        let Some((follows, half_width, used)) = slope(&self.moments) else {
+        let Some(Slope {
+            follows,
+            half_width,
+            used,
+            quick,
+        }) = slope(&self.moments)
+        else {
             return unconfirmed;
         };
         let (low, high) = (follows - half_width, follows + half_width);
@@ -95,7 +109,7 @@ impl Waits {
         // cadence) needs many of them: a connection mixing a handshake that waited with a
         // batch sent in pieces that did not (redis-py's pipeline, 12 moments) must not lose
         // its handshake's waits.
-        let reading = if low > 0.7 {
+        let reading = if low > 0.7 && quick {
             WaitReading::Waited
         } else if high < 0.3 && self.count >= CADENCE_MIN {
             WaitReading::OwnCadence
@@ -128,10 +142,21 @@ impl Waits {
     }
 }
 
-/// The least-squares slope of gap on lag over the moments that are not outliers, the half
-/// width of its 95 % interval, and how many moments it used; `None` when fewer than
+/// What the moments that are not outliers show.
+struct Slope {
+    /// The least-squares slope of gap on lag, and the half width of its 95 % interval.
+    follows: f64,
+    half_width: f64,
+    /// Moments used.
+    used: u64,
+    /// The median reaction (gap − lag) is shorter than the median lag: a slope near 1 can
+    /// only be a client that waited (see the module's doc).
+    quick: bool,
+}
+
+/// The slope of gap on lag over the moments that are not outliers; `None` when fewer than
 /// `WAIT_EVIDENCE_MIN` remain or the lags did not vary.
-fn slope(moments: &[(f64, f64)]) -> Option<(f64, f64, u64)> {
+fn slope(moments: &[(f64, f64)]) -> Option<Slope> {
     let lags: Vec<f64> = moments.iter().map(|m| m.1).collect();
     let reactions: Vec<f64> = moments.iter().map(|m| m.0 - m.1).collect();
     let near = |xs: &[f64]| {
@@ -162,7 +187,14 @@ fn slope(moments: &[(f64, f64)]) -> Option<(f64, f64, u64)> {
     let a = mean_gap - b * mean_lag;
     let residuals: f64 = used.iter().map(|m| (m.0 - a - b * m.1).powi(2)).sum();
     let se = (residuals / (n - 2.0) / sxx).sqrt();
-    Some((b, 1.96 * se, used.len() as u64))
+    let (median_lag, _) = median_and_mad(&used.iter().map(|m| m.1).collect::<Vec<_>>());
+    let (median_reaction, _) = median_and_mad(&used.iter().map(|m| m.0 - m.1).collect::<Vec<_>>());
+    Some(Slope {
+        follows: b,
+        half_width: 1.96 * se,
+        used: used.len() as u64,
+        quick: median_reaction < median_lag,
+    })
 }
 
 /// The median of `xs` and its median absolute deviation.
@@ -246,5 +278,24 @@ mod tests {
         }
         w.moment(50_000.0, 60.0); // a collector's pause
         assert_eq!(w.read(false).evidence.unwrap().reading, WaitReading::Waited);
+    }
+
+    #[test]
+    fn a_slow_client_coupled_to_its_replies_by_the_scheduler_is_not_confirmed() {
+        // A client that works 200 µs per command and does not wait, sharing a core with
+        // Redis: each reply (back after 40–100 µs of Redis's time on that core) delays its
+        // next write as much, so gap follows lag one for one, but its reaction (~200 µs) is
+        // longer than the lag: undecided, not waited.
+        let (lags, jitter) = (spread(300, 7), spread(300, 8));
+        let mut w = Waits::default();
+        for (l, j) in lags.iter().zip(&jitter) {
+            let lag = 40.0 + 60.0 * l;
+            w.moment(lag + 195.0 + 10.0 * j, lag);
+        }
+        let r = w.read(false);
+        let e = r.evidence.unwrap();
+        assert!(e.follows > 0.9, "{e:?}");
+        assert_eq!(e.reading, WaitReading::Undecided);
+        assert_eq!((r.unconfirmed, r.cadence), (300, 0));
     }
 }

@@ -57,7 +57,11 @@ pub fn ObservedFigures(conn: Connection, id: u64) -> impl IntoView {
             view! {
                 <article class="observed-figures" id=format!("figures-{id}")>
                     <h3>{title(&c)}</h3>
-                    <p class="verdict-line">{c.verdict.text.clone()}</p>
+                    <p class="verdict-line">{c.verdict.lead().to_string()}</p>
+                    {(!c.verdict.headline.is_empty())
+                        .then(|| {
+                            view! { <p class="verdict-detail">{c.verdict.text.clone()}</p> }
+                        })}
                     <table class="time-split">
                         <tbody>{rows}</tbody>
                     </table>

@@ -84,11 +84,20 @@ fn Row(
         (Some(end), false) => end.clone(),
         (None, false) => "ended".to_string(),
     };
+    // When undetermined, the kinds it could be: "OneAtATime,WritePerCommand".
+    let candidates = c
+        .verdict
+        .candidates
+        .iter()
+        .map(|k| format!("{k:?}"))
+        .collect::<Vec<_>>()
+        .join(",");
     view! {
         <tr
             id=format!("observed-{id}")
             class="observed-row"
             data-verdict=format!("{:?}", c.verdict.kind)
+            data-candidates=candidates
             data-commands=c.counts.commands.to_string()
         >
             <td class="choose">
@@ -113,7 +122,7 @@ fn Row(
             <td>{format!("{:.1} (max {})", c.times.mean_depth, group(c.counts.max_depth))}</td>
             <td class="verdict" title=c.verdict.text.clone()>
                 <span class="verdict-word">{verdict_word(c.verdict.kind)}</span>
-                <span class="verdict-text">{c.verdict.text.clone()}</span>
+                <span class="verdict-text">{c.verdict.lead().to_string()}</span>
             </td>
         </tr>
     }

@@ -1,0 +1,279 @@
+//! Verdicts decided by evidence beyond the wire's timing: the client's own syscalls, and
+//! replies the probe held back. On loopback a slow client has every reply back before its
+//! next command whether or not it waited for it; these show which.
+
+use super::super::wording::{count, duration, group};
+use super::super::{
+    ClientSocket, DecidedBy, ObservedCounts, ObservedTimes, ProbeEvidence, SyscallEvidence,
+    Verdict, VerdictKind,
+};
+use super::headline::by_whom;
+use super::{decided_by, from_the_wire};
+
+/// The client's syscalls decide when they saw its sends on the socket and the wire counted
+/// its commands: sends per command say whether it wrote each on its own, and its waits (a
+/// sending thread blocked until a reply was read) whether it waited for each. Which of the
+/// two batched kinds a batching client is, the wire says (both are batches; the syscalls do
+/// not show whether a send left while replies were on their way).
+pub(super) fn by_syscalls(
+    c: &ObservedCounts,
+    s: &SyscallEvidence,
+    wire: &Verdict,
+) -> Option<Verdict> {
+    let n = c.commands;
+    if s.sends == 0 || n == 0 || wire.kind == VerdictKind::Subscriber {
+        return None;
+    }
+    let per_send = n as f64 / s.sends as f64;
+    let kind = if s.waits * 10 >= n * 9 {
+        VerdictKind::OneAtATime
+    } else if per_send <= 1.5 {
+        VerdictKind::WritePerCommand
+    } else if wire.allows(VerdictKind::AutoPipelined) && !wire.allows(VerdictKind::Pipelined) {
+        VerdictKind::AutoPipelined
+    } else {
+        VerdictKind::Pipelined
+    };
+    let sends = count(s.sends, "send");
+    let waits = count(s.waits, "wait");
+    let headline = match kind {
+        VerdictKind::OneAtATime => format!("one at a time: {}, {waits}", count(n, "command")),
+        VerdictKind::WritePerCommand => format!("{}: {sends}, {waits}", kind.words()),
+        _ => format!(
+            "{}: {} in {sends}, {waits}",
+            kind.words(),
+            count(n, "command")
+        ),
+    } + by_whom(Some(DecidedBy::Syscalls));
+    let nonblocking = match s.nonblocking_receives {
+        0 => String::new(),
+        k => format!(", {} of them without blocking", group(k)),
+    };
+    let text = format!(
+        "{}: from its syscalls (pid {}, {} on the socket): {sends} of {} bytes for {}, {} that returned data{nonblocking}, and {waits} (a sending thread blocked until a reply was read before it sent again). On the wire: {}",
+        kind.words(),
+        s.pid,
+        count(s.threads.max(1), "thread"),
+        group(s.sent_bytes),
+        count(n, "command"),
+        count(s.receives, "receive"),
+        wire.text
+    );
+    Some(Verdict {
+        kind,
+        headline,
+        text,
+        timing_dependent: None,
+        candidates: Vec::new(),
+        decided_by: Some(DecidedBy::Syscalls),
+    })
+}
+
+/// The probe decides when the client did the same with every reply held back: it kept
+/// sending (it does not wait for its replies: the round trips the wire could not confirm are
+/// its own pauses) or sent nothing until the reply was released (it waits: they are waits).
+/// Mixed, it decides nothing (a connection that changes behaviour).
+pub(super) fn by_probe(
+    c: &ObservedCounts,
+    t: &ObservedTimes,
+    socket: Option<&ClientSocket>,
+    p: &ProbeEvidence,
+    wire: &Verdict,
+) -> Option<Verdict> {
+    let waits = match (p.sent_while_held, p.waited_for_release) {
+        (0, 0) => return None,
+        (_, 0) => false,
+        (0, _) => true,
+        _ => return None,
+    };
+    let mut sure = c.clone();
+    if !waits {
+        sure.round_trips -= c.unconfirmed_trips.min(c.round_trips);
+        sure.cadence_gaps += c.unconfirmed_trips;
+    }
+    sure.unconfirmed_trips = 0;
+    let v = from_the_wire(&sure, t, socket);
+    if v.kind == VerdictKind::Undetermined {
+        return None;
+    }
+    let saw = if waits {
+        format!(
+            "it sent nothing until the reply was released, {} of {}",
+            group(p.waited_for_release),
+            count(p.held, "hold")
+        )
+    } else {
+        format!(
+            "it kept sending while the reply was held, {} of {}",
+            group(p.sent_while_held),
+            count(p.held, "hold")
+        )
+    };
+    let mut v = decided_by(v, DecidedBy::Probe, &sure);
+    v.text = format!(
+        "{}; by the probe: {saw} ({} held in all). As the wire showed it: {}",
+        v.text,
+        duration(p.held_us),
+        wire.text
+    );
+    Some(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Evidence, judge, verdict};
+    use super::*;
+
+    /// patterns.py send-all at loopback's pace, through the proxy: every reply back before
+    /// the next command, none of it confirmed as a wait.
+    fn send_all() -> ObservedCounts {
+        ObservedCounts {
+            commands: 1_000,
+            replies: 1_000,
+            writes: 1_000,
+            round_trips: 1_000,
+            unconfirmed_trips: 999,
+            max_depth: 1,
+            ..Default::default()
+        }
+    }
+
+    fn syscalls(sends: u64, waits: u64) -> SyscallEvidence {
+        SyscallEvidence {
+            pid: 4242,
+            sends,
+            sent_bytes: sends * 40,
+            receives: 3,
+            nonblocking_receives: 0,
+            waits,
+            threads: 1,
+        }
+    }
+
+    #[test]
+    fn the_wire_alone_leaves_it_undetermined() {
+        let v = verdict(&send_all(), &ObservedTimes::default());
+        assert_eq!(v.kind, VerdictKind::Undetermined);
+        assert!(v.allows(VerdictKind::WritePerCommand) && v.allows(VerdictKind::OneAtATime));
+        assert!(v.headline.chars().count() <= 92, "{}", v.headline);
+    }
+
+    #[test]
+    fn its_syscalls_decide_and_say_so() {
+        let c = send_all();
+        let t = ObservedTimes::default();
+        let s = syscalls(1_000, 1);
+        let v = judge(&Evidence {
+            syscalls: Some(&s),
+            ..Evidence::wire(&c, &t)
+        });
+        assert_eq!(v.kind, VerdictKind::WritePerCommand);
+        assert_eq!(v.decided_by, Some(DecidedBy::Syscalls));
+        assert_eq!(
+            v.headline,
+            "pipelined, a write per command: 1,000 sends, 1 wait — from its syscalls"
+        );
+        assert!(v.text.contains("pid 4242"), "{}", v.text);
+        // A wait each: one at a time, whatever the wire could not confirm.
+        let s = syscalls(1_000, 1_000);
+        let v = judge(&Evidence {
+            syscalls: Some(&s),
+            ..Evidence::wire(&c, &t)
+        });
+        assert_eq!(
+            (v.kind, v.headline.as_str()),
+            (
+                VerdictKind::OneAtATime,
+                "one at a time: 1,000 commands, 1,000 waits — from its syscalls"
+            )
+        );
+        // Fewer sends than commands: batched; which batched kind, the wire says.
+        let mut batch = c.clone();
+        batch.writes = 7;
+        batch.round_trips = 6;
+        batch.unconfirmed_trips = 5;
+        batch.max_depth = 1_000;
+        let s = syscalls(10, 4);
+        let v = judge(&Evidence {
+            syscalls: Some(&s),
+            ..Evidence::wire(&batch, &t)
+        });
+        assert_eq!(v.kind, VerdictKind::Pipelined, "{}", v.text);
+        assert_eq!(
+            v.headline,
+            "pipelined: 1,000 commands in 10 sends, 4 waits — from its syscalls"
+        );
+        // No sends seen (the socket was not found): the wire's verdict stands.
+        let s = syscalls(0, 0);
+        let v = judge(&Evidence {
+            syscalls: Some(&s),
+            ..Evidence::wire(&c, &t)
+        });
+        assert_eq!(v, verdict(&c, &t));
+    }
+
+    #[test]
+    fn the_probe_decides_when_the_client_did_the_same_with_every_held_reply() {
+        let c = send_all();
+        let t = ObservedTimes::default();
+        let kept_sending = ProbeEvidence {
+            held: 20,
+            sent_while_held: 20,
+            waited_for_release: 0,
+            held_us: 4_000.0,
+        };
+        let v = judge(&Evidence {
+            probe: Some(&kept_sending),
+            ..Evidence::wire(&c, &t)
+        });
+        assert_eq!(v.kind, VerdictKind::WritePerCommand, "{}", v.text);
+        assert_eq!(v.decided_by, Some(DecidedBy::Probe));
+        assert!(v.headline.ends_with(" — by the probe"), "{}", v.headline);
+        assert!(
+            v.text
+                .contains("it kept sending while the reply was held, 20 of 20 holds"),
+            "{}",
+            v.text
+        );
+        let waited = ProbeEvidence {
+            held: 20,
+            sent_while_held: 0,
+            waited_for_release: 20,
+            held_us: 4_000.0,
+        };
+        let v = judge(&Evidence {
+            probe: Some(&waited),
+            ..Evidence::wire(&c, &t)
+        });
+        assert_eq!(
+            (v.kind, v.headline.as_str()),
+            (
+                VerdictKind::OneAtATime,
+                "one at a time: 1,000 commands, 1,000 waits — by the probe"
+            )
+        );
+        // Mixed (a connection that changed behaviour), or nothing held: the wire's verdict.
+        for p in [
+            ProbeEvidence {
+                sent_while_held: 10,
+                waited_for_release: 10,
+                ..waited.clone()
+            },
+            ProbeEvidence::default(),
+        ] {
+            let v = judge(&Evidence {
+                probe: Some(&p),
+                ..Evidence::wire(&c, &t)
+            });
+            assert_eq!(v.kind, VerdictKind::Undetermined);
+        }
+        // The syscalls come first.
+        let s = syscalls(1_000, 1);
+        let v = judge(&Evidence {
+            probe: Some(&waited),
+            syscalls: Some(&s),
+            ..Evidence::wire(&c, &t)
+        });
+        assert_eq!(v.decided_by, Some(DecidedBy::Syscalls));
+    }
+}

@@ -1,0 +1,181 @@
+//! The verdict: whether and how a connection pipelined, as a headline of one line and the
+//! detail beneath, worked out once for the CLI and the page.
+//!
+//! Its input is explicit (`Evidence`): the wire's counts and times, and what else was seen
+//! of the client. The client's own syscalls decide when told; else replies the probe held
+//! back, when they show one way; else the wire: the kind its counts read as (`kind`), put
+//! through checks (`CHECKS`: `marks`, `read_late`) where another read of the same wire would
+//! give another kind. One that speaks makes the verdict undetermined, naming the kinds it
+//! could be and what would decide it, rather than guessing.
+
+mod decided;
+mod headline;
+
+use super::kind::kind_and_text;
+use super::marks::{self, Check, Mark, Reading};
+use super::phases::phased_headline;
+use super::read_late::read_late;
+use super::{
+    ClientSocket, DecidedBy, ObservedConnection, ObservedCounts, ObservedTimes, ProbeEvidence,
+    SyscallEvidence, Verdict, VerdictKind,
+};
+
+/// The checks a verdict's kind is put through, in order; the first that speaks marks it.
+/// A proxy read late undercounts the writes, so that is said before what they show.
+const CHECKS: [Check; 5] = [
+    marks::merged_writes,
+    read_late,
+    marks::unconfirmed_trips,
+    marks::unwaited_batches,
+    marks::batch_in_pieces,
+];
+
+/// Everything a verdict is worked out from.
+#[derive(Debug, Clone, Copy)]
+pub struct Evidence<'a> {
+    pub counts: &'a ObservedCounts,
+    pub times: &'a ObservedTimes,
+    /// What the kernel counted on the proxy's socket from the client (through the proxy).
+    pub socket: Option<&'a ClientSocket>,
+    /// Replies the proxy held back, and what the client did meanwhile (`observe --probe`).
+    pub probe: Option<&'a ProbeEvidence>,
+    /// The client process's syscalls on its socket (`observe --pid`).
+    pub syscalls: Option<&'a SyscallEvidence>,
+}
+
+impl<'a> Evidence<'a> {
+    /// The wire's counts and times, nothing else.
+    pub fn wire(counts: &'a ObservedCounts, times: &'a ObservedTimes) -> Evidence<'a> {
+        Evidence {
+            counts,
+            times,
+            socket: None,
+            probe: None,
+            syscalls: None,
+        }
+    }
+}
+
+/// Works out the verdict from everything seen of the connection.
+pub fn judge(e: &Evidence) -> Verdict {
+    let wire = from_the_wire(e.counts, e.times, e.socket);
+    if let Some(v) = e
+        .syscalls
+        .and_then(|s| decided::by_syscalls(e.counts, s, &wire))
+    {
+        return v;
+    }
+    if let Some(v) = e
+        .probe
+        .and_then(|p| decided::by_probe(e.counts, e.times, e.socket, p, &wire))
+    {
+        return v;
+    }
+    wire
+}
+
+/// Works out the verdict from the counts and times alone.
+pub fn verdict(c: &ObservedCounts, t: &ObservedTimes) -> Verdict {
+    judge(&Evidence::wire(c, t))
+}
+
+/// Works out the verdict from the counts and times, and what the kernel counted on the
+/// proxy's socket from the client, if told (`read_late`).
+pub fn verdict_at_proxy(
+    c: &ObservedCounts,
+    t: &ObservedTimes,
+    socket: Option<&ClientSocket>,
+) -> Verdict {
+    judge(&Evidence {
+        socket,
+        ..Evidence::wire(c, t)
+    })
+}
+
+impl ObservedConnection {
+    /// The connection with its verdict worked out again from its counts, times, probe and
+    /// syscalls (and the proxy's socket's counts, when told): call it once the evidence
+    /// beyond the wire is filled in.
+    pub fn judged(mut self, socket: Option<&ClientSocket>) -> ObservedConnection {
+        self.verdict = judge(&Evidence {
+            counts: &self.counts,
+            times: &self.times,
+            socket,
+            probe: self.probe.as_ref(),
+            syscalls: self.syscalls.as_ref(),
+        });
+        self
+    }
+}
+
+/// The verdict as the wire's counts and timing show it: the kind they read as, undetermined
+/// where a check marks it.
+///
+/// Round trips the wire cannot confirm as waits (`ObservedCounts::unconfirmed_trips`) are
+/// counted as the wire shows them and said to be unconfirmed; in the headline, the waits are
+/// a range.
+fn from_the_wire(c: &ObservedCounts, t: &ObservedTimes, socket: Option<&ClientSocket>) -> Verdict {
+    let (kind, text) = kind_and_text(c, t, c.round_trips);
+    let again = |other: &ObservedCounts| from_the_wire(other, t, None);
+    let reading = Reading {
+        c,
+        t,
+        kind,
+        socket,
+        again: &again,
+    };
+    let mut v = match CHECKS.iter().find_map(|check| check(&reading)) {
+        None => Verdict {
+            kind,
+            headline: headline::decided(kind, c, None),
+            text,
+            timing_dependent: None,
+            candidates: Vec::new(),
+            decided_by: None,
+        },
+        Some(mark) => undetermined(kind, &text, mark, c),
+    };
+    // A connection that changed behaviour is named by the phase that cost the most; only
+    // where the wire allows batching at all (a phase that looks batched in a connection read
+    // as a write per command is reads or segments merged on the way: a proxy read late).
+    let batched = v.allows(VerdictKind::Pipelined) || v.allows(VerdictKind::AutoPipelined);
+    if batched && let Some(phased) = phased_headline(c) {
+        v.headline = phased;
+    }
+    v
+}
+
+/// The wire reads as `kind`, but `mark` says it could be others.
+fn undetermined(kind: VerdictKind, text: &str, mark: Mark, c: &ObservedCounts) -> Verdict {
+    let mut candidates = vec![kind];
+    for k in mark.could_be {
+        if !candidates.contains(&k) {
+            candidates.push(k);
+        }
+    }
+    let decide = headline::what_would_decide(c);
+    Verdict {
+        kind: VerdictKind::Undetermined,
+        headline: headline::undetermined(&candidates, c),
+        text: format!(
+            "undetermined: {}; {decide}. As the wire shows it, {text} ({})",
+            mark.reason, mark.why
+        ),
+        timing_dependent: Some(mark.why),
+        candidates,
+        decided_by: None,
+    }
+}
+
+/// `v` decided by `by`: its headline says so.
+fn decided_by(mut v: Verdict, by: DecidedBy, c: &ObservedCounts) -> Verdict {
+    v.headline = match phased_headline(c) {
+        Some(phased) => phased + headline::by_whom(Some(by)),
+        None => headline::decided(v.kind, c, Some(by)),
+    };
+    v.decided_by = Some(by);
+    v
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,50 @@
+//! How numbers are said in every sentence about a connection: counts with their noun, grouped
+//! digits, durations. A leaf: it knows nothing of verdicts, so anything may use it.
+
+/// "1 command", "100,000 commands".
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{} {noun}s", group(n))
+    }
+}
+
+/// 100000 → "100,000".
+pub fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// µs → "850 µs", "12.3 ms", "4.56 s".
+pub fn duration(us: f64) -> String {
+    if us < 1_000.0 {
+        format!("{us:.0} µs")
+    } else if us < 1_000_000.0 {
+        format!("{:.1} ms", us / 1e3)
+    } else {
+        format!("{:.2} s", us / 1e6)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_grouped() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(1000), "1,000");
+        assert_eq!(group(10_000_000), "10,000,000");
+        assert_eq!(count(1, "write"), "1 write");
+        assert_eq!(duration(12_345.0), "12.3 ms");
+    }
+}
