@@ -213,6 +213,7 @@ mod tests {
             connect_url: "redis://127.0.0.1:6380".into(),
             network: Default::default(),
             note: None,
+            probe: false,
         }
     }
 

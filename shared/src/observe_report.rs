@@ -101,7 +101,11 @@ pub fn markdown_head() -> String {
 
 /// Connection `c`'s line of the Markdown table (the page gets it worded: `Words`).
 pub fn markdown_row(c: &ObservedConnection) -> String {
-    markdown_line(&mut cells(c).into_iter().chain([c.verdict.text.clone()]))
+    let verdict = match &c.probe {
+        Some(p) => format!("{} ({})", c.verdict.text, p.line(c.times.wall_us)),
+        None => c.verdict.text.clone(),
+    };
+    markdown_line(&mut cells(c).into_iter().chain([verdict]))
 }
 
 fn markdown_line(cells: &mut dyn Iterator<Item = String>) -> String {

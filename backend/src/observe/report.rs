@@ -37,6 +37,9 @@ pub fn table(conns: &[ObservedConnection]) -> String {
     for (c, row) in conns.iter().zip(&rows) {
         out += &line(&mut row.iter().map(String::as_str));
         out += &format!("      {}\n", c.verdict.text);
+        if let Some(p) = &c.probe {
+            out += &format!("      {}\n", p.line(c.times.wall_us));
+        }
         if let Some(a) = advice(c) {
             out += &format!("      what would help: {}\n", a.change);
             if !a.projections.is_empty() {

@@ -336,6 +336,10 @@ pub struct ObserveStatus {
     /// taken and another was chosen.
     #[serde(default)]
     pub note: Option<String>,
+    /// The probe is on: a few replies per connection are held back to see whether the
+    /// client waits for them (`observe --probe`).
+    #[serde(default)]
+    pub probe: bool,
 }
 
 /// One observed connection's requests, drawn like a run's: a span per command from its

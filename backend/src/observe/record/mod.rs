@@ -10,6 +10,7 @@
 //! - `protocol`: which message answers which command (subscriptions, CLIENT REPLY).
 //! - `waits`: whether the client waited for its replies, weighed from the moments they were
 //!   all back.
+//! - `holding`: the probe, replies held back on purpose to see whether the client waits.
 
 use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
@@ -21,10 +22,12 @@ use crate::resp::framer::{Framer, Message, Name};
 use crate::spans::FULL_SPANS;
 
 mod accounting;
+pub(super) mod holding;
 mod kernel;
 mod protocol;
 mod waits;
 use accounting::{Accounting, State};
+use holding::Probe;
 use kernel::Kernel;
 use protocol::Protocol;
 use waits::Waits;
@@ -149,6 +152,8 @@ pub struct Record {
     /// kernel counted arriving on its socket: whether the reads merged its sends.
     reads: u64,
     kernel: Kernel,
+    /// Replies held back on purpose, with the probe on.
+    probe: Option<Probe>,
 }
 
 impl Record {
@@ -184,6 +189,7 @@ impl Record {
             set_values: (0, 0),
             reads: 0,
             kernel: Kernel::default(),
+            probe: None,
         }
     }
 
@@ -242,6 +248,7 @@ impl Record {
         let begun =
             (completed + u64::from(commands.mid_message())).saturating_sub(u64::from(continued));
         let started = begun > 0;
+        self.probe_sent(at, started);
         if begun >= 2 && self.counts.round_trips > trips_before {
             self.counts.batch_trips += 1;
         }
@@ -407,6 +414,7 @@ impl Record {
         self.counts.replies += n;
         if n > 0 && self.in_flight() == 0 {
             self.emptied = Some(at);
+            self.probe_emptied(at);
         }
         while self.blocking.front().is_some_and(|&b| b < self.handed) {
             self.blocking.pop_front();
@@ -546,7 +554,7 @@ impl Record {
             mean_set_value: (self.set_values.0 > 0)
                 .then(|| (self.set_values.1 / self.set_values.0).min(u64::from(u32::MAX)) as u32),
             words: None,
-            probe: None,
+            probe: self.probe.as_ref().map(Probe::evidence),
             syscalls: None,
         }
     }

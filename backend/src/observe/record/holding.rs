@@ -1,0 +1,350 @@
+//! The probe (`observe --probe`): a few of a connection's replies held back on purpose, to see
+//! whether the client sends while one is held. A client that sends did not wait for that
+//! reply; one that sends nothing until it is released, then sends within its usual reaction
+//! time, did. One that sends nothing until well after the release (it had finished, or paused)
+//! leaves the hold undecided. Causal, whatever the client's language or library.
+//!
+//! Only a reply that leaves nothing outstanding is held: the moment the wire cannot read,
+//! every reply back before the next command. Each hold lasts several times the client's
+//! round trip and its usual gap between commands (so a client that does not wait shows it by
+//! sending), ends as soon as the client sends, and never passes `HARD_CAP`. Holds are made only
+//! while their planned total stays within `SHARE` of the connection's time so far, and at most
+//! `MAX_HOLDS` per connection. The proxy holds every reply behind a held one (`net::Hold`):
+//! nothing is reordered, dropped or altered.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use shared::observe::ProbeEvidence;
+
+use super::Record;
+use crate::net::{Gate, Hold};
+
+/// Holds per connection at most.
+pub const MAX_HOLDS: u64 = 20;
+/// The share of a connection's time so far that its holds may take, planned, in all.
+pub const SHARE: f64 = 0.01;
+/// No reply is held longer.
+pub const HARD_CAP: Duration = Duration::from_millis(50);
+/// The shortest hold: well beyond the scheduler's noise on a busy machine.
+const MIN_HOLD_US: f64 = 500.0;
+/// A hold lasts this many times the client's usual gap between commands (its 90th
+/// percentile) and this many times its round trip (the median), whichever is longer.
+const GAP_TIMES: f64 = 3.0;
+const TRIP_TIMES: f64 = 4.0;
+/// After a release, a send within this many times the client's usual reaction (its 90th
+/// percentile: from every reply back to its next command) is its reaction to the release.
+const REACTION_TIMES: f64 = 1.5;
+/// Gaps and reactions seen before the first hold, so "usual" means something.
+const WARM: usize = 16;
+/// Recent samples kept of each.
+const RECENT: usize = 64;
+
+/// The latest `RECENT` samples of one figure (µs).
+#[derive(Debug, Default)]
+struct Recent(VecDeque<f64>);
+
+impl Recent {
+    fn push(&mut self, us: f64) {
+        if self.0.len() == RECENT {
+            self.0.pop_front();
+        }
+        self.0.push_back(us);
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// The `q` quantile (nearest rank); 0 when empty.
+    fn quantile(&self, q: f64) -> f64 {
+        let mut v: Vec<f64> = self.0.iter().copied().collect();
+        if v.is_empty() {
+            return 0.0;
+        }
+        v.sort_by(f64::total_cmp);
+        let at = ((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1;
+        v[at]
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum State {
+    /// No hold under way.
+    Idle,
+    /// A reply is held since `from`; `sent`: the client sent meanwhile.
+    Holding { from: Instant, sent: bool },
+    /// Released at `released` with nothing sent during the hold: the client's next send
+    /// within `window_us` says it waited; later (or never), undecided.
+    Watching { released: Instant, window_us: f64 },
+}
+
+/// One connection's probe: what it learnt of the client's rhythm, and its holds.
+#[derive(Debug)]
+pub struct Probe {
+    gate: Arc<Gate>,
+    /// µs between the client's command-starting writes.
+    gaps: Recent,
+    /// µs from every reply handed back to the client's next write.
+    reactions: Recent,
+    /// µs from the client's latest write to its last reply's return from Redis.
+    trips: Recent,
+    last_send: Option<Instant>,
+    /// When every reply was last handed back (no hold involved): a reaction starts.
+    emptied: Option<Instant>,
+    state: State,
+    /// Planned hold time so far (µs), weighed against the budget.
+    planned_us: f64,
+    evidence: ProbeEvidence,
+}
+
+impl Default for Probe {
+    fn default() -> Probe {
+        Probe {
+            gate: Arc::new(Gate::default()),
+            gaps: Recent::default(),
+            reactions: Recent::default(),
+            trips: Recent::default(),
+            last_send: None,
+            emptied: None,
+            state: State::Idle,
+            planned_us: 0.0,
+            evidence: ProbeEvidence::default(),
+        }
+    }
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+impl Probe {
+    /// The client sent a chunk at `at` (`starts`: a command starts in it).
+    fn sent(&mut self, at: Instant, starts: bool) {
+        match self.state {
+            State::Holding { from, sent: false } => {
+                self.state = State::Holding { from, sent: true };
+                self.evidence.sent_while_held += 1;
+                // Answered: the reply need not wait longer.
+                self.gate.open();
+            }
+            State::Holding { .. } => {}
+            State::Watching {
+                released,
+                window_us,
+            } => {
+                if us(at.saturating_duration_since(released)) <= window_us {
+                    self.evidence.waited_for_release += 1;
+                }
+                self.state = State::Idle;
+                self.emptied = None;
+            }
+            State::Idle => {
+                if starts {
+                    if let Some(emptied) = self.emptied.take() {
+                        self.reactions
+                            .push(us(at.saturating_duration_since(emptied)));
+                    }
+                    if let Some(last) = self.last_send {
+                        self.gaps.push(us(at.saturating_duration_since(last)));
+                    }
+                }
+            }
+        }
+        if starts {
+            self.last_send = Some(at);
+        }
+    }
+
+    /// Every reply was handed back to the client at `at` (none of them held).
+    fn handed_all(&mut self, at: Instant) {
+        if matches!(self.state, State::Idle) {
+            self.emptied = Some(at);
+        }
+    }
+
+    /// The chunk read from Redis at `at` answers every command outstanding, `elapsed_us`
+    /// into the connection: a hold, if one is due and within the budget.
+    fn all_back(&mut self, at: Instant, elapsed_us: f64) -> Option<Hold> {
+        if let Some(last) = self.last_send {
+            self.trips.push(us(at.saturating_duration_since(last)));
+        }
+        if !matches!(self.state, State::Idle)
+            || self.evidence.held >= MAX_HOLDS
+            || self.gaps.len() < WARM
+            || self.reactions.len() < WARM
+        {
+            return None;
+        }
+        let hold_us = (GAP_TIMES * self.gaps.quantile(0.9))
+            .max(TRIP_TIMES * self.trips.quantile(0.5))
+            .max(MIN_HOLD_US);
+        // A client slower than the cap allows is not probed: a shorter hold could not show it.
+        if hold_us > us(HARD_CAP) || self.planned_us + hold_us > SHARE * elapsed_us {
+            return None;
+        }
+        self.planned_us += hold_us;
+        self.evidence.held += 1;
+        let now = Instant::now();
+        self.state = State::Holding {
+            from: now,
+            sent: false,
+        };
+        self.gate.close();
+        Some(Hold {
+            until: now + Duration::from_secs_f64(hold_us / 1e6),
+            gate: self.gate.clone(),
+        })
+    }
+
+    /// The held reply went to the client at `at`; the client had sent `unread` bytes the
+    /// proxy had not read yet (sent while it was held).
+    fn released(&mut self, at: Instant, unread: usize) {
+        let State::Holding { from, sent } = self.state else {
+            return;
+        };
+        self.evidence.held_us += us(at.saturating_duration_since(from));
+        self.state = if sent {
+            State::Idle
+        } else if unread > 0 {
+            self.evidence.sent_while_held += 1;
+            State::Idle
+        } else {
+            State::Watching {
+                released: at,
+                window_us: REACTION_TIMES * self.reactions.quantile(0.9),
+            }
+        };
+    }
+
+    pub fn evidence(&self) -> ProbeEvidence {
+        self.evidence.clone()
+    }
+}
+
+impl Record {
+    /// Turns the probe on for this connection.
+    pub fn probe(&mut self) {
+        self.probe = Some(Probe::default());
+    }
+
+    /// A chunk from Redis, read at `at`, is about to be handed to the client: whether to
+    /// hold it. Only one that answers every command outstanding (none blocking) is held.
+    pub fn hold(&mut self, at: Instant) -> Option<Hold> {
+        let answers_all = self.from_redis == self.expecting
+            && self.from_redis > self.handed
+            && self.blocking.is_empty()
+            && !self.trip_is_blocking;
+        let elapsed = self.us(at);
+        match &mut self.probe {
+            Some(p) if answers_all => p.all_back(at, elapsed),
+            _ => None,
+        }
+    }
+
+    /// A held chunk went to the client at `at` (`unread`: bytes it had sent meanwhile that
+    /// the proxy had not read).
+    pub fn released(&mut self, at: Instant, unread: usize) {
+        if let Some(p) = &mut self.probe {
+            p.released(at, unread);
+        }
+    }
+
+    /// For the record's hooks: the client sent a chunk (`starts`: a command starts in it).
+    pub(super) fn probe_sent(&mut self, at: Instant, starts: bool) {
+        if let Some(p) = &mut self.probe {
+            p.sent(at, starts);
+        }
+    }
+
+    /// For the record's hooks: every reply was handed back at `at`.
+    pub(super) fn probe_emptied(&mut self, at: Instant) {
+        if let Some(p) = &mut self.probe {
+            p.handed_all(at);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T: fn(u64) -> Duration = Duration::from_micros;
+
+    /// A probe warmed on a client that sends every 300 µs and gets its reply 50 µs later,
+    /// reacting 250 µs after it; `t0` moves on to the last send.
+    fn warmed(t0: &mut Instant) -> Probe {
+        let mut p = Probe::default();
+        for _ in 0..WARM + 1 {
+            p.sent(*t0, true);
+            assert!(p.all_back(*t0 + T(40), 0.0).is_none(), "no budget yet");
+            p.handed_all(*t0 + T(50));
+            *t0 += T(300);
+        }
+        p
+    }
+
+    #[test]
+    fn a_client_that_sends_while_held_did_not_wait() {
+        let mut t = Instant::now();
+        let mut p = warmed(&mut t);
+        p.sent(t, true);
+        let hold = p
+            .all_back(t + T(40), 1e6)
+            .expect("held: warm and within budget");
+        let planned = hold.until.saturating_duration_since(Instant::now());
+        assert!(planned <= HARD_CAP);
+        p.sent(t + T(300), true);
+        p.released(t + T(310), 0);
+        let e = p.evidence();
+        assert_eq!((e.held, e.sent_while_held, e.waited_for_release), (1, 1, 0));
+        // Unread bytes at release say the same, whatever the other thread saw.
+        p.handed_all(t + T(320));
+        p.sent(t + T(600), true);
+        assert!(p.all_back(t + T(640), 1e6).is_some());
+        p.released(t + T(2000), 5);
+        assert_eq!(p.evidence().sent_while_held, 2);
+    }
+
+    #[test]
+    fn a_client_that_sends_soon_after_the_release_waited_and_one_much_later_is_undecided() {
+        let mut t = Instant::now();
+        let mut p = warmed(&mut t);
+        p.sent(t, true);
+        assert!(p.all_back(t + T(40), 1e6).is_some());
+        let released = t + T(2000);
+        p.released(released, 0);
+        p.handed_all(released);
+        p.sent(released + T(250), true);
+        let e = p.evidence();
+        assert_eq!((e.held, e.sent_while_held, e.waited_for_release), (1, 0, 1));
+        assert!(e.held_us > 0.0);
+        let t = released + T(250);
+        assert!(p.all_back(t + T(40), 1e6).is_some());
+        p.released(t + T(2000), 0);
+        p.sent(t + T(50_000), true);
+        let e = p.evidence();
+        assert_eq!((e.held, e.sent_while_held, e.waited_for_release), (2, 0, 1));
+    }
+
+    #[test]
+    fn holds_stay_within_their_share_of_the_time_and_their_number() {
+        let mut t = Instant::now();
+        let mut p = warmed(&mut t);
+        // 3 × the 300 µs gap: 900 µs planned, so not before 90 ms into the connection.
+        assert!(p.all_back(t, 80_000.0).is_none());
+        let mut held = 0;
+        for k in 1..=200u64 {
+            p.sent(t, true);
+            if p.all_back(t + T(40), 100_000.0 * k as f64).is_some() {
+                held += 1;
+                p.released(t + T(100), 1);
+            }
+            p.handed_all(t + T(50));
+            t += T(300);
+        }
+        assert_eq!(held, MAX_HOLDS);
+        assert!(p.planned_us <= SHARE * 100_000.0 * 200.0);
+    }
+}
