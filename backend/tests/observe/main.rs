@@ -15,6 +15,7 @@ mod clients;
 mod limits;
 mod live_capture;
 mod network;
+mod probe;
 mod protocol_states;
 mod proxy;
 mod read_late;

@@ -38,6 +38,15 @@ pub fn redis_cli() -> Option<Command> {
     Some(Command::new("redis-cli"))
 }
 
+/// `python tests/clients/redis_py_work.py` (redis-py with work between commands) in
+/// .tools/py, or a skip.
+pub fn redis_py_work() -> Option<Command> {
+    let python = redis_py()?;
+    let mut c = Command::new(python.get_program());
+    c.arg(script("redis_py_work.py"));
+    Some(c)
+}
+
 /// `python tests/clients/redis_py.py` in .tools/py, or a skip.
 pub fn redis_py() -> Option<Command> {
     let python = root().join(".tools/py/bin/python");
@@ -48,6 +57,12 @@ pub fn redis_py() -> Option<Command> {
     let mut c = Command::new(python);
     c.arg(script("redis_py.py"));
     Some(c)
+}
+
+/// `python tests/clients/patterns.py`: clients whose way of waiting is known by construction
+/// (any python3).
+pub fn patterns() -> Option<Command> {
+    plain_python("patterns.py")
 }
 
 /// `python tests/clients/raw_writer.py`: plain sockets, no library (any python3).

@@ -288,7 +288,10 @@ mod tests {
         let mut p = Probe::default();
         for _ in 0..WARM + 1 {
             p.sent(*t0, true);
-            assert!(p.all_back(*t0 + T(40), *t0 + T(40), 0.0).is_none(), "no budget yet");
+            assert!(
+                p.all_back(*t0 + T(40), *t0 + T(40), 0.0).is_none(),
+                "no budget yet"
+            );
             p.handed_all(*t0 + T(50));
             *t0 += T(300);
         }
@@ -348,7 +351,9 @@ mod tests {
         let mut held = 0;
         for k in 1..=200u64 {
             p.sent(t, true);
-            if p.all_back(t + T(40), t + T(40), 100_000.0 * k as f64).is_some() {
+            if p.all_back(t + T(40), t + T(40), 100_000.0 * k as f64)
+                .is_some()
+            {
                 held += 1;
                 p.released(t + T(100), 1);
             }
