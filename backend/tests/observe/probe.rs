@@ -23,6 +23,8 @@ use support::observe::Observe;
 const REPORT_LIMIT: Duration = Duration::from_secs(60);
 /// Commands per client: enough time for a few holds within 1 % of it.
 const N: u64 = 3000;
+/// Beside CPU hogs the client's gaps stretch, and so do the holds: more time for a few.
+const N_BESIDE_HOGS: u64 = 8000;
 const WORK_US: &str = "200";
 /// The share of a connection's time the probe may hold its replies (`holding::SHARE`).
 const SHARE: f64 = 0.01;
@@ -245,20 +247,27 @@ fn assert_waited_each_time(what: &str, c: &ObservedConnection, truth: Truth, not
     );
 }
 
-fn pattern(mode: &'static str) -> impl Fn(u16) -> Option<Command> {
+fn pattern(mode: &'static str, n: u64) -> impl Fn(u16) -> Option<Command> {
     move |port| {
         let mut c = patterns()?;
-        c.args([&port.to_string(), mode, &N.to_string(), WORK_US]);
+        c.args([&port.to_string(), mode, &n.to_string(), WORK_US]);
         Some(c)
     }
 }
 
 fn pattern_probed(mode: &'static str) -> Option<(ObservedConnection, Truth, Vec<String>)> {
-    let (c, truth, notes) = probed(pattern(mode))?;
-    assert_eq!(truth.sends, N, "{mode}: a send per command (strace)");
+    pattern_probed_n(mode, N)
+}
+
+fn pattern_probed_n(
+    mode: &'static str,
+    n: u64,
+) -> Option<(ObservedConnection, Truth, Vec<String>)> {
+    let (c, truth, notes) = probed(pattern(mode, n))?;
+    assert_eq!(truth.sends, n, "{mode}: a send per command (strace)");
     assert_eq!(
         (c.counts.commands, c.counts.replies),
-        (N, N),
+        (n, n),
         "{mode}: every command and reply went through"
     );
     Some((c, truth, notes))
@@ -294,6 +303,63 @@ fn a_sending_thread_beside_a_reading_thread_is_seen_sending_while_held() {
         return;
     };
     assert_never_waited("threads", &c, truth, &notes);
+}
+
+/// A thread per core spinning until dropped (two minutes at most): a shared CPU, where the
+/// client's gaps and reactions stretch and jump.
+struct Hogs {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Hogs {
+    fn start() -> Hogs {
+        use std::sync::atomic::Ordering;
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let threads = (0..cores)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    let until = Instant::now() + Duration::from_secs(120);
+                    let mut x = 0u64;
+                    while !stop.load(Ordering::Relaxed) && Instant::now() < until {
+                        for _ in 0..10_000 {
+                            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+                        }
+                    }
+                })
+            })
+            .collect();
+        Hogs { stop, threads }
+    }
+}
+
+impl Drop for Hogs {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+#[test]
+fn beside_cpu_hogs_a_waiting_client_is_still_seen_waiting() {
+    let _hogs = Hogs::start();
+    let Some((c, truth, notes)) = pattern_probed_n("waits", N_BESIDE_HOGS) else {
+        return;
+    };
+    assert_waited_each_time("waits beside hogs", &c, truth, &notes);
+}
+
+#[test]
+fn beside_cpu_hogs_a_nonblocking_reader_is_still_seen_sending_while_held() {
+    let _hogs = Hogs::start();
+    let Some((c, truth, notes)) = pattern_probed_n("nonblocking", N_BESIDE_HOGS) else {
+        return;
+    };
+    assert_never_waited("nonblocking beside hogs", &c, truth, &notes);
 }
 
 fn redis_py(mode: &'static str, n: u64) -> impl Fn(u16) -> Option<Command> {

@@ -61,9 +61,7 @@ async fn a_probed_connection_shows_what_was_held_and_that_the_client_waited() {
     click(c, &format!("#choose-{id}")).await;
     let line: String = until_js(
         c,
-        &format!(
-            "const p = document.querySelector('#probe-{id}'); return p ? p.textContent : '';"
-        ),
+        &format!("const p = document.querySelector('#probe-{id}'); return p ? p.textContent : '';"),
         Duration::from_secs(30),
         "the probe's line under the connection's figures",
         |l: &String| !l.is_empty(),
