@@ -31,6 +31,7 @@ mod contender;
 mod observe_cost;
 mod on_cluster;
 mod pool;
+mod probe_cost;
 mod redis_benchmark;
 mod tcpdump;
 mod tls_cost;
@@ -42,6 +43,7 @@ pub use observe_cost::{
 };
 pub use on_cluster::{ClusterVersusRow, Landed, compare_on_cluster};
 pub use pool::{PoolRow, compare_connections};
+pub use probe_cost::{ProbeCost, ProbeCostRound, probe_cost};
 pub use redis_benchmark::supports_tls as redis_benchmark_supports_tls;
 pub(crate) use redis_benchmark::{MAX_KEYSPACE, Shape, parse_csv, redis_benchmark};
 pub use tls_cost::{TlsCostRow, tls_cost};

@@ -22,7 +22,7 @@ use support::observe::Observe;
 
 const REPORT_LIMIT: Duration = Duration::from_secs(60);
 /// Commands per client: enough time for a few holds within 1 % of it.
-const N: u64 = 3000;
+const N: u64 = 5000;
 /// Beside CPU hogs the client's gaps stretch, and so do the holds: more time for a few.
 const N_BESIDE_HOGS: u64 = 8000;
 const WORK_US: &str = "200";
