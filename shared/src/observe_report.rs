@@ -153,6 +153,7 @@ mod tests {
             words: None,
             probe: None,
             syscalls: None,
+            window: None,
         }
     }
 

@@ -78,14 +78,19 @@ pub struct Live {
 }
 
 impl Live {
-    /// Starts capturing on `interface` every TCP packet to or from one of `redis_ports`:
+    /// Starts capturing on `interface` every TCP packet to or from one of `redis_ports` (none
+    /// named: every TCP packet):
     /// from here on, packets are kept (in the kernel's buffer) until `read` takes them.
     pub fn open(interface: &str, redis_ports: &[u16]) -> Result<Live, CaptureError> {
-        let filter = redis_ports
-            .iter()
-            .map(|p| format!("tcp port {p}"))
-            .collect::<Vec<_>>()
-            .join(" or ");
+        // No port named: every TCP packet, for Redis to be found among them.
+        let filter = match redis_ports {
+            [] => "tcp".to_string(),
+            ports => ports
+                .iter()
+                .map(|p| format!("tcp port {p}"))
+                .collect::<Vec<_>>()
+                .join(" or "),
+        };
         let devices = pcap::Device::list().map_err(|e| e.to_string());
         let known: Result<Vec<String>, String> = devices
             .as_ref()

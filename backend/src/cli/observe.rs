@@ -44,8 +44,9 @@ pub struct ObserveArgs {
     /// --pcap reports a file. No proxy; needs CAP_NET_RAW (root, or setcap).
     #[arg(long, value_name = "IFACE", group = "from_capture", conflicts_with_all = ["listen", "no_equivalent", "delay_us", "jitter_us", "bandwidth", "redis_url", "cluster", "tls_ca", "tls_insecure"])]
     pub capture: Option<String>,
-    /// With --pcap or --capture: the port Redis listens on (6379 unless told; repeat for
-    /// several).
+    /// With --pcap or --capture: the port Redis listens on (repeat for several). Without
+    /// it, Redis is found in the capture: the side of each connection that answers RESP
+    /// replies to RESP commands.
     #[arg(long = "redis-port", value_name = "PORT", requires = "from_capture")]
     pub redis_port: Vec<u16>,
     #[command(flatten)]
@@ -354,12 +355,9 @@ pub(super) async fn observe_live(
     Ok(())
 }
 
-/// The ports Redis listens on, as --redis-port says (6379 without it).
+/// The ports Redis listens on, as --redis-port says; none: Redis is found in the capture.
 fn redis_ports(args: &ObserveArgs) -> Vec<u16> {
-    match args.redis_port.as_slice() {
-        [] => vec![6379],
-        ports => ports.to_vec(),
-    }
+    args.redis_port.clone()
 }
 
 /// A capture's report: notes on stderr, the report on stdout headed by what its figures are

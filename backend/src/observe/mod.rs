@@ -16,7 +16,8 @@
 //!
 //! - `record`: one connection's record, chunk by chunk.
 //! - `captured`: the same records fed from a capture, a file or live (`crate::capture`), no
-//!   proxy at all.
+//!   proxy at all; `window`: the client's receive window there, shrinking as replies lie
+//!   unread.
 //! - `probe`: the observer's own two hops (client → proxy → client), measured at start, so
 //!   they are their own part of a connection's time, not the client's.
 //! - `equivalent`: what the same number of commands cost pipelined by pipescope's own engine.
@@ -27,6 +28,7 @@ pub mod equivalent;
 mod probe;
 mod record;
 pub mod report;
+mod window;
 /// The probe's bounds (`observe --probe`), for what the CLI and page say of it.
 pub mod holding {
     pub use super::record::holding::{HARD_CAP, MAX_HOLDS, SHARE};

@@ -297,6 +297,9 @@ pub struct ObservedConnection {
     /// What the client process's syscalls showed, when it was traced (`observe --pid`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub syscalls: Option<SyscallEvidence>,
+    /// What the client's receive window showed, from a capture.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<WindowEvidence>,
 }
 
 /// Where a connection was seen from.
@@ -361,7 +364,7 @@ mod read_late;
 mod verdict;
 mod words;
 pub use advice::{Advice, Projection, advice};
-pub use evidence::{ProbeEvidence, SyscallEvidence};
+pub use evidence::{ProbeEvidence, SyscallEvidence, WindowEvidence};
 pub use parts::{Part, largest_remainder, parts};
 pub use read_late::ClientSocket;
 pub use verdict::{count, duration, group, verdict, verdict_at_proxy};

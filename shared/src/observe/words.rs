@@ -170,6 +170,7 @@ mod tests {
             words: None,
             probe: None,
             syscalls: None,
+            window: None,
         }
     }
 

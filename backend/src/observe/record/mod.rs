@@ -556,6 +556,7 @@ impl Record {
             words: None,
             probe: self.probe.as_ref().map(Probe::evidence),
             syscalls: None,
+            window: None,
         }
     }
 
