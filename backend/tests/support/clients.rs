@@ -59,12 +59,6 @@ pub fn redis_py() -> Option<Command> {
     Some(c)
 }
 
-/// `python tests/clients/patterns.py`: clients whose way of waiting is known by construction
-/// (any python3).
-pub fn patterns() -> Option<Command> {
-    plain_python("patterns.py")
-}
-
 /// `python tests/clients/raw_writer.py`: plain sockets, no library (any python3).
 pub fn raw_writer() -> Option<Command> {
     plain_python("raw_writer.py")
