@@ -195,11 +195,12 @@ fn evidence(what: &str, c: &ObservedConnection, notes: &[String]) -> ProbeEviden
         .clone()
         .unwrap_or_else(|| panic!("{what}: no probe evidence: {c:#?}"));
     eprintln!(
-        "{what}: held {}, sent while held {}, waited for the release {}, held {:.0} µs of {:.0} µs ({:.3} %)",
+        "{what}: held {}, sent while held {}, waited for the release {}, held {:.0} µs ({:.0} µs late) of {:.0} µs ({:.3} %)",
         p.held,
         p.sent_while_held,
         p.waited_for_release,
         p.held_us,
+        p.late_us,
         c.times.wall_us,
         100.0 * p.share_of(c.times.wall_us)
     );
@@ -208,10 +209,13 @@ fn evidence(what: &str, c: &ObservedConnection, notes: &[String]) -> ProbeEviden
         "{what}: fewer than {A_FEW} holds decided: {p:?}"
     );
     assert!(p.held <= MAX_HOLDS, "{what}: {p:?}");
+    // What the probe planned stays within its share; a thread woken late on a busy machine
+    // holds longer than planned, and says by how much.
     assert!(
-        p.held_us <= SHARE * c.times.wall_us,
-        "{what}: held {} µs, more than {} % of its {} µs: {p:?}",
+        p.held_us - p.late_us <= SHARE * c.times.wall_us,
+        "{what}: held {} µs ({} µs of it late), more than {} % of its {} µs: {p:?}",
         p.held_us,
+        p.late_us,
         SHARE * 100.0,
         c.times.wall_us
     );

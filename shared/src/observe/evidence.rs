@@ -22,6 +22,11 @@ pub struct ProbeEvidence {
     pub waited_for_release: u64,
     /// The time replies were held, in all (µs): what the probe added to the connection's wall.
     pub held_us: f64,
+    /// Of `held_us`, the time holds outlasted their plan: the proxy's thread woke late (a busy
+    /// machine keeps a woken thread waiting for a core). The budget plans for some of it; this
+    /// is what was held all the same.
+    #[serde(default)]
+    pub late_us: f64,
 }
 
 impl ProbeEvidence {
@@ -47,8 +52,16 @@ impl ProbeEvidence {
         if self.held == 0 {
             return "probe: no reply held (too short a connection for its 1 % of time, or never every reply back before its next command)".into();
         }
+        let late = if self.late_us > 0.0 {
+            format!(
+                ", {} of it past plan: the proxy woke late",
+                super::duration(self.late_us)
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "probe (measured): held {} {}, {} in all ({:.2} % of its time); it sent while {} {} held, waited for the release of {}, {} undecided",
+            "probe (measured): held {} {}, {} in all ({:.2} % of its time{late}); it sent while {} {} held, waited for the release of {}, {} undecided",
             super::group(self.held),
             if self.held == 1 { "reply" } else { "replies" },
             super::duration(self.held_us),
@@ -115,6 +128,7 @@ mod tests {
             sent_while_held: 0,
             waited_for_release: 6,
             held_us: 4_200.0,
+            late_us: 0.0,
         };
         assert_eq!(e.undecided(), 1);
         assert_eq!(

@@ -113,6 +113,10 @@ pub struct Probe {
     confirming: bool,
     /// Hold time so far (µs), weighed against the budget.
     spent_us: f64,
+    /// The plan of the hold under way, and the most a hold has outlasted its plan (µs): the
+    /// room kept for waking late grows to it.
+    planned_us: f64,
+    worst_late_us: f64,
     evidence: ProbeEvidence,
 }
 
@@ -129,6 +133,8 @@ impl Default for Probe {
             candidate: false,
             confirming: false,
             spent_us: 0.0,
+            planned_us: 0.0,
+            worst_late_us: 0.0,
             evidence: ProbeEvidence::default(),
         }
     }
@@ -210,7 +216,8 @@ impl Probe {
         }
         // Most replies come while the budget is short even for the shortest hold: they cost
         // no more than this.
-        let least = MIN_HOLD_US * (1.0 + WAKE_SHARE) + WAKE_US;
+        let late_us = WAKE_US.max(self.worst_late_us);
+        let least = MIN_HOLD_US * (1.0 + WAKE_SHARE) + late_us;
         if self.spent_us + least > SHARE * elapsed_us {
             return None;
         }
@@ -219,12 +226,13 @@ impl Probe {
             .max(MIN_HOLD_US);
         // A client slower than the cap allows is not probed: a shorter hold could not show it.
         // A first hold keeps room for its confirmation.
-        let reserve = hold_us * (1.0 + WAKE_SHARE) + WAKE_US;
+        let reserve = hold_us * (1.0 + WAKE_SHARE) + late_us;
         let needs = if confirming { reserve } else { 2.0 * reserve };
         if hold_us > us(HARD_CAP) || self.spent_us + needs > SHARE * elapsed_us {
             return None;
         }
         self.confirming = confirming;
+        self.planned_us = hold_us;
         self.evidence.held += 1;
         self.state = State::Holding {
             from: now,
@@ -246,6 +254,9 @@ impl Probe {
         let took = us(at.saturating_duration_since(from));
         self.evidence.held_us += took;
         self.spent_us += took;
+        let late = (took - self.planned_us).max(0.0);
+        self.evidence.late_us += late;
+        self.worst_late_us = self.worst_late_us.max(late);
         self.state = if sent {
             State::Idle
         } else if unread > 0 {
