@@ -14,7 +14,7 @@ use support::browser::{Browser, click, until_js, wait_enabled};
 use support::clients::{patterns, run};
 
 /// The client's SETs, each after 200 µs of its own work: time for a few holds within 1 %.
-const N: &str = "3000";
+const N: &str = "5000";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_probed_connection_shows_what_was_held_and_that_the_client_waited() {
