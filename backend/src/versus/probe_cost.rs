@@ -25,6 +25,8 @@ pub struct ProbeCostRound {
     /// Time held in all, and the probed connection's wall (µs).
     pub held_us: f64,
     pub wall_us: f64,
+    /// Of the time held, what outlasted the holds' plans (the proxy woke late).
+    pub late_us: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -72,6 +74,7 @@ pub async fn probe_cost(
             waited_for_release: evidence.waited_for_release,
             held_us: evidence.held_us,
             wall_us,
+            late_us: evidence.late_us,
         };
         eprintln!(
             "round {}: {:.0} ops/s without the probe, {:.0} with ({:.3}×); held {} replies for {:.0} µs of {:.0} µs ({:.3} %)",
