@@ -332,14 +332,14 @@ pub(super) async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
         cost.count
     ));
     say(format_args!(
-        "| round | without ops/s | with ops/s | with / without | held | sent while held | waited for the release | held time | wall | held share of the wall |"
+        "| round | without ops/s | with ops/s | with / without | held | sent while held | waited for the release | held time | of it past plan | wall | held share of the wall |"
     ));
     say(format_args!(
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     ));
     for (i, r) in cost.rounds.iter().enumerate() {
         say(format_args!(
-            "| {} | {:.0} | {:.0} | {:.3}× | {} | {} | {} | {:.0} µs | {:.0} µs | {:.3} % |",
+            "| {} | {:.0} | {:.0} | {:.3}× | {} | {} | {} | {:.0} µs | {:.0} µs | {:.0} µs | {:.3} % |",
             i + 1,
             r.without_ops_per_sec,
             r.with_ops_per_sec,
@@ -348,6 +348,7 @@ pub(super) async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
             r.sent_while_held,
             r.waited_for_release,
             r.held_us,
+            r.late_us,
             r.wall_us,
             100.0 * r.held_us / r.wall_us
         ));
