@@ -369,9 +369,10 @@ impl Connection {
         self.send_or_say(&ClientMsg::Cancel);
     }
 
-    /// Starts the observing proxy (the presenter's page only; the server checks again).
-    pub fn start_observing(&self, network: Network) {
-        self.send_or_say(&ClientMsg::Observe { network });
+    /// Starts the observing proxy (the presenter's page only; the server checks again), its
+    /// probe on with `probe`.
+    pub fn start_observing(&self, network: Network, probe: bool) {
+        self.send_or_say(&ClientMsg::Observe { network, probe });
     }
 
     pub fn stop_observing(&self) {

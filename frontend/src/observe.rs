@@ -216,6 +216,7 @@ mod tests {
             note: None,
             forwards_to: "redis://127.0.0.1:6379/0".into(),
             own_redis: false,
+            probe: false,
         }
     }
 

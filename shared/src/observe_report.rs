@@ -103,10 +103,14 @@ pub fn markdown_head() -> String {
 /// figures, then its verdict's headline in bold with the detail after it.
 pub fn markdown_row(c: &ObservedConnection) -> String {
     let v = &c.verdict;
+    let text = match &c.probe {
+        Some(p) => format!("{} ({})", v.text, p.line(c.times.wall_us)),
+        None => v.text.clone(),
+    };
     let verdict = if v.headline.is_empty() {
-        v.text.clone()
+        text
     } else {
-        format!("**{}**<br>{}", v.headline, v.text)
+        format!("**{}**<br>{text}", v.headline)
     };
     markdown_line(&mut cells(c).into_iter().chain([verdict]))
 }

@@ -25,8 +25,13 @@ pub enum ClientMsg {
     /// Stop the current run at its next batch boundary; its keys are still removed.
     Cancel,
     /// Start the observing proxy (a presenter action): applications pointed at it are
-    /// followed connection by connection, over `network`.
-    Observe { network: Network },
+    /// followed connection by connection, over `network`; with `probe`, a few replies per
+    /// connection are held back to see whether the client waits for them.
+    Observe {
+        network: Network,
+        #[serde(default)]
+        probe: bool,
+    },
     /// Stop observing (a presenter action): the proxy closes and its connections end.
     StopObserve,
     /// Send this page one observed connection's requests (`ObservedTimeline`).

@@ -36,6 +36,12 @@ pub struct ObserveArgs {
     /// batches of 1,000 (it runs that many SETs, GETs or INCRs on its own keys, then removes them).
     #[arg(long)]
     pub no_equivalent: bool,
+    /// Hold a few of each connection's replies back (at most 20, each a few of its round
+    /// trips, within 1 % of its time) to see whether the client waits for them: decides what
+    /// the wire's timing cannot when every reply is back before the next command. Through the
+    /// proxy only.
+    #[arg(long)]
+    pub probe: bool,
     /// Read a capture file instead of listening (pcap or pcapng, e.g. from
     /// `tcpdump -i any -s 0 -w redis.pcap 'tcp port 6379'`): each connection to Redis in it,
     /// reported as if observed. No proxy, and no Redis is started or reached.
@@ -194,7 +200,10 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
     let network = args.network.network();
     // Ctrl-C ends the observing: `Stop` passes it over to here (`Cli::on_signal`).
     let shutdown = stop.passed_over();
-    let observer = Observer::start(args.listen, &target, network).await?;
+    let observer = Observer::start_probing(args.listen, &target, network, args.probe).await?;
+    if args.probe {
+        eprintln!("{}", probe_bounds());
+    }
     match observer.hops() {
         Some((hop, spread)) => eprintln!(
             "observing: the observer's two hops (client → proxy → client) cost ~{} a round trip{}, measured at start and again every {} s; reported as their own part, not the client's time, unless they vary more than a connection's waits",
@@ -256,6 +265,9 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
     let mut conns = observer.connections().snapshot();
     // The proxy closes here: the application's connections through it end.
     drop(observer);
+    if args.probe {
+        say_probed(&conns);
+    }
     // From here a signal stops the equivalents (removing their keys); the report still prints.
     stop.set(OnSignal::ShutDown);
     let interrupted = if args.no_equivalent {
@@ -278,6 +290,50 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
         Some(_) => Err(pipescope::cancel::Interrupted(interrupted).into()),
         None => Ok(()),
     }
+}
+
+/// What `--probe` may hold, said before anything is.
+fn probe_bounds() -> String {
+    use pipescope::observe::holding::{HARD_CAP, MAX_HOLDS, SHARE};
+    format!(
+        "observing: --probe holds a few replies back to see whether each client waits for them: at most {MAX_HOLDS} a connection, each {} at most and ended as soon as the client sends, all within {} % of the connection's time; replies are never reordered, dropped or altered",
+        shared::observe::duration(HARD_CAP.as_secs_f64() * 1e6),
+        SHARE * 100.0
+    )
+}
+
+/// What the probe held, per connection and in all, on stderr.
+fn say_probed(conns: &[shared::observe::ObservedConnection]) {
+    let (mut held, mut held_us, mut wall_us) = (0, 0.0, 0.0);
+    for c in conns {
+        if let Some(p) = &c.probe {
+            eprintln!("connection {}: {}", c.id, p.line(c.times.wall_us));
+            held += p.held;
+            held_us += p.held_us;
+            wall_us += c.times.wall_us;
+        }
+    }
+    eprintln!(
+        "probe: held {} replies for {} in all, {:.2} % of the connections' {} of time",
+        shared::observe::group(held),
+        shared::observe::duration(held_us),
+        if wall_us > 0.0 {
+            100.0 * held_us / wall_us
+        } else {
+            0.0
+        },
+        shared::observe::duration(wall_us)
+    );
+}
+
+/// `--probe` holds replies in the observing proxy: a capture, file or live, cannot.
+fn refuse_probe(args: &ObserveArgs) -> anyhow::Result<()> {
+    if args.probe {
+        anyhow::bail!(
+            "--probe holds replies back in pipescope's observing proxy, and a capture cannot hold replies: drop --probe to read the capture, or point your application at the proxy (observe without --pcap or --capture) to probe it"
+        );
+    }
+    Ok(())
 }
 
 /// Measures the pipelined equivalent of each connection that sent more than one command, and
@@ -346,6 +402,7 @@ pub(super) async fn observe_pcap(
     path: &std::path::Path,
     stop: Stop,
 ) -> anyhow::Result<()> {
+    refuse_probe(args)?;
     use pipescope::capture::Source;
     use std::sync::atomic::{AtomicBool, Ordering};
     let ports = redis_ports(args);
@@ -393,6 +450,7 @@ pub(super) async fn observe_live(
     interface: &str,
     stop: Stop,
 ) -> anyhow::Result<()> {
+    refuse_probe(args)?;
     use pipescope::capture::{Live, Source};
     use std::sync::atomic::Ordering;
     let ports = redis_ports(args);

@@ -30,7 +30,7 @@ mod schedule;
 mod stats;
 mod wire_tap;
 
-pub use delay_line::{Admit, DelayProxy, Ended, Hooks, direction_budget};
+pub use delay_line::{Admit, DelayProxy, Ended, Gate, Hold, Holding, Hooks, direction_budget};
 pub use route::{Proxies, Route};
 pub use schedule::Compensation;
 #[cfg(feature = "test-util")]

@@ -29,6 +29,10 @@ mod probe;
 mod record;
 pub mod report;
 mod window;
+/// The probe's bounds (`observe --probe`), for what the CLI and page say of it.
+pub mod holding {
+    pub use super::record::holding::{HARD_CAP, MAX_HOLDS, SHARE};
+}
 
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -40,7 +44,7 @@ use shared::observe::{
     MAX_OBSERVED_CONNECTIONS, ObserveStatus, ObservedConnection, ObservedTimeline, Vantage,
 };
 
-use crate::net::{Compensation, DelayProxy, Hooks};
+use crate::net::{Compensation, DelayProxy, Holding, Hooks};
 use crate::resp::framer::{Framer, Side};
 use crate::target::{RedisTarget, TargetError};
 use record::Record;
@@ -94,6 +98,17 @@ impl Observer {
         target: &RedisTarget,
         network: Network,
     ) -> Result<Observer, ObserveError> {
+        Self::start_probing(listen, target, network, false).await
+    }
+
+    /// `start`, with the probe on (`probe`): each connection has a few of its replies held
+    /// back, to see whether the client waits for them (`record::holding`).
+    pub async fn start_probing(
+        listen: SocketAddr,
+        target: &RedisTarget,
+        network: Network,
+        probe: bool,
+    ) -> Result<Observer, ObserveError> {
         if target.tls_trust().is_some() {
             return Err(ObserveError::Tls);
         }
@@ -113,6 +128,7 @@ impl Observer {
                 remote_redis,
                 hop_spread,
             }),
+            probe,
             ..Connections::default()
         });
         // Measured again while observing, on a probe connection of its own: the figure
@@ -174,6 +190,7 @@ impl Observer {
             note: None,
             forwards_to: String::new(),
             own_redis: false,
+            probe: self.connections.probe,
         }
     }
 
@@ -214,6 +231,8 @@ pub struct Connections {
     list: Mutex<List>,
     /// How they are seen: through this proxy, with its hops as measured so far.
     vantage: Mutex<Vantage>,
+    /// Whether each connection's probe holds a few of its replies back.
+    probe: bool,
 }
 
 #[derive(Default)]
@@ -269,12 +288,16 @@ impl Connections {
             f.record.lock().expect("observed record").forget_requests();
         }
         list.next_id += 1;
+        let mut record = Record::new(list.next_id, client.to_string());
+        if self.probe {
+            record.probe();
+        }
         let followed = Arc::new(Followed {
-            record: Mutex::new(Record::new(list.next_id, client.to_string())),
+            record: Mutex::new(record),
             changed: AtomicBool::new(true),
         });
         list.followed.push(followed.clone());
-        Ok(hooks(followed))
+        Ok(hooks(followed, self.probe))
     }
 
     /// How they are seen now: the hops' figure changes as they are measured again.
@@ -344,9 +367,17 @@ impl Connections {
 }
 
 /// The proxy's hooks for one followed connection: each direction frames its chunks as they
-/// arrive and the record takes them as they leave.
-fn hooks(f: Arc<Followed>) -> Hooks {
+/// arrive and the record takes them as they leave; with the probe on (`probe`), the record
+/// decides which replies are held back.
+fn hooks(f: Arc<Followed>, probe: bool) -> Hooks {
     let (f1, f2, f3, f4, f5) = (f.clone(), f.clone(), f.clone(), f.clone(), f.clone());
+    let hold = probe.then(|| {
+        let (f6, f7) = (f.clone(), f.clone());
+        Holding {
+            decide: Box::new(move |at| f6.with(|r| r.hold(at))),
+            released: Box::new(move |at, unread| f7.with(|r| r.released(at, unread))),
+        }
+    });
     let mut commands = Framer::new(Side::Commands);
     let mut replies = Framer::new(Side::Replies);
     Hooks {
@@ -358,5 +389,6 @@ fn hooks(f: Arc<Followed>) -> Hooks {
         to_client: Box::new(move |_, at, _| f4.with(|r| r.handed_to_client(at))),
         ended: Box::new(move |why| f.with(|r| r.end(Instant::now(), why.to_string()))),
         client_socket: Some(Box::new(move |socket| f5.with(|r| r.watch(socket)))),
+        hold,
     }
 }

@@ -42,6 +42,9 @@ pub fn table(conns: &[ObservedConnection]) -> String {
         if !c.verdict.headline.is_empty() {
             out += &format!("        {}\n", c.verdict.text);
         }
+        if let Some(p) = &c.probe {
+            out += &format!("      {}\n", p.line(c.times.wall_us));
+        }
         if let Some(a) = advice(c) {
             out += &format!("      what would help: {}\n", a.change);
             if !a.projections.is_empty() {

@@ -175,7 +175,9 @@ async fn handle_text(
             }
             None
         }
-        ClientMsg::Observe { network } => hub.observe(network).await.err().and_then(refused),
+        ClientMsg::Observe { network, probe } => {
+            hub.observe(network, probe).await.err().and_then(refused)
+        }
         ClientMsg::StopObserve => hub.stop_observing(None).err().and_then(refused),
         ClientMsg::WantTimeline { id } => match hub.observed_timeline(id) {
             Ok(timeline) => Some(ServerMsg::ObservedTimeline(timeline)),

@@ -13,6 +13,7 @@ mod controls;
 mod load;
 mod observe;
 mod observe_capture;
+mod observe_probe;
 mod observe_texts;
 mod presenter;
 mod results_table;

@@ -38,6 +38,15 @@ pub fn redis_cli() -> Option<Command> {
     Some(Command::new("redis-cli"))
 }
 
+/// `python tests/clients/redis_py_work.py` (redis-py with work between commands) in
+/// .tools/py, or a skip.
+pub fn redis_py_work() -> Option<Command> {
+    let python = redis_py()?;
+    let mut c = Command::new(python.get_program());
+    c.arg(script("redis_py_work.py"));
+    Some(c)
+}
+
 /// `python tests/clients/redis_py.py` in .tools/py, or a skip.
 pub fn redis_py() -> Option<Command> {
     let python = root().join(".tools/py/bin/python");

@@ -14,6 +14,8 @@ pub struct Observe {
     pub rx: Receiver<String>,
     /// Where it listens, e.g. 127.0.0.1:40123 (its "listening ADDR" line, on stderr).
     pub addr: String,
+    /// Its stderr lines after that one, as they come.
+    pub notes: Receiver<String>,
 }
 
 impl Observe {
@@ -51,7 +53,12 @@ impl Observe {
                 break addr.to_string();
             }
         };
-        Observe { child, rx, addr }
+        Observe {
+            child,
+            rx,
+            addr,
+            notes,
+        }
     }
 
     pub fn port(&self) -> u16 {

@@ -22,6 +22,60 @@ pub struct ProbeEvidence {
     pub waited_for_release: u64,
     /// The time replies were held, in all (µs): what the probe added to the connection's wall.
     pub held_us: f64,
+    /// Of `held_us`, the time holds outlasted their plan: the proxy's thread woke late (a busy
+    /// machine keeps a woken thread waiting for a core). The budget plans for some of it; this
+    /// is what was held all the same.
+    #[serde(default)]
+    pub late_us: f64,
+}
+
+impl ProbeEvidence {
+    /// Holds that decided nothing: the client sent nothing until well after the release
+    /// (it had finished, or paused longer than its usual reaction).
+    pub fn undecided(&self) -> u64 {
+        self.held
+            .saturating_sub(self.sent_while_held + self.waited_for_release)
+    }
+
+    /// The held time as a share (0 to 1) of a connection's `wall_us`.
+    pub fn share_of(&self, wall_us: f64) -> f64 {
+        if wall_us > 0.0 {
+            self.held_us / wall_us
+        } else {
+            0.0
+        }
+    }
+
+    /// One line, for a connection whose time was `wall_us`: what was held and for how long,
+    /// and what the client did meanwhile.
+    pub fn line(&self, wall_us: f64) -> String {
+        if self.held == 0 {
+            return "probe: no reply held (too short a connection for its 1 % of time, or never every reply back before its next command)".into();
+        }
+        let late = if self.late_us > 0.0 {
+            format!(
+                ", {} of it past plan: the proxy woke late",
+                super::duration(self.late_us)
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "probe (measured): held {} {}, {} in all ({:.2} % of its time{late}); it sent while {} {} held, waited for the release of {}, {} undecided",
+            super::group(self.held),
+            if self.held == 1 { "reply" } else { "replies" },
+            super::duration(self.held_us),
+            100.0 * self.share_of(wall_us),
+            super::group(self.sent_while_held),
+            if self.sent_while_held == 1 {
+                "was"
+            } else {
+                "were"
+            },
+            super::group(self.waited_for_release),
+            super::group(self.undecided()),
+        )
+    }
 }
 
 /// What the client process's own syscalls showed of its socket to Redis.
@@ -61,4 +115,30 @@ pub struct WindowEvidence {
     /// The window scale is known (the handshake was captured): otherwise the sizes are the
     /// field as sent, comparable only with each other.
     pub scaled: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ProbeEvidence;
+
+    #[test]
+    fn the_line_says_what_was_held_its_share_and_what_the_client_did() {
+        let e = ProbeEvidence {
+            held: 7,
+            sent_while_held: 0,
+            waited_for_release: 6,
+            held_us: 4_200.0,
+            late_us: 0.0,
+        };
+        assert_eq!(e.undecided(), 1);
+        assert_eq!(
+            e.line(1_000_000.0),
+            "probe (measured): held 7 replies, 4.2 ms in all (0.42 % of its time); it sent while 0 were held, waited for the release of 6, 1 undecided"
+        );
+        assert!(
+            ProbeEvidence::default()
+                .line(1.0)
+                .starts_with("probe: no reply held")
+        );
+    }
 }

@@ -433,6 +433,10 @@ pub struct ObserveStatus {
     /// `--redis-url`), where an application's data is not.
     #[serde(default)]
     pub own_redis: bool,
+    /// The probe is on: a few replies per connection are held back to see whether the
+    /// client waits for them (`observe --probe`).
+    #[serde(default)]
+    pub probe: bool,
 }
 
 /// One observed connection's requests, drawn like a run's: a span per command from its

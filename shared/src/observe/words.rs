@@ -21,6 +21,10 @@ pub struct Words {
     pub equivalent: Option<String>,
     /// Its row of the Markdown table (`observe_report::markdown_row`).
     pub markdown_row: String,
+    /// What the probe held and what the client did meanwhile, when it was probed
+    /// (`ProbeEvidence::line`).
+    #[serde(default)]
+    pub probe: Option<String>,
 }
 
 /// One figure of the time taken apart, and how it was obtained.
@@ -73,6 +77,7 @@ pub fn words(c: &ObservedConnection) -> Words {
         help,
         equivalent: c.equivalent.as_ref().map(|e| equivalent_line(c, e)),
         markdown_row: markdown_row(c),
+        probe: c.probe.as_ref().map(|p| p.line(c.times.wall_us)),
     }
 }
 

@@ -17,7 +17,7 @@ use pipescope::target::RedisTarget;
 use super::args::{JsonArg, RoundsArgs, TargetArgs};
 use super::output::{say, say_json_lines};
 use capture_reading::CaptureReadingArgs;
-use observer::{ObserverArgs, ObserverMemoryArgs};
+use observer::{ObserverArgs, ObserverMemoryArgs, ProbeArgs};
 
 #[derive(clap::Subcommand)]
 pub enum Cost {
@@ -41,6 +41,12 @@ pub enum Cost {
     /// --sets SETs sent through it pipelined 1,000 deep (redis-benchmark), its /proc status
     /// read every 200 ms; prints its peak RSS at start, after 1M SETs, at the end.
     ObserverMemory(ObserverMemoryArgs),
+    /// What `observe --probe` costs a client that waits for every reply (its worst case: it
+    /// waits out each hold in full): `redis-benchmark -c 1 -P 1` of --count SETs on our own
+    /// redis-server through an observing proxy with the probe off and on, rounds alternating
+    /// which goes first. Prints per round and as medians the throughput with / without, and
+    /// the replies held, their time and its share of the connection's wall.
+    Probe(ProbeArgs),
     /// How fast a capture file is read: makes a capture of at least --packets packets of
     /// redis-benchmark SETs on lo (our own redis-server; needs CAP_NET_RAW), then reads it, and
     /// its first --prefix-packets, with `pipescope observe --pcap` and with `tshark -r` (its
@@ -90,6 +96,7 @@ pub async fn cost(job: Cost, cancel: Arc<AtomicBool>) -> anyhow::Result<()> {
         Cost::Cluster(args) => cluster(args).await,
         Cost::Observer(args) => observer::observer(args).await,
         Cost::ObserverMemory(args) => observer::observer_memory(args).await,
+        Cost::Probe(args) => observer::probe(args).await,
         Cost::CaptureReading(args) => capture_reading::capture_reading(args).await,
         Cost::Accuracy(args) => accuracy(args, cancel).await,
     }

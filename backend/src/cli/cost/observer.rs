@@ -23,6 +23,17 @@ pub struct ObserverArgs {
 }
 
 #[derive(clap::Args)]
+pub struct ProbeArgs {
+    /// SETs per run.
+    #[arg(long, default_value_t = 50_000)]
+    pub count: u64,
+    #[command(flatten)]
+    pub rounds: RoundsArgs,
+    #[command(flatten)]
+    pub output: JsonArg,
+}
+
+#[derive(clap::Args)]
 pub struct ObserverMemoryArgs {
     /// SETs to send through the observer.
     #[arg(long, default_value_t = 10_000_000)]
@@ -299,4 +310,56 @@ fn range(lo: u64, hi: u64) -> String {
         true => lo.to_string(),
         false => format!("{lo}–{hi}"),
     }
+}
+
+/// `cost probe`: the probe's cost to a client that waits for every reply.
+pub(super) async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
+    // Our own server: redis-benchmark leaves keys behind.
+    let local = LocalRedis::start().context("starting a redis-server for the comparison")?;
+    let target = RedisTarget::parse(&local.url())?;
+    let cost = pipescope::versus::probe_cost(
+        &target,
+        args.count,
+        args.rounds.rounds(),
+        args.rounds.budget(),
+    )
+    .await?;
+    if args.output.json {
+        return say_json_lines(&[&cost]);
+    }
+    say(format_args!(
+        "redis-benchmark -c 1 -P 1 -n {} SETs through an observing proxy, without and with --probe (rounds alternate which goes first); the held figures are the probed connection's own",
+        cost.count
+    ));
+    say(format_args!(
+        "| round | without ops/s | with ops/s | with / without | held | sent while held | waited for the release | held time | of it past plan | wall | held share of the wall |"
+    ));
+    say(format_args!(
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    ));
+    for (i, r) in cost.rounds.iter().enumerate() {
+        say(format_args!(
+            "| {} | {:.0} | {:.0} | {:.3}× | {} | {} | {} | {:.0} µs | {:.0} µs | {:.0} µs | {:.3} % |",
+            i + 1,
+            r.without_ops_per_sec,
+            r.with_ops_per_sec,
+            r.with_ops_per_sec / r.without_ops_per_sec,
+            r.held,
+            r.sent_while_held,
+            r.waited_for_release,
+            r.held_us,
+            r.late_us,
+            r.wall_us,
+            100.0 * r.held_us / r.wall_us
+        ));
+    }
+    say(format_args!(
+        "median with / without {}; median held share of the wall {:.3} % [{:.3}–{:.3}] (target ≤ 1 %: {})",
+        cost.ratio.with_interval(3, "×"),
+        100.0 * cost.held_share.median,
+        100.0 * cost.held_share.low,
+        100.0 * cost.held_share.high,
+        met(cost.held_share.high <= 0.01)
+    ));
+    Ok(())
 }

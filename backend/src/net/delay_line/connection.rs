@@ -65,6 +65,7 @@ pub(super) fn spawn_directions(
         mut to_client,
         ended,
         client_socket,
+        hold,
     } = hooks;
     *ending.hook.lock().expect("ending") = Some(ended);
     // Only observation asks for it, so a socket that cannot be cloned (no file descriptor
@@ -91,6 +92,7 @@ pub(super) fn spawn_directions(
             names: ("the client", "Redis"),
             order: order.clone(),
             write_first: true,
+            holding: None,
         },
         links.out,
         ending.clone(),
@@ -110,6 +112,7 @@ pub(super) fn spawn_directions(
             names: ("Redis", "the client"),
             order,
             write_first: false,
+            holding: hold,
         },
         links.back,
         ending,

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+use super::hold::Holding;
 use crate::net::wire_tap::WireTap;
 use crate::resp::framer::{Framer, Side};
 
@@ -35,6 +36,9 @@ pub struct Hooks {
     pub ended: OnEnded,
     /// Handed a clone of the client's socket, if wanted.
     pub client_socket: Option<OnClientSocket>,
+    /// Asked before each chunk from Redis is handed to the client whether to hold it back
+    /// (observe mode's probe); `None`: never.
+    pub hold: Option<Holding>,
 }
 
 impl Hooks {
@@ -48,6 +52,7 @@ impl Hooks {
             to_client: Box::new(|_, _, _| {}),
             ended: Box::new(|_| {}),
             client_socket: None,
+            hold: None,
         }
     }
 }
@@ -99,5 +104,6 @@ pub(super) fn tap_hooks(tap: Arc<WireTap>) -> Hooks {
         to_client: Box::new(|_, _, _| {}),
         ended: Box::new(|_| {}),
         client_socket: None,
+        hold: None,
     }
 }

@@ -11,10 +11,12 @@
 //! - `connection`: one connection's two sockets and how its two directions finish;
 //! - `pipe`: one direction's copy, on time;
 //! - `budget`: how many bytes a direction may hold before its reader stops reading.
+//! - `hold`: holding a reply back on purpose (observe mode's probe), and letting it go.
 
 mod budget;
 mod connection;
 mod ending;
+mod hold;
 mod hooks;
 mod pipe;
 
@@ -32,6 +34,7 @@ use super::stats::ProxyStats;
 use super::wire_tap::{TAP_STAMPS, WireTap, stamps_per_tap};
 pub use budget::direction_budget;
 use connection::{Connection, connect_pair, spawn_directions};
+pub use hold::{Gate, Hold, Holding};
 use hooks::tap_hooks;
 pub use hooks::{Admit, Ended, Hooks};
 

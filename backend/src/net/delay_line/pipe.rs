@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::budget::{self, Budget};
 use super::ending::Ending;
+use super::hold::Holding;
 use super::hooks::Ended;
 use crate::net::schedule::{Link, Schedule};
 
@@ -34,6 +35,9 @@ pub(super) struct Ends {
     /// works on it while the hooks (framing a pipeline of commands, say) run. Only for
     /// commands: the hooks still see replies before the client gets them, so whoever asked (a run reading the wire tap) finds them counted.
     pub write_first: bool,
+    /// Asked before each chunk is handed over whether to hold it (the replies' direction of
+    /// an observed connection with the probe on): see `hold`.
+    pub holding: Option<Holding>,
 }
 
 /// Writes what `to` takes of `bytes` without waiting: how many bytes (0 if none fit now).
@@ -89,6 +93,7 @@ pub(super) fn pipe(
         names: (from_name, to_name),
         order,
         write_first,
+        holding,
     } = ends;
     let source = Source {
         from,
@@ -112,7 +117,7 @@ pub(super) fn pipe(
         let hooks = (on_read, on_written);
         return spawn(
             "copy",
-            Box::new(move || copy_at_once(source, sink, &order, write_first, hooks)),
+            Box::new(move || copy_at_once(source, sink, &order, write_first, holding, hooks)),
         );
     }
     // The channel is unbounded; what it holds is bounded in bytes by `budget`.
@@ -128,7 +133,7 @@ pub(super) fn pipe(
     )?;
     spawn(
         "write",
-        Box::new(move || release_on_time(sink, rx, Releases(budget), on_written)),
+        Box::new(move || release_on_time(sink, rx, Releases(budget), holding, on_written)),
     )
 }
 
@@ -207,11 +212,15 @@ fn copy_at_once(
     mut sink: Sink,
     order: &Mutex<()>,
     write_first: bool,
+    mut holding: Option<Holding>,
     (mut on_read, mut on_written): (
         impl FnMut(Instant, &[u8]),
         impl FnMut(Instant, Instant, &[u8]),
     ),
 ) {
+    if holding.is_some() {
+        precise_sleeps();
+    }
     let mut buf = vec![0u8; CHUNK];
     while let Some(n) = source.next(&mut buf) {
         let now = Instant::now();
@@ -231,6 +240,10 @@ fn copy_at_once(
             {
                 let _order = in_order(order);
                 on_read(now, chunk);
+            }
+            // Held (if asked) without `order`: the client's commands go on meanwhile.
+            if let Some(h) = holding.as_mut() {
+                h.apply(now, to);
             }
             // Told before the write: the far side may answer at once.
             on_written(now, Instant::now(), chunk);
@@ -283,11 +296,15 @@ fn release_on_time(
     mut sink: Sink,
     rx: mpsc::Receiver<(Instant, Vec<u8>)>,
     budget: Releases,
+    mut holding: Option<Holding>,
     mut on_written: impl FnMut(Instant, Instant, &[u8]),
 ) {
     precise_sleeps();
     for (release, bytes) in rx {
         wait_until(release);
+        if let Some(h) = holding.as_mut() {
+            h.apply(release, &sink.to);
+        }
         // Stamped and told as the bytes are handed over, before the write: on loopback they
         // reach the far side at once, and a stamp or count taken after the write could come
         // later than the answer the other direction already read.

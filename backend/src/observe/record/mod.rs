@@ -12,6 +12,7 @@
 //! - `timeline`: its requests drawn like a run's.
 //! - `waits`: whether the client waited for its replies, weighed from the moments they were
 //!   all back.
+//! - `holding`: the probe, replies held back on purpose to see whether the client waits.
 
 use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
@@ -22,6 +23,7 @@ use crate::resp::framer::{Framer, Message, Name};
 use crate::spans::FULL_SPANS;
 
 mod accounting;
+pub(super) mod holding;
 mod kernel;
 mod not_redis;
 mod phases;
@@ -29,6 +31,7 @@ mod protocol;
 mod timeline;
 mod waits;
 use accounting::{Accounting, State};
+use holding::Probe;
 use kernel::Kernel;
 use phases::Phases;
 use protocol::Protocol;
@@ -158,6 +161,8 @@ pub struct Record {
     /// bytes: then nothing is framed.
     not_redis: Option<String>,
     phases: Phases,
+    /// Replies held back on purpose, with the probe on.
+    probe: Option<Probe>,
 }
 
 impl Record {
@@ -195,6 +200,7 @@ impl Record {
             not_redis: None,
             kernel: Kernel::default(),
             phases: Phases::default(),
+            probe: None,
         }
     }
 
@@ -262,6 +268,7 @@ impl Record {
         let begun =
             (completed + u64::from(commands.mid_message())).saturating_sub(u64::from(continued));
         let started = begun > 0;
+        self.probe_sent(at, started);
         if begun >= 2 && self.counts.round_trips > trips_before {
             self.counts.batch_trips += 1;
         }
@@ -434,6 +441,7 @@ impl Record {
         self.counts.replies += n;
         if n > 0 && self.in_flight() == 0 {
             self.emptied = Some(at);
+            self.probe_emptied(at);
         }
         while self.blocking.front().is_some_and(|&b| b < self.handed) {
             self.blocking.pop_front();
@@ -591,7 +599,7 @@ impl Record {
             mean_set_value: (self.set_values.0 > 0)
                 .then(|| (self.set_values.1 / self.set_values.0).min(u64::from(u32::MAX)) as u32),
             words: None,
-            probe: None,
+            probe: self.probe.as_ref().map(Probe::evidence),
             syscalls: None,
             window: None,
         }

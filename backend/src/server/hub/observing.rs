@@ -111,9 +111,10 @@ impl Hub {
         (status, conns)
     }
 
-    /// Starts the observing proxy over `network` (a presenter action). If the chosen port is
-    /// taken, a free loopback port is used instead and the status says so.
-    pub async fn observe(&self, network: Network) -> Result<ObserveStatus, Rejection> {
+    /// Starts the observing proxy over `network` (a presenter action), its probe on with
+    /// `probe`. If the chosen port is taken, a free loopback port is used instead and the
+    /// status says so.
+    pub async fn observe(&self, network: Network, probe: bool) -> Result<ObserveStatus, Rejection> {
         // The same bounds as a run's network.
         RunSpec {
             network,
@@ -127,7 +128,7 @@ impl Hub {
             }
             o.starting = true;
         }
-        let started = self.bind_observer(network).await;
+        let started = self.bind_observer(network, probe).await;
         let mut o = self.observing();
         o.starting = false;
         let (observer, note) = started?;
@@ -167,16 +168,18 @@ impl Hub {
     async fn bind_observer(
         &self,
         network: Network,
+        probe: bool,
     ) -> Result<(Observer, Option<String>), Rejection> {
         let listen = self.inner.observe_listen;
         let failed = |e: ObserveError| Rejection::ObserveFailed(e.to_string());
-        match Observer::start(listen, &self.inner.target, network).await {
+        let target = &self.inner.target;
+        match Observer::start_probing(listen, target, network, probe).await {
             Ok(observer) => Ok((observer, None)),
             Err(ObserveError::Listen { source, .. })
                 if source.kind() == std::io::ErrorKind::AddrInUse && listen.port() != 0 =>
             {
                 let free = SocketAddr::new(listen.ip(), 0);
-                let observer = Observer::start(free, &self.inner.target, network)
+                let observer = Observer::start_probing(free, target, network, probe)
                     .await
                     .map_err(failed)?;
                 let note = format!(

@@ -20,6 +20,12 @@ pub fn ObserveControls(conn: Connection) -> impl IntoView {
         conn.server
             .with(|s| s.as_ref().map(|s| s.network).unwrap_or_default())
     };
+    // Asked before starting: the probe holds a few replies back (see `observe --probe`).
+    let probe = RwSignal::new(false);
+    let probing = move || {
+        conn.observe
+            .with(|o| o.status.as_ref().is_some_and(|s| s.probe))
+    };
     let stopped = move || {
         conn.observe.with(|o| match (&o.status, &o.stopped) {
             (None, Some(reason)) => Some(format!("Observation stopped: {reason}.")),
@@ -43,7 +49,7 @@ pub fn ObserveControls(conn: Connection) -> impl IntoView {
                         id="observe-start"
                         class="primary"
                         disabled=move || !may() || observing.get()
-                        on:click=move |_| conn.start_observing(network())
+                        on:click=move |_| conn.start_observing(network(), probe.get_untracked())
                     >
                         "Start observing"
                     </button>
@@ -59,6 +65,21 @@ pub fn ObserveControls(conn: Connection) -> impl IntoView {
             <p class="explain">
                 "pipescope's observing proxy sits between your application and Redis, forwards every byte unchanged, and times each command and reply as they pass: whether your client pipelines is then a measurement, not a guess."
             </p>
+            <label class="observe-probe">
+                <input
+                    id="observe-probe"
+                    type="checkbox"
+                    prop:checked=move || probe.get()
+                    disabled=move || !may() || observing.get()
+                    on:change=move |ev| probe.set(event_target_checked(&ev))
+                />
+                " Probe: hold a few replies back (at most 20 a connection, within 1 % of its time) to see whether the client waits for them. Decides what timing alone cannot when every reply is back before the next command."
+            </label>
+            <Show when=probing>
+                <p id="observe-probing" class="note" role="note">
+                    "Probing: a few replies per connection are held back; each connection's figures say what was held and what the client did."
+                </p>
+            </Show>
             <ConnectBox conn=conn />
             {move || stopped().map(|s| view! { <p class="note">{s}</p> })}
             <Show when=replay>

@@ -22,8 +22,11 @@ pub fn ObservedFigures(conn: Connection, id: u64) -> impl IntoView {
                 split,
                 help,
                 equivalent,
+                probe,
                 ..
             } = c.words.clone().unwrap_or_default();
+            let probe = probe
+                .map(|p| view! { <p class="probe-line" id=format!("probe-{id}")>{p}</p> });
             let captured = c.vantage == Vantage::Capture;
             let rows = split
                 .into_iter()
@@ -62,6 +65,7 @@ pub fn ObservedFigures(conn: Connection, id: u64) -> impl IntoView {
                         .then(|| {
                             view! { <p class="verdict-detail">{c.verdict.text.clone()}</p> }
                         })}
+                    {probe}
                     <table class="time-split">
                         <tbody>{rows}</tbody>
                     </table>

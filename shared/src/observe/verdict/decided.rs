@@ -221,6 +221,7 @@ mod tests {
             sent_while_held: 20,
             waited_for_release: 0,
             held_us: 4_000.0,
+            late_us: 0.0,
         };
         let v = judge(&Evidence {
             probe: Some(&kept_sending),
@@ -240,6 +241,7 @@ mod tests {
             sent_while_held: 0,
             waited_for_release: 20,
             held_us: 4_000.0,
+            late_us: 0.0,
         };
         let v = judge(&Evidence {
             probe: Some(&waited),
