@@ -49,6 +49,8 @@
 //!   the exit code a shell expects; `clean`: `pipescope clean`, what runs left removed.
 //! - `bench`, `versus`: `pipescope bench`: the engine headless, and beside redis-benchmark;
 //!   `versus` also measures what observe mode's proxy costs, `observe_rss` its memory.
+//! - `syscalls`: `observe --pid`: a client process's own syscalls on its sockets (perf
+//!   events on the kernel's tracepoints), per socket its sends, receives and waits.
 //! - `round_trip_probe`: one-at-a-time SETs, each round trip timed to the microsecond.
 //! - `median`: the one median, and a median with its 95 % interval.
 //! - `child_line`: waiting, with a deadline, for a child process to say a line (tcpdump,
@@ -84,6 +86,7 @@ pub mod resp;
 pub mod round_trip_probe;
 pub mod server;
 pub mod spans;
+pub mod syscalls;
 pub mod target;
 pub mod tls;
 pub mod versus;

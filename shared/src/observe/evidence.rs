@@ -40,4 +40,20 @@ pub struct SyscallEvidence {
     pub waits: u64,
     /// Threads seen using the socket.
     pub threads: u64,
+    /// The bytes its receives returned.
+    #[serde(default)]
+    pub received_bytes: u64,
+    /// Receives that found nothing to read (EAGAIN): neither a receive nor a wait.
+    #[serde(default)]
+    pub empty_receives: u64,
+    /// Of `waits`, those where another thread read the reply and then woke the sender.
+    #[serde(default)]
+    pub woken_waits: u64,
+    /// Time in its send and receive syscalls, and blocked in the waits counted (µs).
+    #[serde(default)]
+    pub send_us: f64,
+    #[serde(default)]
+    pub receive_us: f64,
+    #[serde(default)]
+    pub wait_us: f64,
 }

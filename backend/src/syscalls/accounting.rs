@@ -1,0 +1,443 @@
+//! The per-socket, per-thread accounting: records in time order become each TCP socket's
+//! sends, receives and waits.
+//!
+//! A wait is counted at most once per gap between a thread's sends on a socket (and once
+//! after its last send): the thread blocked until a reply was read —
+//! - by itself: a receive that returned data and was blocking (it slept in it, or the socket
+//!   was in blocking mode), or a receive on a non-blocking socket after a poll, select or
+//!   epoll wait that could block;
+//! - or by another thread of its process, which received data on the socket after this
+//!   thread's send and then woke it (the scheduler's `sched_waking`) while it was blocked in a
+//!   syscall (a futex, an eventfd or pipe read, a poll).
+//!
+//! Not waits: a receive with `MSG_DONTWAIT`, or on a non-blocking socket without a blocking
+//! poll before it; and a thread that only receives (a reader beside a sender), however long
+//! it blocks.
+
+use std::collections::{HashMap, HashSet};
+use std::net::SocketAddr;
+
+use shared::observe::SyscallEvidence;
+
+use super::records::{Event, Record};
+use super::sockets::{Mode, Known};
+
+const MSG_DONTWAIT: u64 = 0x40;
+const FIONBIO: u64 = 0x5421;
+const F_GETFL: u64 = 3;
+const F_SETFL: u64 = 4;
+const O_NONBLOCK: u64 = 0o4000;
+const EAGAIN: i64 = 11;
+
+/// One TCP socket of a traced process and what its syscalls showed.
+#[derive(Debug, Clone)]
+pub struct TracedSocket {
+    pub pid: u32,
+    /// Its own address and its peer's.
+    pub local: SocketAddr,
+    pub peer: SocketAddr,
+    pub evidence: SyscallEvidence,
+}
+
+#[derive(Default)]
+pub struct Accounting {
+    /// Per process: its descriptors that are TCP sockets, and sockets just created (their
+    /// mode, until a connect names their addresses).
+    procs: HashMap<u32, Fds>,
+    sockets: Vec<Socket>,
+    threads: HashMap<u32, Thread>,
+}
+
+#[derive(Default)]
+struct Fds {
+    bound: HashMap<i64, Bound>,
+    created: HashMap<i64, Mode>,
+}
+
+#[derive(Clone, Copy)]
+struct Bound {
+    socket: usize,
+    mode: Mode,
+}
+
+struct Socket {
+    pid: u32,
+    local: SocketAddr,
+    peer: SocketAddr,
+    ev: SyscallEvidence,
+    threads: HashSet<u32>,
+    /// Per sending thread: its last send, and whether it has waited since.
+    senders: HashMap<u32, Gap>,
+    /// Per thread: when it last received data on this socket.
+    received_at: HashMap<u32, u64>,
+}
+
+struct Gap {
+    sent_at: u64,
+    waited: bool,
+}
+
+#[derive(Default)]
+struct Thread {
+    call: Option<Call>,
+    /// The last poll, select or epoll wait that could block and reported something ready:
+    /// when it returned and how long it took.
+    poll: Option<(u64, u64)>,
+}
+
+struct Call {
+    nr: i64,
+    args: [u64; 6],
+    enter: u64,
+    slept: bool,
+}
+
+impl Accounting {
+    /// A socket already connected when tracing began (read from /proc).
+    pub fn known(&mut self, k: Known) {
+        let socket = self.new_socket(k.pid, k.local, k.peer);
+        self.procs.entry(k.pid).or_default().bound.insert(
+            k.fd,
+            Bound {
+                socket,
+                mode: k.mode,
+            },
+        );
+    }
+
+    fn new_socket(&mut self, pid: u32, local: SocketAddr, peer: SocketAddr) -> usize {
+        self.sockets.push(Socket {
+            pid,
+            local,
+            peer,
+            ev: SyscallEvidence {
+                pid,
+                ..SyscallEvidence::default()
+            },
+            threads: HashSet::new(),
+            senders: HashMap::new(),
+            received_at: HashMap::new(),
+        });
+        self.sockets.len() - 1
+    }
+
+    /// Records must come in time order.
+    pub fn record(&mut self, r: &Record) {
+        match &r.event {
+            Event::Enter { nr, args } => {
+                self.threads.entry(r.tid).or_default().call = Some(Call {
+                    nr: *nr,
+                    args: *args,
+                    enter: r.time,
+                    slept: false,
+                });
+            }
+            Event::Exit { nr, ret } => {
+                let Some(call) = self.threads.entry(r.tid).or_default().call.take() else {
+                    return;
+                };
+                if call.nr == *nr {
+                    self.exit(r, &call, *ret);
+                }
+            }
+            Event::Switch { prev, slept } => {
+                if let Some(call) = self.threads.get_mut(prev).and_then(|t| t.call.as_mut()) {
+                    call.slept |= *slept;
+                }
+            }
+            Event::Waking { wakee } => self.woken(r, *wakee),
+            Event::TcpAddrs { local, peer } => {
+                let fd = match self.threads.get(&r.tid).and_then(|t| t.call.as_ref()) {
+                    Some(c) if is_receive(c.nr) => c.args[0] as i64,
+                    _ => return,
+                };
+                if let Some(socket) = self.socket_of(r.pid, fd) {
+                    let s = &mut self.sockets[socket];
+                    s.local = *local;
+                    s.peer = *peer;
+                }
+            }
+        }
+    }
+
+    /// The socket behind descriptor `fd`: one known, or a TCP socket created since tracing
+    /// began, accounted from its first use (its addresses come with its first receive).
+    fn socket_of(&mut self, pid: u32, fd: i64) -> Option<usize> {
+        let fds = self.procs.entry(pid).or_default();
+        if let Some(b) = fds.bound.get(&fd) {
+            return Some(b.socket);
+        }
+        let mode = fds.created.remove(&fd)?;
+        let unknown = SocketAddr::from(([0, 0, 0, 0], 0));
+        let socket = self.new_socket(pid, unknown, unknown);
+        self.procs
+            .entry(pid)
+            .or_default()
+            .bound
+            .insert(fd, Bound { socket, mode });
+        Some(socket)
+    }
+
+    fn exit(&mut self, r: &Record, call: &Call, ret: i64) {
+        let nr = call.nr;
+        let fd = call.args[0] as i64;
+        let us = (r.time.saturating_sub(call.enter)) as f64 / 1e3;
+        let fds = self.procs.entry(r.pid).or_default();
+        match nr {
+            libc::SYS_socket
+                if ret >= 0
+                    && matches!(call.args[0] as i32, libc::AF_INET | libc::AF_INET6)
+                    && call.args[1] as i32 & 0xf == libc::SOCK_STREAM =>
+            {
+                let nonblocking = call.args[1] & libc::SOCK_NONBLOCK as u64 != 0;
+                fds.created.insert(ret, Mode::known(nonblocking));
+            }
+            libc::SYS_close if ret == 0 => {
+                fds.bound.remove(&fd);
+                fds.created.remove(&fd);
+            }
+            libc::SYS_dup if ret >= 0 => {
+                if let Some(b) = fds.bound.get(&fd).copied() {
+                    fds.bound.insert(ret, b);
+                }
+            }
+            libc::SYS_dup2 | libc::SYS_dup3 if ret >= 0 => {
+                match fds.bound.get(&fd).copied() {
+                    Some(b) => fds.bound.insert(ret, b),
+                    None => fds.bound.remove(&ret),
+                };
+            }
+            libc::SYS_fcntl if ret >= 0 => {
+                if let Some(b) = fds.bound.get_mut(&fd) {
+                    match call.args[1] {
+                        F_SETFL => b.mode = Mode::known(call.args[2] & O_NONBLOCK != 0),
+                        F_GETFL => b.mode = Mode::known(ret as u64 & O_NONBLOCK != 0),
+                        _ => {}
+                    }
+                }
+            }
+            libc::SYS_ioctl if ret == 0 && call.args[1] == FIONBIO => {
+                // Its value is behind a pointer the tracepoint does not show: taken as a
+                // switch of mode (as Python's settimeout(0) then back does); the next
+                // EAGAIN or blocked receive corrects it.
+                if let Some(b) = fds.bound.get_mut(&fd) {
+                    b.mode = b.mode.flipped();
+                }
+            }
+            libc::SYS_poll
+            | libc::SYS_ppoll
+            | libc::SYS_select
+            | libc::SYS_pselect6
+            | libc::SYS_epoll_wait
+            | libc::SYS_epoll_pwait
+            | libc::SYS_epoll_pwait2 => {
+                if ret > 0 && could_block(call) {
+                    self.threads.entry(r.tid).or_default().poll =
+                        Some((r.time, r.time.saturating_sub(call.enter)));
+                }
+            }
+            _ if is_send(nr) => {
+                let Some(socket) = self.socket_of(r.pid, fd) else {
+                    return;
+                };
+                if ret <= 0 {
+                    return;
+                }
+                let s = &mut self.sockets[socket];
+                s.ev.sends += 1;
+                // sendmmsg returns messages, not bytes.
+                if nr != libc::SYS_sendmmsg {
+                    s.ev.sent_bytes += ret as u64;
+                }
+                s.ev.send_us += us;
+                s.threads.insert(r.tid);
+                s.senders.insert(
+                    r.tid,
+                    Gap {
+                        sent_at: r.time,
+                        waited: false,
+                    },
+                );
+            }
+            _ if is_receive(nr) => {
+                if self.socket_of(r.pid, fd).is_none() {
+                    return;
+                }
+                let b = self.procs.entry(r.pid).or_default().bound.get_mut(&fd).unwrap();
+                let dontwait = receive_flags(nr, &call.args) & MSG_DONTWAIT != 0;
+                if ret == -EAGAIN {
+                    if !dontwait {
+                        b.mode = Mode::Nonblocking;
+                    }
+                    self.sockets[b.socket].ev.empty_receives += 1;
+                    return;
+                }
+                if ret <= 0 {
+                    return;
+                }
+                if call.slept && !dontwait {
+                    b.mode = Mode::Blocking;
+                }
+                let mode = b.mode;
+                let s = &mut self.sockets[b.socket];
+                s.ev.receives += 1;
+                if nr != libc::SYS_recvmmsg {
+                    s.ev.received_bytes += ret as u64;
+                }
+                s.ev.receive_us += us;
+                s.threads.insert(r.tid);
+                s.received_at.insert(r.tid, r.time);
+                let gap = s.senders.get_mut(&r.tid);
+                let sent_at = gap.as_ref().map(|g| g.sent_at).unwrap_or(0);
+                let poll = self
+                    .threads
+                    .get(&r.tid)
+                    .and_then(|t| t.poll)
+                    .filter(|&(at, _)| at >= sent_at);
+                // How long it blocked for this reply, if it did.
+                let waited_us = if dontwait {
+                    None
+                } else if call.slept || matches!(mode, Mode::Blocking | Mode::Unknown) {
+                    Some(us)
+                } else {
+                    poll.map(|(_, ns)| ns as f64 / 1e3 + us)
+                };
+                match (waited_us, gap) {
+                    (None, _) => s.ev.nonblocking_receives += 1,
+                    (Some(w), Some(g)) if !g.waited => {
+                        g.waited = true;
+                        s.ev.waits += 1;
+                        s.ev.wait_us += w;
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Thread `r.tid` woke `wakee`: a wait of `wakee` on each socket of theirs where the
+    /// waker received data after `wakee`'s last send there.
+    fn woken(&mut self, r: &Record, wakee: u32) {
+        if wakee == r.tid {
+            return;
+        }
+        let Some(since) = self
+            .threads
+            .get(&wakee)
+            .and_then(|t| t.call.as_ref())
+            .map(|c| c.enter)
+        else {
+            return;
+        };
+        for s in self.sockets.iter_mut().filter(|s| s.pid == r.pid) {
+            let Some(&read_at) = s.received_at.get(&r.tid) else {
+                continue;
+            };
+            if let Some(g) = s.senders.get_mut(&wakee)
+                && !g.waited
+                && read_at > g.sent_at
+            {
+                g.waited = true;
+                s.ev.waits += 1;
+                s.ev.woken_waits += 1;
+                s.ev.wait_us += r.time.saturating_sub(since) as f64 / 1e3;
+            }
+        }
+    }
+
+    /// Every socket that sent or received anything.
+    pub fn finish(self) -> Vec<TracedSocket> {
+        self.sockets
+            .into_iter()
+            .filter(|s| !s.threads.is_empty())
+            .map(|s| TracedSocket {
+                pid: s.pid,
+                local: s.local,
+                peer: s.peer,
+                evidence: SyscallEvidence {
+                    threads: s.threads.len() as u64,
+                    ..s.ev
+                },
+            })
+            .collect()
+    }
+}
+
+fn is_send(nr: i64) -> bool {
+    matches!(
+        nr,
+        libc::SYS_write
+            | libc::SYS_writev
+            | libc::SYS_sendto
+            | libc::SYS_sendmsg
+            | libc::SYS_sendmmsg
+    )
+}
+
+fn is_receive(nr: i64) -> bool {
+    matches!(
+        nr,
+        libc::SYS_read
+            | libc::SYS_readv
+            | libc::SYS_recvfrom
+            | libc::SYS_recvmsg
+            | libc::SYS_recvmmsg
+    )
+}
+
+fn receive_flags(nr: i64, args: &[u64; 6]) -> u64 {
+    match nr {
+        libc::SYS_recvfrom | libc::SYS_recvmmsg => args[3],
+        libc::SYS_recvmsg => args[2],
+        _ => 0,
+    }
+}
+
+/// Whether a poll, select or epoll wait could block: a timeout other than zero (one behind a
+/// pointer is seen only as none, or as whether it slept).
+fn could_block(c: &Call) -> bool {
+    match c.nr {
+        libc::SYS_poll => c.args[2] as i32 != 0,
+        libc::SYS_epoll_wait | libc::SYS_epoll_pwait => c.args[3] as i32 != 0,
+        libc::SYS_ppoll => c.args[2] == 0 || c.slept,
+        libc::SYS_epoll_pwait2 => c.args[3] == 0 || c.slept,
+        libc::SYS_select | libc::SYS_pselect6 => c.args[4] == 0 || c.slept,
+        _ => false,
+    }
+}
+
+/// The syscalls traced (the filter on the raw syscall tracepoints).
+pub fn traced_syscalls() -> Vec<i64> {
+    vec![
+        libc::SYS_read,
+        libc::SYS_readv,
+        libc::SYS_recvfrom,
+        libc::SYS_recvmsg,
+        libc::SYS_recvmmsg,
+        libc::SYS_write,
+        libc::SYS_writev,
+        libc::SYS_sendto,
+        libc::SYS_sendmsg,
+        libc::SYS_sendmmsg,
+        libc::SYS_poll,
+        libc::SYS_ppoll,
+        libc::SYS_select,
+        libc::SYS_pselect6,
+        libc::SYS_epoll_wait,
+        libc::SYS_epoll_pwait,
+        libc::SYS_epoll_pwait2,
+        libc::SYS_futex,
+        libc::SYS_futex_waitv,
+        libc::SYS_socket,
+        libc::SYS_connect,
+        libc::SYS_close,
+        libc::SYS_dup,
+        libc::SYS_dup2,
+        libc::SYS_dup3,
+        libc::SYS_fcntl,
+        libc::SYS_ioctl,
+        libc::SYS_nanosleep,
+        libc::SYS_clock_nanosleep,
+    ]
+}
