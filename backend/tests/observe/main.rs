@@ -20,5 +20,6 @@ mod read_late;
 mod proxy;
 mod robustness;
 mod slow_reader;
+mod syscalls;
 mod three_vantages;
 mod waits;
