@@ -389,3 +389,99 @@ fn the_oracle_counts_a_blocking_receive_after_a_send_as_a_wait_and_nothing_else(
         }
     );
 }
+
+/// `--pid`: a running shell attached before it starts the client (under strace, the client
+/// a child of it, its reader thread created later): every process and thread it creates is
+/// traced, and the counts equal strace's.
+#[test]
+fn a_process_attached_by_pid_is_traced_with_its_children_and_threads() {
+    use std::io::{BufRead, Write};
+    use std::time::{Duration, Instant};
+    if !can_trace() {
+        return;
+    }
+    let (redis, _) = support::redis();
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace");
+    let client = pattern("threads")(redis.port()).join(" ");
+    let mut shell = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "read go; exec strace -f -qq -e trace=connect,close,sendto,sendmsg,write,writev,recvfrom,recvmsg,read,readv -o {} {client}",
+            trace.display()
+        ))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut observe = support::pipescope("pipescope=warn")
+        .args(["observe", "--json", "--no-proxy", "--redis-port"])
+        .arg(redis.port().to_string())
+        .arg("--pid")
+        .arg(shell.id().to_string())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stderr = observe.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            eprintln!("{line}");
+            let _ = tx.send(line);
+        }
+    });
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let line = rx
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .expect("pipescope observe --pid says it is tracing within 30 s");
+        if line.starts_with("tracing the syscalls of process") {
+            break;
+        }
+    }
+    writeln!(shell.stdin.take().unwrap(), "go").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = shell.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the client did not end within 120 s");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "the client (under strace) failed: {status}");
+    unsafe { libc::kill(observe.id() as i32, libc::SIGINT) };
+    let out = output_of(observe, Duration::from_secs(60));
+    let rows: Vec<serde_json::Value> =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    assert_eq!(rows.len(), 1, "one socket to Redis: {out}");
+    let e: SyscallEvidence = serde_json::from_value(rows[0]["syscalls"].clone()).unwrap();
+    let t = read(&std::fs::read_to_string(&trace).unwrap(), redis.port());
+    eprintln!("--pid: pipescope {e:?}\n  strace {t:?}");
+    assert_eq!((t.sends, t.waits, t.threads), (N, 0, 2), "strace: {t:?}");
+    assert_agrees("threads, attached by --pid", &e, t, 1);
+}
+
+/// A child's whole stdout once it has ended (deadline `limit`); it must succeed.
+fn output_of(mut child: std::process::Child, limit: std::time::Duration) -> String {
+    use std::io::Read;
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stdout.read_to_string(&mut s);
+        s
+    });
+    let deadline = std::time::Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("pipescope observe did not end within {limit:?} of Ctrl-C");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert!(status.success(), "pipescope observe failed: {status}");
+    reader.join().unwrap()
+}
