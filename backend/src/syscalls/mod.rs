@@ -262,8 +262,12 @@ fn run(
         }
         std::thread::sleep(TICK);
     }
+    let mut sockets = accounting.finish();
+    for s in &mut sockets {
+        s.evidence.lost = lost;
+    }
     Traced {
-        sockets: accounting.finish(),
+        sockets,
         lost,
         exit,
     }

@@ -8,6 +8,8 @@
 //! - `tls_cost`: our engine over plain TCP and over TLS to the same server, `--tls-cost`.
 //! - `on_cluster`: our engine against `redis-benchmark --cluster` on a cluster,
 //!   `--against-redis-benchmark --cluster`.
+//! - `syscalls_cost`: what tracing a client's syscalls (`observe --pid`) costs it, beside
+//!   strace's cost, `pipescope cost pid`.
 //! - `redis_benchmark`: redis-benchmark's command line, shaped like our SETs, and its output.
 //!
 //! What makes the numbers comparable, everywhere:
@@ -32,6 +34,7 @@ mod observe_cost;
 mod on_cluster;
 mod pool;
 mod redis_benchmark;
+mod syscalls_cost;
 mod tcpdump;
 mod tls_cost;
 
@@ -44,6 +47,7 @@ pub use on_cluster::{ClusterVersusRow, Landed, compare_on_cluster};
 pub use pool::{PoolRow, compare_connections};
 pub use redis_benchmark::supports_tls as redis_benchmark_supports_tls;
 pub(crate) use redis_benchmark::{MAX_KEYSPACE, Shape, parse_csv, redis_benchmark};
+pub use syscalls_cost::{SyscallsCost, syscalls_cost};
 pub use tls_cost::{TlsCostRow, tls_cost};
 
 use std::sync::Arc;

@@ -56,4 +56,8 @@ pub struct SyscallEvidence {
     pub receive_us: f64,
     #[serde(default)]
     pub wait_us: f64,
+    /// Records the trace lost (its ring buffers were full): when not 0, every count here may
+    /// be short.
+    #[serde(default)]
+    pub lost: u64,
 }
