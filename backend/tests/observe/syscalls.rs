@@ -5,8 +5,9 @@
 //! MSG_DONTWAIT, EAGAIN, and per thread, a blocking receive after its own send (a wait).
 //!
 //! The clients: patterns.py's five ways of waiting, each known by construction, alone
-//! (`--no-proxy`) and through the proxy (the connection matched by its address); redis-py's
-//! loop and pipeline. Each needs root and tracefs (pipescope mounts it): without them the
+//! (`--no-proxy`) and through the proxy (the connection matched by its address), two of them
+//! beside a live capture on lo; `--pid` attached to a running process; redis-py's loop and
+//! pipeline. Each needs root and tracefs (pipescope mounts it): without them the
 //! test fails under CI=true saying so, and prints a visible skip elsewhere.
 
 use crate::support;
@@ -42,6 +43,9 @@ enum Via {
     Alone,
     /// Through pipescope's proxy, the connection given its socket's evidence.
     Proxy,
+    /// Straight to Redis, captured live on lo (`--capture lo`), the connection given its
+    /// socket's evidence.
+    Capture,
 }
 
 /// Whether this host lets pipescope trace (root, tracefs): a run of `-- true`.
@@ -75,13 +79,14 @@ fn traced(via: Via, client: impl Fn(u16) -> Vec<String>) -> (SyscallEvidence, Tr
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("trace");
     let port = match via {
-        Via::Alone => redis.port(),
+        Via::Alone | Via::Capture => redis.port(),
         Via::Proxy => pipescope::local_redis::free_port().unwrap(),
     };
     let mut observe = support::pipescope("pipescope=warn");
     observe.arg("observe").arg("--json");
     match via {
         Via::Alone => observe.args(["--no-proxy", "--redis-port", &redis.port().to_string()]),
+        Via::Capture => observe.args(["--capture", "lo", "--redis-port", &redis.port().to_string()]),
         Via::Proxy => observe.args([
             "--redis-url",
             &redis.url(),
@@ -111,7 +116,7 @@ fn traced(via: Via, client: impl Fn(u16) -> Vec<String>) -> (SyscallEvidence, Tr
             assert_eq!(rows.len(), 1, "one socket to Redis: {stdout}\n{stderr}");
             serde_json::from_value(rows[0]["syscalls"].clone()).unwrap()
         }
-        Via::Proxy => {
+        Via::Proxy | Via::Capture => {
             let conns: Vec<ObservedConnection> = serde_json::from_str(&stdout)
                 .unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
             let with: Vec<&ObservedConnection> =
@@ -119,7 +124,7 @@ fn traced(via: Via, client: impl Fn(u16) -> Vec<String>) -> (SyscallEvidence, Tr
             assert_eq!(
                 with.len(),
                 1,
-                "one connection through the proxy given its syscalls, of {}: {stderr}",
+                "one connection ({via:?}) given its syscalls, of {}: {stderr}",
                 conns.len()
             );
             with[0].syscalls.clone().unwrap()
@@ -291,12 +296,20 @@ fn waits_through_the_proxy() {
     waits(Via::Proxy)
 }
 #[test]
+fn waits_captured_live() {
+    waits(Via::Capture)
+}
+#[test]
 fn send_all_alone() {
     send_all(Via::Alone)
 }
 #[test]
 fn send_all_through_the_proxy() {
     send_all(Via::Proxy)
+}
+#[test]
+fn send_all_captured_live() {
+    send_all(Via::Capture)
 }
 #[test]
 fn nonblocking_alone() {
