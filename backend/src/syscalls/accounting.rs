@@ -441,3 +441,126 @@ pub fn traced_syscalls() -> Vec<i64> {
         libc::SYS_clock_nanosleep,
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FD: u64 = 5;
+    const MAIN: u32 = 10;
+    const READER: u32 = 11;
+
+    /// A process with one blocking socket on `FD`, and a clock.
+    struct Run {
+        a: Accounting,
+        t: u64,
+    }
+
+    impl Run {
+        fn new() -> Run {
+            let mut a = Accounting::default();
+            a.known(Known {
+                pid: MAIN,
+                fd: FD as i64,
+                local: "127.0.0.1:40000".parse().unwrap(),
+                peer: "127.0.0.1:7000".parse().unwrap(),
+                mode: Mode::Blocking,
+            });
+            Run { a, t: 0 }
+        }
+
+        fn ev(&mut self, tid: u32, event: Event) {
+            self.t += 1000;
+            self.a.record(&Record {
+                time: self.t,
+                pid: MAIN,
+                tid,
+                event,
+            });
+        }
+
+        fn call(&mut self, tid: u32, nr: i64, args: [u64; 6], ret: i64, slept: bool) {
+            self.ev(tid, Event::Enter { nr, args });
+            if slept {
+                self.ev(tid, Event::Switch { prev: tid, slept: true });
+            }
+            self.ev(tid, Event::Exit { nr, ret });
+        }
+
+        fn send(&mut self, tid: u32) {
+            self.call(tid, libc::SYS_sendto, [FD, 0, 30, 0, 0, 0], 30, false);
+        }
+
+        fn recv(&mut self, tid: u32, flags: u64, ret: i64, slept: bool) {
+            self.call(tid, libc::SYS_recvfrom, [FD, 0, 65536, flags, 0, 0], ret, slept);
+        }
+
+        fn evidence(self) -> SyscallEvidence {
+            self.a.finish().remove(0).evidence
+        }
+    }
+
+    #[test]
+    fn a_blocking_receive_after_each_send_is_a_wait_a_dontwait_one_is_not() {
+        let mut r = Run::new();
+        for _ in 0..3 {
+            r.send(MAIN);
+            r.recv(MAIN, 0, 5, true);
+        }
+        for _ in 0..3 {
+            r.send(MAIN);
+            r.recv(MAIN, MSG_DONTWAIT, -EAGAIN, false);
+            r.recv(MAIN, MSG_DONTWAIT, 5, false);
+        }
+        let e = r.evidence();
+        assert_eq!((e.sends, e.receives, e.waits), (6, 6, 3));
+        assert_eq!((e.nonblocking_receives, e.empty_receives), (3, 3));
+    }
+
+    #[test]
+    fn a_reader_thread_that_blocks_is_not_a_wait_of_the_sender() {
+        let mut r = Run::new();
+        for _ in 0..3 {
+            r.send(MAIN);
+            r.recv(READER, 0, 5, true);
+        }
+        let e = r.evidence();
+        assert_eq!((e.sends, e.receives, e.waits, e.threads), (3, 3, 0, 2));
+    }
+
+    #[test]
+    fn woken_by_the_reader_after_it_read_the_reply_is_a_wait_before_it_is_not() {
+        let mut r = Run::new();
+        // Woken (a lock) by a reader whose last read came before the send: not a wait.
+        r.recv(READER, 0, 5, true);
+        r.send(MAIN);
+        r.ev(MAIN, Event::Enter { nr: libc::SYS_futex, args: [0; 6] });
+        r.ev(READER, Event::Waking { wakee: MAIN });
+        r.ev(MAIN, Event::Exit { nr: libc::SYS_futex, ret: 0 });
+        // The reader reads the reply, then wakes the sender blocked on a futex: a wait.
+        r.send(MAIN);
+        r.ev(MAIN, Event::Enter { nr: libc::SYS_futex, args: [0; 6] });
+        r.recv(READER, 0, 5, true);
+        r.ev(READER, Event::Waking { wakee: MAIN });
+        r.ev(MAIN, Event::Exit { nr: libc::SYS_futex, ret: 0 });
+        r.send(MAIN);
+        let e = r.evidence();
+        assert_eq!((e.sends, e.waits, e.woken_waits), (3, 1, 1));
+    }
+
+    #[test]
+    fn on_a_nonblocking_socket_a_poll_that_could_block_makes_the_read_a_wait() {
+        let mut r = Run::new();
+        // Switched to non-blocking (fcntl F_SETFL O_NONBLOCK).
+        r.call(MAIN, libc::SYS_fcntl, [FD, F_SETFL, O_NONBLOCK, 0, 0, 0], 0, false);
+        r.send(MAIN);
+        r.call(MAIN, libc::SYS_epoll_wait, [7, 0, 64, u64::MAX, 0, 0], 1, true);
+        r.call(MAIN, libc::SYS_read, [FD, 0, 16384, 0, 0, 0], 5, false);
+        r.send(MAIN);
+        // A poll with a zero timeout only looks.
+        r.call(MAIN, libc::SYS_epoll_wait, [7, 0, 64, 0, 0, 0], 1, false);
+        r.call(MAIN, libc::SYS_read, [FD, 0, 16384, 0, 0, 0], 5, false);
+        let e = r.evidence();
+        assert_eq!((e.sends, e.receives, e.waits, e.nonblocking_receives), (2, 2, 1, 1));
+    }
+}

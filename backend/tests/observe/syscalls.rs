@@ -498,3 +498,35 @@ fn output_of(mut child: std::process::Child, limit: std::time::Duration) -> Stri
     assert!(status.success(), "pipescope observe failed: {status}");
     reader.join().unwrap()
 }
+
+/// Without the privilege, one sentence saying what is missing and how to get it, and nothing
+/// on stdout (run as nobody through setpriv where the test runs as root).
+#[test]
+fn without_root_it_says_what_is_missing() {
+    let root = unsafe { libc::geteuid() } == 0;
+    let mut cmd = if root {
+        if Command::new("setpriv").arg("--version").output().is_err() {
+            support::cannot_check("setpriv is missing (util-linux), to run pipescope as nobody");
+            return;
+        }
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_pipescope"));
+        c
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_pipescope"))
+    };
+    cmd.args(["observe", "--no-proxy", "--redis-port", "1", "--json", "--", "true"]);
+    let out = output_within(cmd, "pipescope observe as nobody");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("Permission denied") && !stderr.contains("pipescope") {
+        support::cannot_check(&format!("nobody may not run the test binary here: {stderr}"));
+        return;
+    }
+    assert!(!out.status.success(), "{stderr}");
+    assert!(out.stdout.is_empty(), "stdout: {}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        stderr.contains("needs root") && stderr.contains("sudo"),
+        "says what is missing and how: {stderr}"
+    );
+}
