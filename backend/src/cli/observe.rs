@@ -172,7 +172,11 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
     let mut conns = observer.connections().snapshot();
     if let Some(t) = tracer {
         let traced = super::observe_syscalls::finish(t)?;
-        let redis_port = target.addr().rsplit(':').next().and_then(|p| p.parse().ok());
+        let redis_port = target
+            .addr()
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok());
         super::observe_syscalls::attach(&mut conns, &traced, &Vec::from_iter(redis_port));
     }
     // The proxy closes here: the application's connections through it end.

@@ -20,7 +20,7 @@ use std::net::SocketAddr;
 use shared::observe::SyscallEvidence;
 
 use super::records::{Event, Record};
-use super::sockets::{Mode, Known};
+use super::sockets::{Known, Mode};
 
 const MSG_DONTWAIT: u64 = 0x40;
 const FIONBIO: u64 = 0x5421;
@@ -230,11 +230,11 @@ impl Accounting {
             | libc::SYS_pselect6
             | libc::SYS_epoll_wait
             | libc::SYS_epoll_pwait
-            | libc::SYS_epoll_pwait2 => {
-                if ret > 0 && could_block(call) {
-                    self.threads.entry(r.tid).or_default().poll =
-                        Some((r.time, r.time.saturating_sub(call.enter)));
-                }
+            | libc::SYS_epoll_pwait2
+                if ret > 0 && could_block(call) =>
+            {
+                self.threads.entry(r.tid).or_default().poll =
+                    Some((r.time, r.time.saturating_sub(call.enter)));
             }
             _ if is_send(nr) => {
                 let Some(socket) = self.socket_of(r.pid, fd) else {
@@ -263,7 +263,13 @@ impl Accounting {
                 if self.socket_of(r.pid, fd).is_none() {
                     return;
                 }
-                let b = self.procs.entry(r.pid).or_default().bound.get_mut(&fd).unwrap();
+                let b = self
+                    .procs
+                    .entry(r.pid)
+                    .or_default()
+                    .bound
+                    .get_mut(&fd)
+                    .unwrap();
                 let dontwait = receive_flags(nr, &call.args) & MSG_DONTWAIT != 0;
                 if ret == -EAGAIN {
                     if !dontwait {
@@ -482,7 +488,13 @@ mod tests {
         fn call(&mut self, tid: u32, nr: i64, args: [u64; 6], ret: i64, slept: bool) {
             self.ev(tid, Event::Enter { nr, args });
             if slept {
-                self.ev(tid, Event::Switch { prev: tid, slept: true });
+                self.ev(
+                    tid,
+                    Event::Switch {
+                        prev: tid,
+                        slept: true,
+                    },
+                );
             }
             self.ev(tid, Event::Exit { nr, ret });
         }
@@ -492,7 +504,13 @@ mod tests {
         }
 
         fn recv(&mut self, tid: u32, flags: u64, ret: i64, slept: bool) {
-            self.call(tid, libc::SYS_recvfrom, [FD, 0, 65536, flags, 0, 0], ret, slept);
+            self.call(
+                tid,
+                libc::SYS_recvfrom,
+                [FD, 0, 65536, flags, 0, 0],
+                ret,
+                slept,
+            );
         }
 
         fn evidence(self) -> SyscallEvidence {
@@ -534,15 +552,39 @@ mod tests {
         // Woken (a lock) by a reader whose last read came before the send: not a wait.
         r.recv(READER, 0, 5, true);
         r.send(MAIN);
-        r.ev(MAIN, Event::Enter { nr: libc::SYS_futex, args: [0; 6] });
+        r.ev(
+            MAIN,
+            Event::Enter {
+                nr: libc::SYS_futex,
+                args: [0; 6],
+            },
+        );
         r.ev(READER, Event::Waking { wakee: MAIN });
-        r.ev(MAIN, Event::Exit { nr: libc::SYS_futex, ret: 0 });
+        r.ev(
+            MAIN,
+            Event::Exit {
+                nr: libc::SYS_futex,
+                ret: 0,
+            },
+        );
         // The reader reads the reply, then wakes the sender blocked on a futex: a wait.
         r.send(MAIN);
-        r.ev(MAIN, Event::Enter { nr: libc::SYS_futex, args: [0; 6] });
+        r.ev(
+            MAIN,
+            Event::Enter {
+                nr: libc::SYS_futex,
+                args: [0; 6],
+            },
+        );
         r.recv(READER, 0, 5, true);
         r.ev(READER, Event::Waking { wakee: MAIN });
-        r.ev(MAIN, Event::Exit { nr: libc::SYS_futex, ret: 0 });
+        r.ev(
+            MAIN,
+            Event::Exit {
+                nr: libc::SYS_futex,
+                ret: 0,
+            },
+        );
         r.send(MAIN);
         let e = r.evidence();
         assert_eq!((e.sends, e.waits, e.woken_waits), (3, 1, 1));
@@ -552,15 +594,30 @@ mod tests {
     fn on_a_nonblocking_socket_a_poll_that_could_block_makes_the_read_a_wait() {
         let mut r = Run::new();
         // Switched to non-blocking (fcntl F_SETFL O_NONBLOCK).
-        r.call(MAIN, libc::SYS_fcntl, [FD, F_SETFL, O_NONBLOCK, 0, 0, 0], 0, false);
+        r.call(
+            MAIN,
+            libc::SYS_fcntl,
+            [FD, F_SETFL, O_NONBLOCK, 0, 0, 0],
+            0,
+            false,
+        );
         r.send(MAIN);
-        r.call(MAIN, libc::SYS_epoll_wait, [7, 0, 64, u64::MAX, 0, 0], 1, true);
+        r.call(
+            MAIN,
+            libc::SYS_epoll_wait,
+            [7, 0, 64, u64::MAX, 0, 0],
+            1,
+            true,
+        );
         r.call(MAIN, libc::SYS_read, [FD, 0, 16384, 0, 0, 0], 5, false);
         r.send(MAIN);
         // A poll with a zero timeout only looks.
         r.call(MAIN, libc::SYS_epoll_wait, [7, 0, 64, 0, 0, 0], 1, false);
         r.call(MAIN, libc::SYS_read, [FD, 0, 16384, 0, 0, 0], 5, false);
         let e = r.evidence();
-        assert_eq!((e.sends, e.receives, e.waits, e.nonblocking_receives), (2, 2, 1, 1));
+        assert_eq!(
+            (e.sends, e.receives, e.waits, e.nonblocking_receives),
+            (2, 2, 1, 1)
+        );
     }
 }

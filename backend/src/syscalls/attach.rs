@@ -7,8 +7,8 @@ use std::os::fd::{FromRawFd, OwnedFd};
 
 use perf_event_open_sys as sys;
 use sys::bindings::{
-    PERF_FLAG_FD_CLOEXEC, PERF_SAMPLE_RAW, PERF_SAMPLE_TID, PERF_SAMPLE_TIME,
-    PERF_TYPE_TRACEPOINT, perf_event_attr,
+    PERF_FLAG_FD_CLOEXEC, PERF_SAMPLE_RAW, PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_TYPE_TRACEPOINT,
+    perf_event_attr,
 };
 
 use super::TraceError;
@@ -85,6 +85,20 @@ pub enum Task {
 
 impl Attached {
     pub fn new() -> Attached {
+        // An event per tracepoint, CPU and thread: a process of many threads needs more
+        // descriptors than the usual soft limit of 1,024.
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        unsafe {
+            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0
+                && limit.rlim_cur < limit.rlim_max
+            {
+                limit.rlim_cur = limit.rlim_max;
+                libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+            }
+        }
         let ids: Vec<String> = traced_syscalls()
             .iter()
             .map(|nr| format!("id == {nr}"))
@@ -162,7 +176,13 @@ fn open(id: u64, task: Task, cpu: i32) -> Result<OwnedFd, TraceError> {
         }
     };
     let fd = unsafe {
-        sys::perf_event_open(&mut attr, pid, cpu, -1, u64::from(PERF_FLAG_FD_CLOEXEC) as _)
+        sys::perf_event_open(
+            &mut attr,
+            pid,
+            cpu,
+            -1,
+            u64::from(PERF_FLAG_FD_CLOEXEC) as _,
+        )
     };
     if fd < 0 {
         let err = std::io::Error::last_os_error();

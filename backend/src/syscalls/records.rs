@@ -39,7 +39,7 @@ impl Format {
         })
     }
 
-    /// `ID: 374` and lines like `field:pid_t pid;	offset:24;	size:4;	signed:1;`.
+    /// `ID: 374` and lines like `field:pid_t pid; offset:24; size:4; signed:1;` (tab-separated).
     fn parse(text: &str) -> Option<Format> {
         let mut id = None;
         let mut fields = HashMap::new();

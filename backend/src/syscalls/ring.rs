@@ -56,7 +56,11 @@ impl Ring {
         let (data_offset, data_size) = unsafe {
             let o = std::ptr::read_volatile(&(*header).data_offset) as usize;
             let s = std::ptr::read_volatile(&(*header).data_size) as usize;
-            if o == 0 { (page, page * DATA_PAGES) } else { (o, s) }
+            if o == 0 {
+                (page, page * DATA_PAGES)
+            } else {
+                (o, s)
+            }
         };
         Ok(Ring {
             base: base as *mut u8,
@@ -79,9 +83,8 @@ impl Ring {
         // The records up to `head` are complete once it is read (the kernel's barrier pairs).
         fence(Ordering::Acquire);
         let mut tail = unsafe { std::ptr::read_volatile(&(*header).data_tail) };
-        let data = unsafe {
-            std::slice::from_raw_parts(self.base.add(self.data_offset), self.data_size)
-        };
+        let data =
+            unsafe { std::slice::from_raw_parts(self.base.add(self.data_offset), self.data_size) };
         let mut lost = 0;
         let mut copy = Vec::new();
         while tail < head {

@@ -100,9 +100,11 @@ fn parse_table(text: &str) -> HashMap<u64, (SocketAddr, SocketAddr)> {
         if cols.len() < 10 {
             continue;
         }
-        let (Some(local), Some(peer), Ok(inode)) =
-            (parse_addr(cols[1]), parse_addr(cols[2]), cols[9].parse::<u64>())
-        else {
+        let (Some(local), Some(peer), Ok(inode)) = (
+            parse_addr(cols[1]),
+            parse_addr(cols[2]),
+            cols[9].parse::<u64>(),
+        ) else {
             continue;
         };
         if peer.port() != 0 && inode != 0 {
@@ -118,7 +120,11 @@ fn parse_addr(s: &str) -> Option<SocketAddr> {
     let (ip, port) = s.split_once(':')?;
     let port = u16::from_str_radix(port, 16).ok()?;
     let word = |k: usize| -> Option<[u8; 4]> {
-        Some(u32::from_str_radix(ip.get(8 * k..8 * k + 8)?, 16).ok()?.to_ne_bytes())
+        Some(
+            u32::from_str_radix(ip.get(8 * k..8 * k + 8)?, 16)
+                .ok()?
+                .to_ne_bytes(),
+        )
     };
     let ip = match ip.len() {
         8 => IpAddr::V4(Ipv4Addr::from(word(0)?)),

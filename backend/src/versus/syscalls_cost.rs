@@ -108,7 +108,10 @@ async fn run(how: How, port: u16, count: u64, shape: &Shape) -> anyhow::Result<(
         .collect();
     let quoted: Vec<String> = argv.iter().map(|a| format!("'{a}'")).collect();
     let script = match how {
-        How::Strace => format!("read go; exec strace -f -qq -o /dev/null {}", quoted.join(" ")),
+        How::Strace => format!(
+            "read go; exec strace -f -qq -o /dev/null {}",
+            quoted.join(" ")
+        ),
         _ => format!("read go; exec {}", quoted.join(" ")),
     };
     // A shell that waits for a line, then execs the run: traced from its first syscall.
@@ -122,8 +125,7 @@ async fn run(how: How, port: u16, count: u64, shape: &Shape) -> anyhow::Result<(
     let pid = shell.id().context("the shell ended at once")?;
     let tracer = match how {
         How::Traced => Some(
-            tokio::task::spawn_blocking(move || Tracer::start(Target::Pids(vec![pid])))
-                .await??,
+            tokio::task::spawn_blocking(move || Tracer::start(Target::Pids(vec![pid]))).await??,
         ),
         _ => None,
     };
@@ -135,7 +137,10 @@ async fn run(how: How, port: u16, count: u64, shape: &Shape) -> anyhow::Result<(
         Some(t) => {
             let traced = tokio::task::spawn_blocking(move || t.finish()).await??;
             if traced.lost > 0 {
-                eprintln!("the trace lost {} records (its ring buffers filled)", traced.lost);
+                eprintln!(
+                    "the trace lost {} records (its ring buffers filled)",
+                    traced.lost
+                );
             }
             let to_redis = traced.sockets.iter().filter(|s| s.peer.port() == port);
             Some(to_redis.map(|s| s.evidence.sends).sum())

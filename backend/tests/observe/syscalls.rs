@@ -86,7 +86,9 @@ fn traced(via: Via, client: impl Fn(u16) -> Vec<String>) -> (SyscallEvidence, Tr
     observe.arg("observe").arg("--json");
     match via {
         Via::Alone => observe.args(["--no-proxy", "--redis-port", &redis.port().to_string()]),
-        Via::Capture => observe.args(["--capture", "lo", "--redis-port", &redis.port().to_string()]),
+        Via::Capture => {
+            observe.args(["--capture", "lo", "--redis-port", &redis.port().to_string()])
+        }
         Via::Proxy => observe.args([
             "--redis-url",
             &redis.url(),
@@ -111,14 +113,14 @@ fn traced(via: Via, client: impl Fn(u16) -> Vec<String>) -> (SyscallEvidence, Tr
     let stdout = String::from_utf8_lossy(&out.stdout);
     let evidence = match via {
         Via::Alone => {
-            let rows: Vec<serde_json::Value> = serde_json::from_str(&stdout)
-                .unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
+            let rows: Vec<serde_json::Value> =
+                serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
             assert_eq!(rows.len(), 1, "one socket to Redis: {stdout}\n{stderr}");
             serde_json::from_value(rows[0]["syscalls"].clone()).unwrap()
         }
         Via::Proxy | Via::Capture => {
-            let conns: Vec<ObservedConnection> = serde_json::from_str(&stdout)
-                .unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
+            let conns: Vec<ObservedConnection> =
+                serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
             let with: Vec<&ObservedConnection> =
                 conns.iter().filter(|c| c.syscalls.is_some()).collect();
             assert_eq!(
@@ -178,7 +180,12 @@ fn read(trace: &str, port: u16) -> Truth {
         let Some((name, rest)) = call.split_once('(') else {
             continue;
         };
-        let this_fd = rest.split([',', ')']).next().unwrap_or("").trim().to_string();
+        let this_fd = rest
+            .split([',', ')'])
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string();
         let (result, errno) = call
             .rsplit_once(" = ")
             .map(|(_, r)| {
@@ -229,9 +236,16 @@ fn assert_agrees(what: &str, e: &SyscallEvidence, t: Truth, woken_at_most: u64) 
     let msg = format!("{what}: pipescope {e:?}, strace {t:?}");
     assert_eq!(e.sends, t.sends, "sends: {msg}");
     assert_eq!(e.receives, t.receives, "receives: {msg}");
-    assert_eq!(e.nonblocking_receives, t.dontwait, "non-blocking receives: {msg}");
+    assert_eq!(
+        e.nonblocking_receives, t.dontwait,
+        "non-blocking receives: {msg}"
+    );
     assert_eq!(e.empty_receives, t.eagain, "EAGAIN: {msg}");
-    assert_eq!(e.waits - e.woken_waits, t.waits, "waits by its own receives: {msg}");
+    assert_eq!(
+        e.waits - e.woken_waits,
+        t.waits,
+        "waits by its own receives: {msg}"
+    );
     assert!(e.woken_waits <= woken_at_most, "woken waits: {msg}");
     assert_eq!(e.threads, t.threads, "threads: {msg}");
 }
@@ -439,7 +453,10 @@ fn a_process_attached_by_pid_is_traced_with_its_children_and_threads() {
     let (tx, rx) = std::sync::mpsc::channel();
     let stderr = observe.stderr.take().unwrap();
     std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
             eprintln!("{line}");
             let _ = tx.send(line);
         }
@@ -459,10 +476,16 @@ fn a_process_attached_by_pid_is_traced_with_its_children_and_threads() {
         if let Some(status) = shell.try_wait().unwrap() {
             break status;
         }
-        assert!(Instant::now() < deadline, "the client did not end within 120 s");
+        assert!(
+            Instant::now() < deadline,
+            "the client did not end within 120 s"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
-    assert!(status.success(), "the client (under strace) failed: {status}");
+    assert!(
+        status.success(),
+        "the client (under strace) failed: {status}"
+    );
     unsafe { libc::kill(observe.id() as i32, libc::SIGINT) };
     let out = output_of(observe, Duration::from_secs(60));
     let rows: Vec<serde_json::Value> =
@@ -516,15 +539,29 @@ fn without_root_it_says_what_is_missing() {
     } else {
         Command::new(env!("CARGO_BIN_EXE_pipescope"))
     };
-    cmd.args(["observe", "--no-proxy", "--redis-port", "1", "--json", "--", "true"]);
+    cmd.args([
+        "observe",
+        "--no-proxy",
+        "--redis-port",
+        "1",
+        "--json",
+        "--",
+        "true",
+    ]);
     let out = output_within(cmd, "pipescope observe as nobody");
     let stderr = String::from_utf8_lossy(&out.stderr);
     if stderr.contains("Permission denied") && !stderr.contains("pipescope") {
-        support::cannot_check(&format!("nobody may not run the test binary here: {stderr}"));
+        support::cannot_check(&format!(
+            "nobody may not run the test binary here: {stderr}"
+        ));
         return;
     }
     assert!(!out.status.success(), "{stderr}");
-    assert!(out.stdout.is_empty(), "stdout: {}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.stdout.is_empty(),
+        "stdout: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     assert!(
         stderr.contains("needs root") && stderr.contains("sudo"),
         "says what is missing and how: {stderr}"
