@@ -2,17 +2,22 @@
 //! sends, receives and waits.
 //!
 //! A wait is counted at most once per gap between a thread's sends on a socket (and once
-//! after its last send): the thread blocked until a reply was read —
+//! after its last send): the thread blocked until a reply was read, and its next send (or its
+//! end) followed from that —
 //! - by itself: a receive that returned data and was blocking (it slept in it, or the socket
 //!   was in blocking mode), or a receive on a non-blocking socket after a poll, select or
-//!   epoll wait that could block;
+//!   epoll wait it slept in until something other than its own process woke it (the network);
 //! - or by another thread of its process, which received data on the socket after this
 //!   thread's send and then woke it (the scheduler's `sched_waking`) while it was blocked in a
 //!   syscall (a futex, an eventfd or pipe read, a poll).
 //!
-//! Not waits: a receive with `MSG_DONTWAIT`, or on a non-blocking socket without a blocking
-//! poll before it; and a thread that only receives (a reader beside a sender), however long
-//! it blocks.
+//! A reply read and then a wake-up by a thread of its own that had not read one (new work
+//! handed to an event loop, a lock) leaves the next send not waiting for that reply: an event
+//! loop that sends whatever its application hands it does not wait, though it blocks between.
+//!
+//! Not waits: a receive with `MSG_DONTWAIT`, or on a non-blocking socket without such a poll
+//! before it; and a thread that only receives (a reader beside a sender), however long it
+//! blocks.
 
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
@@ -66,7 +71,7 @@ struct Socket {
     peer: SocketAddr,
     ev: SyscallEvidence,
     threads: HashSet<u32>,
-    /// Per sending thread: its last send, and whether it has waited since.
+    /// Per sending thread: its last send, and whether it has waited for a reply since.
     senders: HashMap<u32, Gap>,
     /// Per thread: when it last received data on this socket.
     received_at: HashMap<u32, u64>,
@@ -74,7 +79,8 @@ struct Socket {
 
 struct Gap {
     sent_at: u64,
-    waited: bool,
+    /// The reply it blocked for since, read (µs blocked; woken by another thread).
+    replied: Option<(f64, bool)>,
 }
 
 #[derive(Default)]
@@ -90,6 +96,8 @@ struct Call {
     args: [u64; 6],
     enter: u64,
     slept: bool,
+    /// Woken by a thread of its own process (not by the network).
+    woken_by_own: bool,
 }
 
 impl Accounting {
@@ -130,6 +138,7 @@ impl Accounting {
                     args: *args,
                     enter: r.time,
                     slept: false,
+                    woken_by_own: false,
                 });
             }
             Event::Exit { nr, ret } => {
@@ -224,14 +233,7 @@ impl Accounting {
                     b.mode = b.mode.flipped();
                 }
             }
-            libc::SYS_poll
-            | libc::SYS_ppoll
-            | libc::SYS_select
-            | libc::SYS_pselect6
-            | libc::SYS_epoll_wait
-            | libc::SYS_epoll_pwait
-            | libc::SYS_epoll_pwait2
-                if ret > 0 && could_block(call) =>
+            _ if is_poll(nr) && ret > 0 && could_block(call) && call.slept && !call.woken_by_own =>
             {
                 self.threads.entry(r.tid).or_default().poll =
                     Some((r.time, r.time.saturating_sub(call.enter)));
@@ -251,13 +253,17 @@ impl Accounting {
                 }
                 s.ev.send_us += us;
                 s.threads.insert(r.tid);
-                s.senders.insert(
-                    r.tid,
-                    Gap {
-                        sent_at: r.time,
-                        waited: false,
-                    },
-                );
+                let gap = Gap {
+                    sent_at: r.time,
+                    replied: None,
+                };
+                if let Some(Gap {
+                    replied: Some((w, woken)),
+                    ..
+                }) = s.senders.insert(r.tid, gap)
+                {
+                    s.ev.count_wait(w, woken);
+                }
             }
             _ if is_receive(nr) => {
                 if self.socket_of(r.pid, fd).is_none() {
@@ -310,11 +316,7 @@ impl Accounting {
                 };
                 match (waited_us, gap) {
                     (None, _) => s.ev.nonblocking_receives += 1,
-                    (Some(w), Some(g)) if !g.waited => {
-                        g.waited = true;
-                        s.ev.waits += 1;
-                        s.ev.wait_us += w;
-                    }
+                    (Some(w), Some(g)) if g.replied.is_none() => g.replied = Some((w, false)),
                     _ => {}
                 }
             }
@@ -322,41 +324,51 @@ impl Accounting {
         }
     }
 
-    /// Thread `r.tid` woke `wakee`: a wait of `wakee` on each socket of theirs where the
-    /// waker received data after `wakee`'s last send there.
+    /// Thread `r.tid` woke `wakee`, blocked in a syscall: on each socket of theirs where the
+    /// waker received data after `wakee`'s last send there, `wakee` waited for that reply; on
+    /// the others, what it sends next follows from the waker's work, not from a reply it read.
     fn woken(&mut self, r: &Record, wakee: u32) {
         if wakee == r.tid {
             return;
         }
-        let Some(since) = self
-            .threads
-            .get(&wakee)
-            .and_then(|t| t.call.as_ref())
-            .map(|c| c.enter)
-        else {
+        let Some(call) = self.threads.get_mut(&wakee).and_then(|t| t.call.as_mut()) else {
             return;
         };
+        call.woken_by_own = true;
+        // Blocked waiting for events (a poll, or a read of an eventfd or pipe): woken with
+        // work to do. In a futex (a lock, a condition) it may hold a reply it read before.
+        let for_work = is_poll(call.nr) || is_receive(call.nr);
+        let blocked_us = r.time.saturating_sub(call.enter) as f64 / 1e3;
         for s in self.sockets.iter_mut().filter(|s| s.pid == r.pid) {
-            let Some(&read_at) = s.received_at.get(&r.tid) else {
+            let Some(g) = s.senders.get_mut(&wakee) else {
                 continue;
             };
-            if let Some(g) = s.senders.get_mut(&wakee)
-                && !g.waited
-                && read_at > g.sent_at
-            {
-                g.waited = true;
-                s.ev.waits += 1;
-                s.ev.woken_waits += 1;
-                s.ev.wait_us += r.time.saturating_sub(since) as f64 / 1e3;
+            let informed = s
+                .received_at
+                .get(&r.tid)
+                .is_some_and(|&read_at| read_at > g.sent_at);
+            if informed {
+                g.replied.get_or_insert((blocked_us, true));
+            } else if for_work {
+                g.replied = None;
             }
         }
     }
 
-    /// Every socket that sent or received anything.
+    /// Every socket that sent or received anything (a reply waited for after a thread's last
+    /// send counted as a wait).
     pub fn finish(self) -> Vec<TracedSocket> {
         self.sockets
             .into_iter()
             .filter(|s| !s.threads.is_empty())
+            .map(|mut s| {
+                for g in s.senders.values() {
+                    if let Some((w, woken)) = g.replied {
+                        s.ev.count_wait(w, woken);
+                    }
+                }
+                s
+            })
             .map(|s| TracedSocket {
                 pid: s.pid,
                 local: s.local,
@@ -368,6 +380,33 @@ impl Accounting {
             })
             .collect()
     }
+}
+
+trait CountWait {
+    fn count_wait(&mut self, us: f64, woken: bool);
+}
+
+impl CountWait for SyscallEvidence {
+    fn count_wait(&mut self, us: f64, woken: bool) {
+        self.waits += 1;
+        self.wait_us += us;
+        if woken {
+            self.woken_waits += 1;
+        }
+    }
+}
+
+fn is_poll(nr: i64) -> bool {
+    matches!(
+        nr,
+        libc::SYS_poll
+            | libc::SYS_ppoll
+            | libc::SYS_select
+            | libc::SYS_pselect6
+            | libc::SYS_epoll_wait
+            | libc::SYS_epoll_pwait
+            | libc::SYS_epoll_pwait2
+    )
 }
 
 fn is_send(nr: i64) -> bool {
@@ -588,6 +627,44 @@ mod tests {
         r.send(MAIN);
         let e = r.evidence();
         assert_eq!((e.sends, e.waits, e.woken_waits), (3, 1, 1));
+    }
+
+    #[test]
+    fn an_event_loop_woken_with_work_after_reading_a_reply_did_not_wait_for_it() {
+        let mut r = Run::new();
+        r.call(MAIN, libc::SYS_fcntl, [FD, F_SETFL, O_NONBLOCK, 0, 0, 0], 0, false);
+        for _ in 0..3 {
+            // The event loop sends what it was handed, sleeps in epoll until the reply is
+            // back (the network wakes it), reads it, and sleeps again until the application
+            // hands it the next command (an eventfd the application thread writes).
+            r.send(MAIN);
+            r.call(MAIN, libc::SYS_epoll_wait, [7, 0, 64, u64::MAX, 0, 0], 1, true);
+            r.call(MAIN, libc::SYS_read, [FD, 0, 16384, 0, 0, 0], 5, false);
+            r.ev(MAIN, Event::Enter { nr: libc::SYS_epoll_wait, args: [7, 0, 64, u64::MAX, 0, 0] });
+            r.ev(MAIN, Event::Switch { prev: MAIN, slept: true });
+            r.ev(READER, Event::Enter { nr: libc::SYS_write, args: [9, 0, 8, 0, 0, 0] });
+            r.ev(READER, Event::Waking { wakee: MAIN });
+            r.ev(READER, Event::Exit { nr: libc::SYS_write, ret: 8 });
+            r.ev(MAIN, Event::Exit { nr: libc::SYS_epoll_wait, ret: 1 });
+            r.call(MAIN, libc::SYS_read, [9, 0, 8, 0, 0, 0], 8, false);
+        }
+        let e = r.evidence();
+        assert_eq!((e.sends, e.receives, e.waits), (3, 3, 0));
+    }
+
+    #[test]
+    fn a_reply_read_then_a_lock_taken_is_still_a_wait() {
+        let mut r = Run::new();
+        for _ in 0..3 {
+            r.send(MAIN);
+            r.recv(MAIN, 0, 5, true);
+            // The interpreter's lock, held by another thread, which hands it over.
+            r.ev(MAIN, Event::Enter { nr: libc::SYS_futex, args: [0; 6] });
+            r.ev(READER, Event::Waking { wakee: MAIN });
+            r.ev(MAIN, Event::Exit { nr: libc::SYS_futex, ret: 0 });
+        }
+        let e = r.evidence();
+        assert_eq!((e.sends, e.waits, e.woken_waits), (3, 3, 0));
     }
 
     #[test]

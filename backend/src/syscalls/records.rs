@@ -153,6 +153,11 @@ impl Layout {
                 slept: state & 0x3 != 0,
             }
         } else if kind == self.ids[3] {
+            // A wake-up from an interrupt (the network's softirq delivering a packet on this
+            // CPU) is not this thread's doing: TRACE_FLAG_HARDIRQ, _SOFTIRQ, _NMI.
+            if raw.get(2).is_none_or(|f| f & (0x08 | 0x10 | 0x40) != 0) {
+                return None;
+            }
             Event::Waking {
                 wakee: i32_at(self.waking_pid)? as u32,
             }
