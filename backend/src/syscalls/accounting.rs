@@ -73,8 +73,9 @@ struct Socket {
     threads: HashSet<u32>,
     /// Per sending thread: its last send, and whether it has waited for a reply since.
     senders: HashMap<u32, Gap>,
-    /// Per thread: when it last received data on this socket.
-    received_at: HashMap<u32, u64>,
+    /// Per thread: the latest read of data on this socket it knows of — its own, or one by
+    /// a thread that then woke it (or woke one that woke it, …) — by when it was read.
+    known_at: HashMap<u32, u64>,
 }
 
 struct Gap {
@@ -124,7 +125,7 @@ impl Accounting {
             },
             threads: HashSet::new(),
             senders: HashMap::new(),
-            received_at: HashMap::new(),
+            known_at: HashMap::new(),
         });
         self.sockets.len() - 1
     }
@@ -298,7 +299,7 @@ impl Accounting {
                 }
                 s.ev.receive_us += us;
                 s.threads.insert(r.tid);
-                s.received_at.insert(r.tid, r.time);
+                s.known_at.insert(r.tid, r.time);
                 let gap = s.senders.get_mut(&r.tid);
                 let sent_at = gap.as_ref().map(|g| g.sent_at).unwrap_or(0);
                 let poll = self
@@ -324,12 +325,21 @@ impl Accounting {
         }
     }
 
-    /// Thread `r.tid` woke `wakee`, blocked in a syscall: on each socket of theirs where the
-    /// waker received data after `wakee`'s last send there, `wakee` waited for that reply; on
-    /// the others, what it sends next follows from the waker's work, not from a reply it read.
+    /// Thread `r.tid` woke `wakee`: what the waker knows of replies read passes to `wakee`
+    /// (an event loop reads a reply and wakes the application thread waiting for it, which
+    /// then hands the loop its next command). If `wakee` was blocked in a syscall: on each
+    /// socket where the waker knows of a reply read after `wakee`'s last send there, `wakee`
+    /// waited for that reply; on the others, what it sends next follows from the waker's
+    /// work, not from a reply it read.
     fn woken(&mut self, r: &Record, wakee: u32) {
         if wakee == r.tid {
             return;
+        }
+        for s in self.sockets.iter_mut().filter(|s| s.pid == r.pid) {
+            if let Some(&read_at) = s.known_at.get(&r.tid) {
+                let known = s.known_at.entry(wakee).or_insert(read_at);
+                *known = (*known).max(read_at);
+            }
         }
         let Some(call) = self.threads.get_mut(&wakee).and_then(|t| t.call.as_mut()) else {
             return;
@@ -344,7 +354,7 @@ impl Accounting {
                 continue;
             };
             let informed = s
-                .received_at
+                .known_at
                 .get(&r.tid)
                 .is_some_and(|&read_at| read_at > g.sent_at);
             if informed {
@@ -650,6 +660,32 @@ mod tests {
         }
         let e = r.evidence();
         assert_eq!((e.sends, e.receives, e.waits), (3, 3, 0));
+    }
+
+    #[test]
+    fn an_event_loop_handed_each_command_after_the_application_got_the_reply_waited() {
+        const APP: u32 = 12;
+        let mut r = Run::new();
+        r.call(MAIN, libc::SYS_fcntl, [FD, F_SETFL, O_NONBLOCK, 0, 0, 0], 0, false);
+        for _ in 0..3 {
+            // The loop sends, sleeps in epoll until the reply is back, reads it and wakes the
+            // application thread blocked on its future (a futex); that one hands the loop its
+            // next command (an eventfd), waking it from epoll.
+            r.send(MAIN);
+            r.call(MAIN, libc::SYS_epoll_wait, [7, 0, 64, u64::MAX, 0, 0], 1, true);
+            r.call(MAIN, libc::SYS_read, [FD, 0, 16384, 0, 0, 0], 5, false);
+            r.ev(APP, Event::Enter { nr: libc::SYS_futex, args: [0; 6] });
+            r.ev(APP, Event::Switch { prev: APP, slept: true });
+            r.ev(MAIN, Event::Waking { wakee: APP });
+            r.ev(APP, Event::Exit { nr: libc::SYS_futex, ret: 0 });
+            r.ev(MAIN, Event::Enter { nr: libc::SYS_epoll_wait, args: [7, 0, 64, u64::MAX, 0, 0] });
+            r.ev(MAIN, Event::Switch { prev: MAIN, slept: true });
+            r.ev(APP, Event::Waking { wakee: MAIN });
+            r.ev(MAIN, Event::Exit { nr: libc::SYS_epoll_wait, ret: 1 });
+            r.call(MAIN, libc::SYS_read, [9, 0, 8, 0, 0, 0], 8, false);
+        }
+        let e = r.evidence();
+        assert_eq!((e.sends, e.receives, e.waits), (3, 3, 3));
     }
 
     #[test]
