@@ -12,6 +12,7 @@ use super::output::say;
 
 #[derive(clap::Args)]
 #[command(group(clap::ArgGroup::new("ports_for").args(["pcap", "capture", "no_proxy"]).multiple(true)))]
+#[command(group(clap::ArgGroup::new("traced").args(["pid", "command"]).multiple(true)))]
 pub struct ObserveArgs {
     /// Where your application connects instead of Redis (loopback unless told otherwise).
     #[arg(long, default_value = "127.0.0.1:6380")]
@@ -50,7 +51,7 @@ pub struct ObserveArgs {
     pub pid: Vec<u32>,
     /// With --pid or a command: no proxy, only the syscalls, a report per socket to Redis's
     /// port (--redis-port, 6379 unless told).
-    #[arg(long, conflicts_with_all = ["from_capture", "listen"])]
+    #[arg(long, requires = "traced", conflicts_with_all = ["from_capture", "listen"])]
     pub no_proxy: bool,
     /// A command to start under observation, after `--` (e.g. `-- python app.py`): its
     /// syscalls are read as with --pid, and observing ends when it exits.

@@ -76,7 +76,7 @@ pub fn attach(conns: &mut [ObservedConnection], traced: &Traced, redis_ports: &[
 /// `observe --pid … --no-proxy` (or `-- COMMAND`): its syscalls alone, until --duration,
 /// Ctrl-C or the command's exit; a report per TCP socket to Redis's port.
 pub async fn observe_syscalls(args: &ObserveArgs, ports: &[u16], stop: Stop) -> anyhow::Result<()> {
-    let tracer = start(args)?.expect("--no-proxy requires --pid or a command");
+    let tracer = start(args)?.ok_or_else(|| anyhow::anyhow!("--no-proxy needs --pid or a command"))?;
     let deadline = async {
         match args.duration {
             Some(d) => tokio::time::sleep(d).await,
@@ -120,21 +120,28 @@ pub async fn observe_syscalls(args: &ObserveArgs, ports: &[u16], stop: Stop) -> 
                 .join(", ")
         ));
     }
+    let n = |count: u64, one: &str, many: &str| {
+        format!(
+            "{} {}",
+            shared::observe::group(count),
+            if count == 1 { one } else { many }
+        )
+    };
     for s in sockets {
         let e = &s.evidence;
         say(format_args!(
-            "pid {} {} → {}: {} sends ({} bytes), {} receives ({} non-blocking; {} found nothing), {} waits ({} woken by another thread), {} threads",
+            "pid {} {} → {}: {} ({} bytes), {} ({} non-blocking; {} found nothing), {} ({} woken by another thread), {}",
             s.pid,
             s.local,
             s.peer,
-            e.sends,
-            e.sent_bytes,
-            e.receives,
-            e.nonblocking_receives,
-            e.empty_receives,
-            e.waits,
-            e.woken_waits,
-            e.threads
+            n(e.sends, "send", "sends"),
+            shared::observe::group(e.sent_bytes),
+            n(e.receives, "receive", "receives"),
+            shared::observe::group(e.nonblocking_receives),
+            shared::observe::group(e.empty_receives),
+            n(e.waits, "wait", "waits"),
+            shared::observe::group(e.woken_waits),
+            n(e.threads, "thread", "threads"),
         ));
     }
     Ok(())

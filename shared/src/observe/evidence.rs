@@ -34,9 +34,10 @@ pub struct SyscallEvidence {
     /// (`MSG_DONTWAIT`, or a non-blocking socket read without a wait before it).
     pub receives: u64,
     pub nonblocking_receives: u64,
-    /// Times a sending thread blocked until a reply was read before it sent again: a
-    /// blocking receive, a poll/select/epoll wait on the socket, or a wake-up by the thread
-    /// that read the reply.
+    /// Times a sending thread blocked until a reply was read before it sent again (or, after
+    /// its last send, before it ended: a final read of all replies is one): a blocking
+    /// receive, a poll/select/epoll wait on the socket, or a wake-up by the thread that read
+    /// the reply.
     pub waits: u64,
     /// Threads seen using the socket.
     pub threads: u64,
