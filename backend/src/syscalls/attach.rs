@@ -71,7 +71,8 @@ pub struct Attached {
     /// The events writing into another event's ring: kept open.
     _events: Vec<OwnedFd>,
     cpus: Vec<i32>,
-    filter: CString,
+    /// Per tracepoint (in `TRACEPOINTS`' order), the kernel's filter on its records.
+    filters: [Option<CString>; 5],
 }
 
 /// Whom an event watches.
@@ -107,7 +108,17 @@ impl Attached {
             rings: Vec::new(),
             _events: Vec::new(),
             cpus: cpus(),
-            filter: CString::new(ids.join(" || ")).unwrap(),
+            filters: [
+                // The raw syscall tracepoints fire for every syscall: only those read pass.
+                Some(CString::new(ids.join(" || ")).unwrap()),
+                Some(CString::new(ids.join(" || ")).unwrap()),
+                // Switches away to sleep (S or D), not preemptions.
+                Some(CString::new("prev_state & 3").unwrap()),
+                // Wake-ups by the thread, not from an interrupt on its CPU (a packet delivered
+                // by the network's softirq): TRACE_FLAG_HARDIRQ | _SOFTIRQ | _NMI.
+                Some(CString::new("!(common_flags & 88)").unwrap()),
+                None,
+            ],
         }
     }
 
@@ -117,15 +128,16 @@ impl Attached {
         for (k, &cpu) in self.cpus.clone().iter().enumerate() {
             for (t, &id) in layout.ids.iter().enumerate() {
                 let fd = open(id, task, cpu)?;
-                // The raw syscall tracepoints fire for every syscall: only those read pass.
-                if t < 2 {
+                if let Some(filter) = &self.filters[t] {
                     let rc = unsafe {
                         sys::ioctls::SET_FILTER(
                             raw(&fd),
-                            self.filter.as_ptr() as *mut std::os::raw::c_char,
+                            filter.as_ptr() as *mut std::os::raw::c_char,
                         )
                     };
-                    if rc != 0 {
+                    // Without the scheduler's filters the records are only more: the
+                    // decoding drops the same ones.
+                    if rc != 0 && t < 2 {
                         return Err(TraceError::Os {
                             what: "setting the syscall filter",
                             err: std::io::Error::last_os_error(),
