@@ -76,7 +76,8 @@ pub fn attach(conns: &mut [ObservedConnection], traced: &Traced, redis_ports: &[
 /// `observe --pid … --no-proxy` (or `-- COMMAND`): its syscalls alone, until --duration,
 /// Ctrl-C or the command's exit; a report per TCP socket to Redis's port.
 pub async fn observe_syscalls(args: &ObserveArgs, ports: &[u16], stop: Stop) -> anyhow::Result<()> {
-    let tracer = start(args)?.ok_or_else(|| anyhow::anyhow!("--no-proxy needs --pid or a command"))?;
+    let tracer =
+        start(args)?.ok_or_else(|| anyhow::anyhow!("--no-proxy needs --pid or a command"))?;
     let deadline = async {
         match args.duration {
             Some(d) => tokio::time::sleep(d).await,

@@ -189,7 +189,12 @@ fn read(trace: &str, port: u16) -> Truth {
         let Some((name, rest)) = call.split_once('(') else {
             continue;
         };
-        let fd = rest.split([',', ')']).next().unwrap_or("").trim().to_string();
+        let fd = rest
+            .split([',', ')'])
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string();
         let (result, errno) = call
             .rsplit_once(" = ")
             .map(|(_, r)| {
@@ -366,7 +371,11 @@ fn phases_through_the_proxy() {
 /// redis-benchmark, an event loop (epoll, a non-blocking socket): at -P K it writes K
 /// commands at once and sends the next K once their replies are read.
 fn redis_benchmark(k: u64) {
-    if Command::new("redis-benchmark").arg("--version").output().is_err() {
+    if Command::new("redis-benchmark")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
         support::cannot_check("redis-benchmark is missing (Debian's redis-tools)");
         return;
     }
@@ -374,11 +383,19 @@ fn redis_benchmark(k: u64) {
         return;
     }
     let (e, t) = traced(Via::Alone, move |port| {
-        ["redis-benchmark", "-p", &port.to_string(), "-c", "1", "-P", &k.to_string()]
-            .into_iter()
-            .chain(["-n", &N.to_string(), "-t", "set", "-q"])
-            .map(String::from)
-            .collect()
+        [
+            "redis-benchmark",
+            "-p",
+            &port.to_string(),
+            "-c",
+            "1",
+            "-P",
+            &k.to_string(),
+        ]
+        .into_iter()
+        .chain(["-n", &N.to_string(), "-t", "set", "-q"])
+        .map(String::from)
+        .collect()
     });
     // By construction: N / K writes, each batch's replies read before the next.
     assert_eq!(t.sends, N / k, "strace: {t:?}");
