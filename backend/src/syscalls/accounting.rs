@@ -57,6 +57,10 @@ pub struct Accounting {
 struct Fds {
     bound: HashMap<i64, Bound>,
     created: HashMap<i64, Mode>,
+    /// Descriptors other than TCP sockets last written by a thread of the process (an
+    /// eventfd through which an application hands its event loop work): what the writer
+    /// knew then of replies read, per socket.
+    handed: HashMap<i64, HashMap<usize, u64>>,
 }
 
 #[derive(Clone, Copy)]
@@ -82,6 +86,27 @@ struct Gap {
     sent_at: u64,
     /// The reply it blocked for since, read (µs blocked; woken by another thread).
     replied: Option<(f64, bool)>,
+    /// It read a reply found by a poll that only looked (a zero timeout).
+    looked: bool,
+}
+
+impl Gap {
+    fn new(sent_at: u64) -> Gap {
+        Gap {
+            sent_at,
+            replied: None,
+            looked: false,
+        }
+    }
+
+    /// The gap ends (a send, or the end of the trace): a wait, or one undecided.
+    fn close(&self, ev: &mut SyscallEvidence) {
+        match self.replied {
+            Some((w, woken)) => ev.count_wait(w, woken),
+            None if self.looked => ev.undecided_waits += 1,
+            None => {}
+        }
+    }
 }
 
 #[derive(Default)]
@@ -90,6 +115,8 @@ struct Thread {
     /// The last poll, select or epoll wait that could block and reported something ready:
     /// when it returned and how long it took.
     poll: Option<(u64, u64)>,
+    /// The last one that only looked (a zero timeout) and reported something ready.
+    looked: Option<u64>,
 }
 
 struct Call {
@@ -205,6 +232,7 @@ impl Accounting {
             libc::SYS_close if ret == 0 => {
                 fds.bound.remove(&fd);
                 fds.created.remove(&fd);
+                fds.handed.remove(&fd);
             }
             libc::SYS_dup if ret >= 0 => {
                 if let Some(b) = fds.bound.get(&fd).copied() {
@@ -234,17 +262,19 @@ impl Accounting {
                     b.mode = b.mode.flipped();
                 }
             }
-            _ if is_poll(nr)
-                && ret > 0
-                && could_block(call)
-                && call.slept
-                && !call.woken_by_own =>
-            {
+            _ if is_poll(nr) && ret > 0 && could_block(call) && !call.woken_by_own => {
                 self.threads.entry(r.tid).or_default().poll =
                     Some((r.time, r.time.saturating_sub(call.enter)));
             }
+            _ if is_poll(nr) && ret > 0 && !could_block(call) => {
+                self.threads.entry(r.tid).or_default().looked = Some(r.time);
+            }
             _ if is_send(nr) => {
                 let Some(socket) = self.socket_of(r.pid, fd) else {
+                    if ret > 0 {
+                        let known = self.known_by(r.pid, r.tid);
+                        self.procs.entry(r.pid).or_default().handed.insert(fd, known);
+                    }
                     return;
                 };
                 if ret <= 0 {
@@ -258,20 +288,16 @@ impl Accounting {
                 }
                 s.ev.send_us += us;
                 s.threads.insert(r.tid);
-                let gap = Gap {
-                    sent_at: r.time,
-                    replied: None,
-                };
-                if let Some(Gap {
-                    replied: Some((w, woken)),
-                    ..
-                }) = s.senders.insert(r.tid, gap)
-                {
-                    s.ev.count_wait(w, woken);
+                if let Some(ended) = s.senders.insert(r.tid, Gap::new(r.time)) {
+                    ended.close(&mut s.ev);
                 }
             }
             _ if is_receive(nr) => {
                 if self.socket_of(r.pid, fd).is_none() {
+                    let fds = self.procs.entry(r.pid).or_default();
+                    if let Some(known) = fds.handed.get(&fd).filter(|_| ret > 0).cloned() {
+                        self.handed_over(r.pid, r.tid, &known);
+                    }
                     return;
                 }
                 let b = self
@@ -311,6 +337,11 @@ impl Accounting {
                     .get(&r.tid)
                     .and_then(|t| t.poll)
                     .filter(|&(at, _)| at >= sent_at);
+                let looked = self
+                    .threads
+                    .get(&r.tid)
+                    .and_then(|t| t.looked)
+                    .is_some_and(|at| at >= sent_at);
                 // How long it blocked for this reply, if it did.
                 let waited_us = if dontwait {
                     None
@@ -320,7 +351,12 @@ impl Accounting {
                     poll.map(|(_, ns)| ns as f64 / 1e3 + us)
                 };
                 match (waited_us, gap) {
-                    (None, _) => s.ev.nonblocking_receives += 1,
+                    (None, gap) => {
+                        s.ev.nonblocking_receives += 1;
+                        if let Some(g) = gap.filter(|_| looked && !dontwait) {
+                            g.looked = true;
+                        }
+                    }
                     (Some(w), Some(g)) if g.replied.is_none() => g.replied = Some((w, false)),
                     _ => {}
                 }
@@ -369,6 +405,39 @@ impl Accounting {
         }
     }
 
+    /// What thread `tid` knows of replies read, per socket of process `pid`.
+    fn known_by(&self, pid: u32, tid: u32) -> HashMap<usize, u64> {
+        self.sockets
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.pid == pid)
+            .filter_map(|(k, s)| Some((k, *s.known_at.get(&tid)?)))
+            .collect()
+    }
+
+    /// Thread `tid` read what another wrote to an eventfd (work handed over, without a
+    /// wake-up if it was not blocked): as `woken`, what the writer knew passes to it, and its
+    /// next send follows from a reply only if the writer knew of one read after its last.
+    fn handed_over(&mut self, pid: u32, tid: u32, known: &HashMap<usize, u64>) {
+        for (k, s) in self.sockets.iter_mut().enumerate() {
+            if s.pid != pid {
+                continue;
+            }
+            let read_at = known.get(&k).copied();
+            if let Some(at) = read_at {
+                let mine = s.known_at.entry(tid).or_insert(at);
+                *mine = (*mine).max(at);
+            }
+            if let Some(g) = s.senders.get_mut(&tid) {
+                if read_at.is_some_and(|at| at > g.sent_at) {
+                    g.replied.get_or_insert((0.0, true));
+                } else {
+                    g.replied = None;
+                }
+            }
+        }
+    }
+
     /// Every socket that sent or received anything (a reply waited for after a thread's last
     /// send counted as a wait).
     pub fn finish(self) -> Vec<TracedSocket> {
@@ -377,9 +446,7 @@ impl Accounting {
             .filter(|s| !s.threads.is_empty())
             .map(|mut s| {
                 for g in s.senders.values() {
-                    if let Some((w, woken)) = g.replied {
-                        s.ev.count_wait(w, woken);
-                    }
+                    g.close(&mut s.ev);
                 }
                 s
             })

@@ -57,6 +57,12 @@ pub struct SyscallEvidence {
     pub receive_us: f64,
     #[serde(default)]
     pub wait_us: f64,
+    /// Gaps between a thread's sends (or after its last) with no wait counted in which it
+    /// read a reply that a poll with a zero timeout found ready (as an event loop with other
+    /// work queued polls): a wait if it would otherwise have blocked for that reply, which
+    /// its syscalls do not show. Waits lie between `waits` and `waits + undecided_waits`.
+    #[serde(default)]
+    pub undecided_waits: u64,
     /// Records the trace lost (its ring buffers were full): when not 0, every count here may
     /// be short.
     #[serde(default)]

@@ -336,3 +336,70 @@ fn on_a_nonblocking_socket_a_poll_that_could_block_makes_the_read_a_wait() {
         (2, 2, 1, 1)
     );
 }
+
+#[test]
+fn an_event_loop_busy_when_handed_work_did_not_wait_for_the_reply_it_had_read() {
+    const APP: u32 = 12;
+    const EVENTFD: u64 = 9;
+    let mut r = Run::new();
+    r.call(
+        MAIN,
+        libc::SYS_fcntl,
+        [FD, F_SETFL, O_NONBLOCK, 0, 0, 0],
+        0,
+        false,
+    );
+    for _ in 0..3 {
+        // The loop sends; the reply and the next command are both ready when it polls (no
+        // sleep); it reads the reply, then the eventfd the application wrote, then sends.
+        r.send(MAIN);
+        r.call(APP, libc::SYS_write, [EVENTFD, 0, 8, 0, 0, 0], 8, false);
+        r.call(MAIN, libc::SYS_epoll_wait, [7, 0, 64, u64::MAX, 0, 0], 2, false);
+        r.call(MAIN, libc::SYS_read, [FD, 0, 16384, 0, 0, 0], 5, false);
+        r.call(MAIN, libc::SYS_read, [EVENTFD, 0, 8, 0, 0, 0], 8, false);
+    }
+    let e = r.evidence();
+    assert_eq!((e.sends, e.receives, e.waits), (3, 3, 0));
+}
+
+#[test]
+fn a_poll_that_found_the_reply_ready_is_a_wait_all_the_same() {
+    let mut r = Run::new();
+    r.call(
+        MAIN,
+        libc::SYS_fcntl,
+        [FD, F_SETFL, O_NONBLOCK, 0, 0, 0],
+        0,
+        false,
+    );
+    for _ in 0..3 {
+        // Its own work between took longer than the round trip: the reply is there when it
+        // polls, but it polls for it, with nothing else to do.
+        r.send(MAIN);
+        r.call(MAIN, libc::SYS_epoll_wait, [7, 0, 64, u64::MAX, 0, 0], 1, false);
+        r.call(MAIN, libc::SYS_read, [FD, 0, 16384, 0, 0, 0], 5, false);
+    }
+    let e = r.evidence();
+    assert_eq!((e.sends, e.receives, e.waits), (3, 3, 3));
+}
+
+#[test]
+fn a_reply_found_by_a_poll_that_only_looked_is_an_undecided_wait() {
+    let mut r = Run::new();
+    r.call(
+        MAIN,
+        libc::SYS_fcntl,
+        [FD, F_SETFL, O_NONBLOCK, 0, 0, 0],
+        0,
+        false,
+    );
+    for _ in 0..3 {
+        // An event loop with work queued polls with a zero timeout and finds the reply.
+        r.send(MAIN);
+        r.call(MAIN, libc::SYS_epoll_pwait, [7, 0, 64, 0, 0, 8], 1, false);
+        r.call(MAIN, libc::SYS_read, [FD, 0, 16384, 0, 0, 0], 5, false);
+    }
+    let e = r.evidence();
+    assert_eq!((e.sends, e.waits, e.undecided_waits), (3, 0, 3));
+    assert_eq!(e.nonblocking_receives, 3);
+}
