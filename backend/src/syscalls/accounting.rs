@@ -273,7 +273,11 @@ impl Accounting {
                 let Some(socket) = self.socket_of(r.pid, fd) else {
                     if ret > 0 {
                         let known = self.known_by(r.pid, r.tid);
-                        self.procs.entry(r.pid).or_default().handed.insert(fd, known);
+                        self.procs
+                            .entry(r.pid)
+                            .or_default()
+                            .handed
+                            .insert(fd, known);
                     }
                     return;
                 };

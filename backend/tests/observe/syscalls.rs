@@ -97,6 +97,10 @@ fn traced(via: Via, client: impl Fn(u16) -> Vec<String>) -> (SyscallEvidence, Tr
             "--no-equivalent",
         ]),
     };
+    // Where node finds ioredis (harmless to the other clients).
+    let modules =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../.tools/node/node_modules");
+    observe.env("NODE_PATH", modules);
     observe
         .args(["--", "strace", "-f", "-qq", "-e"])
         .arg("trace=connect,close,sendto,sendmsg,write,writev,recvfrom,recvmsg,read,readv")
@@ -455,6 +459,44 @@ fn redis_py_pipeline_waits_once_for_the_batch() {
     // sends (redis-py packs commands into chunks of ~6,000 bytes), its replies read once.
     assert!(t.sends < N / 10 && t.waits + 1 == t.sends, "strace: {t:?}");
     assert_agrees("redis-py pipeline", &e, t, 0);
+}
+
+/// ioredis (.tools/node), an event loop that polls with a zero timeout while it has work
+/// queued: `mode` "pipeline" or "auto" (10 tasks, each awaiting its SETs one by one, which
+/// ioredis gathers per tick). By construction every batch's replies are awaited before the
+/// next: strace's count of reads after writes is the truth, and it must lie within what
+/// pipescope decided and left undecided.
+fn ioredis(mode: &'static str) {
+    if support::clients::node("ioredis", "ioredis.js").is_none() || !can_trace() {
+        return;
+    }
+    let (e, t) = traced(Via::Alone, move |port| {
+        vec![
+            "node".into(),
+            script("ioredis.js").to_string_lossy().into_owned(),
+            port.to_string(),
+            format!("io-{mode}"),
+            mode.into(),
+            N.to_string(),
+        ]
+    });
+    let msg = format!("pipescope {e:?}, strace {t:?}");
+    assert_eq!(e.sends, t.sends, "{msg}");
+    assert_eq!(e.receives, t.receives, "{msg}");
+    assert!(
+        e.waits <= t.waits && t.waits <= e.waits + e.undecided_waits,
+        "waits: {msg}"
+    );
+}
+
+#[test]
+fn ioredis_pipeline_waits_within_the_undecided_range() {
+    ioredis("pipeline")
+}
+
+#[test]
+fn ioredis_auto_pipelining_waits_within_the_undecided_range() {
+    ioredis("auto")
 }
 
 #[test]

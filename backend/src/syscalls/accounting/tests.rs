@@ -354,7 +354,13 @@ fn an_event_loop_busy_when_handed_work_did_not_wait_for_the_reply_it_had_read() 
         // sleep); it reads the reply, then the eventfd the application wrote, then sends.
         r.send(MAIN);
         r.call(APP, libc::SYS_write, [EVENTFD, 0, 8, 0, 0, 0], 8, false);
-        r.call(MAIN, libc::SYS_epoll_wait, [7, 0, 64, u64::MAX, 0, 0], 2, false);
+        r.call(
+            MAIN,
+            libc::SYS_epoll_wait,
+            [7, 0, 64, u64::MAX, 0, 0],
+            2,
+            false,
+        );
         r.call(MAIN, libc::SYS_read, [FD, 0, 16384, 0, 0, 0], 5, false);
         r.call(MAIN, libc::SYS_read, [EVENTFD, 0, 8, 0, 0, 0], 8, false);
     }
@@ -376,7 +382,13 @@ fn a_poll_that_found_the_reply_ready_is_a_wait_all_the_same() {
         // Its own work between took longer than the round trip: the reply is there when it
         // polls, but it polls for it, with nothing else to do.
         r.send(MAIN);
-        r.call(MAIN, libc::SYS_epoll_wait, [7, 0, 64, u64::MAX, 0, 0], 1, false);
+        r.call(
+            MAIN,
+            libc::SYS_epoll_wait,
+            [7, 0, 64, u64::MAX, 0, 0],
+            1,
+            false,
+        );
         r.call(MAIN, libc::SYS_read, [FD, 0, 16384, 0, 0, 0], 5, false);
     }
     let e = r.evidence();
