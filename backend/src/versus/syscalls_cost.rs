@@ -25,6 +25,11 @@ pub struct SyscallsCost {
     pub traced_ratio: Median,
     /// Median of the rounds' strace / untraced throughput.
     pub strace_ratio: Median,
+    /// The client's own CPU (user + system, its kernel's tracing included) per SET, µs:
+    /// steadier than throughput on a shared machine.
+    pub untraced_cpu_us: Median,
+    pub traced_cpu_us: Median,
+    pub strace_cpu_us: Median,
     /// The traced runs' sends per SET on redis-benchmark's socket (1 at -P 1): the trace saw
     /// every command.
     pub sends_per_set: Median,
@@ -52,6 +57,7 @@ pub async fn syscalls_cost(
     let mut admin = client.get_multiplexed_async_connection().await?;
     let hows = [How::Untraced, How::Traced, How::Strace];
     let (mut untraced, mut traced, mut strace, mut sends) = (vec![], vec![], vec![], vec![]);
+    let mut cpu: [Vec<f64>; 3] = [vec![], vec![], vec![]];
     let mut round = 0;
     while round < rounds || (began.elapsed() < budget && round < 21) {
         let mut got = [0.0; 3];
@@ -62,7 +68,9 @@ pub async fn syscalls_cost(
                 .arg("SYNC")
                 .query_async(&mut admin)
                 .await?;
+            let before = children_cpu_us();
             let (rps, sent) = run(how, port, count, &shape).await?;
+            cpu[how as usize].push((children_cpu_us() - before) / count as f64);
             got[how as usize] = rps;
             if let Some(s) = sent {
                 sends.push(s as f64 / count as f64);
@@ -96,7 +104,18 @@ pub async fn syscalls_cost(
         traced_ops_per_sec: Median::of(traced),
         strace_ops_per_sec: Median::of(strace),
         sends_per_set: Median::of(sends),
+        untraced_cpu_us: Median::of(cpu[0].clone()),
+        traced_cpu_us: Median::of(cpu[1].clone()),
+        strace_cpu_us: Median::of(cpu[2].clone()),
     })
+}
+
+/// The CPU (user + system) of this process's children that have ended, µs.
+fn children_cpu_us() -> f64 {
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut u) };
+    let us = |t: libc::timeval| t.tv_sec as f64 * 1e6 + t.tv_usec as f64;
+    us(u.ru_utime) + us(u.ru_stime)
 }
 
 /// One redis-benchmark run: its SETs/s, and (traced) the sends the trace saw on its socket.

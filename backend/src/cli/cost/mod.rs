@@ -131,22 +131,25 @@ async fn pid(args: PidCostArgs) -> anyhow::Result<()> {
         c.count, c.rounds
     ));
     say(format_args!(
-        "| run | SETs/s | / untraced | target |\n|---|---:|---:|---|"
+        "| run | SETs/s | / untraced | target | client CPU per SET |\n|---|---:|---:|---|---:|"
     ));
     say(format_args!(
-        "| untraced | {} | 1 | |",
-        c.untraced_ops_per_sec.with_interval(0, "")
+        "| untraced | {} | 1 | | {} |",
+        c.untraced_ops_per_sec.with_interval(0, ""),
+        c.untraced_cpu_us.with_interval(1, " µs")
     ));
     say(format_args!(
-        "| traced by `observe --pid` | {} | {} | ≥ 0.9×: {} |",
+        "| traced by `observe --pid` | {} | {} | ≥ 0.9×: {} | {} |",
         c.traced_ops_per_sec.with_interval(0, ""),
         c.traced_ratio.with_interval(2, "×"),
-        super::output::met(c.traced_ratio.median >= 0.9)
+        super::output::met(c.traced_ratio.median >= 0.9),
+        c.traced_cpu_us.with_interval(1, " µs")
     ));
     say(format_args!(
-        "| under `strace -f` | {} | {} | |",
+        "| under `strace -f` | {} | {} | | {} |",
         c.strace_ops_per_sec.with_interval(0, ""),
-        c.strace_ratio.with_interval(2, "×")
+        c.strace_ratio.with_interval(2, "×"),
+        c.strace_cpu_us.with_interval(1, " µs")
     ));
     say(format_args!(
         "the trace saw {} sends per SET on redis-benchmark's socket",
