@@ -2,6 +2,8 @@
 
 mod cli;
 
+use clap::Parser;
+
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     tracing_subscriber::fmt()
@@ -11,7 +13,7 @@ async fn main() -> std::process::ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    let cli = cli::parse();
+    let cli = cli::Cli::parse();
     // Before anything is written: from here a signal stops runs and removes their keys.
     let stop = match cli.on_signal() {
         None => None,

@@ -137,11 +137,6 @@ impl RedisTarget {
         }
     }
 
-    /// Whether each master's connections go through a proxy of their own (`through_masters`).
-    pub fn has_master_proxies(&self) -> bool {
-        self.master_proxies.is_some()
-    }
-
     /// This node alone, not as a way into a cluster and with no proxy: what the proxy in front
     /// of it is calibrated against.
     pub fn as_node(&self) -> RedisTarget {

@@ -17,10 +17,10 @@
 //! - `rtt_model`, `sweep`, `export`: the round trip taken apart, the batch sweep and its knee,
 //!   and finished runs as JSON / CSV / Markdown (pure).
 //! - `tour`: the guided tour: its script, routes, templating and handout (pure) and its
-//!   controller (signals); its views are `components::tour*`.
+//!   controller (signals); its views are in `components::tour`.
 //! - `observe`: observe mode (an application's own connections through the observing proxy),
-//!   rebuilt from server messages, and what its view derives (pure); its views are
-//!   `components::observe*`, `connect_box`, `observed_*`.
+//!   rebuilt from server messages, and what its view derives (pure); its views are in
+//!   `components::observe`.
 //! - `log_scale`: the charts' whole-decade log axes.
 //! - `format`, `look`, `keyboard`: numbers for people, presenter mode and theme, shortcuts.
 //! - `components`: the views, each reading signals and the models above.

@@ -205,6 +205,7 @@ mod tests {
             words: None,
             probe: None,
             syscalls: None,
+            window: None,
         }
     }
 

@@ -255,10 +255,6 @@ impl Span {
             redirect: None,
         }
     }
-
-    pub fn latency_us(&self) -> f64 {
-        self.replied_us - self.issued_us
-    }
 }
 
 /// A run's request timings, bounded whatever its count: the first requests in full (enough to

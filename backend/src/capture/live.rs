@@ -20,36 +20,26 @@ use super::source::{Described, Link, Packet};
 /// MTU and the segments a network card merged (GRO).
 const SNAPLEN: u32 = 262_144;
 /// The kernel's ring of packets not yet read (libpcap's default is 2 MiB). Out of immediate
-/// mode libpcap uses TPACKET_V3: blocks of 256 KiB (`ss -0 -e`: `blk_size:262144`), each
-/// holding packets of their own length, so this is 256 blocks. On `lo` every packet was in it
-/// twice (sent and received; libpcap skipped the sent copy only once it was read), about 480
-/// bytes a packet of `cost observer`'s SETs: 64 MiB held a 1 s stop of the reader (SIGSTOP)
-/// at K = 1, ~37,000 SETs/s (~74,000 packets/s), with no drops, where 32 MiB dropped 2,794
-/// packets. Since `lo`'s sent copies are no longer delivered (`ignore_sent_copies`) each
-/// packet is in it once, so it holds about twice as long (not measured again). It is mapped
-/// into the process, so it is most of the RSS: 76 MB peak with 64 MiB, 43 MB with 32 MiB. (In
-/// immediate mode, TPACKET_V2, each packet took a frame of the snap length: 256 MiB was 512
-/// MiB mapped and held 512 packets on `lo`; it dropped 103,812 of a K = 1 run's 200,000 on a
-/// busy machine.)
+/// mode libpcap uses TPACKET_V3: blocks of 256 KiB, each holding packets of their own length,
+/// so this is 256 blocks, enough for the reader to be held up for a second at K = 1 without
+/// drops. It is mapped into the process, so it is most of the RSS. (Immediate mode's
+/// TPACKET_V2 gives each packet a frame of the snap length, so a ring as large holds far
+/// fewer packets: not used.)
 const BUFFER: i32 = 64 << 20;
 /// How long the kernel holds a partly filled block before handing it over (TPACKET_V3's block
 /// timeout; libpcap's read timeout). The reader is woken per block, or at this timeout, not
-/// per packet: a K = 1 run of 100,000 SETs (200,000 packets) took the capturing process
-/// 60-70 ms of CPU and ~290 wake-ups, against 0.8-2.6 s and 77,000-160,000 in immediate mode
-/// (`/proc/PID/stat`, `voluntary_ctxt_switches`). 10 ms cost the same CPU (~450 wake-ups); a
-/// longer timeout makes a slow trickle of packets fill fewer blocks, so the ring holds more
-/// time of it (256 blocks × 100 ms: 25 s of a reader held up), and costs at the stop, where
-/// the block open then is waited out (`SETTLE`). Packets' stamps are the kernel's, taken as
-/// each packet is captured, not when its block is handed over.
+/// per packet, which costs the capturing process a small fraction of immediate mode's CPU
+/// and wake-ups; a longer timeout makes a slow trickle of packets fill fewer blocks, so the
+/// ring holds more time of it (256 blocks × 100 ms: 25 s of a reader held up), and costs at
+/// the stop, where the block open then is waited out (`SETTLE`). Packets' stamps are the
+/// kernel's, taken as each packet is captured, not when its block is handed over.
 const BLOCK_MS: i32 = 100;
 /// How long a wait for a packet lasts before the stop flag is looked at again.
 const WAIT_MS: i32 = 100;
 /// Once stopped, reading goes on until a read finds nothing this long after the stop: a packet
-/// captured just before it may sit in a partly filled block until the block timeout. Here
-/// (Linux 6.18) a packet was handed over at most 100 ms after it was captured (the live
-/// capture test's stamps); kernels whose block timer retires a block only when it finds the
-/// same one open at two firings in a row may take two timeouts, hence 2 × `BLOCK_MS` and a
-/// margin.
+/// captured just before it may sit in a partly filled block until the block timeout, and
+/// kernels whose block timer retires a block only when it finds the same one open at two
+/// firings in a row may take two timeouts: hence 2 × `BLOCK_MS` and a margin.
 const SETTLE: Duration = Duration::from_millis(2 * BLOCK_MS as u64 + 100);
 /// Once stopped, a packet stamped this long after the stop means every packet captured before
 /// it has been read (a packet stamped on another CPU may come microseconds out of order).
@@ -78,14 +68,19 @@ pub struct Live {
 }
 
 impl Live {
-    /// Starts capturing on `interface` every TCP packet to or from one of `redis_ports`:
+    /// Starts capturing on `interface` every TCP packet to or from one of `redis_ports` (none
+    /// named: every TCP packet):
     /// from here on, packets are kept (in the kernel's buffer) until `read` takes them.
     pub fn open(interface: &str, redis_ports: &[u16]) -> Result<Live, CaptureError> {
-        let filter = redis_ports
-            .iter()
-            .map(|p| format!("tcp port {p}"))
-            .collect::<Vec<_>>()
-            .join(" or ");
+        // No port named: every TCP packet, for Redis to be found among them.
+        let filter = match redis_ports {
+            [] => "tcp".to_string(),
+            ports => ports
+                .iter()
+                .map(|p| format!("tcp port {p}"))
+                .collect::<Vec<_>>()
+                .join(" or "),
+        };
         let devices = pcap::Device::list().map_err(|e| e.to_string());
         let known: Result<Vec<String>, String> = devices
             .as_ref()

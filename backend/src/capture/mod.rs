@@ -19,6 +19,8 @@
 //! - `reassembly`: per connection to a Redis port and per direction, the bytes in order as the
 //!   receiver read them: out-of-order segments wait (bounded), retransmissions and overlaps are
 //!   dropped, holes the capture never filled are given up as gaps, FIN and RST end it.
+//! - `discover`: with no Redis port named, Redis found in the capture: the side of a
+//!   connection that answers RESP replies to RESP commands.
 //! - `resync`: after a gap (or a start the capture missed), the streams are picked up again
 //!   at a command boundary, and the connection says so.
 //!
@@ -36,6 +38,7 @@
 //! A packet cut short by a snap length cannot be read as RESP: a capture with one on a Redis
 //! port is refused, saying how to capture whole packets (a live capture takes whole ones).
 
+mod discover;
 mod file;
 mod live;
 mod packet;
@@ -138,6 +141,17 @@ pub enum Event<'a> {
         at: Stamp,
         missing: Option<u64>,
     },
+    /// The receive window the client advertised on a segment carrying its commands, sent
+    /// just before that segment's bytes: its free space for replies then, as far as Linux
+    /// lets it show (`observe::window`). `bytes` is scaled by the window scale its handshake
+    /// agreed; `scaled` is false where the handshake was not captured (the scale is unknown:
+    /// `bytes` is the field as sent, comparable only with the connection's other windows).
+    Window {
+        conn: u64,
+        at: Stamp,
+        bytes: u64,
+        scaled: bool,
+    },
     /// Framing starts again at a command boundary after a gap; the bytes skipped to get there.
     Resynced {
         conn: u64,
@@ -208,6 +222,8 @@ pub struct Facts {
     /// dropped.
     pub dropped: u64,
     pub if_dropped: u64,
+    /// With no port named: the ports found to be Redis's, in the order found.
+    pub found_ports: Vec<u16>,
     /// First and last packet's stamps.
     pub first: Option<Stamp>,
     pub last: Option<Stamp>,
@@ -257,7 +273,7 @@ pub enum CaptureError {
 }
 
 /// Reads `source`, handing `on_event` every event of the TCP connections to one of
-/// `redis_ports`, in capture order. A file's connections still open at its end are "still
+/// `redis_ports` (none: to the ports found to be Redis's, `discover`), in capture order. A file's connections still open at its end are "still
 /// open when the capture ended"; a live capture's, "when the capture stopped".
 pub fn read(
     source: Source,
@@ -298,22 +314,24 @@ pub fn read(
         out_of_order: c.out_of_order,
         gaps: c.gaps,
         missing_bytes: c.missing_bytes,
+        found_ports: tracker.ports().to_vec(),
         ..facts
     })
 }
 
 /// The packet loop, whichever the source: each packet counted, decoded, and its TCP segment
 /// handed to the reassembly if it is Redis's.
-struct Packets<'p> {
+struct Packets {
     tracker: reassembly::Tracker,
     facts: Facts,
-    redis_ports: &'p [u16],
+    /// With no port named, the connections weighed to find Redis's.
+    discovery: Option<discover::Discovery>,
     /// A live capture's progress, kept up to date.
     tally: Option<Arc<Tally>>,
 }
 
-impl<'p> Packets<'p> {
-    fn new(origin: Origin, redis_ports: &'p [u16], tally: Option<Arc<Tally>>) -> Packets<'p> {
+impl Packets {
+    fn new(origin: Origin, redis_ports: &[u16], tally: Option<Arc<Tally>>) -> Packets {
         Packets {
             tracker: reassembly::Tracker::new(redis_ports),
             facts: Facts {
@@ -333,10 +351,11 @@ impl<'p> Packets<'p> {
                 cut_short: false,
                 dropped: 0,
                 if_dropped: 0,
+                found_ports: Vec::new(),
                 first: None,
                 last: None,
             },
-            redis_ports,
+            discovery: redis_ports.is_empty().then(discover::Discovery::default),
             tally,
         }
     }
@@ -355,11 +374,19 @@ impl<'p> Packets<'p> {
         }
         match packet::decode(p.link, p.data) {
             Decoded::Tcp(seg) if self.tracker.is_redis(seg.src.port(), seg.dst.port()) => {
-                self.facts.redis_segments += 1;
-                self.tracker.segment(p.at_ns, &seg, emit);
-                if let Some(t) = &self.tally {
-                    t.connections
-                        .store(self.tracker.connections(), Ordering::Relaxed);
+                self.follow(p.at_ns, &seg, emit)
+            }
+            Decoded::Tcp(seg) if self.discovery.is_some() => {
+                let discovery = self.discovery.as_mut().expect("checked");
+                match discovery.offer(p.at_ns, &seg) {
+                    discover::Decision::Undecided => {}
+                    discover::Decision::NotRedis(segments) => self.facts.other += segments,
+                    discover::Decision::Redis(port, held) => {
+                        self.tracker.add_port(port);
+                        for h in &held {
+                            self.follow(h.at, &h.segment(), emit);
+                        }
+                    }
                 }
             }
             Decoded::Tcp(_) | Decoded::Other => self.facts.other += 1,
@@ -368,10 +395,23 @@ impl<'p> Packets<'p> {
         Ok(())
     }
 
+    /// A segment of a Redis connection, to the reassembly.
+    fn follow(&mut self, at: Stamp, seg: &packet::Segment<'_>, emit: &mut dyn FnMut(Event)) {
+        self.facts.redis_segments += 1;
+        self.tracker.segment(at, seg, emit);
+        if let Some(t) = &self.tally {
+            t.connections
+                .store(self.tracker.connections(), Ordering::Relaxed);
+        }
+    }
+
     /// A packet cut short: refused when it is Redis's, or when too little is left to tell.
     fn cut_short(&mut self, p: &Packet<'_>) -> Result<(), CaptureError> {
-        let ports = self.redis_ports;
+        let ports = self.tracker.ports();
         let port = match packet::truncated_ports(p.link, p.data) {
+            // Looking for Redis, a cut packet could be its: refused as a named port's is
+            // (the server's port taken as the lower one).
+            Some((a, b)) if self.discovery.is_some() && !self.tracker.is_redis(a, b) => a.min(b),
             Some((a, b)) if !self.tracker.is_redis(a, b) => {
                 self.facts.other += 1;
                 return Ok(());
@@ -383,7 +423,11 @@ impl<'p> Packets<'p> {
                     b
                 }
             }
-            None => ports.first().copied().unwrap_or(6379),
+            None if ports.is_empty() => {
+                self.facts.other += 1;
+                return Ok(());
+            }
+            None => ports[0],
         };
         Err(CaptureError::Truncated {
             from: self.facts.origin.clone(),

@@ -18,6 +18,10 @@ pub struct Segment<'a> {
     pub syn: bool,
     pub fin: bool,
     pub rst: bool,
+    /// The window field as sent (scaled by the sender's window scale, except in a SYN).
+    pub window: u16,
+    /// The window scale option, in a SYN or SYN-ACK that carries one.
+    pub window_scale: Option<u8>,
     pub payload: &'a [u8],
 }
 
@@ -89,6 +93,16 @@ pub fn decode(link: Link, data: &[u8]) -> Decoded<'_> {
             syn: tcp.syn(),
             fin: tcp.fin(),
             rst: tcp.rst(),
+            window: tcp.window_size(),
+            window_scale: tcp
+                .syn()
+                .then(|| {
+                    tcp.options_iterator().find_map(|o| match o {
+                        Ok(etherparse::TcpOptionElement::WindowScale(shift)) => Some(shift),
+                        _ => None,
+                    })
+                })
+                .flatten(),
             payload: tcp.payload(),
         }),
         _ if fragmented => Decoded::Fragment,

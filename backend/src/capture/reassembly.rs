@@ -209,6 +209,11 @@ struct Conn {
     streams: [Stream; 2],
     client_isn: Option<u32>,
     first_fin: Option<Side>,
+    /// The window scale each side's SYN offered (client's, then Redis's): in force only when
+    /// both did (RFC 7323).
+    scales: [Option<u8>; 2],
+    /// Whether the handshake was captured, so the scale in force is known.
+    handshake_seen: [bool; 2],
 }
 
 /// Every connection to a Redis port in the capture, as it goes.
@@ -232,6 +237,18 @@ impl Tracker {
             next_id: 0,
             counts: Counts::default(),
         }
+    }
+
+    /// A port found to be Redis's (`discover`): its connections are followed from now on.
+    pub fn add_port(&mut self, port: u16) {
+        if !self.ports.contains(&port) {
+            self.ports.push(port);
+        }
+    }
+
+    /// The ports followed: those named, and those found.
+    pub fn ports(&self) -> &[u16] {
+        &self.ports
     }
 
     /// Whether a segment between these ports is Redis traffic.
@@ -261,6 +278,22 @@ impl Tracker {
                 other.next_seq = Some(ack);
             }
             other.acked(ack, counts, &mut |p| deliver(out, id, there, at, p));
+        }
+        if seg.syn {
+            conn.scales[here as usize] = seg.window_scale;
+            conn.handshake_seen[here as usize] = true;
+        } else if here == Side::Client && !seg.payload.is_empty() && seg.ack.is_some() {
+            let scaled = conn.handshake_seen == [true, true];
+            let shift = match conn.scales {
+                [Some(c), Some(_)] if scaled => u32::from(c.min(14)),
+                _ => 0,
+            };
+            out(Event::Window {
+                conn: id,
+                at,
+                bytes: u64::from(seg.window) << shift,
+                scaled,
+            });
         }
         let stream = &mut conn.streams[here as usize];
         let mut seq = seg.seq;
@@ -375,6 +408,8 @@ impl Tracker {
                 streams: Default::default(),
                 client_isn: None,
                 first_fin: None,
+                scales: [None; 2],
+                handshake_seen: [false; 2],
             },
         );
         true

@@ -235,7 +235,7 @@ pub async fn bench(args: BenchArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<(
     };
     let before = args
         .rss
-        .then(|| pipescope::observe_rss::memory(std::process::id()))
+        .then(|| pipescope::cost::observer_memory::memory(std::process::id()))
         .transpose()?;
     let record = args.record.as_deref().map(RecordTo::prepare).transpose()?;
     let runs = pipescope::bench::run(target, specs, options, cancel).await?;
@@ -259,8 +259,8 @@ pub async fn bench(args: BenchArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<(
         );
     }
     if let Some(before) = before {
-        use pipescope::observe_rss::mb;
-        let after = pipescope::observe_rss::memory(std::process::id())?;
+        use pipescope::cost::observer_memory::mb;
+        let after = pipescope::cost::observer_memory::memory(std::process::id())?;
         say(format_args!(
             "this process's memory (/proc/self/status): {} resident before the runs, peak {} (VmHWM), {} resident after",
             mb(before.rss_kb),

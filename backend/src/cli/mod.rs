@@ -5,17 +5,17 @@
 //!
 //! - `args`: argument groups several jobs share, defined once (where Redis is, the network,
 //!   rounds, `--json`); `target` turns the first into a Redis to use.
-//! - `legacy`: the previous release's spellings, rewritten to today's with a note.
 //! - `output`: stdout for people, or JSON lines; notes go to stderr.
 //! - A file per job: `serve`, `bench` (runs), `versus` (beside redis-benchmark), `cost` (a
 //!   directory: what TLS, a cluster, the observer, a live capture and the delay line cost, and
-//!   how fast a capture is read), `observe`, `replay`, `clean` (what runs left in Redis).
+//!   how fast a capture is read), `observe`, `replay`, `clean` (what runs left in Redis). Each
+//!   parses its flags and calls its room in the library (`pipescope::server`, `bench`,
+//!   `versus`, `cost`, `observe`, `clean`), then prints what it returns.
 
 mod args;
 mod bench;
 mod clean;
 mod cost;
-mod legacy;
 mod observe;
 mod observe_syscalls;
 mod output;
@@ -69,20 +69,6 @@ enum Cmd {
     /// Remove the keys pipescope's runs left in Redis (after a second Ctrl-C, or a crash):
     /// one run's, or every `pipescope:<run>:…` key; on a cluster, from every master.
     Clean(clean::CleanArgs),
-}
-
-/// The command line, with the previous release's spellings rewritten (a note for each).
-pub fn parse() -> Cli {
-    let args: Option<Vec<String>> = std::env::args_os().map(|a| a.into_string().ok()).collect();
-    let Some(args) = args else {
-        // Not UTF-8: nothing to rewrite; clap says what it makes of it.
-        return Cli::parse();
-    };
-    let (args, notes) = legacy::rewrite(args);
-    for note in notes {
-        eprintln!("pipescope: note: {note}");
-    }
-    Cli::parse_from(args)
 }
 
 impl Cli {

@@ -40,8 +40,10 @@ pub struct ObserveArgs {
     /// --pcap reports a file. No proxy; needs CAP_NET_RAW (root, or setcap).
     #[arg(long, value_name = "IFACE", group = "from_capture", conflicts_with_all = ["listen", "no_equivalent", "delay_us", "jitter_us", "bandwidth", "redis_url", "cluster", "tls_ca", "tls_insecure"])]
     pub capture: Option<String>,
-    /// With --pcap or --capture: the port Redis listens on (6379 unless told; repeat for
-    /// several).
+    /// With --pcap or --capture: the port Redis listens on (repeat for several). Without
+    /// it, Redis is found in the capture: the side of each connection that answers RESP
+    /// replies to RESP commands. With --no-proxy: the port of the sockets reported (6379
+    /// unless told).
     #[arg(long = "redis-port", value_name = "PORT", requires = "ports_for")]
     pub redis_port: Vec<u16>,
     /// Also read this client process's own syscalls on this host (repeat for several): per
@@ -103,10 +105,17 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
     // Ctrl-C ends the observing: `Stop` passes it over to here (`Cli::on_signal`).
     let shutdown = stop.passed_over();
     let observer = Observer::start(args.listen, &target, network).await?;
-    match observer.hop_us() {
-        Some(hop) => eprintln!(
-            "observing: the observer's two hops (client → proxy → client) cost ~{} a round trip, measured at start; reported as their own part, not the client's time",
-            shared::observe::duration(hop)
+    match observer.hops() {
+        Some((hop, spread)) => eprintln!(
+            "observing: the observer's two hops (client → proxy → client) cost ~{} a round trip{}, measured at start and again every {} s; reported as their own part, not the client's time, unless they vary more than a connection's waits",
+            shared::observe::duration(hop),
+            spread.map_or_else(String::new, |s| format!(
+                " ({} to {}, 10th to 90th percentile of {})",
+                shared::observe::duration(s.low_us),
+                shared::observe::duration(s.high_us),
+                shared::observe::count(s.pings, "PING")
+            )),
+            shared::observe::HOP_REMEASURE_SECS,
         ),
         None => eprintln!(
             "observing: the observer's two hops could not be measured at start: the client's own time includes them"
@@ -347,12 +356,9 @@ pub(super) async fn observe_live(
     Ok(())
 }
 
-/// The ports Redis listens on, as --redis-port says (6379 without it).
+/// The ports Redis listens on, as --redis-port says; none: Redis is found in the capture.
 pub(super) fn redis_ports(args: &ObserveArgs) -> Vec<u16> {
-    match args.redis_port.as_slice() {
-        [] => vec![6379],
-        ports => ports.to_vec(),
-    }
+    args.redis_port.clone()
 }
 
 /// A capture's report: notes on stderr, the report on stdout headed by what its figures are

@@ -90,6 +90,7 @@ pub async fn observe_syscalls(args: &ObserveArgs, ports: &[u16], stop: Stop) -> 
         _ = tracer.command_exited() => {},
     }
     let traced = finish(tracer)?;
+    let ports = if ports.is_empty() { &[6379][..] } else { ports };
     let sockets: Vec<&TracedSocket> = traced
         .sockets
         .iter()

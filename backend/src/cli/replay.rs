@@ -19,7 +19,7 @@ pub struct ReplayArgs {
 
 pub async fn replay(args: ReplayArgs) -> anyhow::Result<()> {
     // Read before listening: a broken or newer file is a message and an exit, not a blank page.
-    let recording = pipescope::replay::read(&args.file)?;
+    let recording = pipescope::server::replay::read(&args.file)?;
     let file = args.file.file_name().map_or_else(
         || args.file.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
@@ -37,7 +37,7 @@ pub async fn replay(args: ReplayArgs) -> anyhow::Result<()> {
         recording.target,
     ));
     say(format_args!("open http://{shown}/"));
-    pipescope::replay::serve(listener, recording, &file, shutdown).await?;
+    pipescope::server::replay::serve(listener, recording, &file, shutdown).await?;
     say(format_args!("pipescope stopped"));
     Ok(())
 }

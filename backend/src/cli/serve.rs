@@ -6,7 +6,7 @@ use anyhow::Context;
 use tokio::net::TcpListener;
 
 use pipescope::cancel::Stop;
-use pipescope::hub::Hub;
+use pipescope::server::hub::Hub;
 
 use super::args::{NetworkArgs, TargetArgs};
 use super::output::say;
@@ -28,7 +28,7 @@ pub struct ServeArgs {
     pub token: Option<String>,
     /// Where the page's observe mode (/observe) listens for applications when the presenter
     /// starts it. If that port is taken, a free loopback port is used and the page says so.
-    #[arg(long, default_value_t = pipescope::hub::DEFAULT_OBSERVE_LISTEN, env = "PIPESCOPE_OBSERVE_LISTEN")]
+    #[arg(long, default_value_t = pipescope::server::hub::DEFAULT_OBSERVE_LISTEN, env = "PIPESCOPE_OBSERVE_LISTEN")]
     pub observe_listen: SocketAddr,
     #[command(flatten)]
     pub target: TargetArgs,

@@ -131,11 +131,6 @@ impl LocalCluster {
         self.nodes[i].url()
     }
 
-    /// Stops node `i` now (a node dying mid-run).
-    pub fn kill_node(&mut self, i: usize) {
-        self.nodes[i].stop();
-    }
-
     fn connection(port: u16) -> Result<redis::Connection, LocalClusterError> {
         let url = format!("redis://127.0.0.1:{port}/");
         redis::Client::open(url)

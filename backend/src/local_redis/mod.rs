@@ -1,6 +1,6 @@
 //! The one launcher of a local redis-server: on a free loopback port, without persistence,
 //! stopped when dropped (and when pipescope dies). The embedded default when no Redis URL is
-//! given, each node of a cluster of our own, the TLS server of `bench --tls-cost`, and every
+//! given, each node of a cluster of our own, the TLS server of `cost tls`, and every
 //! test's server are started here.
 //!
 //! - `Launch`: what the server is besides plain: a TLS port too (`TlsFiles`), a cluster node

@@ -1,6 +1,6 @@
 //! A redis-server of our own listening on a plain port and a TLS port, with a throwaway CA and
-//! certificate made for it: so TLS is measured (`bench --tls-cost`, `--against-redis-benchmark
-//! --tls`) without anyone's certificates, and only TLS differs between the two ports.
+//! certificate made for it: so TLS is measured (`cost tls`, `versus
+//! redis-benchmark --tls`) without anyone's certificates, and only TLS differs between the two ports.
 
 use super::{LocalRedis, LocalRedisError, TlsFiles};
 use crate::target::{RedisTarget, TargetError, TlsOptions};

@@ -21,6 +21,7 @@ use shared::observe::{ObservedConnection, ObservedTimeline};
 
 use super::KEPT_ENDED_TIMELINES;
 use super::record::Record;
+use super::window::WindowWatch;
 use crate::capture::{self, CaptureError, Closing, Event, Facts, Origin, Side, Source, Stamp};
 use crate::resp::framer::{self, Framer};
 
@@ -59,7 +60,7 @@ pub fn label(facts: &Facts) -> String {
 }
 
 /// Reads `source` (a file to its end, a live capture until stopped) and follows every
-/// connection to one of `redis_ports`.
+/// connection to one of `redis_ports` (none: to the ports found to be Redis's).
 pub fn observe(source: Source, redis_ports: &[u16]) -> Result<FromCapture, CaptureError> {
     let base = Instant::now();
     let mut fed = Fed {
@@ -81,13 +82,25 @@ pub fn observe(source: Source, redis_ports: &[u16]) -> Result<FromCapture, Captu
             shared::observe::group(fed.left_out.1),
         ));
     }
-    if facts.connections == 0 {
-        let ports: Vec<String> = redis_ports.iter().map(u16::to_string).collect();
-        notes.push(format!(
-            "no TCP connection to port {} in {} packets: if Redis listened on another port, say which with --redis-port",
-            ports.join(" or "),
+    let ports = |ports: &[u16]| {
+        let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
+        ports.join(" and ")
+    };
+    match (redis_ports, facts.connections) {
+        ([], 0) => notes.push(format!(
+            "no Redis connection found in {} packets: none of its TCP connections carried RESP commands answered by RESP replies (if Redis is there, name its port with --redis-port)",
             shared::observe::group(facts.packets),
-        ));
+        )),
+        ([], _) => notes.push(format!(
+            "Redis found on port {}: the side answering RESP replies to RESP commands (name the ports with --redis-port to follow only those)",
+            ports(&facts.found_ports),
+        )),
+        (named, 0) => notes.push(format!(
+            "no TCP connection to port {} in {} packets: if Redis listened on another port, say which with --redis-port, or leave it out to find Redis in the capture",
+            ports(named).replace(" and ", " or "),
+            shared::observe::group(facts.packets),
+        )),
+        _ => {}
     }
     if facts.cut_short {
         notes.push("the file ends inside a packet (the capture was stopped while writing it): that packet is not read".into());
@@ -120,6 +133,8 @@ struct Open {
     replies: Framer,
     /// "the capture began mid-connection", gaps: added to how it ended.
     befell: Vec<String>,
+    /// The client's receive window on its command segments.
+    window: WindowWatch,
 }
 
 struct Fed {
@@ -159,6 +174,7 @@ impl Fed {
                         commands,
                         replies,
                         befell: Vec::new(),
+                        window: WindowWatch::default(),
                     },
                 );
             }
@@ -179,6 +195,7 @@ impl Fed {
                         o.record.handed_to_redis(at);
                     }
                     Side::Redis => {
+                        o.window.replies();
                         o.record.redis_read(at, bytes, &mut o.replies);
                         o.record.handed_to_client(at);
                     }
@@ -205,6 +222,16 @@ impl Fed {
                 o.befell.push(format!(
                     "resynchronised at a command boundary ({skipped_client} bytes of commands and {skipped_redis} of replies skipped to get there; counts start there)"
                 ));
+            }
+            Event::Window {
+                conn,
+                bytes,
+                scaled,
+                ..
+            } => {
+                if let Some(o) = self.open.get_mut(&conn) {
+                    o.window.command_segment(bytes, scaled);
+                }
             }
             Event::Closed { conn, at, why } => self.closed(conn, at, why),
         }
@@ -246,7 +273,8 @@ impl Fed {
             ended += &format!("; {}", o.befell.join("; "));
         }
         o.record.end(at, ended);
-        let seen = o.record.seen_from(at, &shared::observe::Vantage::Capture);
+        let mut seen = o.record.seen_from(at, &shared::observe::Vantage::Capture);
+        seen.window = o.window.evidence();
         self.ended.push_back(seen);
         let (timeline, writes_us) = o.record.timeline();
         self.timelines.push_back(ObservedTimeline {

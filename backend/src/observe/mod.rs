@@ -16,7 +16,8 @@
 //!
 //! - `record`: one connection's record, chunk by chunk.
 //! - `captured`: the same records fed from a capture, a file or live (`crate::capture`), no
-//!   proxy at all.
+//!   proxy at all; `window`: the client's receive window there, shrinking as replies lie
+//!   unread.
 //! - `probe`: the observer's own two hops (client → proxy → client), measured at start, so
 //!   they are their own part of a connection's time, not the client's.
 //! - `equivalent`: what the same number of commands cost pipelined by pipescope's own engine.
@@ -27,11 +28,12 @@ pub mod equivalent;
 mod probe;
 mod record;
 pub mod report;
+mod window;
 
 use std::net::{SocketAddr, TcpListener};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use shared::Network;
 use shared::observe::{
@@ -69,10 +71,17 @@ pub enum ObserveError {
 }
 
 /// The observing proxy and what it has seen. Dropping it closes the proxy and every
-/// connection through it.
+/// connection through it, and stops measuring its hops.
 pub struct Observer {
     proxy: DelayProxy,
     connections: Arc<Connections>,
+    remeasuring: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Observer {
+    fn drop(&mut self) {
+        self.remeasuring.abort();
+    }
 }
 
 impl Observer {
@@ -89,30 +98,42 @@ impl Observer {
             return Err(ObserveError::Tls);
         }
         let upstream = target.socket_addr().await?;
-        let hop_us =
-            match tokio::task::spawn_blocking(move || probe::hop_cost(upstream, network)).await {
-                Ok(Ok(hop)) => hop,
-                Ok(Err(e)) => {
-                    tracing::warn!("the observer's hops could not be measured: {e}");
-                    None
-                }
-                Err(e) => {
-                    tracing::warn!("the observer's probe failed: {e}");
-                    None
-                }
-            };
+        let mut samples = probe::HopSamples::default();
+        measure_hops(&mut samples, upstream, network).await;
+        let (hop_us, hop_spread) = samples.figure().unzip();
         let compensation = Compensation::default();
         let listener = TcpListener::bind(listen).map_err(|source| ObserveError::Listen {
             addr: listen,
             source,
         })?;
+        let remote_redis = !upstream.ip().is_loopback();
         let connections = Arc::new(Connections {
-            vantage: Vantage::Proxy {
+            vantage: Mutex::new(Vantage::Proxy {
                 hop_us,
-                remote_redis: !upstream.ip().is_loopback(),
-            },
+                remote_redis,
+                hop_spread,
+            }),
             ..Connections::default()
         });
+        // Measured again while observing, on a probe connection of its own: the figure
+        // charged is the median of every measurement's PINGs (the latest kept).
+        let remeasuring = {
+            let connections = connections.clone();
+            tokio::spawn(async move {
+                let every = Duration::from_secs(shared::observe::HOP_REMEASURE_SECS);
+                loop {
+                    tokio::time::sleep(every).await;
+                    measure_hops(&mut samples, upstream, network).await;
+                    if let Some((hop, spread)) = samples.figure() {
+                        *connections.vantage.lock().expect("vantage") = Vantage::Proxy {
+                            hop_us: Some(hop),
+                            remote_redis,
+                            hop_spread: Some(spread),
+                        };
+                    }
+                }
+            })
+        };
         let admit = {
             let connections = connections.clone();
             Box::new(move |client: SocketAddr| connections.admit(client))
@@ -123,7 +144,11 @@ impl Observer {
                 cause,
             },
         )?;
-        Ok(Observer { proxy, connections })
+        Ok(Observer {
+            proxy,
+            connections,
+            remeasuring,
+        })
     }
 
     /// Where the proxy listens.
@@ -154,12 +179,30 @@ impl Observer {
         &self.connections
     }
 
-    /// The observer's two hops a round trip, measured at start (`None`: not measured).
+    /// The observer's two hops a round trip, as measured so far (`None`: not measured), and
+    /// their spread.
     pub fn hop_us(&self) -> Option<f64> {
-        match self.connections.vantage {
-            Vantage::Proxy { hop_us, .. } => hop_us,
+        self.hops().map(|(hop, _)| hop)
+    }
+
+    pub fn hops(&self) -> Option<(f64, Option<shared::observe::HopSpread>)> {
+        match &*self.connections.vantage.lock().expect("vantage") {
+            Vantage::Proxy {
+                hop_us, hop_spread, ..
+            } => hop_us.map(|hop| (hop, hop_spread.clone())),
             Vantage::Capture => None,
         }
+    }
+}
+
+/// One more measurement of the observer's hops into `samples`; a failure is logged (the
+/// figure stands as measured before, or unmeasured).
+async fn measure_hops(samples: &mut probe::HopSamples, upstream: SocketAddr, network: Network) {
+    match tokio::task::spawn_blocking(move || probe::hop_cost(upstream, network)).await {
+        Ok(Ok(Some(hops))) => samples.add(&hops),
+        Ok(Ok(None)) => tracing::warn!("the observer's hops: too few PINGs came back"),
+        Ok(Err(e)) => tracing::warn!("the observer's hops could not be measured: {e}"),
+        Err(e) => tracing::warn!("the observer's probe failed: {e}"),
     }
 }
 
@@ -167,8 +210,8 @@ impl Observer {
 #[derive(Default)]
 pub struct Connections {
     list: Mutex<List>,
-    /// How they are seen: through this proxy, with its hops measured at start.
-    vantage: Vantage,
+    /// How they are seen: through this proxy, with its hops as measured so far.
+    vantage: Mutex<Vantage>,
 }
 
 #[derive(Default)]
@@ -232,6 +275,11 @@ impl Connections {
         Ok(hooks(followed))
     }
 
+    /// How they are seen now: the hops' figure changes as they are measured again.
+    fn vantage(&self) -> Vantage {
+        self.vantage.lock().expect("vantage").clone()
+    }
+
     fn all(&self) -> Vec<Arc<Followed>> {
         self.list
             .lock()
@@ -243,13 +291,14 @@ impl Connections {
     /// Every connection, as it stands now.
     pub fn snapshot(&self) -> Vec<ObservedConnection> {
         let now = Instant::now();
+        let vantage = self.vantage();
         self.all()
             .iter()
             .map(|f| {
                 f.record
                     .lock()
                     .expect("observed record")
-                    .seen_from(now, &self.vantage)
+                    .seen_from(now, &vantage)
             })
             .collect()
     }
@@ -258,12 +307,13 @@ impl Connections {
     /// time runs on).
     pub fn take_changed(&self) -> Vec<ObservedConnection> {
         let now = Instant::now();
+        let vantage = self.vantage();
         self.all()
             .iter()
             .filter_map(|f| {
                 let changed = f.changed.swap(false, Ordering::AcqRel);
                 let record = f.record.lock().expect("observed record");
-                (changed || record.awaits_reply()).then(|| record.seen_from(now, &self.vantage))
+                (changed || record.awaits_reply()).then(|| record.seen_from(now, &vantage))
             })
             .collect()
     }

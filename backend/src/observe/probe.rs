@@ -1,4 +1,5 @@
-//! The observer's own two hops, measured once at start.
+//! The observer's own two hops, measured at start and again every `HOP_REMEASURE_SECS` while
+//! observing, kept as a distribution.
 //!
 //! The proxy stamps a command when its read from the client returns and a reply when its
 //! write to the client returns, so the hop from the client to the proxy and the hop back lie
@@ -6,8 +7,11 @@
 //! A probe client sends PINGs one at a time through a proxy like the observer's (the same
 //! relay, the same network dialled in) and stamps each send and each reply; the proxy's hooks
 //! stamp the same moments on its side, on the same clock. Each PING's hops are its round trip
-//! at the client less its time at the proxy; their median is the cost charged to each of a
-//! connection's round trips (`ObservedTimes::observer_us`).
+//! at the client less its time at the proxy. A hop varies with how soon each side is woken
+//! (on an idle machine, from a few µs to tens between starts), so every measurement's PINGs
+//! join one distribution (`HopSamples`, the latest ones kept): its median is the cost charged
+//! to each of a connection's round trips (`ObservedTimes::observer_us`), and its 10th to 90th
+//! percentiles say how sure that figure is (`HopSpread`).
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -15,6 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use shared::Network;
+use shared::observe::HopSpread;
 
 use crate::net::{Compensation, DelayProxy, Hooks};
 
@@ -31,9 +36,52 @@ struct ProxySide {
     handed: Vec<Instant>,
 }
 
-/// The median of the observer's two hops a round trip, in µs, through a proxy in front of
+/// PINGs' hops kept across measurements (the latest), so one slow start does not stand for
+/// the whole observation.
+const KEPT_PINGS: usize = 2_000;
+
+/// Every measurement's hops, the latest `KEPT_PINGS`.
+#[derive(Debug, Default)]
+pub struct HopSamples {
+    hops: std::collections::VecDeque<f64>,
+    pings: u64,
+    measurements: u64,
+}
+
+impl HopSamples {
+    /// One measurement's hops (`hop_cost`).
+    pub fn add(&mut self, hops: &[f64]) {
+        self.measurements += 1;
+        self.pings += hops.len() as u64;
+        self.hops.extend(hops);
+        while self.hops.len() > KEPT_PINGS {
+            self.hops.pop_front();
+        }
+    }
+
+    /// The median hop, µs, and the spread around it; `None` before a measurement counted.
+    pub fn figure(&self) -> Option<(f64, HopSpread)> {
+        if self.hops.is_empty() {
+            return None;
+        }
+        let mut sorted: Vec<f64> = self.hops.iter().copied().collect();
+        sorted.sort_by(f64::total_cmp);
+        let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
+        Some((
+            at(0.5),
+            HopSpread {
+                low_us: at(0.1),
+                high_us: at(0.9),
+                pings: self.pings,
+                measurements: self.measurements,
+            },
+        ))
+    }
+}
+
+/// The observer's two hops a round trip, in µs, one per PING, through a proxy in front of
 /// `upstream` over `network`; `None` when too few PINGs came back in the time allowed.
-pub fn hop_cost(upstream: SocketAddr, network: Network) -> std::io::Result<Option<f64>> {
+pub fn hop_cost(upstream: SocketAddr, network: Network) -> std::io::Result<Option<Vec<f64>>> {
     let seen = Arc::new(Mutex::new(ProxySide::default()));
     let admit = {
         let seen = seen.clone();
@@ -88,5 +136,32 @@ pub fn hop_cost(upstream: SocketAddr, network: Network) -> std::io::Result<Optio
         return Ok(None);
     }
     hops.sort_by(f64::total_cmp);
-    Ok(Some(hops[hops.len() / 2]))
+    Ok(Some(hops))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn measurements_join_one_distribution_with_its_percentiles() {
+        let mut s = HopSamples::default();
+        assert!(s.figure().is_none());
+        s.add(&(1..=10).map(f64::from).collect::<Vec<_>>());
+        s.add(&(91..=100).map(f64::from).collect::<Vec<_>>());
+        let (median, spread) = s.figure().unwrap();
+        assert_eq!((spread.pings, spread.measurements), (20, 2));
+        assert!((10.0..=91.0).contains(&median), "{median}");
+        assert_eq!((spread.low_us, spread.high_us), (3.0, 98.0));
+    }
+
+    #[test]
+    fn only_the_latest_pings_are_kept() {
+        let mut s = HopSamples::default();
+        s.add(&vec![1_000.0; KEPT_PINGS]);
+        s.add(&vec![5.0; KEPT_PINGS]);
+        let (median, spread) = s.figure().unwrap();
+        assert_eq!((median, spread.high_us), (5.0, 5.0));
+        assert_eq!(spread.pings, 2 * KEPT_PINGS as u64);
+    }
 }

@@ -40,18 +40,6 @@ impl RedisStream {
             }
         }
     }
-
-    pub fn is_tls(&self) -> bool {
-        matches!(self, RedisStream::Tls(_))
-    }
-
-    /// The plain TCP stream, if this is one.
-    pub fn into_tcp(self) -> Option<TcpStream> {
-        match self {
-            RedisStream::Tcp(s) => Some(s),
-            RedisStream::Tls(_) => None,
-        }
-    }
 }
 
 impl ReadHalf<'_> {

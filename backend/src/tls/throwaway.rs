@@ -1,6 +1,6 @@
 //! A throwaway CA and a server certificate it signed for 127.0.0.1, written to a fresh
 //! temporary directory that is removed on drop: for a redis-server of our own with a TLS port
-//! (`bench --tls-cost`), so TLS is measured without anyone's certificates.
+//! (`cost tls`), so TLS is measured without anyone's certificates.
 
 use std::path::PathBuf;
 

@@ -7,7 +7,7 @@ use super::BUSY_POLL;
 
 /// Who runs in a round.
 #[derive(Debug, Clone, Copy)]
-pub(super) enum Contender {
+pub(crate) enum Contender {
     Theirs,
     /// redis-benchmark through the observing proxy (`Bench::observer`).
     TheirsObserved,
@@ -43,7 +43,7 @@ pub(super) enum Contender {
     },
 }
 
-pub(super) const SLEEPING: Contender = Contender::Ours {
+pub(crate) const SLEEPING: Contender = Contender::Ours {
     wait: Wait::Sleep,
     instrument: true,
 };
@@ -61,19 +61,19 @@ pub(super) const BARE: Contender = Contender::Ours {
 
 /// One timed run's result.
 #[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Sample {
-    pub(super) ops_per_sec: f64,
+pub(crate) struct Sample {
+    pub(crate) ops_per_sec: f64,
     /// redis-benchmark's own p50 (its `--csv` column: a histogram bucket's value, 8 µs apart
     /// below 1 ms): per request at K = 1, per batch of K above. Not measured for our engine's
     /// runs.
-    pub(super) p50_us: Option<f64>,
+    pub(crate) p50_us: Option<f64>,
     /// Through the observing proxy, or captured live: the SETs it framed during the run.
-    pub(super) observed_sets: Option<u64>,
+    pub(crate) observed_sets: Option<u64>,
     /// Captured live (by pipescope or tcpdump): packets libpcap (or the interface) dropped
     /// during the run.
-    pub(super) capture_dropped: Option<u64>,
+    pub(crate) capture_dropped: Option<u64>,
     /// SETs Redis executed during the run (`INFO commandstats`).
-    pub(super) redis_sets: Option<u64>,
+    pub(crate) redis_sets: Option<u64>,
     /// Redis's CPU time (`INFO cpu`, user + sys) across the run over the SETs it executed
     /// (`INFO commandstats`), µs.
     pub(super) redis_cpu_us_per_set: Option<f64>,

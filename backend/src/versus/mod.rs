@@ -1,16 +1,18 @@
-//! `pipescope bench`'s comparisons: each runs contenders in rounds against our own
-//! redis-server and reports medians of the rounds' own ratios with 95 % intervals.
+//! `pipescope versus redis-benchmark`'s comparisons, and the rounds they and `cost`'s run in:
+//! contenders run in rounds against our own redis-server, reported as medians of the rounds'
+//! own ratios with 95 % intervals (`Bench`, `Contender`, `Sample`).
 //!
 //! - `compare`: our engine against `redis-benchmark -c 1 -P K` (and what our measuring
-//!   costs), `--against-redis-benchmark`.
-//! - `pool`: connections against pipelining, `--against-redis-benchmark --connections`.
-//! - `observe_cost`: what the observing proxy adds, `--observe-overhead`.
-//! - `tls_cost`: our engine over plain TCP and over TLS to the same server, `--tls-cost`.
+//!   costs), `versus redis-benchmark` (and `--tls`).
+//! - `pool`: connections against pipelining, `versus redis-benchmark --connections`.
 //! - `on_cluster`: our engine against `redis-benchmark --cluster` on a cluster,
-//!   `--against-redis-benchmark --cluster`.
-//! - `syscalls_cost`: what tracing a client's syscalls (`observe --pid`) costs it, beside
-//!   strace's cost, `pipescope cost pid`.
-//! - `redis_benchmark`: redis-benchmark's command line, shaped like our SETs, and its output.
+//!   `versus redis-benchmark --cluster`.
+//! - `contender`, `capturing`: who runs in a round, and the contenders that run beside a
+//!   capture (pipescope's live capture, tcpdump) for `cost observer`.
+//! - `redis_benchmark`: redis-benchmark's command line, shaped like our SETs, and its output;
+//!   `tcpdump`: tcpdump as a child process.
+//!
+//! `cost` builds its jobs (TLS, a cluster, the observer) from the same rounds.
 //!
 //! What makes the numbers comparable, everywhere:
 //! - every timed run starts from an empty database (`FLUSHALL SYNC` on our own server, outside
@@ -27,28 +29,19 @@
 //! all empty at the start: redis-benchmark writes keys of its own, and we empty every database
 //! before every run.
 
-mod cluster_cost;
+mod capturing;
 mod compare;
 mod contender;
-mod observe_cost;
 mod on_cluster;
 mod pool;
 mod redis_benchmark;
-mod syscalls_cost;
-mod tcpdump;
-mod tls_cost;
+pub(crate) mod tcpdump;
 
-pub use cluster_cost::{ClusterCostRow, cluster_cost};
 pub use compare::{Overhead, VersusRow, compare};
-pub use observe_cost::{
-    CapturedColumn, ObserveCost, ObservedRow, ProbeRow, TcpdumpReference, observe_overhead,
-};
 pub use on_cluster::{ClusterVersusRow, Landed, compare_on_cluster};
 pub use pool::{PoolRow, compare_connections};
 pub use redis_benchmark::supports_tls as redis_benchmark_supports_tls;
 pub(crate) use redis_benchmark::{MAX_KEYSPACE, Shape, parse_csv, redis_benchmark};
-pub use syscalls_cost::{SyscallsCost, syscalls_cost};
-pub use tls_cost::{TlsCostRow, tls_cost};
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -63,7 +56,8 @@ use crate::net::DelayProxy;
 use crate::observe::Observer;
 use crate::recorder::Progress;
 use crate::target::RedisTarget;
-use contender::{BARE, BUSY_POLLING, Contender, SLEEPING, Sample};
+use contender::{BARE, BUSY_POLLING};
+pub(crate) use contender::{Contender, SLEEPING, Sample};
 
 /// Rounds per comparison at most, whatever the budget.
 pub const MAX_ROUNDS: usize = 101;
@@ -79,7 +73,7 @@ const WARM_UP: u64 = 10_000;
 
 /// One comparison of the run.
 #[derive(Debug, Clone, Copy)]
-enum Section {
+pub(crate) enum Section {
     /// Theirs, ours sleeping and ours busy-polling at depth K.
     Versus(u32),
     /// Ours busy-polling with and without instrumentation at this batch.
@@ -101,25 +95,25 @@ enum Section {
 }
 
 /// The comparison's state: our server, the run ids, redis-benchmark's command shape.
-struct Bench<'a> {
-    target: &'a RedisTarget,
-    port: u16,
+pub(crate) struct Bench<'a> {
+    pub(crate) target: &'a RedisTarget,
+    pub(crate) port: u16,
     admin: redis::aio::MultiplexedConnection,
     shape: Shape,
     run_id: u64,
-    min_rounds: usize,
+    pub(crate) min_rounds: usize,
     /// The observing proxy in front of our server, for `Contender::TheirsObserved`.
-    observer: Option<Observer>,
+    pub(crate) observer: Option<Observer>,
     /// A proxy with no hooks in front of our server, for `Contender::TheirsRelayed`.
-    relay: Option<DelayProxy>,
+    pub(crate) relay: Option<DelayProxy>,
     /// The interface captured live around each `Contender::TheirsCaptured` run (`lo`).
-    capture: Option<&'static str>,
+    pub(crate) capture: Option<&'static str>,
     /// Whether tcpdump captures that interface around each `Contender::TheirsTcpdump` run.
-    tcpdump: bool,
+    pub(crate) tcpdump: bool,
     /// Print each round on stderr.
-    progress: bool,
+    pub(crate) progress: bool,
     /// The same server over TLS, for `Contender::OursOverTls`.
-    tls: Option<RedisTarget>,
+    pub(crate) tls: Option<RedisTarget>,
     /// A cluster and an admin connection to each of its masters, for
     /// `Contender::OursOnCluster`.
     cluster: Option<(RedisTarget, Vec<redis::aio::MultiplexedConnection>)>,
@@ -133,7 +127,7 @@ struct Bench<'a> {
 impl<'a> Bench<'a> {
     /// Against `target`'s server on `port`, with redis-benchmark's SETs shaped like runs of
     /// `count`; no observer, and quiet.
-    async fn new(
+    pub(crate) async fn new(
         target: &'a RedisTarget,
         port: u16,
         count: u64,
@@ -161,7 +155,7 @@ impl<'a> Bench<'a> {
 
     /// Empties our redis-server, and the cluster's masters when there is one (between runs,
     /// and when a comparison is done).
-    async fn empty(&mut self) -> anyhow::Result<()> {
+    pub(crate) async fn empty(&mut self) -> anyhow::Result<()> {
         let masters = self.cluster.iter_mut().flat_map(|(_, m)| m.iter_mut());
         for con in std::iter::once(&mut self.admin).chain(masters) {
             redis::cmd("FLUSHALL")
@@ -174,7 +168,7 @@ impl<'a> Bench<'a> {
     }
 
     /// Adds `cluster` (a node of it) for `Contender::OursOnCluster`.
-    async fn with_cluster(&mut self, cluster: &RedisTarget) -> anyhow::Result<()> {
+    pub(crate) async fn with_cluster(&mut self, cluster: &RedisTarget) -> anyhow::Result<()> {
         let mut seed = cluster.admin_connection().await?;
         let map = crate::cluster::SlotMap::discover(&mut seed, &cluster.addr()).await?;
         let mut masters = Vec::new();
@@ -356,7 +350,13 @@ impl<'a> Bench<'a> {
 
     /// redis-benchmark on `clients` connections `k` deep against 127.0.0.1:`port`: our
     /// server, or the observing proxy.
-    async fn theirs(&self, port: u16, clients: u32, count: u64, k: u32) -> anyhow::Result<Sample> {
+    pub(crate) async fn theirs(
+        &self,
+        port: u16,
+        clients: u32,
+        count: u64,
+        k: u32,
+    ) -> anyhow::Result<Sample> {
         let out = redis_benchmark(port, clients, k, count, MAX_KEYSPACE, &self.shape)
             .output()
             .await
@@ -404,7 +404,7 @@ impl<'a> Bench<'a> {
     /// After an untimed warm-up of each, rounds of one run of `count` SETs per contender at
     /// depth `k`, the order rotating by one each round, until `deadline` (at least
     /// `min_rounds`). Returns each contender's samples, round by round.
-    async fn rounds(
+    pub(crate) async fn rounds(
         &mut self,
         who: &[Contender],
         k: u32,
@@ -456,18 +456,18 @@ impl<'a> Bench<'a> {
 }
 
 /// Per round, `f(a, b)`: each round's samples ran back to back and share the machine's load.
-fn per_round(a: &[Sample], b: &[Sample], f: impl Fn(&Sample, &Sample) -> f64) -> Median {
+pub(crate) fn per_round(a: &[Sample], b: &[Sample], f: impl Fn(&Sample, &Sample) -> f64) -> Median {
     Median::of(a.iter().zip(b).map(|(a, b)| f(a, b)).collect())
 }
 
-fn median_of(v: &[Sample], f: impl Fn(&Sample) -> f64) -> f64 {
+pub(crate) fn median_of(v: &[Sample], f: impl Fn(&Sample) -> f64) -> f64 {
     Median::of(v.iter().map(f).collect()).median
 }
 
 /// Each section's deadline: its share of `time_budget` by weight, counted from `began`, so
 /// time one leaves unused goes to those after it. Rounds of three runs (or of two runs at
 /// K = 1 through the observer) weigh more than rounds of two, and K = 1's long runs most.
-fn deadlines(
+pub(crate) fn deadlines(
     order: Vec<Section>,
     began: Instant,
     time_budget: Duration,

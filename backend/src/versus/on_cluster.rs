@@ -34,7 +34,7 @@ pub struct Landed {
     pub sets: u64,
 }
 
-/// `bench --against-redis-benchmark --cluster`, one row: one K, one client count of theirs.
+/// `versus redis-benchmark --cluster`, one row: one K, one client count of theirs.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ClusterVersusRow {
     pub k: u32,

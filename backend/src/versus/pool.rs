@@ -10,7 +10,7 @@ use crate::target::RedisTarget;
 
 use super::{Bench, Contender, Median, SLEEPING, Sample, Section, deadlines, median_of, per_round};
 
-/// `pipescope bench --against-redis-benchmark --connections …`, one row: the same SETs on C
+/// `pipescope versus redis-benchmark --connections …`, one row: the same SETs on C
 /// connections one command at a time each (theirs `-c C -P 1`, ours `Mode::Connections`), or,
 /// for reference, on one connection pipelined `depth` deep.
 #[derive(Debug, Clone, serde::Serialize)]

@@ -21,7 +21,7 @@ use tokio::process::{Child, ChildStderr};
 const DEADLINE: Duration = Duration::from_secs(10);
 
 /// A tcpdump child that has said it is capturing.
-pub(super) struct Tcpdump {
+pub(crate) struct Tcpdump {
     child: Child,
     stderr: BufReader<ChildStderr>,
 }
@@ -29,7 +29,7 @@ pub(super) struct Tcpdump {
 impl Tcpdump {
     /// Starts tcpdump on `interface` for TCP to or from `port`; returns once it says it is
     /// listening (packets from then on are captured), within `DEADLINE`.
-    pub(super) async fn start(interface: &str, port: u16) -> anyhow::Result<Tcpdump> {
+    pub(crate) async fn start(interface: &str, port: u16) -> anyhow::Result<Tcpdump> {
         let mut child = tokio::process::Command::new("tcpdump")
             .args(["-i", interface, "-s", "0", "-B", "65536", "-w", "/dev/null"])
             .arg(format!("tcp port {port}"))
@@ -50,7 +50,7 @@ impl Tcpdump {
 
     /// Stops it as Ctrl-C does and waits for its report (within `DEADLINE`): the packets the
     /// kernel dropped ("N packets dropped by kernel").
-    pub(super) async fn stop(mut self) -> anyhow::Result<u64> {
+    pub(crate) async fn stop(mut self) -> anyhow::Result<u64> {
         let pid = self.child.id().context("tcpdump already exited")?;
         // SAFETY: a signal to our own child, which has not been reaped (`child.id()` is Some).
         unsafe { libc::kill(pid as i32, libc::SIGINT) };

@@ -15,13 +15,15 @@ use pipescope::target::RedisTarget;
 use shared::{ClientMsg, Command as Cmd, Flush, Mode, RunSpec, ServerMsg};
 use tokio_tungstenite::tungstenite::Message;
 
-/// `pipescope --redis-url URL ARGS…`, its stderr and exit code.
+/// `pipescope JOB --redis-url URL ARGS…` (`args`: the job, then its flags), its stderr and
+/// exit code.
 fn pipescope(url: &str, args: &[&str]) -> (String, i32) {
+    let (job, flags) = args.split_first().expect("a job");
     let out = Command::new(env!("CARGO_BIN_EXE_pipescope"))
         .env_remove("REDIS_URL")
         .env("RUST_LOG", "pipescope=warn")
-        .args(["--redis-url", url])
-        .args(args)
+        .args([job, "--redis-url", url])
+        .args(flags)
         .output()
         .expect("pipescope runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -420,10 +422,10 @@ fn a_cluster_node_without_cluster_names_the_flag() {
     let out = Command::new(env!("CARGO_BIN_EXE_pipescope"))
         .env_remove("REDIS_URL")
         .args([
+            "bench",
             "--cluster",
             "--redis-url",
             &node,
-            "bench",
             "--count",
             "100",
             "--json",

@@ -204,8 +204,13 @@ fn sweep_prints_a_markdown_row_per_batch_size() {
 /// Runs `pipescope bench <args> --json` (on its own redis-server), which must succeed, and
 /// returns its JSON lines.
 fn bench_json(args: &[&str]) -> Vec<serde_json::Value> {
+    job_json(&["bench"], args)
+}
+
+/// `pipescope JOB… ARGS… --json`'s lines, each parsed.
+fn job_json(job: &[&str], args: &[&str]) -> Vec<serde_json::Value> {
     let out = support::pipescope("pipescope=info")
-        .arg("bench")
+        .args(job)
         .args(args)
         .arg("--json")
         .output()
@@ -223,15 +228,17 @@ fn bench_json(args: &[&str]) -> Vec<serde_json::Value> {
 
 #[test]
 fn against_redis_benchmark_reports_a_ratio_per_depth_and_the_overhead() {
-    let lines = bench_json(&[
-        "--against-redis-benchmark",
-        "--count",
-        "2000",
-        "--rounds",
-        "3",
-        "--time-budget-secs",
-        "0",
-    ]);
+    let lines = job_json(
+        &["versus", "redis-benchmark"],
+        &[
+            "--count",
+            "2000",
+            "--rounds",
+            "3",
+            "--time-budget-secs",
+            "0",
+        ],
+    );
     let ks: Vec<u64> = lines[..3]
         .iter()
         .map(|r| r["k"].as_u64().unwrap())
@@ -306,19 +313,21 @@ fn connections_mode_runs_a_pool_beside_one_pipelined_connection() {
 
 #[test]
 fn against_redis_benchmark_with_connections_compares_pools_and_a_pipeline() {
-    let rows = bench_json(&[
-        "--against-redis-benchmark",
-        "--connections",
-        "1,4",
-        "--batch",
-        "100",
-        "--count",
-        "2000",
-        "--rounds",
-        "2",
-        "--time-budget-secs",
-        "0",
-    ]);
+    let rows = job_json(
+        &["versus", "redis-benchmark"],
+        &[
+            "--connections",
+            "1,4",
+            "--batch",
+            "100",
+            "--count",
+            "2000",
+            "--rounds",
+            "2",
+            "--time-budget-secs",
+            "0",
+        ],
+    );
     let shape: Vec<(u64, u64)> = rows
         .iter()
         .map(|r| {
@@ -347,16 +356,10 @@ fn against_redis_benchmark_with_connections_compares_pools_and_a_pipeline() {
 
 #[test]
 fn accuracy_compares_the_delay_line_with_twice_the_delay_plus_loopback() {
-    let rows = bench_json(&[
-        "--mode",
-        "accuracy",
-        "--count",
-        "50",
-        "--rounds",
-        "1",
-        "--delay-us",
-        "200",
-    ]);
+    let rows = job_json(
+        &["cost", "accuracy"],
+        &["--count", "50", "--rounds", "1", "--delay-us", "200"],
+    );
     assert_eq!(rows.len(), 1, "{rows:?}");
     let r = &rows[0];
     assert_eq!(
@@ -427,8 +430,8 @@ fn serving_is_the_default_and_takes_its_options_without_the_subcommand() {
 fn observe_overhead_prints_a_ratio_line_per_depth() {
     let out = support::pipescope("pipescope=info")
         .args([
-            "bench",
-            "--observe-overhead",
+            "cost",
+            "observer",
             "--count",
             "2000",
             "--rounds",

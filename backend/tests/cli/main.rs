@@ -1,11 +1,12 @@
 //! The `pipescope` binary as a user runs it: its jobs, Ctrl-C and SIGTERM, bad input and the
-//! words that come back, and recordings.
+//! words that come back, recordings, and the links between README.md and docs/.
 
 #[path = "../support/mod.rs"]
 mod support;
 
 mod cancel;
 mod cost;
+mod docs_links;
 mod errors;
 mod jobs;
 mod recording;

@@ -63,11 +63,11 @@ async fn bench_records_and_replay_serves_it_with_no_redis() {
     assert_eq!(seq.summary.round_trips, 300);
     assert_eq!(pipe.summary.round_trips, 6);
     assert_eq!(recording.target, target.redacted());
-    // The Redis it measured is gone: the replay has none to reach, and starts none.
+    // The Redis it measured is gone: the replay takes no Redis, and starts none.
     drop(redis);
 
     let mut child = support::pipescope("pipescope=info")
-        .args(["replay", "--port", "0", "--redis-url", &url])
+        .args(["replay", "--port", "0"])
         .arg(&file)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

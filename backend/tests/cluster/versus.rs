@@ -1,4 +1,4 @@
-//! `pipescope bench --against-redis-benchmark` on a cluster (`--cluster`) and over TLS
+//! `pipescope versus redis-benchmark` on a cluster (`--cluster`) and over TLS
 //! (`--tls`), run as the binary against real redis-servers and a real redis-benchmark.
 
 use crate::support;
@@ -42,6 +42,14 @@ fn masters(cluster: &LocalCluster) -> HashMap<String, (u64, u64)> {
         .collect()
 }
 
+/// `pipescope versus redis-benchmark --cluster` on `cluster`.
+fn versus_on(cluster: &LocalCluster) -> Command {
+    let mut cmd = support::pipescope("pipescope=info");
+    cmd.args(["versus", "redis-benchmark", "--cluster", "--redis-url"])
+        .arg(cluster.url());
+    cmd
+}
+
 fn succeeded(out: &Output) -> String {
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -68,9 +76,8 @@ fn on_a_cluster_redis_benchmark_and_ours_are_compared_and_their_sets_land_where_
     }
     let cluster = LocalCluster::start(3).expect("a local cluster");
     let count = 2000;
-    let out = support::pipescope("pipescope=info")
-        .args(["--redis-url", &cluster.url(), "--cluster", "bench"])
-        .args(["--against-redis-benchmark", "--count", &count.to_string()])
+    let out = versus_on(&cluster)
+        .args(["--count", &count.to_string()])
         .args(["--rounds", "2", "--time-budget-secs", "0"])
         .output()
         .unwrap();
@@ -195,9 +202,8 @@ fn on_a_cluster_whose_masters_hold_keys_the_comparison_refuses_and_touches_nothi
     let before = masters(&cluster);
     let kept: u64 = before.values().map(|(_, keys)| keys).sum();
     assert_eq!(kept, 1, "one key on whichever master takes it: {before:?}");
-    let out = support::pipescope("pipescope=info")
-        .args(["--redis-url", &cluster.url(), "--cluster", "bench"])
-        .args(["--against-redis-benchmark", "--count", "100"])
+    let out = versus_on(&cluster)
+        .args(["--count", "100"])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -221,7 +227,7 @@ fn over_tls_redis_benchmark_and_ours_are_compared_sleeping_only() {
         return;
     }
     let out = support::pipescope("pipescope=info")
-        .args(["bench", "--against-redis-benchmark", "--tls", "--json"])
+        .args(["versus", "redis-benchmark", "--tls", "--json"])
         .args([
             "--count",
             "2000",
@@ -252,7 +258,7 @@ fn over_tls_redis_benchmark_and_ours_are_compared_sleeping_only() {
     }
     // The table says it ran over TLS.
     let table = support::pipescope("pipescope=info")
-        .args(["bench", "--against-redis-benchmark", "--tls"])
+        .args(["versus", "redis-benchmark", "--tls"])
         .args(["--count", "200", "--rounds", "1", "--time-budget-secs", "0"])
         .output()
         .unwrap();

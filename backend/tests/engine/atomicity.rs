@@ -105,9 +105,9 @@ fn bench_prints_where_the_other_clients_incrs_landed() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_pipescope"))
         .env_remove("REDIS_URL")
         .args([
+            "bench",
             "--redis-url",
             &redis.url(),
-            "bench",
             "--mode",
             "transaction",
             "--batch",

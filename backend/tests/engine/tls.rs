@@ -323,13 +323,13 @@ fn the_cli_says_what_is_wrong_and_exits_non_zero() {
     assert_eq!(rt.block_on(support::dbsize(&redis.plain())), 0);
 }
 
-/// `bench --tls-cost`: plain against TLS on one server of its own, a row per depth with both
+/// `cost tls`: plain against TLS on one server of its own, a row per depth with both
 /// throughputs measured and the ratio their rounds gave.
 #[test]
 fn bench_tls_cost_prints_a_row_per_depth() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_pipescope"))
         .env_remove("REDIS_URL")
-        .args(["bench", "--tls-cost", "--count", "300", "--batch", "100"])
+        .args(["cost", "tls", "--count", "300", "--batch", "100"])
         .args(["--rounds", "1", "--time-budget-secs", "1", "--json"])
         .output()
         .unwrap();

@@ -39,16 +39,45 @@ fn the_observer_s_hops_are_their_own_part_not_the_client_s_time() {
     });
 
     assert_eq!(c.counts.round_trips, SETS, "{:?}", c.counts);
-    assert_eq!(
-        c.vantage,
-        Vantage::Proxy {
-            hop_us: Some(hop),
-            remote_redis: false
-        }
+    let Vantage::Proxy {
+        hop_us: Some(seen_hop),
+        remote_redis: false,
+        hop_spread: Some(spread),
+    } = c.vantage.clone()
+    else {
+        panic!("seen through the proxy, its hops measured: {:?}", c.vantage)
+    };
+    assert_eq!(seen_hop, hop, "measured again only after 10 s");
+    assert!(
+        spread.low_us <= hop && hop <= spread.high_us && spread.pings >= 5,
+        "{spread:?}"
     );
-    // Charged per round trip, at most the time nothing was awaited at the proxy.
     let t = &c.times;
     let idle_at_proxy = t.client_us + t.observer_us;
+    let mean_wait = t.waiting_us / c.counts.round_trips as f64;
+    if t.observer_uncharged {
+        // Hops that vary more than the waits are not taken out, and the parts say why.
+        assert!(
+            spread.high_us - spread.low_us > mean_wait,
+            "{spread:?} {t:?}"
+        );
+        assert_eq!(t.observer_us, 0.0);
+        let p = parts(&c);
+        let own = p
+            .iter()
+            .find(|p| p.label == "the client's own time, the observer's hops in it")
+            .unwrap_or_else(|| panic!("{p:?}"));
+        assert!(own.how.contains("not taken out"), "{}", own.how);
+        eprintln!(
+            "FIGURE hops {spread:?} vary more than the mean wait {mean_wait:.1} µs: not charged"
+        );
+        return;
+    }
+    assert!(
+        spread.high_us - spread.low_us <= mean_wait,
+        "{spread:?} {t:?}"
+    );
+    // Charged per round trip, at most the time nothing was awaited at the proxy.
     let charged = (SETS as f64 * hop).min(idle_at_proxy);
     assert!((t.observer_us - charged).abs() < 1e-6, "{t:?}, hop {hop}");
     // The parts add up to the wall time, and their shares to exactly 100 %.

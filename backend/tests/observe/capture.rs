@@ -251,10 +251,18 @@ fn ipv6_on_linux_cooked_v2() {
     assert_eq!(conns[0].verdict.kind, VerdictKind::OneAtATime);
     assert!(stderr.contains("SLL2"), "{stderr}");
 
-    // Not on the default port: nothing, and the note says which port to name.
+    // With no port named, Redis is found on 7000.
     let (conns, stderr) = report(&pcap(SLL2, 262_144, &c.frames), &[]);
+    assert_eq!(commands(&conns[0]), (4, 4, 4), "{stderr}");
+    assert!(stderr.contains("Redis found on port 7000"), "{stderr}");
+
+    // Another port named: nothing, and the note says what to do.
+    let (conns, stderr) = report(&pcap(SLL2, 262_144, &c.frames), &["--redis-port", "6379"]);
     assert!(conns.is_empty());
-    assert!(stderr.contains("--redis-port"), "{stderr}");
+    assert!(
+        stderr.contains("no TCP connection to port 6379") && stderr.contains("--redis-port"),
+        "{stderr}"
+    );
 }
 
 #[test]

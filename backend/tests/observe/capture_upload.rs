@@ -160,8 +160,27 @@ async fn a_posted_capture_is_read_as_observe_pcap_reads_it_and_bad_files_are_ref
         assert_eq!(t.timeline.first.len() as u64, c.counts.commands, "{}", c.id);
     }
 
-    // No Redis port named: 6379, where this capture has nothing, said in the page's words.
+    // No Redis port named: Redis found in the capture, said in the page's words.
     let (status, msg) = post(&server, "file=redis.pcap", bytes.clone()).await;
+    let ServerMsg::CaptureRead {
+        notes,
+        connections: found,
+        ..
+    } = msg
+    else {
+        panic!("{status}: {msg:?}")
+    };
+    assert_eq!(found.len(), connections.len(), "{notes:?}");
+    assert!(
+        notes.iter().any(
+            |n| n.starts_with(&format!("Redis found on port {}:", demo.port))
+                && n.contains("in the Redis port field")
+        ),
+        "{notes:?}"
+    );
+
+    // Another port named: nothing there, and the note says what to do, in the page's words.
+    let (status, msg) = post(&server, "file=redis.pcap&ports=1", bytes.clone()).await;
     let ServerMsg::CaptureRead {
         notes, connections, ..
     } = msg
@@ -172,8 +191,8 @@ async fn a_posted_capture_is_read_as_observe_pcap_reads_it_and_bad_files_are_ref
     assert!(
         notes
             .iter()
-            .any(|n| n.starts_with("no TCP connection to port 6379 in ")
-                && n.ends_with("say which in the Redis port field")),
+            .any(|n| n.starts_with("no TCP connection to port 1 in ")
+                && n.contains("in the Redis port field")),
         "{notes:?}"
     );
 
@@ -206,7 +225,7 @@ async fn a_posted_capture_is_read_as_observe_pcap_reads_it_and_bad_files_are_ref
 
     // A body announced beyond the limit is refused before any of it is sent.
     let mut http = tokio::net::TcpStream::connect(server.addr).await.unwrap();
-    let over = pipescope::capture_upload::MAX_CAPTURE_BYTES + 1;
+    let over = pipescope::server::capture_upload::MAX_CAPTURE_BYTES + 1;
     http.write_all(
         format!(
             "POST /capture?file=big.pcap HTTP/1.1\r\nHost: x\r\nContent-Length: {over}\r\nConnection: close\r\n\r\n"

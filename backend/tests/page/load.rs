@@ -68,7 +68,7 @@ fn the_wasm_stays_within_its_gzipped_budget() {
     assert!(
         gzipped <= GZIPPED_BUDGET,
         "{} is {} bytes gzipped (gzip -9), over the page's budget of {GZIPPED_BUDGET}: \
-         see README, \"The page's size\"",
+         see docs/measurements.md, \"The page's size and load time\"",
         path.display(),
         gzipped
     );

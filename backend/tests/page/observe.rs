@@ -9,7 +9,7 @@ use crate::support;
 use std::time::Duration;
 
 use fantoccini::Locator;
-use pipescope::hub::Hub;
+use pipescope::server::hub::Hub;
 use serde::Deserialize;
 use support::browser::{Browser, click, until_js, wait_enabled};
 use support::clients::{redis_py, run};

@@ -235,7 +235,7 @@ async fn a_viewer_that_stops_reading_neither_stalls_the_run_nor_grows_memory() {
 
     // Once it has been stalled longer than the backend tolerates, it is dropped: reading now
     // finds what the socket buffers held, then the end, never all 16 results.
-    tokio::time::sleep(pipescope::ws::STALLED_VIEWER + Duration::from_secs(2)).await;
+    tokio::time::sleep(pipescope::server::ws::STALLED_VIEWER + Duration::from_secs(2)).await;
     let mut seen = 0;
     support::within(
         Duration::from_secs(120),

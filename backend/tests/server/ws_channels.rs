@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use axum::extract::ws::Message;
 use futures_util::Stream;
-use pipescope::hub::Hub;
+use pipescope::server::hub::Hub;
+use pipescope::server::ws;
 use pipescope::target::RedisTarget;
-use pipescope::ws;
 use shared::{ClientMsg, Mode, Network, RunSpec, ServerMsg};
 use tokio::sync::mpsc;
 

@@ -55,6 +55,12 @@ pub fn raw_writer() -> Option<Command> {
     plain_python("raw_writer.py")
 }
 
+/// `python tests/clients/patterns.py`: clients whose way of waiting is known by
+/// construction (any python3).
+pub fn patterns() -> Option<Command> {
+    plain_python("patterns.py")
+}
+
 /// `python tests/clients/relay.py`: a TCP relay holding each chunk for a dialled delay
 /// (any python3).
 pub fn relay() -> Option<Command> {

@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use pipescope::hub::Hub;
 use pipescope::local_redis::LocalRedis;
 use pipescope::recorder::Progress;
+use pipescope::server::hub::Hub;
 use pipescope::target::RedisTarget;
 use tokio::sync::oneshot;
 

@@ -1,16 +1,15 @@
 //! One component per file. Each takes the `Connection` (signals + memos), and the teaching
-//! view's `Playback` and `Look` or the tour's `Tour`, as props (the observe view's, `observe*`
-//! and `observed_*`, read `Connection::observe`); the controls and the tour's
-//! controller are the only ways back to the server (and the two file openers, `recording_bar`
-//! and `observe_capture`, which post a file to it through `file_upload`). `tour_prose`,
-//! `handout_chart` and `file_upload` hold no component: they render the tour's prose and the
-//! handout's chart, and send a file, for the views that do.
+//! view's `Playback` and `Look` or the tour's `Tour`, as props (the observe view's, in
+//! `observe/`, read `Connection::observe`; the tour's are in `tour/`); the controls and the
+//! tour's controller are the only ways back to the server (and the two file openers,
+//! `recording_bar` and `observe::capture`, which post a file to it through `file_upload`).
+//! `tour::prose`, `handout_chart` and `file_upload` hold no component: they render the tour's
+//! prose and the handout's chart, and send a file, for the views that do.
 
 pub mod atomicity;
 pub mod charts;
 pub mod cluster_explainer;
 pub mod cluster_shares;
-pub mod connect_box;
 pub mod controls;
 pub mod controls_bar;
 pub mod error_banner;
@@ -21,13 +20,7 @@ pub mod header;
 pub mod mode_fields;
 pub mod network_controls;
 pub mod number_field;
-pub mod observe_capture;
-pub mod observe_controls;
-pub mod observe_export;
-pub mod observe_page;
-pub mod observed_detail;
-pub mod observed_figures;
-pub mod observed_table;
+pub mod observe;
 pub mod playback_controls;
 pub mod progress;
 pub mod recording_bar;
@@ -43,12 +36,6 @@ pub mod sweep_cost_chart;
 pub mod teaching_view;
 pub mod timeline;
 pub mod tour;
-pub mod tour_handout;
-pub mod tour_nav;
-pub mod tour_prose;
-pub mod tour_rtt;
-pub mod tour_runs;
-pub mod tour_step;
 pub mod trip_figure;
 pub mod view_toggles;
 pub mod workload_fields;
@@ -57,7 +44,6 @@ pub use atomicity::AtomicityLines;
 pub use charts::Charts;
 pub use cluster_explainer::ClusterExplainer;
 pub use cluster_shares::ClusterShares;
-pub use connect_box::ConnectBox;
 pub use controls::Controls;
 pub use controls_bar::ControlsBar;
 pub use error_banner::ErrorBanner;
@@ -66,13 +52,10 @@ pub use header::Header;
 pub use mode_fields::ModeFields;
 pub use network_controls::NetworkControls;
 pub use number_field::NumberField;
-pub use observe_capture::ObserveCapture;
-pub use observe_controls::ObserveControls;
-pub use observe_export::ObserveExport;
-pub use observe_page::ObservePage;
-pub use observed_detail::ObservedDetail;
-pub use observed_figures::ObservedFigures;
-pub use observed_table::ObservedTable;
+pub use observe::{
+    ConnectBox, ObserveCapture, ObserveControls, ObserveExport, ObservePage, ObservedDetail,
+    ObservedFigures, ObservedTable,
+};
 pub use playback_controls::PlaybackControls;
 pub use progress::RunProgress;
 pub use recording_bar::RecordingBar;

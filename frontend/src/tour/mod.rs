@@ -9,7 +9,7 @@
 //! - `controller`: the tour's signals and actions (Next, Back, Run, Cancel).
 //!
 //! All but the controller are pure (no signals, no browser). The views are
-//! `components::tour` (the page), `components::tour_handout` and `components::tour_rtt`.
+//! `components::tour` (the page, its step panel, handout and one-trip figure).
 
 mod controller;
 mod handout;

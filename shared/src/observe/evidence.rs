@@ -1,10 +1,12 @@
 //! Evidence of whether a client waited for its replies that does not come from the wire's
 //! timing: the observing proxy's probe (replies held back on purpose, to see whether the
-//! client sends while one is held) and the client process's own syscalls on this host.
+//! client sends while one is held), the client process's own syscalls on this host, and in a
+//! capture, the client's receive window shrinking as replies lie unread.
 //! Either can decide what the wire's timing alone cannot: on loopback every reply is back
 //! before a slow client's next command, whether or not it waited for it.
 //!
-//! The backend fills these (`observe --probe`, `observe --pid`); the verdict reads them.
+//! The backend fills these (`observe --probe`, `observe --pid`, any capture); the verdict
+//! reads them.
 
 use serde::{Deserialize, Serialize};
 
@@ -67,4 +69,23 @@ pub struct SyscallEvidence {
     /// be short.
     #[serde(default)]
     pub lost: u64,
+}
+
+/// What the client's advertised receive window showed in a capture, on the segments that
+/// carried its commands. A window down from the largest it offered shows replies lying
+/// unread when it sent; a window that stayed shows nothing either way (Linux does not move
+/// it for a few KB unread).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WindowEvidence {
+    /// The client's segments carrying commands, each with its window.
+    pub segments: u64,
+    /// Of those, ones sent with the window down (replies had reached it before): it sent
+    /// while replies lay unread, so it did not wait for them.
+    pub sent_with_replies_unread: u64,
+    /// The most the window was down when it sent: bytes lying unread, at least (in the
+    /// field's own units where `scaled` is false).
+    pub most_unread: u64,
+    /// The window scale is known (the handshake was captured): otherwise the sizes are the
+    /// field as sent, comparable only with each other.
+    pub scaled: bool,
 }

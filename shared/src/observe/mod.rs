@@ -128,9 +128,14 @@ pub struct ObservedTimes {
     pub client_us: f64,
     /// The observer's two hops (client → proxy, proxy → client) on each round trip, which the
     /// proxy's clock would otherwise book as the client's own time: round trips × the hop
-    /// cost measured at start (`Vantage::Proxy::hop_us`), at most the time nothing was awaited.
+    /// cost measured (`Vantage::Proxy::hop_us`), at most the time nothing was awaited.
     #[serde(default)]
     pub observer_us: f64,
+    /// The hops were not taken out of the client's own time: their spread (10th to 90th
+    /// percentile) is larger than the connection's mean wait, so charging their median to
+    /// each round trip would split the time by a figure less certain than the waits.
+    #[serde(default)]
+    pub observer_uncharged: bool,
     /// Waiting on blocking commands.
     pub blocked_us: f64,
     /// Commands in flight, averaged over the time any were (effective pipeline depth).
@@ -297,6 +302,9 @@ pub struct ObservedConnection {
     /// What the client process's syscalls showed, when it was traced (`observe --pid`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub syscalls: Option<SyscallEvidence>,
+    /// What the client's receive window showed, from a capture.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<WindowEvidence>,
 }
 
 /// Where a connection was seen from.
@@ -306,10 +314,14 @@ pub enum Vantage {
     /// Through pipescope's observing proxy: times are the proxy's.
     Proxy {
         /// The observer's two hops a round trip (client → proxy → client, less the time at
-        /// the proxy), measured by a probe at start; `None` if the probe could not run.
+        /// the proxy): the median of a probe's PINGs, measured at start and again while
+        /// observing; `None` if the probe could not run.
         hop_us: Option<f64>,
         /// Redis is on another host: "at Redis" holds the network to it.
         remote_redis: bool,
+        /// How the probe's PINGs spread around `hop_us`.
+        #[serde(default)]
+        hop_spread: Option<HopSpread>,
     },
     /// From a packet capture, a file or live: times are the capture host's, writes are
     /// TCP segments as captured.
@@ -321,9 +333,26 @@ impl Default for Vantage {
         Vantage::Proxy {
             hop_us: None,
             remote_redis: false,
+            hop_spread: None,
         }
     }
 }
+
+/// The spread of the observer's hops as its probe measured them: a hop varies with how soon
+/// each side is woken, from one PING to the next and between measurements.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HopSpread {
+    /// The 10th and 90th percentiles of the PINGs' hops, µs.
+    pub low_us: f64,
+    pub high_us: f64,
+    /// PINGs weighed, over this many measurements (one at start, then one every
+    /// `HOP_REMEASURE_SECS` while observing).
+    pub pings: u64,
+    pub measurements: u64,
+}
+
+/// How often the observer's hops are measured again while observing.
+pub const HOP_REMEASURE_SECS: u64 = 10;
 
 /// The observing proxy as the page sees it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -357,7 +386,7 @@ mod read_late;
 mod verdict;
 mod words;
 pub use advice::{Advice, Projection, advice};
-pub use evidence::{ProbeEvidence, SyscallEvidence};
+pub use evidence::{ProbeEvidence, SyscallEvidence, WindowEvidence};
 pub use parts::{Part, largest_remainder, parts};
 pub use read_late::ClientSocket;
 pub use verdict::{count, duration, group, verdict, verdict_at_proxy};

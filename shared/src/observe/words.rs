@@ -165,6 +165,7 @@ mod tests {
             words: None,
             probe: None,
             syscalls: None,
+            window: None,
         }
     }
 
@@ -197,6 +198,7 @@ mod tests {
         c.vantage = Vantage::Proxy {
             hop_us: Some(10.0),
             remote_redis: false,
+            hop_spread: None,
         };
         c.times.observer_us = 100.0;
         c.times.client_us = 100.0;

@@ -3,7 +3,7 @@
 
 use anyhow::Context;
 
-use pipescope::capture_reading::{CLIENTS, Plan, ReadRow, Report};
+use pipescope::cost::capture_reading::{CLIENTS, Plan, ReadRow, Report};
 
 use super::super::args::{JsonArg, number_in};
 use super::super::output::{met, say, say_json_lines};
@@ -40,7 +40,7 @@ pub(super) async fn capture_reading(args: CaptureReadingArgs) -> anyhow::Result<
             args.packets
         );
     }
-    let report = pipescope::capture_reading::measure(Plan {
+    let report = pipescope::cost::capture_reading::measure(Plan {
         exe: std::env::current_exe().context("finding pipescope's own binary")?,
         packets: args.packets,
         prefix_packets: args.prefix_packets.clone(),
@@ -202,5 +202,5 @@ fn print_memory(r: &Report) {
 }
 
 fn mb(kb: u64) -> String {
-    pipescope::observe_rss::mb(kb)
+    pipescope::cost::observer_memory::mb(kb)
 }

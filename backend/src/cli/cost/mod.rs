@@ -115,7 +115,7 @@ pub async fn cost(job: Cost, cancel: Arc<AtomicBool>) -> anyhow::Result<()> {
 async fn pid(args: PidCostArgs) -> anyhow::Result<()> {
     // Our own server: redis-benchmark leaves keys behind.
     let local = LocalRedis::start().context("starting a redis-server for the comparison")?;
-    let c = pipescope::versus::syscalls_cost(
+    let c = pipescope::cost::pid::measure(
         &local.url(),
         local.port(),
         args.count,
@@ -161,13 +161,14 @@ async fn pid(args: PidCostArgs) -> anyhow::Result<()> {
 async fn accuracy(args: AccuracyArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<()> {
     let delays = match args.delay_us {
         Some(d) => vec![d],
-        None => pipescope::bench::ACCURACY_DELAYS.to_vec(),
+        None => pipescope::cost::accuracy::DELAYS.to_vec(),
     };
     let redis = args.target.connect().await?;
     let target = redis.target.clone();
     let count = args.count.min(1_000);
     let rows =
-        pipescope::bench::accuracy(&target, &delays, count, args.rounds.rounds(), cancel).await?;
+        pipescope::cost::accuracy::measure(&target, &delays, count, args.rounds.rounds(), cancel)
+            .await?;
     if args.output.json {
         return say_json_lines(&rows);
     }
@@ -202,7 +203,7 @@ async fn cluster(args: DepthArgs) -> anyhow::Result<()> {
     let on_cluster = RedisTarget::parse(&cluster.url())?.as_cluster();
     let mut ks = vec![1, 16, args.batch.max(1)];
     ks.dedup();
-    let rows = pipescope::versus::cluster_cost(
+    let rows = pipescope::cost::cluster::measure(
         &single,
         &on_cluster,
         local.port(),
@@ -247,7 +248,7 @@ async fn tls(args: DepthArgs) -> anyhow::Result<()> {
     let (plain, tls) = (&own.plain, &own.tls);
     let mut ks = vec![1, 16, args.batch.max(1)];
     ks.dedup();
-    let rows = pipescope::versus::tls_cost(
+    let rows = pipescope::cost::tls::measure(
         plain,
         tls,
         own.local.port(),

@@ -4,9 +4,9 @@
 
 use anyhow::Context;
 
+use pipescope::cost::{ObserveCost, ProbeRow};
 use pipescope::local_redis::LocalRedis;
 use pipescope::target::RedisTarget;
-use pipescope::versus::{ObserveCost, ProbeRow};
 
 use super::super::args::{JsonArg, RoundsArgs};
 use super::super::output::{met, say, say_json_lines};
@@ -44,7 +44,7 @@ pub(super) async fn observer(args: ObserverArgs) -> anyhow::Result<()> {
     // Our own server, whatever --redis-url says: redis-benchmark leaves keys behind.
     let local = LocalRedis::start().context("starting a redis-server for the comparison")?;
     let target = RedisTarget::parse(&local.url())?;
-    let cost = pipescope::versus::observe_overhead(
+    let cost = pipescope::cost::observer::measure(
         &target,
         local.port(),
         args.count,
@@ -228,9 +228,9 @@ fn print_observer_probe(p: &ProbeRow) {
 }
 
 pub(super) async fn observer_memory(args: ObserverMemoryArgs) -> anyhow::Result<()> {
-    use pipescope::observe_rss::mb;
+    use pipescope::cost::observer_memory::mb;
     let exe = std::env::current_exe().context("finding pipescope's own binary")?;
-    let r = pipescope::observe_rss::measure(
+    let r = pipescope::cost::observer_memory::measure(
         &exe,
         args.sets,
         std::time::Duration::from_secs(args.time_budget_secs),

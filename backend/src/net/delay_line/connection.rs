@@ -1,11 +1,12 @@
 //! One proxied connection: its two sockets, how its directions finish, and starting them.
 
 use std::net::{SocketAddr, TcpStream};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::hooks::{Ended, Hooks, OnEnded};
+use super::ending::Ending;
+use super::hooks::{Ended, Hooks};
 use super::pipe::{Ends, pipe};
 use crate::net::schedule::Links;
 use crate::net::stats::{Direction, ProxyStats};
@@ -16,45 +17,6 @@ pub(super) struct Connection {
     pub(super) client: TcpStream,
     pub(super) server: TcpStream,
     ending: Arc<Ending>,
-}
-
-/// How a connection's two directions finish: the first to end says why, the last to end
-/// calls the `ended` hook.
-pub(super) struct Ending {
-    live: AtomicU64,
-    first: Mutex<Option<Ended>>,
-    hook: Mutex<Option<OnEnded>>,
-}
-
-impl Ending {
-    fn new() -> Arc<Ending> {
-        Arc::new(Ending {
-            live: AtomicU64::new(2),
-            first: Mutex::new(None),
-            hook: Mutex::new(None),
-        })
-    }
-
-    /// Why the connection is ending, if nothing said so before: noted as soon as a side closes
-    /// or fails, before the other side is told, so the first cause wins.
-    pub(super) fn note(&self, why: Ended) {
-        self.first.lock().expect("ending").get_or_insert(why);
-    }
-
-    /// A direction finished; the last one calls the `ended` hook.
-    pub(super) fn end(&self) {
-        if self.live.fetch_sub(1, Ordering::AcqRel) == 1 {
-            let why = self
-                .first
-                .lock()
-                .expect("ending")
-                .clone()
-                .unwrap_or(Ended::ByClient);
-            if let Some(hook) = self.hook.lock().expect("ending").take() {
-                hook(why);
-            }
-        }
-    }
 }
 
 pub(super) fn connect_pair(

@@ -14,6 +14,7 @@
 
 mod budget;
 mod connection;
+mod ending;
 mod hooks;
 mod pipe;
 

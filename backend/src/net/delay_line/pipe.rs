@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use super::budget::{self, Budget};
-use super::connection::Ending;
+use super::ending::Ending;
 use super::hooks::Ended;
 use crate::net::schedule::{Link, Schedule};
 

@@ -523,10 +523,22 @@ impl Record {
         match vantage {
             Vantage::Capture => counts.writes_are_segments = true,
             Vantage::Proxy {
-                hop_us: Some(hop), ..
+                hop_us: Some(hop),
+                hop_spread,
+                ..
             } => {
-                times.observer_us = (counts.round_trips as f64 * hop).min(times.client_us);
-                times.client_us -= times.observer_us;
+                // A median less certain than the waits it would be split from is not
+                // charged: the split would rest on it more than on what was measured.
+                let mean_wait = times.waiting_us / counts.round_trips.max(1) as f64;
+                let unsure = hop_spread
+                    .as_ref()
+                    .is_some_and(|s| s.high_us - s.low_us > mean_wait);
+                if unsure && counts.round_trips > 0 {
+                    times.observer_uncharged = true;
+                } else {
+                    times.observer_us = (counts.round_trips as f64 * hop).min(times.client_us);
+                    times.client_us -= times.observer_us;
+                }
             }
             Vantage::Proxy { hop_us: None, .. } => {}
         }
@@ -548,6 +560,7 @@ impl Record {
             words: None,
             probe: None,
             syscalls: None,
+            window: None,
         }
     }
 

@@ -368,8 +368,8 @@ fn a_single_server_given_as_a_cluster_is_refused_before_anything_runs() {
 fn cluster_cost_prints_a_ratio_per_depth() {
     let out = support::pipescope("warn")
         .args([
-            "bench",
-            "--cluster-cost",
+            "cost",
+            "cluster",
             "--count",
             "2000",
             "--batch",

@@ -309,7 +309,7 @@ fn jitter_never_reorders_bytes() {
 /// proxy's compensation for its own cost, and at 1 ms it is below what a delay applied twice
 /// would cost: the proxy adds the delay once each way. How close it comes to 2·D plus the
 /// direct round trip (measured in the same test, medians of 3 × 400 round trips each; the
-/// target is ±10 %) is printed here and measured by `bench --mode accuracy`; a test does not
+/// target is ±10 %) is printed here and measured by `cost accuracy`; a test does not
 /// hold a shared machine to a percentage of wall-clock time (+15 % was seen once at 250 µs
 /// with the whole suite running beside it).
 #[tokio::test]

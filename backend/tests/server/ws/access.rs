@@ -86,7 +86,7 @@ async fn starts_are_rate_limited() {
     };
     let mut accepted = 0;
     let mut limited = false;
-    for _ in 0..pipescope::hub::STARTS_PER_WINDOW + 1 {
+    for _ in 0..pipescope::server::hub::STARTS_PER_WINDOW + 1 {
         send(&mut ws, &one).await;
         // Each start either runs to the end or is refused.
         support::within(
@@ -117,5 +117,5 @@ async fn starts_are_rate_limited() {
         .await;
     }
     assert!(limited, "the start after {accepted} was refused");
-    assert_eq!(accepted, pipescope::hub::STARTS_PER_WINDOW);
+    assert_eq!(accepted, pipescope::server::hub::STARTS_PER_WINDOW);
 }

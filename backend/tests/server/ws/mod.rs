@@ -333,7 +333,7 @@ async fn an_oversized_frame_closes_only_that_socket() {
     let mut big = connect(&server).await;
     let huge = format!(
         r#"{{"WantTimeline":{{"id":1,"pad":"{}"}}}}"#,
-        "x".repeat(pipescope::ws::MAX_MESSAGE_BYTES + 1)
+        "x".repeat(pipescope::server::ws::MAX_MESSAGE_BYTES + 1)
     );
     let _ = big.send(Message::text(huge)).await;
     // The server drops that connection...

@@ -1,4 +1,4 @@
-//! `pipescope bench --observe-rss`: does observe mode's memory stay flat however long a
+//! `pipescope cost observer-memory`: does observe mode's memory stay flat however long a
 //! connection runs? The real `pipescope observe` as a child process, redis-benchmark sending
 //! `count` SETs pipelined 1,000 deep on one connection through it, and the child's memory read
 //! from `/proc/<pid>/status` every 200 ms: its peak (VmHWM) at start, after the first million
@@ -108,7 +108,7 @@ pub async fn measure(exe: &Path, count: u64, time_budget: Duration) -> anyhow::R
     let pid = observer.pid;
     let at_start = memory(pid)?;
     eprintln!(
-        "observe-rss: pipescope observe (pid {pid}) on {}: VmRSS {}, VmHWM {} at start",
+        "observer-memory: pipescope observe (pid {pid}) on {}: VmRSS {}, VmHWM {} at start",
         observer.addr,
         mb(at_start.rss_kb),
         mb(at_start.hwm_kb)
@@ -265,7 +265,7 @@ async fn sample(
         if last_said.elapsed() >= Duration::from_secs(2) {
             last_said = Instant::now();
             eprintln!(
-                "observe-rss: {:>5.1} s  {:>10} of {count} SETs  VmRSS {}  VmHWM {}",
+                "observer-memory: {:>5.1} s  {:>10} of {count} SETs  VmRSS {}  VmHWM {}",
                 reading.secs,
                 reading.sets,
                 mb(reading.memory.rss_kb),
@@ -276,7 +276,7 @@ async fn sample(
             break status.success();
         }
         if Instant::now() >= deadline {
-            eprintln!("observe-rss: the time budget is spent; stopping redis-benchmark");
+            eprintln!("observer-memory: the time budget is spent; stopping redis-benchmark");
             benchmark.kill().await?;
             break false;
         }

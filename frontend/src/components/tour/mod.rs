@@ -1,13 +1,16 @@
-//! The guided tour's page (`/tour`, `/tour/<step>`): the step's panel (`tour_step`) beside the
+//! The guided tour's page (`/tour`, `/tour/<step>`): the step's panel (`step`) beside the
 //! live stage (the timeline, the RTT diagram, the charts), one step at a time, each step a real
 //! run driven by `crate::tour::Tour`. Next/Back (→/←), Run (Enter/Space), Cancel (Esc).
 
+pub mod handout;
+pub mod nav;
+pub mod prose;
+pub mod rtt;
+pub mod runs;
+pub mod step;
+
 use leptos::prelude::*;
 
-use crate::components::tour_handout::Handout;
-use crate::components::tour_nav::StepNav;
-use crate::components::tour_rtt::OneTrip;
-use crate::components::tour_step::StepPanel;
 use crate::components::{Charts, ErrorBanner, Header, Results, RttDiagram, TeachingView};
 use crate::connection::Connection;
 use crate::keyboard;
@@ -15,6 +18,10 @@ use crate::look::{Look, Theme};
 use crate::playback::Playback;
 use crate::tour::{self, Focus, RunState, STEPS, Tour};
 use crate::url_state::UrlState;
+use handout::Handout;
+use nav::StepNav;
+use rtt::OneTrip;
+use step::StepPanel;
 
 /// The tour page.
 #[component]

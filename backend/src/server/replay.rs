@@ -16,8 +16,8 @@ use shared::{Limits, PROTOCOL_VERSION, Recording, ServerMsg};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use crate::server::page_routes;
-use crate::ws::MAX_MESSAGE_BYTES;
+use super::page_routes;
+use super::ws::MAX_MESSAGE_BYTES;
 
 /// A recording being served.
 struct Replay {

@@ -9,8 +9,8 @@ use crate::connection::Connection;
 /// prints, from `shared::observe_report` (a capture's Markdown headed by its label, as
 /// `observe --pcap --format markdown` heads it; each connection's row comes worded by the
 /// server, `Words::markdown_row`). The JSON is written compact and indented by
-/// the browser, as the runs' export is: a second, pretty serialiser of every connection's
-/// fields cost the page 2.2 KB of gzipped WASM.
+/// the browser, as the runs' export is, so the page carries no second, pretty serialiser of
+/// every connection's fields.
 #[component]
 pub fn ObserveExport(conn: Connection) -> impl IntoView {
     let copied = RwSignal::new(None::<bool>);

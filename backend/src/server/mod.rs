@@ -1,4 +1,19 @@
-//! The HTTP side: routes, and serving until told to stop.
+//! What serves the page (`pipescope`, `serve`, `replay`): the HTTP routes, and serving until
+//! told to stop.
+//!
+//! - `assets`: the page, Trunk's `dist/` (embedded in release builds).
+//! - `ws`: one page's websocket: the hub's events out, starts and cancels in.
+//! - `hub`: one run at a time, its events broadcast to every page, a late page caught up; and
+//!   observe mode started and stopped from the page (`hub::observing`).
+//! - `capture_upload`, `recording_upload`: a capture or a recording a page opened, read for it.
+//! - `replay`: the page served from a recording, no Redis at all.
+
+pub mod assets;
+pub mod capture_upload;
+pub mod hub;
+pub mod recording_upload;
+pub mod replay;
+pub mod ws;
 
 use std::future::Future;
 
@@ -6,8 +21,7 @@ use axum::Router;
 use axum::routing::get;
 use tokio::net::TcpListener;
 
-use crate::hub::Hub;
-use crate::{assets, capture_upload, recording_upload, ws};
+use hub::Hub;
 
 pub fn router(hub: Hub) -> Router {
     page_routes().route("/ws", get(ws::handler)).with_state(hub)

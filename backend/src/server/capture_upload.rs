@@ -1,4 +1,4 @@
-//! `POST /capture?file=NAME&ports=6379,7000`: a capture file (pcap, pcapng) a page opened on
+//! `POST /capture?file=NAME&ports=6379,7000` (no ports: Redis found in the capture): a capture file (pcap, pcapng) a page opened on
 //! its observe view, read here instead of in the page. The page sends the file's bytes as they
 //! are; this reads them from memory with the reader `pipescope observe --pcap` uses
 //! (`observe::captured`, on a blocking thread: it is CPU work) and answers with the
@@ -24,14 +24,11 @@ use crate::observe::captured;
 /// sending one), or once the limit is passed.
 pub const MAX_CAPTURE_BYTES: usize = 256 * 1024 * 1024;
 
-/// Redis's port when the page names none.
-const DEFAULT_PORT: u16 = 6379;
-
 #[derive(Debug, serde::Deserialize)]
 pub struct Params {
     /// The file's name as the page's user picked it: the label and the messages name it.
     file: Option<String>,
-    /// Redis's ports, comma-separated (6379 when absent).
+    /// Redis's ports, comma-separated; absent or empty: Redis is found in the capture.
     ports: Option<String>,
 }
 
@@ -103,10 +100,10 @@ fn respond(status: StatusCode, file: &str, reason: String) -> Response {
         .into_response()
 }
 
-/// `"6379,7000"` as ports; none given is 6379.
+/// `"6379,7000"` as ports; none given: none, Redis is found in the capture.
 fn ports(text: Option<&str>) -> Result<Vec<u16>, String> {
     let Some(text) = text.map(str::trim).filter(|t| !t.is_empty()) else {
-        return Ok(vec![DEFAULT_PORT]);
+        return Ok(Vec::new());
     };
     text.split(',')
         .map(|p| match p.trim().parse::<u16>() {
@@ -149,9 +146,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ports_default_to_6379_and_a_bad_one_is_named() {
-        assert_eq!(ports(None).unwrap(), vec![6379]);
-        assert_eq!(ports(Some(" ")).unwrap(), vec![6379]);
+    fn no_ports_means_find_redis_and_a_bad_one_is_named() {
+        assert_eq!(ports(None).unwrap(), Vec::<u16>::new());
+        assert_eq!(ports(Some(" ")).unwrap(), Vec::<u16>::new());
         assert_eq!(ports(Some("6379, 7000")).unwrap(), vec![6379, 7000]);
         let bad = ports(Some("6379,70000")).unwrap_err();
         assert!(bad.starts_with("\"70000\" is not a TCP port"), "{bad}");

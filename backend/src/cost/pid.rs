@@ -11,11 +11,11 @@ use tokio::io::AsyncWriteExt;
 
 use crate::syscalls::{Target, Tracer};
 
-use super::{MAX_KEYSPACE, Median, Shape, parse_csv, redis_benchmark};
+use crate::versus::{MAX_KEYSPACE, Median, Shape, parse_csv, redis_benchmark};
 
 /// `pipescope cost pid`: throughput traced and under strace, each against untraced.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct SyscallsCost {
+pub struct PidCost {
     pub count: u64,
     pub rounds: usize,
     pub untraced_ops_per_sec: Median,
@@ -44,13 +44,13 @@ enum How {
 
 /// `rounds` rounds (at least; more while `budget` lasts, at most 21) of `count` SETs each
 /// way against our redis-server on `port` (`url`).
-pub async fn syscalls_cost(
+pub async fn measure(
     url: &str,
     port: u16,
     count: u64,
     rounds: usize,
     budget: Duration,
-) -> anyhow::Result<SyscallsCost> {
+) -> anyhow::Result<PidCost> {
     let began = std::time::Instant::now();
     let shape = Shape::like_ours(crate::engine::keys::first_run_id(), count);
     let client = redis::Client::open(url)?;
@@ -95,7 +95,7 @@ pub async fn syscalls_cost(
         .query_async(&mut admin)
         .await?;
     let ratio = |a: &[f64], b: &[f64]| Median::of(a.iter().zip(b).map(|(x, y)| x / y).collect());
-    Ok(SyscallsCost {
+    Ok(PidCost {
         count,
         rounds: round,
         traced_ratio: ratio(&traced, &untraced),

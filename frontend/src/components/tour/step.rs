@@ -4,9 +4,9 @@
 use leptos::html::Button;
 use leptos::prelude::*;
 
+use super::prose::{prose, template};
+use super::runs::StepRuns;
 use crate::components::RunProgress;
-use crate::components::tour_prose::{prose, template};
-use crate::components::tour_runs::StepRuns;
 use crate::connection::Connection;
 use crate::format;
 use crate::tour::{self, RunState, STEPS, Step, Tour};

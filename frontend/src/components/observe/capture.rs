@@ -35,7 +35,8 @@ pub fn ObserveCapture(conn: Connection) -> impl IntoView {
                         id="capture-ports"
                         type="text"
                         size="12"
-                        value="6379"
+                        placeholder="found in the capture"
+                        title="Redis's port, or several separated by commas; empty: the side answering RESP replies to RESP commands is taken as Redis"
                     />
                     <label class="button small" for="open-capture">
                         "Open a capture…"

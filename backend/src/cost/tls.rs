@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 
 use crate::target::RedisTarget;
 
-use super::{Bench, Contender, Median, SLEEPING, Section, deadlines, median_of, per_round};
+use crate::versus::{Bench, Contender, Median, SLEEPING, Section, deadlines, median_of, per_round};
 
-/// `pipescope bench --tls-cost`, one row: one depth K (1 = sequential), plain against TLS.
+/// `pipescope cost tls`, one row: one depth K (1 = sequential), plain against TLS.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct TlsCostRow {
     pub k: u32,
@@ -26,7 +26,7 @@ pub struct TlsCostRow {
 /// For each of `ks`, our engine sleeping for replies (as client libraries do) at depth K over
 /// `plain` and over `tls`, both the server on `port`; `count` SETs a run, within
 /// `time_budget`.
-pub async fn tls_cost(
+pub async fn measure(
     plain: &RedisTarget,
     tls: &RedisTarget,
     port: u16,

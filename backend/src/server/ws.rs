@@ -13,7 +13,7 @@ use tokio::sync::{broadcast, mpsc, watch};
 
 use std::time::Duration;
 
-use crate::hub::{Hub, Rejection, Subscription};
+use super::hub::{Hub, Rejection, Subscription};
 
 /// Client messages are small; anything bigger is refused by the websocket layer itself.
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;

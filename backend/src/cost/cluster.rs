@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use crate::target::RedisTarget;
 
-use super::{Bench, Contender, Median, SLEEPING, Section, deadlines, median_of, per_round};
+use crate::versus::{Bench, Contender, Median, SLEEPING, Section, deadlines, median_of, per_round};
 
-/// `pipescope bench --cluster-cost`, one row: one depth K (1 = sequential), single against
+/// `pipescope cost cluster`, one row: one depth K (1 = sequential), single against
 /// cluster.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ClusterCostRow {
@@ -24,7 +24,7 @@ pub struct ClusterCostRow {
 
 /// For each of `ks`, our engine sleeping for replies at depth K on `single` (its server on
 /// `port`) and on `cluster` (a node of it); `count` SETs a run, within `time_budget`.
-pub async fn cluster_cost(
+pub async fn measure(
     single: &RedisTarget,
     cluster: &RedisTarget,
     port: u16,

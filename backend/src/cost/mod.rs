@@ -1,0 +1,29 @@
+//! `pipescope cost …`: what one thing costs, each measured in rounds that rotate who goes
+//! first and reported as medians with 95 % intervals. A module per job:
+//!
+//! - `tls` (`cost tls`): our engine over plain TCP and over TLS to one server.
+//! - `cluster` (`cost cluster`): our engine on one server and on a cluster of three.
+//! - `observer` (`cost observer`): what observe mode's proxy adds, and a live capture, beside
+//!   tcpdump; the round-trip probe direct, relayed and observed.
+//! - `observer_memory` (`cost observer-memory`): whether `pipescope observe`'s memory stays
+//!   flat as a connection runs on.
+//! - `capture_reading` (`cost capture-reading`): how fast a capture file is read, beside tshark.
+//! - `accuracy` (`cost accuracy`): the delay line against its promise.
+//! - `pid` (`cost pid`): what tracing a client's syscalls (`observe --pid`) costs it, beside
+//!   strace's cost.
+//!
+//! Each job is its module's `measure`. The first three run in `versus`'s rounds (`versus::Bench`).
+
+pub mod accuracy;
+pub mod capture_reading;
+pub mod cluster;
+pub mod observer;
+pub mod observer_memory;
+pub mod pid;
+pub mod tls;
+
+pub use accuracy::Accuracy;
+pub use cluster::ClusterCostRow;
+pub use pid::PidCost;
+pub use observer::{CapturedColumn, ObserveCost, ObservedRow, ProbeRow, TcpdumpReference};
+pub use tls::TlsCostRow;

@@ -1,0 +1,20 @@
+//! The observe view (`/observe`): an application's connections through the observing proxy
+//! (`crate::observe`), one component per file.
+
+pub mod capture;
+pub mod connect_box;
+pub mod controls;
+pub mod detail;
+pub mod export;
+pub mod figures;
+pub mod page;
+pub mod table;
+
+pub use capture::ObserveCapture;
+pub use connect_box::ConnectBox;
+pub use controls::ObserveControls;
+pub use detail::ObservedDetail;
+pub use export::ObserveExport;
+pub use figures::ObservedFigures;
+pub use page::ObservePage;
+pub use table::ObservedTable;
