@@ -32,7 +32,8 @@
 //! - `versus` (`versus redis-benchmark`): our engine beside redis-benchmark, and the rounds
 //!   that `cost` runs in too.
 //! - `cost` (`cost …`): what TLS, a cluster, observe mode's proxy and its memory cost, how fast
-//!   a capture file is read (beside tshark), and how close the delay line comes to its promise.
+//!   a capture file is read (beside tshark), how close the delay line comes to its promise,
+//!   and what tracing a client's syscalls costs it.
 //! - `observe` (`observe`): an application's own connections through an observing proxy (the
 //!   delay line, framed and recorded per connection), and their verdicts.
 //! - `clean` (`clean`): what runs left in Redis, removed.
@@ -50,6 +51,8 @@
 //! - `capture`: a capture file (pcap, pcapng) or an interface captured live (libpcap) read
 //!   back into each Redis connection's byte streams through one packet loop, our own TCP
 //!   reassembly; `observe --pcap` and `observe --capture` feed them to observe mode's record.
+//! - `syscalls`: `observe --pid`: a client process's own syscalls on its sockets (perf
+//!   events on the kernel's tracepoints), per socket its sends, receives and waits.
 //! - `target`: the Redis a run talks to (URL, the engine's raw connection, admin connections).
 //! - `cluster`: Redis Cluster: key slots, the slot map read from a node, a local cluster.
 //! - `tls`: TLS to Redis (rustls), trust from the system, a CA file, or none (said loudly);
@@ -86,6 +89,7 @@ pub mod resp;
 pub mod round_trip_probe;
 pub mod server;
 pub mod spans;
+pub mod syscalls;
 pub mod target;
 pub mod tls;
 pub mod versus;

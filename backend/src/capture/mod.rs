@@ -151,6 +151,8 @@ pub enum Event<'a> {
         conn: u64,
         at: Stamp,
         bytes: u64,
+        /// The window's unit: 2^scale bytes (1 where the scale is unknown).
+        unit: u64,
         scaled: bool,
     },
     /// Framing starts again at a command boundary after a gap; the bytes skipped to get there.

@@ -292,6 +292,7 @@ impl Tracker {
                 conn: id,
                 at,
                 bytes: u64::from(seg.window) << shift,
+                unit: 1 << shift,
                 scaled,
             });
         }

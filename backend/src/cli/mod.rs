@@ -17,6 +17,7 @@ mod bench;
 mod clean;
 mod cost;
 mod observe;
+mod observe_syscalls;
 mod output;
 mod record_to;
 mod replay;
@@ -114,6 +115,10 @@ pub async fn run(cli: Cli, stop: Option<Stop>) -> anyhow::Result<()> {
         Cmd::Observe(args) => match (&args.pcap, &args.capture) {
             (Some(path), _) => observe::observe_pcap(&args, path, handlers()).await,
             (None, Some(interface)) => observe::observe_live(&args, interface, handlers()).await,
+            (None, None) if args.no_proxy => {
+                observe_syscalls::observe_syscalls(&args, &observe::redis_ports(&args), handlers())
+                    .await
+            }
             (None, None) => observe::observe(args, handlers()).await,
         },
         Cmd::Replay(args) => replay::replay(args).await,

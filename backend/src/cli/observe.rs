@@ -19,6 +19,8 @@ use super::output::say;
         "Not for observe: its proxy stands in front of one Redis. Observe a cluster from a capture instead (--capture IFACE or --pcap FILE, with a --redis-port for each master)"
     )),
 )]
+#[command(group(clap::ArgGroup::new("ports_for").args(["pcap", "capture", "no_proxy"]).multiple(true)))]
+#[command(group(clap::ArgGroup::new("traced").args(["pid", "command"]).multiple(true)))]
 pub struct ObserveArgs {
     /// Where your application connects instead of Redis (loopback unless told otherwise).
     #[arg(long, default_value = "127.0.0.1:6380")]
@@ -58,9 +60,23 @@ pub struct ObserveArgs {
     pub own_redis: bool,
     /// With --pcap or --capture: the port Redis listens on (repeat for several). Without
     /// it, Redis is found in the capture: the side of each connection that answers RESP
-    /// replies to RESP commands.
-    #[arg(long = "redis-port", value_name = "PORT", requires = "from_capture")]
+    /// replies to RESP commands. With --no-proxy: the port of the sockets reported (6379
+    /// unless told).
+    #[arg(long = "redis-port", value_name = "PORT", requires = "ports_for")]
     pub redis_port: Vec<u16>,
+    /// Also read this client process's own syscalls on this host (repeat for several): per
+    /// socket its sends, receives and waits, given to its connection (matched by the client's
+    /// address). Needs root and tracefs.
+    #[arg(long = "pid", value_name = "PID", conflicts_with = "pcap")]
+    pub pid: Vec<u32>,
+    /// With --pid or a command: no proxy, only the syscalls, a report per socket to Redis's
+    /// port (--redis-port, 6379 unless told).
+    #[arg(long, requires = "traced", conflicts_with_all = ["from_capture", "listen"])]
+    pub no_proxy: bool,
+    /// A command to start under observation, after `--` (e.g. `-- python app.py`): its
+    /// syscalls are read as with --pid, and observing ends when it exits.
+    #[arg(last = true, value_name = "COMMAND", conflicts_with_all = ["pid", "pcap"])]
+    pub command: Vec<String>,
     #[command(flatten)]
     pub network: NetworkArgs,
     #[command(flatten)]
@@ -236,6 +252,7 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
     // Machine-readable: the address, on a line of its own for scripts and tests. On stderr:
     // stdout holds the report alone (JSON only, with --json).
     eprintln!("listening {}", observer.addr());
+    let tracer = super::observe_syscalls::start(&args)?;
     let deadline = async {
         match args.duration {
             Some(d) => tokio::time::sleep(d).await,
@@ -257,12 +274,35 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
             );
         }
     };
+    let command_exited = async {
+        match &tracer {
+            Some(t) => {
+                t.command_exited().await;
+                // Its last bytes through the proxy, and its connections' ends.
+                let until = tokio::time::Instant::now() + std::time::Duration::from_secs(1);
+                while observer.connections().open() > 0 && tokio::time::Instant::now() < until {
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                }
+            }
+            None => std::future::pending().await,
+        }
+    };
     tokio::select! {
         _ = deadline => {},
         _ = shutdown => eprintln!("observing: stopped by signal"),
         _ = progress => {},
+        _ = command_exited => {},
     }
     let mut conns = observer.connections().snapshot();
+    if let Some(t) = tracer {
+        let traced = super::observe_syscalls::finish(t)?;
+        let redis_port = target
+            .addr()
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok());
+        super::observe_syscalls::attach(&mut conns, &traced, &Vec::from_iter(redis_port));
+    }
     // The proxy closes here: the application's connections through it end.
     drop(observer);
     if args.probe {
@@ -465,6 +505,7 @@ pub(super) async fn observe_live(
             None => "until Ctrl-C".into(),
         }
     );
+    let tracer = super::observe_syscalls::start(args)?;
     let mut capture = tokio::task::spawn_blocking(move || {
         pipescope::observe::captured::observe(Source::Live(&mut live), &ports)
     });
@@ -495,6 +536,12 @@ pub(super) async fn observe_live(
         }
         _ = progress => None,
         ended = &mut capture => Some(ended),
+        _ = async {
+            match &tracer {
+                Some(t) => t.command_exited().await,
+                None => std::future::pending().await,
+            }
+        } => None,
     };
     stopper.store(true, Ordering::SeqCst);
     // A second Ctrl-C while the buffer is read exits at once: nothing is in Redis.
@@ -503,12 +550,17 @@ pub(super) async fn observe_live(
         Some(ended) => ended,
         None => capture.await,
     }??;
+    let mut seen = seen;
+    if let Some(t) = tracer {
+        let traced = super::observe_syscalls::finish(t)?;
+        super::observe_syscalls::attach(&mut seen.connections, &traced, &redis_ports(args));
+    }
     print_captured(args, &seen);
     Ok(())
 }
 
 /// The ports Redis listens on, as --redis-port says; none: Redis is found in the capture.
-fn redis_ports(args: &ObserveArgs) -> Vec<u16> {
+pub(super) fn redis_ports(args: &ObserveArgs) -> Vec<u16> {
     args.redis_port.clone()
 }
 

@@ -9,6 +9,8 @@
 //!   flat as a connection runs on.
 //! - `capture_reading` (`cost capture-reading`): how fast a capture file is read, beside tshark.
 //! - `accuracy` (`cost accuracy`): the delay line against its promise.
+//! - `pid` (`cost pid`): what tracing a client's syscalls (`observe --pid`) costs it, beside
+//!   strace's cost.
 //!
 //! Each job is its module's `measure`. The first three run in `versus`'s rounds (`versus::Bench`).
 
@@ -17,9 +19,11 @@ pub mod capture_reading;
 pub mod cluster;
 pub mod observer;
 pub mod observer_memory;
+pub mod pid;
 pub mod tls;
 
 pub use accuracy::Accuracy;
 pub use cluster::ClusterCostRow;
 pub use observer::{CapturedColumn, ObserveCost, ObservedRow, ProbeRow, TcpdumpReference};
+pub use pid::PidCost;
 pub use tls::TlsCostRow;

@@ -287,11 +287,12 @@ impl Fed {
             Event::Window {
                 conn,
                 bytes,
+                unit,
                 scaled,
                 ..
             } => {
                 if let Some(o) = self.open.get_mut(&conn) {
-                    o.window.command_segment(bytes, scaled);
+                    o.window.command_segment(bytes, unit, scaled);
                 }
             }
             Event::Closed { conn, at, why } => self.closed(conn, at, why),

@@ -42,6 +42,9 @@ pub fn table(conns: &[ObservedConnection]) -> String {
         if !c.verdict.headline.is_empty() {
             out += &format!("        {}\n", c.verdict.text);
         }
+        if let Some(w) = c.window.as_ref().and_then(|w| w.line()) {
+            out += &format!("      {w}\n");
+        }
         if let Some(p) = &c.probe {
             out += &format!("      {}\n", p.line(c.times.wall_us));
         }

@@ -17,11 +17,9 @@
 
 use shared::observe::WindowEvidence;
 
-/// A window this far below the largest offered counts as moved: well beyond the rounding to
-/// the window scale's unit (at most 16 KiB at the largest scale used on Linux, 14) — four
-/// units, and never less than 4 KiB.
-const MOVED_BYTES: u64 = 4096;
-const MOVED_UNITS: u64 = 4;
+/// A window this many of its units below the largest offered counts as moved: Linux rounds
+/// the window it offers down to its unit (2^scale bytes), so one unit is rounding.
+const MOVED_UNITS: u64 = 2;
 
 /// One connection's client windows, as its command segments showed them.
 #[derive(Debug, Default)]
@@ -41,8 +39,8 @@ pub struct WindowWatch {
 }
 
 impl WindowWatch {
-    /// A command segment's window, `bytes` as `capture::Event::Window` gives it.
-    pub fn command_segment(&mut self, bytes: u64, scaled: bool) {
+    /// A command segment's window, `bytes` and `unit` as `capture::Event::Window` gives them.
+    pub fn command_segment(&mut self, bytes: u64, unit: u64, scaled: bool) {
         if self.segments == 0 {
             self.scaled = scaled;
         }
@@ -50,14 +48,7 @@ impl WindowWatch {
         self.segments += 1;
         self.largest = self.largest.max(bytes);
         let down = self.largest - bytes;
-        // The unit the window is rounded to: unknown without the handshake, where `bytes`
-        // is the field as sent and four of its units are a small move.
-        let moved = if scaled {
-            down >= MOVED_BYTES && down >= MOVED_UNITS * unit(self.largest)
-        } else {
-            down >= MOVED_UNITS
-        };
-        if moved && self.replies_seen {
+        if down >= MOVED_UNITS * unit && self.replies_seen {
             self.moved += 1;
             self.most_down = self.most_down.max(down);
         }
@@ -78,16 +69,6 @@ impl WindowWatch {
     }
 }
 
-/// A generous guess at the window's rounding unit, from its size: Linux picks the scale that
-/// lets its largest buffer fit 16 bits.
-fn unit(largest: u64) -> u64 {
-    let mut unit = 1;
-    while largest / unit > u64::from(u16::MAX) {
-        unit *= 2;
-    }
-    unit
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,20 +76,20 @@ mod tests {
     #[test]
     fn a_steady_window_shows_nothing_and_a_shrunk_one_shows_replies_unread() {
         let mut w = WindowWatch::default();
-        w.command_segment(65_536, true);
+        w.command_segment(65_536, 128, true);
         w.replies();
         for _ in 0..10 {
-            w.command_segment(65_536, true);
+            w.command_segment(65_536, 128, true);
         }
         assert_eq!(w.evidence().unwrap().sent_with_replies_unread, 0);
-        w.command_segment(65_536 - 2_048, true);
+        w.command_segment(65_536 - 128, 128, true);
         assert_eq!(
             w.evidence().unwrap().sent_with_replies_unread,
             0,
             "within rounding"
         );
-        w.command_segment(40_000, true);
-        w.command_segment(12_000, true);
+        w.command_segment(40_000, 128, true);
+        w.command_segment(12_000, 128, true);
         let e = w.evidence().unwrap();
         assert_eq!((e.segments, e.sent_with_replies_unread), (14, 2));
         assert_eq!(e.most_unread, 65_536 - 12_000);
@@ -118,8 +99,8 @@ mod tests {
     #[test]
     fn before_any_reply_a_small_window_is_no_reply_unread() {
         let mut w = WindowWatch::default();
-        w.command_segment(65_536, true);
-        w.command_segment(8_192, true);
+        w.command_segment(65_536, 128, true);
+        w.command_segment(8_192, 128, true);
         assert_eq!(w.evidence().unwrap().sent_with_replies_unread, 0);
     }
 
@@ -127,8 +108,8 @@ mod tests {
     fn without_the_handshake_the_scale_is_unknown_and_said() {
         let mut w = WindowWatch::default();
         w.replies();
-        w.command_segment(512, false);
-        w.command_segment(500, false);
+        w.command_segment(512, 1, false);
+        w.command_segment(500, 1, false);
         let e = w.evidence().unwrap();
         assert!(!e.scaled);
         assert_eq!((e.sent_with_replies_unread, e.most_unread), (1, 12));

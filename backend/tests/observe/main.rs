@@ -26,6 +26,7 @@ mod proxy;
 mod read_late;
 mod robustness;
 mod slow_reader;
+mod syscalls;
 mod three_vantages;
 mod waits;
 mod window;

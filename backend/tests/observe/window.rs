@@ -53,7 +53,7 @@ fn a_client_that_sends_everything_before_reading_is_seen_sending_with_replies_un
         .expect("a capture weighs the client's window");
     assert!(w.scaled, "the handshake was captured: {w:?}");
     assert!(
-        w.sent_with_replies_unread > 0 && w.most_unread >= 4096,
+        w.sent_with_replies_unread > 0 && w.most_unread > 0,
         "{w:?}; {context}"
     );
     assert!(w.sent_with_replies_unread <= w.segments, "{w:?}");

@@ -90,12 +90,39 @@ pub struct SyscallEvidence {
     /// (`MSG_DONTWAIT`, or a non-blocking socket read without a wait before it).
     pub receives: u64,
     pub nonblocking_receives: u64,
-    /// Times a sending thread blocked until a reply was read before it sent again: a
-    /// blocking receive, a poll/select/epoll wait on the socket, or a wake-up by the thread
-    /// that read the reply.
+    /// Times a sending thread blocked until a reply was read before it sent again (or, after
+    /// its last send, before it ended: a final read of all replies is one): a blocking
+    /// receive, a poll/select/epoll wait on the socket, or a wake-up by the thread that read
+    /// the reply.
     pub waits: u64,
     /// Threads seen using the socket.
     pub threads: u64,
+    /// The bytes its receives returned.
+    #[serde(default)]
+    pub received_bytes: u64,
+    /// Receives that found nothing to read (EAGAIN): neither a receive nor a wait.
+    #[serde(default)]
+    pub empty_receives: u64,
+    /// Of `waits`, those where another thread read the reply and then woke the sender.
+    #[serde(default)]
+    pub woken_waits: u64,
+    /// Time in its send and receive syscalls, and blocked in the waits counted (µs).
+    #[serde(default)]
+    pub send_us: f64,
+    #[serde(default)]
+    pub receive_us: f64,
+    #[serde(default)]
+    pub wait_us: f64,
+    /// Gaps between a thread's sends (or after its last) with no wait counted in which it
+    /// read a reply that a poll with a zero timeout found ready (as an event loop with other
+    /// work queued polls): a wait if it would otherwise have blocked for that reply, which
+    /// its syscalls do not show. Waits lie between `waits` and `waits + undecided_waits`.
+    #[serde(default)]
+    pub undecided_waits: u64,
+    /// Records the trace lost (its ring buffers were full): when not 0, every count here may
+    /// be short.
+    #[serde(default)]
+    pub lost: u64,
 }
 
 /// What the client's advertised receive window showed in a capture, on the segments that
@@ -140,5 +167,28 @@ mod tests {
                 .line(1.0)
                 .starts_with("probe: no reply held")
         );
+    }
+}
+
+impl WindowEvidence {
+    /// What the window showed, said with how it was obtained; `None` where it stayed (that
+    /// shows nothing either way, and is not said as if it did).
+    pub fn line(&self) -> Option<String> {
+        if self.sent_with_replies_unread == 0 {
+            return None;
+        }
+        let unread = if self.scaled {
+            format!("{} bytes", super::group(self.most_unread))
+        } else {
+            format!(
+                "{} of the window field's units (its scale unknown: the handshake was not captured)",
+                super::group(self.most_unread)
+            )
+        };
+        Some(format!(
+            "window (measured by the capture): {} of its {} command segments left with its receive window down, by up to {unread}: replies lay unread then, so it did not wait for them",
+            super::group(self.sent_with_replies_unread),
+            super::group(self.segments),
+        ))
     }
 }

@@ -53,6 +53,11 @@ pub enum Cost {
     /// RESP dissector), each as a child process. Prints packets/s, MB/s, peak RSS and the
     /// pipescope / tshark ratio beside the target.
     CaptureReading(CaptureReadingArgs),
+    /// What `observe --pid` costs the client it traces: `redis-benchmark -c 1 -P 1` of
+    /// --count SETs on our own redis-server, untraced, traced (attached by pid before it
+    /// starts) and under `strace -f`, in rounds rotating who goes first. Prints the median
+    /// traced / untraced and strace / untraced throughput ratios. Needs root and tracefs.
+    Pid(PidCostArgs),
     /// The delay line against its promise: round trips through --delay-us (or 100 µs, 250 µs,
     /// 1 ms and 5 ms) against 2·D + the direct round trip, --rounds alternating pairs of
     /// sequential runs of --count (at most 1,000) SETs.
@@ -68,6 +73,17 @@ pub struct DepthArgs {
     /// The deepest pipeline measured.
     #[arg(long, default_value_t = 1000)]
     pub batch: u32,
+    #[command(flatten)]
+    pub rounds: RoundsArgs,
+    #[command(flatten)]
+    pub output: JsonArg,
+}
+
+#[derive(clap::Args)]
+pub struct PidCostArgs {
+    /// SETs per run.
+    #[arg(long, default_value_t = 20_000)]
+    pub count: u64,
     #[command(flatten)]
     pub rounds: RoundsArgs,
     #[command(flatten)]
@@ -99,7 +115,54 @@ pub async fn cost(job: Cost, cancel: Arc<AtomicBool>) -> anyhow::Result<()> {
         Cost::Probe(args) => observer::probe(args).await,
         Cost::CaptureReading(args) => capture_reading::capture_reading(args).await,
         Cost::Accuracy(args) => accuracy(args, cancel).await,
+        Cost::Pid(args) => pid(args).await,
     }
+}
+
+async fn pid(args: PidCostArgs) -> anyhow::Result<()> {
+    // Our own server: redis-benchmark leaves keys behind.
+    let local = LocalRedis::start().context("starting a redis-server for the comparison")?;
+    let c = pipescope::cost::pid::measure(
+        &local.url(),
+        local.port(),
+        args.count,
+        args.rounds.rounds(),
+        args.rounds.budget(),
+    )
+    .await?;
+    if args.output.json {
+        return say_json_lines(&[c]);
+    }
+    say(format_args!(
+        "redis-benchmark -c 1 -P 1 -n {} SETs, {} rounds rotating who goes first; medians with 95 % intervals",
+        c.count, c.rounds
+    ));
+    say(format_args!(
+        "| run | SETs/s | / untraced | target | client CPU per SET |\n|---|---:|---:|---|---:|"
+    ));
+    say(format_args!(
+        "| untraced | {} | 1 | | {} |",
+        c.untraced_ops_per_sec.with_interval(0, ""),
+        c.untraced_cpu_us.with_interval(1, " µs")
+    ));
+    say(format_args!(
+        "| traced by `observe --pid` | {} | {} | ≥ 0.9×: {} | {} |",
+        c.traced_ops_per_sec.with_interval(0, ""),
+        c.traced_ratio.with_interval(2, "×"),
+        super::output::met(c.traced_ratio.median >= 0.9),
+        c.traced_cpu_us.with_interval(1, " µs")
+    ));
+    say(format_args!(
+        "| under `strace -f` | {} | {} | | {} |",
+        c.strace_ops_per_sec.with_interval(0, ""),
+        c.strace_ratio.with_interval(2, "×"),
+        c.strace_cpu_us.with_interval(1, " µs")
+    ));
+    say(format_args!(
+        "the trace saw {} sends per SET on redis-benchmark's socket",
+        c.sends_per_set.with_interval(3, "")
+    ));
+    Ok(())
 }
 
 async fn accuracy(args: AccuracyArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<()> {

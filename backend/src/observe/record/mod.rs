@@ -17,7 +17,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
-use shared::observe::{ObservedConnection, ObservedCounts, Vantage, verdict_at_proxy};
+use shared::observe::{Evidence, ObservedConnection, ObservedCounts, Vantage, judge};
 
 use crate::resp::framer::{Framer, Message, Name};
 use crate::spans::FULL_SPANS;
@@ -580,6 +580,17 @@ impl Record {
             }
             Vantage::Proxy { hop_us: None, .. } => {}
         }
+        // The verdict reads the probe's holds, where it held replies, beside the wire.
+        let probe = self.probe.as_ref().map(Probe::evidence);
+        let socket = self.kernel.now(self.reads);
+        let verdict = match &self.not_redis {
+            Some(what) => not_redis::verdict(what),
+            None => judge(&Evidence {
+                socket: socket.as_ref(),
+                probe: probe.as_ref(),
+                ..Evidence::wire(&counts, &times)
+            }),
+        };
         ObservedConnection {
             id: self.id,
             client: self.client.clone(),
@@ -587,10 +598,7 @@ impl Record {
             open: self.is_open(),
             ended: self.ended.clone(),
             top_commands: top,
-            verdict: match &self.not_redis {
-                Some(what) => not_redis::verdict(what),
-                None => verdict_at_proxy(&counts, &times, self.kernel.now(self.reads).as_ref()),
-            },
+            verdict,
             counts,
             times,
             equivalent: None,
@@ -599,7 +607,7 @@ impl Record {
             mean_set_value: (self.set_values.0 > 0)
                 .then(|| (self.set_values.1 / self.set_values.0).min(u64::from(u32::MAX)) as u32),
             words: None,
-            probe: self.probe.as_ref().map(Probe::evidence),
+            probe,
             syscalls: None,
             window: None,
         }

@@ -21,11 +21,20 @@ pub(super) fn by_syscalls(
     wire: &Verdict,
 ) -> Option<Verdict> {
     let n = c.commands;
-    if s.sends == 0 || n == 0 || wire.kind == VerdictKind::Subscriber {
+    // Records the trace lost leave its counts short; waits it could not decide (an event
+    // loop that found a reply already there) leave them a range: when the range spans
+    // one at a time and not, the syscalls decide nothing.
+    let one_at_a_time = |waits: u64| waits * 10 >= n * 9;
+    if s.sends == 0
+        || n == 0
+        || wire.kind == VerdictKind::Subscriber
+        || s.lost > 0
+        || one_at_a_time(s.waits) != one_at_a_time(s.waits + s.undecided_waits)
+    {
         return None;
     }
     let per_send = n as f64 / s.sends as f64;
-    let kind = if s.waits * 10 >= n * 9 {
+    let kind = if one_at_a_time(s.waits) {
         VerdictKind::OneAtATime
     } else if per_send <= 1.5 {
         VerdictKind::WritePerCommand
@@ -147,7 +156,43 @@ mod tests {
             nonblocking_receives: 0,
             waits,
             threads: 1,
+            ..Default::default()
         }
+    }
+
+    #[test]
+    fn syscalls_that_lost_records_or_left_waits_undecided_either_way_decide_nothing() {
+        let c = send_all();
+        let t = ObservedTimes::default();
+        let n = c.commands;
+        let lost = SyscallEvidence {
+            lost: 3,
+            ..syscalls(n, 1)
+        };
+        let v = judge(&Evidence {
+            syscalls: Some(&lost),
+            ..Evidence::wire(&c, &t)
+        });
+        assert_ne!(v.decided_by, Some(DecidedBy::Syscalls), "{}", v.text);
+        let unsure = SyscallEvidence {
+            undecided_waits: n,
+            ..syscalls(n, 1)
+        };
+        let v = judge(&Evidence {
+            syscalls: Some(&unsure),
+            ..Evidence::wire(&c, &t)
+        });
+        assert_ne!(v.decided_by, Some(DecidedBy::Syscalls), "{}", v.text);
+        // Undecided waits that cannot change the kind leave the decision standing.
+        let few = SyscallEvidence {
+            undecided_waits: 2,
+            ..syscalls(n, 1)
+        };
+        let v = judge(&Evidence {
+            syscalls: Some(&few),
+            ..Evidence::wire(&c, &t)
+        });
+        assert_eq!(v.decided_by, Some(DecidedBy::Syscalls), "{}", v.text);
     }
 
     #[test]

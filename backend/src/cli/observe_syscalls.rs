@@ -1,0 +1,158 @@
+//! `observe --pid PID` and `observe -- COMMAND…`: a client process's own syscalls, beside the
+//! proxy or a live capture (each connection given its socket's evidence, matched by the
+//! client's address), or alone with `--no-proxy` (a report per socket to Redis).
+
+use pipescope::cancel::Stop;
+use pipescope::syscalls::{Target, Traced, TracedSocket, Tracer};
+use shared::observe::ObservedConnection;
+
+use super::observe::{ObserveArgs, ObserveFormat};
+use super::output::say;
+
+/// The process (or command) to trace, if the flags name one.
+pub fn target(args: &ObserveArgs) -> Option<Target> {
+    if !args.command.is_empty() {
+        Some(Target::Command(args.command.clone()))
+    } else if !args.pid.is_empty() {
+        Some(Target::Pids(args.pid.clone()))
+    } else {
+        None
+    }
+}
+
+/// Starts tracing when the flags ask for it, saying what is traced.
+pub fn start(args: &ObserveArgs) -> anyhow::Result<Option<Tracer>> {
+    let Some(target) = target(args) else {
+        return Ok(None);
+    };
+    let what = match &target {
+        Target::Pids(p) => format!(
+            "process {}",
+            p.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+        ),
+        Target::Command(c) => format!("{:?}", c.join(" ")),
+    };
+    let tracer = Tracer::start(target)?;
+    match tracer.child {
+        Some(child) => eprintln!("tracing the syscalls of {what} (pid {child}), started now"),
+        None => eprintln!("tracing the syscalls of {what}, all its threads"),
+    }
+    Ok(Some(tracer))
+}
+
+/// Ends tracing; what it found, with notes on stderr (records lost, the command's status).
+pub fn finish(tracer: Tracer) -> anyhow::Result<Traced> {
+    let traced = tracer.finish()?;
+    if traced.lost > 0 {
+        eprintln!(
+            "syscalls: {} records lost (the ring buffers filled): the counts below are low",
+            shared::observe::group(traced.lost)
+        );
+    }
+    if let Some(status) = traced.exit
+        && !status.success()
+    {
+        eprintln!("syscalls: the command ended with {status}");
+    }
+    Ok(traced)
+}
+
+/// Gives each connection the evidence of the traced socket at its client address; the traced
+/// sockets to Redis's port that matched none are said on stderr.
+pub fn attach(conns: &mut [ObservedConnection], traced: &Traced, redis_ports: &[u16]) {
+    for s in &traced.sockets {
+        let local = s.local.to_string();
+        match conns.iter_mut().find(|c| c.client == local) {
+            Some(c) => {
+                c.syscalls = Some(s.evidence.clone());
+                // Judged again with them; where they decide nothing, the verdict stands as
+                // the wire (and the proxy's socket, which this cannot re-read) gave it.
+                let judged = c.clone().judged(None);
+                if judged.verdict.decided_by == Some(shared::observe::DecidedBy::Syscalls) {
+                    c.verdict = judged.verdict;
+                }
+            }
+            None if redis_ports.contains(&s.peer.port()) => eprintln!(
+                "syscalls: pid {}'s socket {} → {} was not seen here: {} sends, {} receives, {} waits",
+                s.pid, s.local, s.peer, s.evidence.sends, s.evidence.receives, s.evidence.waits
+            ),
+            None => {}
+        }
+    }
+}
+
+/// `observe --pid … --no-proxy` (or `-- COMMAND`): its syscalls alone, until --duration,
+/// Ctrl-C or the command's exit; a report per TCP socket to Redis's port.
+pub async fn observe_syscalls(args: &ObserveArgs, ports: &[u16], stop: Stop) -> anyhow::Result<()> {
+    let tracer =
+        start(args)?.ok_or_else(|| anyhow::anyhow!("--no-proxy needs --pid or a command"))?;
+    let deadline = async {
+        match args.duration {
+            Some(d) => tokio::time::sleep(d).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = deadline => {},
+        _ = stop.passed_over() => eprintln!("tracing: stopped by signal"),
+        _ = tracer.command_exited() => {},
+    }
+    let traced = finish(tracer)?;
+    let ports = if ports.is_empty() { &[6379][..] } else { ports };
+    let sockets: Vec<&TracedSocket> = traced
+        .sockets
+        .iter()
+        .filter(|s| ports.contains(&s.peer.port()))
+        .collect();
+    let json = args.json || args.format == ObserveFormat::Json;
+    if json {
+        let rows: Vec<serde_json::Value> = sockets
+            .iter()
+            .map(|s| {
+                serde_json::json!({
+                    "pid": s.pid,
+                    "client": s.local.to_string(),
+                    "redis": s.peer.to_string(),
+                    "syscalls": s.evidence,
+                })
+            })
+            .collect();
+        say(format_args!("{}", serde_json::to_string_pretty(&rows)?));
+        return Ok(());
+    }
+    if sockets.is_empty() {
+        say(format_args!(
+            "no socket to Redis (port {}) was used by the traced process",
+            ports
+                .iter()
+                .map(u16::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let n = |count: u64, one: &str, many: &str| {
+        format!(
+            "{} {}",
+            shared::observe::group(count),
+            if count == 1 { one } else { many }
+        )
+    };
+    for s in sockets {
+        let e = &s.evidence;
+        say(format_args!(
+            "pid {} {} → {}: {} ({} bytes), {} ({} non-blocking; {} found nothing), {} ({} woken by another thread), {}",
+            s.pid,
+            s.local,
+            s.peer,
+            n(e.sends, "send", "sends"),
+            shared::observe::group(e.sent_bytes),
+            n(e.receives, "receive", "receives"),
+            shared::observe::group(e.nonblocking_receives),
+            shared::observe::group(e.empty_receives),
+            n(e.waits, "wait", "waits"),
+            shared::observe::group(e.woken_waits),
+            n(e.threads, "thread", "threads"),
+        ));
+    }
+    Ok(())
+}

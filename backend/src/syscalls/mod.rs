@@ -1,0 +1,283 @@
+//! `observe --pid`: a client process's own syscalls on its TCP sockets, read from the kernel's
+//! tracepoints through perf_event_open (raw syscall enter/exit filtered to the calls read,
+//! the scheduler's switch and waking, TCP state changes for connects), one ring buffer per
+//! CPU, inherited by every thread and child the process creates after attaching.
+//!
+//! - `attach`: what tracing needs (root, tracefs) and the events opened.
+//! - `ring`: one CPU's ring buffer read.
+//! - `records`: the tracepoints' layout (from tracefs's format files), a sample decoded.
+//! - `sockets`: a process's sockets as /proc shows them when tracing begins.
+//! - `accounting`: records in time order → per socket: sends, receives, waits.
+//!
+//! A thread reads the rings every few milliseconds and accounts records in time order once
+//! every CPU's records up to that time are in.
+
+mod accounting;
+mod attach;
+mod records;
+mod ring;
+mod sockets;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+pub use accounting::TracedSocket;
+
+use accounting::Accounting;
+use attach::{Attached, Task};
+use records::{Layout, Record};
+
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    #[error(
+        "tracing a process's syscalls needs root (or CAP_PERFMON, or kernel.perf_event_paranoid = -1): run pipescope with sudo"
+    )]
+    NotRoot,
+    #[error(
+        "tracing a process's syscalls needs tracefs at /sys/kernel/tracing, and it is not mounted and could not be: run `mount -t tracefs nodev /sys/kernel/tracing` as root"
+    )]
+    NoTracefs,
+    #[error("the tracepoint {name} cannot be read: {why}")]
+    Tracepoint { name: String, why: String },
+    #[error("process {0} is not running (or not visible in /proc)")]
+    Gone(u32),
+    #[error("{what}: {err}")]
+    Os {
+        what: &'static str,
+        err: std::io::Error,
+    },
+    #[error("could not start {program}: {err}")]
+    Spawn {
+        program: String,
+        err: std::io::Error,
+    },
+}
+
+/// What to trace.
+pub enum Target {
+    /// Running processes, all their threads.
+    Pids(Vec<u32>),
+    /// A command started under observation (its stdout goes to pipescope's stderr, so that
+    /// pipescope's own stdout holds the report alone).
+    Command(Vec<String>),
+}
+
+/// What the trace found: each TCP socket used, and records the rings lost.
+#[derive(Debug, Default)]
+pub struct Traced {
+    pub sockets: Vec<TracedSocket>,
+    pub lost: u64,
+    /// The command's exit status, when one was started.
+    pub exit: Option<std::process::ExitStatus>,
+}
+
+/// A trace running on a thread of its own until `finish`.
+pub struct Tracer {
+    stop: Arc<AtomicBool>,
+    handle: std::thread::JoinHandle<Result<Traced, TraceError>>,
+    /// The started command's pid.
+    pub child: Option<u32>,
+    exited: tokio::sync::watch::Receiver<bool>,
+}
+
+/// How often the rings are read.
+const TICK: Duration = Duration::from_millis(5);
+
+impl Tracer {
+    /// Attaches (or starts the command traced); returns once tracing is on.
+    pub fn start(target: Target) -> Result<Tracer, TraceError> {
+        attach::ready()?;
+        let layout = Layout::read()?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let (started, ready) = std::sync::mpsc::sync_channel(1);
+        let (exited_tx, exited) = tokio::sync::watch::channel(false);
+        let flag = stop.clone();
+        let handle = std::thread::Builder::new()
+            .name("syscalls".into())
+            .spawn(move || {
+                let mut accounting = Accounting::default();
+                let setup = (|| -> Result<(Attached, Option<std::process::Child>), TraceError> {
+                    let mut attached = Attached::new();
+                    match &target {
+                        Target::Pids(pids) => {
+                            for &pid in pids {
+                                attach_process(&mut attached, &layout, pid)?;
+                                for known in sockets::of_process(pid) {
+                                    accounting.known(known);
+                                }
+                            }
+                            Ok((attached, None))
+                        }
+                        Target::Command(argv) => {
+                            // Opened on this thread, enabled in the child when it execs.
+                            attached.watch(&layout, Task::OnExec)?;
+                            Ok((attached, Some(spawn(argv)?)))
+                        }
+                    }
+                })();
+                let (attached, mut child) = match setup {
+                    Ok(s) => s,
+                    Err(e) => {
+                        let _ = started.send(Err(e));
+                        return Ok(Traced::default());
+                    }
+                };
+                let _ = started.send(Ok(child.as_ref().map(|c| c.id())));
+                let out = run(attached, &layout, accounting, &flag, &mut child, &exited_tx);
+                Ok(out)
+            })
+            .map_err(|err| TraceError::Os {
+                what: "starting the tracing thread",
+                err,
+            })?;
+        match ready.recv() {
+            Ok(Ok(child)) => Ok(Tracer {
+                stop,
+                handle,
+                child,
+                exited,
+            }),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(match handle.join() {
+                Ok(Err(e)) => e,
+                _ => TraceError::Os {
+                    what: "tracing",
+                    err: std::io::Error::other("the tracing thread ended"),
+                },
+            }),
+        }
+    }
+
+    /// Resolves when the started command has exited (never without one).
+    pub async fn command_exited(&self) {
+        let mut rx = self.exited.clone();
+        if self.child.is_none() {
+            return std::future::pending().await;
+        }
+        let _ = rx.wait_for(|&done| done).await;
+    }
+
+    /// Stops tracing (a started command still running is left running), reads what is left
+    /// in the rings, and returns the sockets.
+    pub fn finish(self) -> Result<Traced, TraceError> {
+        self.stop.store(true, Ordering::SeqCst);
+        self.handle.join().unwrap_or_else(|_| {
+            Err(TraceError::Os {
+                what: "tracing",
+                err: std::io::Error::other("the tracing thread panicked"),
+            })
+        })
+    }
+}
+
+/// Every thread of `pid`, listed until no new one appears (a thread created meanwhile by an
+/// attached one inherits the events anyway).
+fn attach_process(attached: &mut Attached, layout: &Layout, pid: u32) -> Result<(), TraceError> {
+    let mut done = std::collections::HashSet::new();
+    for _ in 0..5 {
+        let fresh: Vec<u32> = attach::threads(pid)?
+            .into_iter()
+            .filter(|t| !done.contains(t))
+            .collect();
+        if fresh.is_empty() {
+            break;
+        }
+        for tid in fresh {
+            match attached.watch(layout, Task::Thread(tid)) {
+                // A thread that ended between the listing and the open.
+                Err(TraceError::Gone(_)) => {}
+                other => other?,
+            }
+            done.insert(tid);
+        }
+    }
+    if done.is_empty() {
+        return Err(TraceError::Gone(pid));
+    }
+    Ok(())
+}
+
+fn spawn(argv: &[String]) -> Result<std::process::Child, TraceError> {
+    use std::os::fd::AsFd;
+    let program = argv.first().cloned().unwrap_or_default();
+    let stdout = std::io::stderr()
+        .as_fd()
+        .try_clone_to_owned()
+        .map_err(|err| TraceError::Spawn {
+            program: program.clone(),
+            err,
+        })?;
+    std::process::Command::new(&program)
+        .args(&argv[1..])
+        .stdout(stdout)
+        .spawn()
+        .map_err(|err| TraceError::Spawn { program, err })
+}
+
+/// Reads the rings every tick until stopped; records are accounted in time order once every
+/// ring has been read past them.
+fn run(
+    mut attached: Attached,
+    layout: &Layout,
+    mut accounting: Accounting,
+    stop: &AtomicBool,
+    child: &mut Option<std::process::Child>,
+    exited: &tokio::sync::watch::Sender<bool>,
+) -> Traced {
+    let mut pending: Vec<Record> = Vec::new();
+    let mut lost = 0;
+    let mut exit = None;
+    loop {
+        let stopping = stop.load(Ordering::SeqCst);
+        if exit.is_none()
+            && let Some(c) = child.as_mut()
+            && let Ok(Some(status)) = c.try_wait()
+        {
+            exit = Some(status);
+        }
+        let now = monotonic_ns();
+        for ring in &mut attached.rings {
+            lost += ring.drain(|s| {
+                if let Some(r) = layout.decode(s.pid, s.tid, s.time, s.raw) {
+                    pending.push(r);
+                }
+            });
+        }
+        pending.sort_by_key(|r| r.time);
+        // Everything written before `now` is in: account for it, keep the rest.
+        let ready = if stopping || exit.is_some() {
+            pending.len()
+        } else {
+            pending.partition_point(|r| r.time < now.saturating_sub(TICK.as_nanos() as u64))
+        };
+        for r in pending.drain(..ready) {
+            accounting.record(&r);
+        }
+        if exit.is_some() {
+            let _ = exited.send(true);
+        }
+        if stopping {
+            break;
+        }
+        std::thread::sleep(TICK);
+    }
+    let mut sockets = accounting.finish();
+    for s in &mut sockets {
+        s.evidence.lost = lost;
+    }
+    Traced {
+        sockets,
+        lost,
+        exit,
+    }
+}
+
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
