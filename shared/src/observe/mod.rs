@@ -358,13 +358,20 @@ pub struct ObservedConnection {
     pub words: Option<Words>,
     /// What the probe saw, when the proxy held replies back (`observe --probe`). The verdict
     /// reads it and `syscalls` once worked out again (`ObservedConnection::judged`).
+    ///
+    /// The evidence is not read by the page (built for wasm32): the server words what the
+    /// page shows of it (`words`), and its decoders would cost the page's WASM budget. The
+    /// CLI's JSON carries it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", serde(skip))]
     pub probe: Option<ProbeEvidence>,
     /// What the client process's syscalls showed, when it was traced (`observe --pid`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", serde(skip))]
     pub syscalls: Option<SyscallEvidence>,
     /// What the client's receive window showed, from a capture.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", serde(skip))]
     pub window: Option<WindowEvidence>,
 }
 
@@ -380,8 +387,10 @@ pub enum Vantage {
         hop_us: Option<f64>,
         /// Redis is on another host: "at Redis" holds the network to it.
         remote_redis: bool,
-        /// How the probe's PINGs spread around `hop_us`.
+        /// How the probe's PINGs spread around `hop_us` (not read by the page, as the
+        /// connection's evidence is not: the server words it).
         #[serde(default)]
+        #[cfg_attr(target_arch = "wasm32", serde(skip))]
         hop_spread: Option<HopSpread>,
     },
     /// From a packet capture, a file or live: times are the capture host's, writes are
