@@ -55,6 +55,8 @@
 //!   `pipescope observe` as a child).
 //! - `local_redis`: the one launcher of a local redis-server (plain, TLS, cluster node): the
 //!   embedded server used when no Redis URL is given, the cluster's nodes, the TLS server.
+//! - `html_file`: a recording as one self-contained HTML file (the page, its WASM and the
+//!   data inside) that opens from disk with no server and no network.
 //! - `replay`: `pipescope replay FILE`: the page served from a recording, no Redis at all;
 //!   `recording_upload`: a recording a page opened, read for it by the server.
 //!
@@ -72,6 +74,7 @@ pub mod clean;
 pub mod cluster;
 pub mod engine;
 pub mod hub;
+pub mod html_file;
 pub mod local_redis;
 pub mod median;
 pub mod net;

@@ -1,0 +1,142 @@
+//! One self-contained HTML file: the page (its CSS, JS glue and WASM) and the message a replay's
+//! websocket would send it, so a recording opens by double-click from disk, with no server
+//! and no network (`pipescope replay REC --html FILE`, `bench --html FILE`, the page's
+//! download). The WASM and the message are gzip-compressed, as base64, in
+//! `<script type="application/octet-stream">` elements; the loader unpacks them with the
+//! browser's `DecompressionStream`, leaves the message in `window.pipescopeFile` (the page's
+//! `Connection` reads it instead of opening a websocket) and instantiates the WASM from its
+//! bytes. A Content-Security-Policy lets nothing be fetched.
+//!
+//! - `page`: the built page (`dist/`) taken apart into what is inlined.
+//! - `download`: `POST /html`, the page's "Download as one HTML file".
+
+pub mod download;
+pub mod page;
+
+use std::io::Write;
+
+use base64::Engine;
+use shared::Recording;
+
+pub use page::{Page, PageError};
+
+/// Nothing is fetched or connected to: scripts and styles are inline, WASM is compiled from
+/// bytes, images are the page's own (the handout chart's PNG is a `data:` URL).
+const POLICY: &str = "default-src 'none'; script-src 'unsafe-inline' 'wasm-unsafe-eval'; \
+style-src 'unsafe-inline'; img-src data: blob:; base-uri 'none'; form-action 'none'";
+
+/// Unpacks the WASM and the message, then starts the page; a browser that cannot is told so.
+const LOADER: &str = r#"
+const packed = id => {
+  const text = atob(document.getElementById(id).textContent);
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  return new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip')));
+};
+try {
+  const [wasm, message] = await Promise.all([
+    packed('pipescope-wasm').arrayBuffer(),
+    packed('pipescope-data').text(),
+  ]);
+  window.pipescopeFile = message;
+  await __wbg_init({ module_or_path: wasm });
+} catch (e) {
+  const p = document.createElement('p');
+  p.textContent = 'This pipescope file could not start in this browser (' + e +
+    '). It needs WebAssembly and DecompressionStream: a current Chromium, Firefox or Safari.';
+  document.body.append(p);
+}
+"#;
+
+/// The file for `recording`, said to be `file` (a name, no directory).
+pub fn of_recording(page: &Page, recording: Recording, file: &str) -> String {
+    let message = crate::replay::welcome(recording, file).to_json();
+    html(page, &message, &format!("pipescope · {file}"))
+}
+
+/// `page` with `message` (one `ServerMsg` as JSON), titled `title`.
+pub fn html(page: &Page, message: &str, title: &str) -> String {
+    let wasm = packed(&page.wasm);
+    let data = packed(message.as_bytes());
+    let mut out = String::with_capacity(wasm.len() + data.len() + page.glue.len() + 64 * 1024);
+    out.push_str("<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    out.push_str(&format!(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"{POLICY}\">\n"
+    ));
+    out.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    out.push_str("<meta name=\"color-scheme\" content=\"light\">\n");
+    out.push_str(&format!("<title>{}</title>\n", escape(title)));
+    out.push_str("<link rel=\"icon\" href=\"data:,\">\n");
+    for css in &page.css {
+        out.push_str("<style>\n");
+        out.push_str(css);
+        out.push_str("\n</style>\n");
+    }
+    out.push_str("</head>\n<body>\n<noscript>pipescope needs JavaScript and WebAssembly.</noscript>\n");
+    for (id, text) in [("pipescope-data", &data), ("pipescope-wasm", &wasm)] {
+        out.push_str(&format!(
+            "<script type=\"application/octet-stream\" id=\"{id}\">{text}</script>\n"
+        ));
+    }
+    out.push_str("<script type=\"module\">\n");
+    out.push_str(&page.glue);
+    out.push_str(LOADER);
+    out.push_str("</script>\n</body>\n</html>\n");
+    out
+}
+
+/// `bytes` gzip-compressed (best), as base64.
+fn packed(bytes: &[u8]) -> String {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(bytes).expect("writing to memory");
+    let gz = gz.finish().expect("writing to memory");
+    base64::engine::general_purpose::STANDARD.encode(gz)
+}
+
+/// `s` as HTML text.
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    fn page() -> Page {
+        Page {
+            css: vec!["body { color: red }".into(), "p { margin: 0 }".into()],
+            glue: "async function __wbg_init(m) {}\n".into(),
+            wasm: b"\0asm\x01\0\0\0".to_vec(),
+        }
+    }
+
+    fn unpacked(html: &str, id: &str) -> Vec<u8> {
+        let open = format!("id=\"{id}\">");
+        let start = html.find(&open).unwrap() + open.len();
+        let end = start + html[start..].find("</script>").unwrap();
+        let gz = base64::engine::general_purpose::STANDARD
+            .decode(&html[start..end])
+            .unwrap();
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(&gz[..])
+            .read_to_end(&mut out)
+            .unwrap();
+        out
+    }
+
+    #[test]
+    fn the_parts_are_inlined_and_the_data_comes_back() {
+        let html = html(&page(), r#"{"type":"welcome"}"#, "pipescope · a<b>.json");
+        assert!(html.contains("<title>pipescope · a&lt;b&gt;.json</title>"));
+        assert!(html.find("body { color: red }") < html.find("p { margin: 0 }"));
+        assert_eq!(unpacked(&html, "pipescope-data"), br#"{"type":"welcome"}"#);
+        assert_eq!(unpacked(&html, "pipescope-wasm"), b"\0asm\x01\0\0\0");
+        assert!(html.contains("async function __wbg_init(m) {}\n\nconst packed"));
+        // Nothing it names is fetched: no URL outside the policy and the `data:` icon.
+        assert!(!html.contains("src=") && !html.contains("://"), "{html}");
+    }
+}
