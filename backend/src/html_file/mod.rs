@@ -25,6 +25,15 @@ pub use page::{Page, PageError};
 const POLICY: &str = "default-src 'none'; script-src 'unsafe-inline' 'wasm-unsafe-eval'; \
 style-src 'unsafe-inline'; img-src data: blob:; base-uri 'none'; form-action 'none'";
 
+/// What a file cannot do, hidden: it runs nothing and has no server (no run controls, no
+/// views to switch to, no connection, nothing to open or have written; its own line says what
+/// it is, in place of a served replay's banner).
+const FILE_CSS: &str = ".controls, nav.views, #status, #recording-banner, \
+label[for=\"open-recording\"], .recording form, .recording .explain { display: none !important; }
+#file-line { margin: 0; padding: 0.5rem 1rem; background: #fff6db; color: #3b3000; \
+border-bottom: 1px solid #e8d9a6; font: 0.9rem/1.45 system-ui, sans-serif; }
+#file-line a { margin-left: 0.5rem; }";
+
 /// Unpacks the WASM and the message, then starts the page; a browser that cannot is told so.
 const LOADER: &str = r#"
 const packed = id => {
@@ -50,12 +59,38 @@ try {
 
 /// The file for `recording`, said to be `file` (a name, no directory).
 pub fn of_recording(page: &Page, recording: Recording, file: &str) -> String {
+    let line = line_of(&recording, file);
     let message = crate::replay::welcome(recording, file).to_json();
-    html(page, &message, &format!("pipescope · {file}"))
+    html(page, &message, &format!("pipescope · {file}"), &line)
 }
 
-/// `page` with `message` (one `ServerMsg` as JSON), titled `title`.
-pub fn html(page: &Page, message: &str, title: &str) -> String {
+/// The line that says what the file is (HTML): when and where the runs were measured, and
+/// with a tour's runs, links to the tour's view and back.
+fn line_of(r: &Recording, file: &str) -> String {
+    let mut line = format!(
+        "<strong>A pipescope recording</strong>, {}: {} runs saved {} by pipescope {}, measured against Redis {} at {}, network: {}. \
+         This file holds the page and its runs: nothing runs here, and nothing is fetched.",
+        escape(file),
+        r.runs.len(),
+        escape(&r.saved_at),
+        escape(&r.server_version),
+        escape(&r.redis_version),
+        escape(&r.target),
+        escape(&r.network.label()),
+    );
+    if !r.tour.is_empty() {
+        // The page picks its view from `#…`; a new query loads the file again (a file URL's
+        // query is ignored), there.
+        line.push_str(
+            " <a id=\"file-runs\" href=\"?runs\">All runs</a> · \
+             <a id=\"file-tour\" href=\"?tour#tour/handout\">The tour and its handout</a>",
+        );
+    }
+    line
+}
+
+/// `page` with `message` (one `ServerMsg` as JSON), titled `title`, under `line` (HTML).
+pub fn html(page: &Page, message: &str, title: &str, line: &str) -> String {
     let wasm = packed(&page.wasm);
     let data = packed(message.as_bytes());
     let mut out = String::with_capacity(wasm.len() + data.len() + page.glue.len() + 64 * 1024);
@@ -72,7 +107,10 @@ pub fn html(page: &Page, message: &str, title: &str) -> String {
         out.push_str(css);
         out.push_str("\n</style>\n");
     }
-    out.push_str("</head>\n<body>\n<noscript>pipescope needs JavaScript and WebAssembly.</noscript>\n");
+    out.push_str("<style>\n");
+    out.push_str(FILE_CSS);
+    out.push_str("\n</style>\n</head>\n<body>\n<noscript>pipescope needs JavaScript and WebAssembly.</noscript>\n");
+    out.push_str(&format!("<p id=\"file-line\" role=\"note\">{line}</p>\n"));
     for (id, text) in [("pipescope-data", &data), ("pipescope-wasm", &wasm)] {
         out.push_str(&format!(
             "<script type=\"application/octet-stream\" id=\"{id}\">{text}</script>\n"
@@ -130,7 +168,8 @@ mod tests {
 
     #[test]
     fn the_parts_are_inlined_and_the_data_comes_back() {
-        let html = html(&page(), r#"{"type":"welcome"}"#, "pipescope · a<b>.json");
+        let html = html(&page(), r#"{"type":"welcome"}"#, "pipescope · a<b>.json", "<b>line</b>");
+        assert!(html.contains("<p id=\"file-line\" role=\"note\"><b>line</b></p>"));
         assert!(html.contains("<title>pipescope · a&lt;b&gt;.json</title>"));
         assert!(html.find("body { color: red }") < html.find("p { margin: 0 }"));
         assert_eq!(unpacked(&html, "pipescope-data"), br#"{"type":"welcome"}"#);

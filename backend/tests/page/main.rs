@@ -10,6 +10,7 @@ mod cluster_modes;
 mod compare;
 mod connections;
 mod controls;
+mod html_file;
 mod load;
 mod observe;
 mod observe_capture;
