@@ -179,11 +179,27 @@ async fn a_recording_as_one_file_opens_from_disk_with_no_request_and_shows_what_
     );
     let browser = Browser::open(&served).await;
     let replayed = seen(&browser.client).await;
-    drop(browser);
-    drop(child);
     println!("replay shows: {replayed:?}");
 
-    for file in [&from_replay, &from_bench] {
+    // The page's "Download as one HTML file": the server answers its form with the file.
+    let downloads = dir.path().join("downloads");
+    std::fs::create_dir(&downloads).unwrap();
+    cdp(
+        &browser.client,
+        "Page.setDownloadBehavior",
+        serde_json::json!({ "behavior": "allow", "downloadPath": downloads.display().to_string() }),
+    )
+    .await;
+    click(&browser.client, "#save-html").await;
+    let from_page = downloaded(&downloads).await;
+    assert!(
+        browser.client.current_url().await.unwrap().as_str().starts_with(&served),
+        "the page stays where it is"
+    );
+    drop(browser);
+    drop(child);
+
+    for file in [&from_replay, &from_bench, &from_page] {
         let browser = Browser::start().await;
         let c = &browser.client;
         cdp(c, "Page.enable", serde_json::json!({})).await;
@@ -263,9 +279,12 @@ async fn a_recording_as_one_file_opens_from_disk_with_no_request_and_shows_what_
             .unwrap()
             .to_string();
         let name = file.file_name().unwrap().to_str().unwrap();
+        println!("{name}: {line}");
+        // The page's file is saved when downloaded, as its "Save session" is.
+        let saved = if file == &from_page { "saved 20" } else { recording.saved_at.as_str() };
         for part in [
             name,
-            recording.saved_at.as_str(),
+            saved,
             recording.redis_version.as_str(),
             recording.target.as_str(),
             "network: loopback",
@@ -287,10 +306,44 @@ async fn a_recording_as_one_file_opens_from_disk_with_no_request_and_shows_what_
         assert_eq!(probe["resources"], serde_json::json!([]), "no request: {probe}");
         let errors = console_errors(c).await;
         assert!(errors.is_empty(), "console errors: {errors:?}");
+
+        // The checks above can fail: a request the page makes is refused, and seen.
+        c.execute("fetch('http://127.0.0.1:9/').catch(() => {})", vec![]).await.unwrap();
+        until_js(
+            c,
+            "return window.__probe.violations.length",
+            Duration::from_secs(10),
+            "a refused request seen by the probe",
+            |n: &usize| *n > 0,
+        )
+        .await;
+        let refused = console_errors(c).await;
+        assert!(!refused.is_empty(), "a refused request is a console error");
         assert!(state["runs"].as_array().unwrap().len() == 2);
         if file == &from_replay {
             let shot = browser.screenshot("html-file-playing").await;
             println!("screenshot {}", shot.display());
         }
+    }
+}
+
+/// The one `.html` file a download put in `dir`, once complete (at most 30 s).
+async fn downloaded(dir: &std::path::Path) -> std::path::PathBuf {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let done: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "html"))
+            .collect();
+        if let [one] = done.as_slice() {
+            return one.clone();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no download of one .html file in {}: {done:?}",
+            dir.display()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
