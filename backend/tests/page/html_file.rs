@@ -6,7 +6,8 @@
 //! timeline drawn (its canvas not blank) and playing, no run controls, and a line saying what
 //! the file is. Any request the page makes, any console error and any Content-Security-Policy
 //! violation fails it. The password, the engine's keys and its values appear nowhere in the
-//! file, nor in the data packed inside it. Screenshots: target/screenshots/html-file.png, html-file-playing.png.
+//! file, nor in the data packed inside it. Firefox ESR opens one too.
+//! Screenshots: target/screenshots/html-file.png, html-file-playing.png, html-file-firefox.png.
 
 use crate::support;
 
@@ -346,4 +347,57 @@ async fn downloaded(dir: &std::path::Path) -> std::path::PathBuf {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn firefox_opens_the_file_from_disk_and_draws_the_runs() {
+    let Some(mut firefox) = support::firefox::Firefox::start().await else {
+        support::cannot_check("firefox-esr is not installed (scripts/setup test installs it)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("firefox.html");
+    let (redis, _target) = support::redis();
+    let out = support::pipescope("pipescope=info")
+        .args(["bench", "--mode", "compare", "--count", "300", "--batch", "50"])
+        .args(["--redis-url", &redis.url()])
+        .arg("--html")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    drop(redis);
+    firefox.goto(&format!("file://{}", file.display())).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let seen = loop {
+        let seen = firefox
+            .execute(
+                "const p = window.__pipescope;
+                 return p ? { runs: p.runs.map(r => [r.mode, r.arrows_drawn, r.done]),
+                              resources: performance.getEntriesByType('resource').map(r => r.name),
+                              speedup: document.querySelector('#speedup').textContent,
+                              line: document.querySelector('#file-line').textContent } : null",
+            )
+            .await;
+        if !seen.is_null() {
+            break seen;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "Firefox never drew the file's timeline: {}",
+            firefox.execute("return document.body.innerText.slice(0, 500)").await
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    println!("firefox: {seen}");
+    let runs = seen["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{seen}");
+    for r in runs {
+        assert!(r[1].as_u64() > Some(0) && r[2] == 300, "{seen}");
+    }
+    assert_eq!(seen["resources"], serde_json::json!([]), "no request: {seen}");
+    assert!(seen["speedup"].as_str().unwrap().contains("faster"), "{seen}");
+    assert!(seen["line"].as_str().unwrap().contains("firefox.html"), "{seen}");
+    let shot = firefox.screenshot("html-file-firefox").await;
+    println!("screenshot {}", shot.display());
 }
