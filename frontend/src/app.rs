@@ -21,7 +21,10 @@ pub fn App() -> impl IntoView {
     // (`#tour/handout`). What it cannot do (run, reach a server) its own stylesheet hides.
     let location = window().location();
     let path = match conn.file {
-        true => format!("/{}", location.hash().unwrap_or_default().get(1..).unwrap_or("")),
+        true => format!(
+            "/{}",
+            location.hash().unwrap_or_default().get(1..).unwrap_or("")
+        ),
         false => location.pathname().unwrap_or_default(),
     };
     // `/observe`: an application's own connections (observe mode).

@@ -58,7 +58,13 @@ fn made(json: &str) -> Result<(String, String), String> {
     // The name "Save session" gives, as .html; only characters safe in a header's quotes.
     let file: String = format!("pipescope-{}.html", recording.saved_at)
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
         .collect();
     let html = super::of_recording(&page, recording, &file);
     Ok((file, html))

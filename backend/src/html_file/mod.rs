@@ -21,8 +21,9 @@ use shared::Recording;
 pub use page::{Page, PageError};
 
 /// Nothing is fetched or connected to: scripts and styles are inline, WASM is compiled from
-/// bytes, images are the page's own (the handout chart's PNG is a `data:` URL).
-const POLICY: &str = "default-src 'none'; script-src 'unsafe-inline' 'wasm-unsafe-eval'; \
+/// bytes, images are the page's own (the handout chart's PNG is a `data:` URL, drawn by a
+/// function the page makes from text: `'unsafe-eval'`, which fetches nothing).
+const POLICY: &str = "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval' 'wasm-unsafe-eval'; \
 style-src 'unsafe-inline'; img-src data: blob:; base-uri 'none'; form-action 'none'";
 
 /// What a file cannot do, hidden: it runs nothing and has no server (no run controls, no
@@ -168,7 +169,12 @@ mod tests {
 
     #[test]
     fn the_parts_are_inlined_and_the_data_comes_back() {
-        let html = html(&page(), r#"{"type":"welcome"}"#, "pipescope · a<b>.json", "<b>line</b>");
+        let html = html(
+            &page(),
+            r#"{"type":"welcome"}"#,
+            "pipescope · a<b>.json",
+            "<b>line</b>",
+        );
         assert!(html.contains("<p id=\"file-line\" role=\"note\"><b>line</b></p>"));
         assert!(html.contains("<title>pipescope · a&lt;b&gt;.json</title>"));
         assert!(html.find("body { color: red }") < html.find("p { margin: 0 }"));

@@ -33,7 +33,8 @@ impl Page {
         let index = dist_file("index.html").ok_or(PageError::NotBuilt)?;
         let index = String::from_utf8_lossy(&index);
         let text = |name: &str, what: &'static str| {
-            let bytes = dist_file(name).ok_or_else(|| unexpected(what, format!("{name} is missing")))?;
+            let bytes =
+                dist_file(name).ok_or_else(|| unexpected(what, format!("{name} is missing")))?;
             String::from_utf8(bytes.into_owned())
                 .map_err(|_| unexpected(what, format!("{name} is not UTF-8")))
         };
@@ -50,9 +51,16 @@ impl Page {
             .ok_or_else(|| unexpected("WASM", format!("{wasm_name} is missing")))?
             .into_owned();
         if !wasm.starts_with(b"\0asm") {
-            return Err(unexpected("WASM", format!("{wasm_name} is not WebAssembly")));
+            return Err(unexpected(
+                "WASM",
+                format!("{wasm_name} is not WebAssembly"),
+            ));
         }
-        for (what, part) in css.iter().map(|c| ("stylesheet", c)).chain([("JS glue", &glue)]) {
+        for (what, part) in css
+            .iter()
+            .map(|c| ("stylesheet", c))
+            .chain([("JS glue", &glue)])
+        {
             // Inlined, either would end its element early.
             if part.to_ascii_lowercase().contains("</s") {
                 return Err(unexpected(what, "it holds \"</s\"".into()));
@@ -76,7 +84,10 @@ fn asset_names(index: &str) -> Vec<String> {
             rest = &rest[at + 2..];
             let Some(end) = rest.find(quote) else { break };
             let name = &rest[..end];
-            if !name.is_empty() && !name.contains(['/', '?', '#', '<', '>', ' ']) && !names.iter().any(|n| n == name) {
+            if !name.is_empty()
+                && !name.contains(['/', '?', '#', '<', '>', ' '])
+                && !names.iter().any(|n| n == name)
+            {
                 names.push(name.to_string());
             }
         }
@@ -91,7 +102,10 @@ fn only<'a>(names: &'a [String], suffix: &str, what: &'static str) -> Result<&'a
     let mut found = names.iter().filter(|n| n.ends_with(suffix));
     match (found.next(), found.next()) {
         (Some(one), None) => Ok(one),
-        (None, _) => Err(unexpected(what, format!("index.html names no {suffix} file"))),
+        (None, _) => Err(unexpected(
+            what,
+            format!("index.html names no {suffix} file"),
+        )),
         (Some(a), Some(b)) => Err(unexpected(what, format!("index.html names {a} and {b}"))),
     }
 }
@@ -116,7 +130,10 @@ fn without_exports(glue: &str) -> Result<String, PageError> {
     if !out.contains("function __wbg_init") {
         return Err(unexpected("JS glue", "it defines no __wbg_init".into()));
     }
-    if out.lines().any(|l| l.trim_start().starts_with("export ") || l.trim_start().starts_with("import ")) {
+    if out
+        .lines()
+        .any(|l| l.trim_start().starts_with("export ") || l.trim_start().starts_with("import "))
+    {
         return Err(unexpected("JS glue", "an export or import is left".into()));
     }
     Ok(out)
@@ -145,7 +162,9 @@ mod tests {
             without_exports(glue).unwrap(),
             "let wasm;\nfunction greet(a) { return a; }\nclass Thing {}\nfunction initSync(m) {}\nasync function __wbg_init(m) {}\n"
         );
-        assert!(without_exports("import x from './y.js';\nasync function __wbg_init() {}").is_err());
+        assert!(
+            without_exports("import x from './y.js';\nasync function __wbg_init() {}").is_err()
+        );
         assert!(without_exports("function other() {}").is_err());
     }
 }

@@ -282,8 +282,15 @@ pub struct Cdp {
 }
 
 impl fantoccini::wd::WebDriverCompatibleCommand for Cdp {
-    fn endpoint(&self, base: &url::Url, session: Option<&str>) -> Result<url::Url, url::ParseError> {
-        base.join(&format!("session/{}/goog/cdp/execute", session.unwrap_or_default()))
+    fn endpoint(
+        &self,
+        base: &url::Url,
+        session: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base.join(&format!(
+            "session/{}/goog/cdp/execute",
+            session.unwrap_or_default()
+        ))
     }
 
     fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
@@ -304,19 +311,29 @@ pub async fn cdp(c: &Client, cmd: &'static str, params: serde_json::Value) -> se
 struct BrowserLog;
 
 impl fantoccini::wd::WebDriverCompatibleCommand for BrowserLog {
-    fn endpoint(&self, base: &url::Url, session: Option<&str>) -> Result<url::Url, url::ParseError> {
+    fn endpoint(
+        &self,
+        base: &url::Url,
+        session: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
         base.join(&format!("session/{}/se/log", session.unwrap_or_default()))
     }
 
     fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
-        (http::Method::POST, Some(r#"{"type":"browser"}"#.to_string()))
+        (
+            http::Method::POST,
+            Some(r#"{"type":"browser"}"#.to_string()),
+        )
     }
 }
 
 /// The console's errors since the last call (the page's and the browser's own, such as a
 /// blocked request), as `level: message`.
 pub async fn console_errors(c: &Client) -> Vec<String> {
-    let log = c.issue_cmd(BrowserLog).await.expect("chromedriver's browser log");
+    let log = c
+        .issue_cmd(BrowserLog)
+        .await
+        .expect("chromedriver's browser log");
     log.as_array()
         .into_iter()
         .flatten()

@@ -50,7 +50,10 @@ impl Firefox {
             if let Ok(s) = TcpStream::connect(("127.0.0.1", port)).await {
                 break s;
             }
-            assert!(Instant::now() < deadline, "firefox-esr's Marionette did not listen on {port}");
+            assert!(
+                Instant::now() < deadline,
+                "firefox-esr's Marionette did not listen on {port}"
+            );
             tokio::time::sleep(Duration::from_millis(200)).await;
         };
         let mut firefox = Firefox {
@@ -62,7 +65,10 @@ impl Firefox {
         let hello = firefox.frame().await;
         assert_eq!(hello["applicationType"], "gecko", "{hello}");
         firefox
-            .command("WebDriver:NewSession", serde_json::json!({ "capabilities": {} }))
+            .command(
+                "WebDriver:NewSession",
+                serde_json::json!({ "capabilities": {} }),
+            )
             .await;
         Some(firefox)
     }
@@ -117,7 +123,10 @@ impl Firefox {
     pub async fn screenshot(&mut self, name: &str) -> std::path::PathBuf {
         use base64::Engine;
         let png = self
-            .command("WebDriver:TakeScreenshot", serde_json::json!({ "full": false }))
+            .command(
+                "WebDriver:TakeScreenshot",
+                serde_json::json!({ "full": false }),
+            )
             .await["value"]
             .as_str()
             .expect("a screenshot")
@@ -127,7 +136,9 @@ impl Firefox {
         let path = dir.join(format!("{name}.png"));
         std::fs::write(
             &path,
-            base64::engine::general_purpose::STANDARD.decode(png).unwrap(),
+            base64::engine::general_purpose::STANDARD
+                .decode(png)
+                .unwrap(),
         )
         .unwrap();
         path

@@ -87,8 +87,19 @@ pub async fn html(args: HtmlArgs) -> anyhow::Result<()> {
     // Its table goes to our stderr: stdout is this job's.
     let table = std::io::stderr().as_fd().try_clone_to_owned()?;
     let status = std::process::Command::new(std::env::current_exe()?)
-        .args(["bench", "--mode", "compare", "--count", &args.count.to_string()])
-        .args(["--batch", &args.batch.to_string(), "--redis-url", &redis.url()])
+        .args([
+            "bench",
+            "--mode",
+            "compare",
+            "--count",
+            &args.count.to_string(),
+        ])
+        .args([
+            "--batch",
+            &args.batch.to_string(),
+            "--redis-url",
+            &redis.url(),
+        ])
         .arg("--html")
         .arg(&file)
         .env_remove("REDIS_URL")
@@ -108,16 +119,24 @@ pub async fn html(args: HtmlArgs) -> anyhow::Result<()> {
     };
     let (wasm_bytes, data_bytes) = (packed("pipescope-wasm"), packed("pipescope-data"));
     let probed = dir.path().join("probed.html");
-    std::fs::write(&probed, html.replacen("<head>", &format!("<head>{PROBE}"), 1))?;
+    std::fs::write(
+        &probed,
+        html.replacen("<head>", &format!("<head>{PROBE}"), 1),
+    )?;
     let blank = dir.path().join("blank.html");
     std::fs::write(&blank, BLANK)?;
 
     let mut each = Vec::new();
     let mut blank_each = Vec::new();
     for load in 0..args.loads {
-        let ms = first_drawn(&probed).await.with_context(|| format!("load {}", load + 1))?;
+        let ms = first_drawn(&probed)
+            .await
+            .with_context(|| format!("load {}", load + 1))?;
         let floor = first_drawn(&blank).await.context("the blank page")?;
-        eprintln!("load {}: {ms:.0} ms (a blank page: {floor:.0} ms)", load + 1);
+        eprintln!(
+            "load {}: {ms:.0} ms (a blank page: {floor:.0} ms)",
+            load + 1
+        );
         each.push(ms);
         blank_each.push(floor);
     }
