@@ -30,9 +30,13 @@ pub struct HtmlArgs {
     /// SETs per run.
     #[arg(long, default_value_t = 100_000)]
     pub count: u64,
-    /// The pipelined run's batch.
+    /// The pipelined run's batch (with --sweep, the largest batch).
     #[arg(long, default_value_t = 1000)]
     pub batch: u32,
+    /// A batch sweep (`bench --mode sweep`: batches 1, 2, 5, … up to --batch, --count SETs
+    /// each) instead of the seed's comparison.
+    #[arg(long)]
+    pub sweep: bool,
     /// Loads timed, each in a fresh browser profile.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=50))]
     pub loads: u32,
@@ -46,6 +50,8 @@ pub struct HtmlArgs {
 /// What was measured.
 #[derive(Debug, serde::Serialize)]
 struct HtmlCost {
+    /// `compare` (sequential, then pipelined at `batch`) or `sweep` (batches up to `batch`).
+    mode: &'static str,
     count: u64,
     batch: u32,
     bytes: u64,
@@ -77,9 +83,13 @@ pub async fn html(args: HtmlArgs) -> anyhow::Result<()> {
     let file = args
         .out
         .clone()
-        .unwrap_or_else(|| dir.path().join("seed.html"));
+        .unwrap_or_else(|| dir.path().join("runs.html"));
+    let (mode, batch_flag) = match args.sweep {
+        true => ("sweep", "--max-batch"),
+        false => ("compare", "--batch"),
+    };
     eprintln!(
-        "bench --mode compare --count {} --batch {} --html {}",
+        "bench --mode {mode} --count {} {batch_flag} {} --html {}",
         args.count,
         args.batch,
         file.display()
@@ -87,15 +97,9 @@ pub async fn html(args: HtmlArgs) -> anyhow::Result<()> {
     // Its table goes to our stderr: stdout is this job's.
     let table = std::io::stderr().as_fd().try_clone_to_owned()?;
     let status = std::process::Command::new(std::env::current_exe()?)
+        .args(["bench", "--mode", mode, "--count", &args.count.to_string()])
         .args([
-            "bench",
-            "--mode",
-            "compare",
-            "--count",
-            &args.count.to_string(),
-        ])
-        .args([
-            "--batch",
+            batch_flag,
             &args.batch.to_string(),
             "--redis-url",
             &redis.url(),
@@ -141,6 +145,7 @@ pub async fn html(args: HtmlArgs) -> anyhow::Result<()> {
         blank_each.push(floor);
     }
     let cost = HtmlCost {
+        mode,
         count: args.count,
         batch: args.batch,
         bytes,
@@ -159,9 +164,14 @@ pub async fn html(args: HtmlArgs) -> anyhow::Result<()> {
         return Ok(());
     }
     say(format_args!(
-        "{} SETs sequentially and pipelined at batch {} as one HTML file: {} bytes ({} the target of {} bytes): the WASM {} bytes, the data {} bytes (gzip, base64), the rest {} bytes",
-        cost.count,
-        cost.batch,
+        "{} as one HTML file: {} bytes ({} the target of {} bytes): the WASM {} bytes, the data {} bytes (gzip, base64), the rest {} bytes",
+        match args.sweep {
+            true => format!("{} SETs at each batch up to {}", cost.count, cost.batch),
+            false => format!(
+                "{} SETs sequentially and pipelined at batch {}",
+                cost.count, cost.batch
+            ),
+        },
         cost.bytes,
         met(cost.bytes <= TARGET_BYTES),
         TARGET_BYTES,
