@@ -7,6 +7,8 @@ use clap::ValueEnum;
 
 use pipescope::cancel::{OnSignal, Stop};
 
+use anyhow::Context;
+
 use super::args::{NetworkArgs, TargetArgs};
 use super::output::say;
 
@@ -42,6 +44,11 @@ pub struct ObserveArgs {
     /// several).
     #[arg(long = "redis-port", value_name = "PORT", requires = "from_capture")]
     pub redis_port: Vec<u16>,
+    /// With --pcap: also write what was read as one HTML file, the page's observe view with
+    /// the connections inside (their verdicts, time split, what would help, the latest ones'
+    /// requests), which opens from disk in a browser with no server and no network.
+    #[arg(long, value_name = "FILE", requires = "pcap")]
+    pub html: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub network: NetworkArgs,
     #[command(flatten)]
@@ -228,8 +235,25 @@ async fn measure_equivalents(
 /// stderr, and what the figures are on the report's first line (stderr with --json).
 pub(super) fn observe_pcap(args: &ObserveArgs, path: &std::path::Path) -> anyhow::Result<()> {
     use pipescope::capture::Source;
+    let html = match &args.html {
+        Some(to) => Some((
+            super::record_to::RecordTo::prepare(to, "--html")?,
+            pipescope::html_file::Page::built().context("--html")?,
+        )),
+        None => None,
+    };
     let seen = pipescope::observe::captured::observe(Source::File(path), &redis_ports(args))?;
     print_captured(args, &seen);
+    if let Some((to, page)) = html {
+        let read = pipescope::capture_upload::capture_read(seen);
+        let text = pipescope::html_file::of_capture(&page, &read, &to.file_name());
+        to.write_text(&text)?;
+        eprintln!(
+            "wrote {} ({}): one HTML file with the page and the connections inside; it opens from disk in a browser, with no server and no network",
+            to.path.display(),
+            super::record_to::kilobytes(text.len())
+        );
+    }
     Ok(())
 }
 

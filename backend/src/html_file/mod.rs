@@ -29,8 +29,9 @@ style-src 'unsafe-inline'; img-src data: blob:; base-uri 'none'; form-action 'no
 /// What a file cannot do, hidden: it runs nothing and has no server (no run controls, no
 /// views to switch to, no connection, nothing to open or have written; its own line says what
 /// it is, in place of a served replay's banner).
-const FILE_CSS: &str = ".controls, nav.views, #status, #recording-banner, \
-label[for=\"open-recording\"], .recording form, .recording .explain { display: none !important; }
+const FILE_CSS: &str = ".controls, nav.views, #status, #target, #recording-banner, \
+label[for=\"open-recording\"], .recording form, .recording .explain, .observe-controls, \
+.observe-capture { display: none !important; }
 #file-line { margin: 0; padding: 0.5rem 1rem; background: #fff6db; color: #3b3000; \
 border-bottom: 1px solid #e8d9a6; font: 0.9rem/1.45 system-ui, sans-serif; }
 #file-line a { margin-left: 0.5rem; }";
@@ -43,6 +44,8 @@ const packed = id => {
   for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
   return new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip')));
 };
+const view = document.getElementById('pipescope-data').dataset.view;
+if (view && !location.hash) location.hash = view;
 try {
   const [wasm, message] = await Promise.all([
     packed('pipescope-wasm').arrayBuffer(),
@@ -63,6 +66,30 @@ pub fn of_recording(page: &Page, recording: Recording, file: &str) -> String {
     let line = line_of(&recording, file);
     let message = crate::replay::welcome(recording, file).to_json();
     html(page, &message, &format!("pipescope · {file}"), &line)
+}
+
+/// The file for what `observe --pcap` read from a capture (`capture_upload::capture_read`'s
+/// message), said to be `file`; it opens on the observe view.
+pub fn of_capture(page: &Page, read: &shared::ServerMsg, file: &str) -> String {
+    let (label, n) = match read {
+        shared::ServerMsg::CaptureRead {
+            label, connections, ..
+        } => (label.as_str(), connections.len()),
+        _ => ("", 0),
+    };
+    let line = format!(
+        "<strong>A pipescope observation</strong>, {}: {n} connections {}. \
+         This file holds the page and what was observed: nothing runs here, and nothing is fetched.",
+        escape(file),
+        escape(label),
+    );
+    html_of(
+        page,
+        &read.to_json(),
+        &format!("pipescope · {file}"),
+        &line,
+        "observe",
+    )
 }
 
 /// The line that says what the file is (HTML): when and where the runs were measured, and
@@ -92,6 +119,11 @@ fn line_of(r: &Recording, file: &str) -> String {
 
 /// `page` with `message` (one `ServerMsg` as JSON), titled `title`, under `line` (HTML).
 pub fn html(page: &Page, message: &str, title: &str, line: &str) -> String {
+    html_of(page, message, title, line, "")
+}
+
+/// `html`, opening on `view` (the page's `#…`: `observe`) when the address names none.
+fn html_of(page: &Page, message: &str, title: &str, line: &str, view: &str) -> String {
     let wasm = packed(&page.wasm);
     let data = packed(message.as_bytes());
     let mut out = String::with_capacity(wasm.len() + data.len() + page.glue.len() + 64 * 1024);
@@ -112,11 +144,12 @@ pub fn html(page: &Page, message: &str, title: &str, line: &str) -> String {
     out.push_str(FILE_CSS);
     out.push_str("\n</style>\n</head>\n<body>\n<noscript>pipescope needs JavaScript and WebAssembly.</noscript>\n");
     out.push_str(&format!("<p id=\"file-line\" role=\"note\">{line}</p>\n"));
-    for (id, text) in [("pipescope-data", &data), ("pipescope-wasm", &wasm)] {
-        out.push_str(&format!(
-            "<script type=\"application/octet-stream\" id=\"{id}\">{text}</script>\n"
-        ));
-    }
+    out.push_str(&format!(
+        "<script type=\"application/octet-stream\" id=\"pipescope-data\" data-view=\"{view}\">{data}</script>\n"
+    ));
+    out.push_str(&format!(
+        "<script type=\"application/octet-stream\" id=\"pipescope-wasm\">{wasm}</script>\n"
+    ));
     out.push_str("<script type=\"module\">\n");
     out.push_str(&page.glue);
     out.push_str(LOADER);
@@ -154,8 +187,9 @@ mod tests {
     }
 
     fn unpacked(html: &str, id: &str) -> Vec<u8> {
-        let open = format!("id=\"{id}\">");
-        let start = html.find(&open).unwrap() + open.len();
+        let open = format!("id=\"{id}\"");
+        let at = html.find(&open).unwrap();
+        let start = at + html[at..].find('>').unwrap() + 1;
         let end = start + html[start..].find("</script>").unwrap();
         let gz = base64::engine::general_purpose::STANDARD
             .decode(&html[start..end])

@@ -8,9 +8,10 @@
 //! the file is. Any request the page makes, any console error and any Content-Security-Policy
 //! violation fails it. The password, the engine's keys and its values appear nowhere in the
 //! file, nor in the data packed inside it. A tour's recording opens its handout (the chart
-//! drawn as a PNG) and its runs again. Firefox ESR opens one too.
+//! drawn as a PNG) and its runs again. `observe --pcap --html` of a real capture opens on the
+//! observe view with the CLI's connections and verdicts, each drawn. Firefox ESR opens one too.
 //! Screenshots: target/screenshots/html-file.png, html-file-playing.png,
-//! html-file-tour-handout.png, html-file-firefox.png.
+//! html-file-tour-handout.png, html-file-observed.png, html-file-firefox.png.
 
 use crate::support;
 
@@ -118,11 +119,10 @@ async fn nothing_requested_or_thrown(c: &fantoccini::Client) {
 
 /// The base64 text of the `<script id=…>` element `id`, gunzipped.
 fn unpacked(html: &str, id: &str) -> Vec<u8> {
-    let open = format!("id=\"{id}\">");
-    let start = html
-        .find(&open)
-        .unwrap_or_else(|| panic!("no #{id} in the file"))
-        + open.len();
+    let at = html
+        .find(&format!("id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no #{id} in the file"));
+    let start = at + html[at..].find('>').unwrap() + 1;
     let end = start + html[start..].find("</script>").unwrap();
     let gz = base64::engine::general_purpose::STANDARD
         .decode(&html[start..end])
@@ -138,8 +138,8 @@ fn unpacked(html: &str, id: &str) -> Vec<u8> {
 fn outside_packed(html: &str) -> String {
     let mut rest = html.to_string();
     for id in ["pipescope-data", "pipescope-wasm"] {
-        let open = format!("id=\"{id}\">");
-        let start = rest.find(&open).unwrap() + open.len();
+        let at = rest.find(&format!("id=\"{id}\"")).unwrap();
+        let start = at + rest[at..].find('>').unwrap() + 1;
         let end = start + rest[start..].find("</script>").unwrap();
         rest.replace_range(start..end, "");
     }
@@ -580,4 +580,86 @@ async fn a_tours_recording_as_one_file_opens_its_handout_from_disk() {
     })
     .await;
     nothing_requested_or_thrown(c).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_capture_observed_as_one_file_opens_on_its_verdicts_from_disk() {
+    // INCRs one at a time, then SETs by `redis-cli --pipe`, captured by tcpdump on loopback.
+    let Some(demo) = support::capture_demo::Demo::take(50, 2_000) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("observed.html");
+    let mut observe = std::process::Command::new(env!("CARGO_BIN_EXE_pipescope"));
+    observe
+        .args(["observe", "--pcap"])
+        .arg(&demo.capture.file)
+        .args(["--redis-port", &demo.port.to_string(), "--html"])
+        .arg(&file);
+    let out = support::clients::output_within(observe, "pipescope observe --pcap --html");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("wrote {} (", file.display())),
+        "{stderr}"
+    );
+
+    // The file opens on the observe view: the CLI's connections, each with its verdict, and
+    // chosen, each drawn from the requests inside the file.
+    let browser = open_blocked(&format!("file://{}", file.display())).await;
+    let c = &browser.client;
+    #[derive(Debug, serde::Deserialize)]
+    struct Row {
+        id: u64,
+        verdict: String,
+        headline: String,
+        commands: u64,
+    }
+    let rows: Vec<Row> = until_js(
+        c,
+        "return [...document.querySelectorAll('#observed-table tr.observed-row')].map(r => ({
+           id: Number(r.id.replace('observed-', '')), verdict: r.dataset.verdict,
+           headline: r.querySelector('.verdict-word').textContent,
+           commands: Number(r.dataset.commands) }))",
+        Duration::from_secs(30),
+        "the capture's connections in the file's table",
+        |rows: &Vec<Row>| rows.len() == demo.cli.len(),
+    )
+    .await;
+    for (row, cli) in rows.iter().zip(&demo.cli) {
+        assert_eq!(row.id, cli.id, "{rows:?}");
+        assert_eq!(row.commands, cli.counts.commands, "{row:?}");
+        assert_eq!(row.verdict, format!("{:?}", cli.verdict.kind), "{row:?}");
+        assert_eq!(row.headline, cli.verdict.kind.words(), "{row:?}");
+    }
+    for row in &rows {
+        click(c, &format!("#choose-{}", row.id)).await;
+    }
+    until_state(c, "the connections drawn", Duration::from_secs(30), |s| {
+        s["runs"].as_array().is_some_and(|runs| {
+            runs.len() == rows.len() && runs.iter().all(|r| r["arrows_drawn"].as_f64() > Some(0.0))
+        })
+    })
+    .await;
+    let line: String = c
+        .execute(
+            "return document.querySelector('#file-line').textContent",
+            vec![],
+        )
+        .await
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        line.contains("observed.html") && line.contains(&format!("{} connections", rows.len())),
+        "{line}"
+    );
+    assert!(
+        line.contains(&demo.cli_label),
+        "the line names what the figures are: {line}"
+    );
+    nothing_requested_or_thrown(c).await;
+    let shot = browser.screenshot("html-file-observed").await;
+    println!("screenshot {}", shot.display());
 }

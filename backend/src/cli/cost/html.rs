@@ -116,10 +116,9 @@ pub async fn html(args: HtmlArgs) -> anyhow::Result<()> {
     let html = std::fs::read_to_string(&file)?;
     let bytes = html.len() as u64;
     let packed = |id: &str| -> usize {
-        let open = format!("id=\"{id}\">");
-        html.find(&open)
-            .and_then(|at| html[at + open.len()..].find("</script>"))
-            .unwrap_or(0)
+        let at = html.find(&format!("id=\"{id}\"")).unwrap_or(0);
+        let start = at + html[at..].find('>').map_or(0, |e| e + 1);
+        html[start..].find("</script>").unwrap_or(0)
     };
     let (wasm_bytes, data_bytes) = (packed("pipescope-wasm"), packed("pipescope-data"));
     let probed = dir.path().join("probed.html");
