@@ -57,6 +57,7 @@
 //!   embedded server used when no Redis URL is given, the cluster's nodes, the TLS server.
 //! - `html_file`: a recording as one self-contained HTML file (the page, its WASM and the
 //!   data inside) that opens from disk with no server and no network.
+//! - `redact`: an observation's client addresses and connection names replaced by numbers.
 //! - `replay`: `pipescope replay FILE`: the page served from a recording, no Redis at all;
 //!   `recording_upload`: a recording a page opened, read for it by the server.
 //!
@@ -82,6 +83,7 @@ pub mod observe;
 pub mod observe_rss;
 pub mod recorder;
 pub mod recording_upload;
+pub mod redact;
 pub mod replay;
 pub mod resp;
 pub mod round_trip_probe;

@@ -49,6 +49,10 @@ pub struct ObserveArgs {
     /// requests), which opens from disk in a browser with no server and no network.
     #[arg(long, value_name = "FILE", requires = "pcap")]
     pub html: Option<std::path::PathBuf>,
+    /// With --pcap: replace the client addresses and connection names by numbers (`client 3`,
+    /// `name 1`) in the report and the HTML file, to hand them over.
+    #[arg(long, requires = "pcap")]
+    pub redact: bool,
     #[command(flatten)]
     pub network: NetworkArgs,
     #[command(flatten)]
@@ -242,7 +246,10 @@ pub(super) fn observe_pcap(args: &ObserveArgs, path: &std::path::Path) -> anyhow
         )),
         None => None,
     };
-    let seen = pipescope::observe::captured::observe(Source::File(path), &redis_ports(args))?;
+    let mut seen = pipescope::observe::captured::observe(Source::File(path), &redis_ports(args))?;
+    if args.redact {
+        pipescope::redact::redact(&mut seen.connections, &mut seen.notes);
+    }
     print_captured(args, &seen);
     if let Some((to, page)) = html {
         let read = pipescope::capture_upload::capture_read(seen);

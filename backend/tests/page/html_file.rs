@@ -662,4 +662,49 @@ async fn a_capture_observed_as_one_file_opens_on_its_verdicts_from_disk() {
     nothing_requested_or_thrown(c).await;
     let shot = browser.screenshot("html-file-observed").await;
     println!("screenshot {}", shot.display());
+    drop(browser);
+
+    // --redact: no client address in the file or the data inside, each a number instead.
+    let redacted = dir.path().join("redacted.html");
+    let mut observe = std::process::Command::new(env!("CARGO_BIN_EXE_pipescope"));
+    observe
+        .args(["observe", "--pcap"])
+        .arg(&demo.capture.file)
+        .args(["--redis-port", &demo.port.to_string(), "--redact", "--html"])
+        .arg(&redacted);
+    let out = support::clients::output_within(observe, "pipescope observe --pcap --redact --html");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = String::from_utf8_lossy(&out.stdout);
+    let html = std::fs::read_to_string(&redacted).unwrap();
+    let data = String::from_utf8(unpacked(&html, "pipescope-data")).unwrap();
+    for cli in &demo.cli {
+        assert!(
+            cli.client.contains(':'),
+            "an address to look for: {}",
+            cli.client
+        );
+        for (what, text) in [
+            ("the report", report.as_ref()),
+            ("the file", html.as_str()),
+            ("the data inside", data.as_str()),
+        ] {
+            assert!(!text.contains(&cli.client), "{what} holds {}", cli.client);
+        }
+        assert!(data.contains(&format!("\"client {}\"", cli.id)), "{data}");
+    }
+    let browser = open_blocked(&format!("file://{}", redacted.display())).await;
+    let shown: String = until_js(
+        &browser.client,
+        "const t = document.querySelector('#observed-table tbody'); return t ? t.textContent : ''",
+        Duration::from_secs(30),
+        "the redacted connections in the table",
+        |t: &String| t.contains("client 1"),
+    )
+    .await;
+    assert!(!shown.contains("127.0.0.1"), "{shown}");
+    nothing_requested_or_thrown(&browser.client).await;
 }
