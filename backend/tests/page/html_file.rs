@@ -8,10 +8,10 @@
 //! the file is. Any request the page makes, any console error and any Content-Security-Policy
 //! violation fails it. The password, the engine's keys and its values appear nowhere in the
 //! file, nor in the data packed inside it. A tour's recording opens its handout (the chart
-//! drawn as a PNG) and its runs again. `observe --pcap --html` of a real capture opens on the
-//! observe view with the CLI's connections and verdicts, each drawn. Firefox ESR opens one too.
+//! drawn as a PNG) and its runs again. Firefox ESR opens one too. (An observation as one file:
+//! `html_observed`.)
 //! Screenshots: target/screenshots/html-file.png, html-file-playing.png,
-//! html-file-tour-handout.png, html-file-observed.png, html-file-firefox.png.
+//! html-file-tour-handout.png, html-file-firefox.png.
 
 use crate::support;
 
@@ -72,7 +72,7 @@ async fn seen(c: &fantoccini::Client) -> Seen {
 
 /// A fresh Chromium at `url` with every http(s), websocket and ftp request blocked and the
 /// probe installed before the page's own scripts.
-async fn open_blocked(url: &str) -> Browser {
+pub(crate) async fn open_blocked(url: &str) -> Browser {
     let browser = Browser::start().await;
     let c = &browser.client;
     cdp(c, "Page.enable", serde_json::json!({})).await;
@@ -94,7 +94,7 @@ async fn open_blocked(url: &str) -> Browser {
 }
 
 /// No resource was requested, nothing thrown, no CSP violation, no console error.
-async fn nothing_requested_or_thrown(c: &fantoccini::Client) {
+pub(crate) async fn nothing_requested_or_thrown(c: &fantoccini::Client) {
     let probe: serde_json::Value = c
         .execute(
             "return { probe: window.__probe, resources: performance.getEntriesByType('resource').map(r => r.name) }",
@@ -118,7 +118,7 @@ async fn nothing_requested_or_thrown(c: &fantoccini::Client) {
 }
 
 /// The base64 text of the `<script id=…>` element `id`, gunzipped.
-fn unpacked(html: &str, id: &str) -> Vec<u8> {
+pub(crate) fn unpacked(html: &str, id: &str) -> Vec<u8> {
     let at = html
         .find(&format!("id=\"{id}\""))
         .unwrap_or_else(|| panic!("no #{id} in the file"));
@@ -580,131 +580,4 @@ async fn a_tours_recording_as_one_file_opens_its_handout_from_disk() {
     })
     .await;
     nothing_requested_or_thrown(c).await;
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn a_capture_observed_as_one_file_opens_on_its_verdicts_from_disk() {
-    // INCRs one at a time, then SETs by `redis-cli --pipe`, captured by tcpdump on loopback.
-    let Some(demo) = support::capture_demo::Demo::take(50, 2_000) else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("observed.html");
-    let mut observe = std::process::Command::new(env!("CARGO_BIN_EXE_pipescope"));
-    observe
-        .args(["observe", "--pcap"])
-        .arg(&demo.capture.file)
-        .args(["--redis-port", &demo.port.to_string(), "--html"])
-        .arg(&file);
-    let out = support::clients::output_within(observe, "pipescope observe --pcap --html");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    assert!(
-        stderr.contains(&format!("wrote {} (", file.display())),
-        "{stderr}"
-    );
-
-    // The file opens on the observe view: the CLI's connections, each with its verdict, and
-    // chosen, each drawn from the requests inside the file.
-    let browser = open_blocked(&format!("file://{}", file.display())).await;
-    let c = &browser.client;
-    #[derive(Debug, serde::Deserialize)]
-    struct Row {
-        id: u64,
-        verdict: String,
-        headline: String,
-        commands: u64,
-    }
-    let rows: Vec<Row> = until_js(
-        c,
-        "return [...document.querySelectorAll('#observed-table tr.observed-row')].map(r => ({
-           id: Number(r.id.replace('observed-', '')), verdict: r.dataset.verdict,
-           headline: r.querySelector('.verdict-word').textContent,
-           commands: Number(r.dataset.commands) }))",
-        Duration::from_secs(30),
-        "the capture's connections in the file's table",
-        |rows: &Vec<Row>| rows.len() == demo.cli.len(),
-    )
-    .await;
-    for (row, cli) in rows.iter().zip(&demo.cli) {
-        assert_eq!(row.id, cli.id, "{rows:?}");
-        assert_eq!(row.commands, cli.counts.commands, "{row:?}");
-        assert_eq!(row.verdict, format!("{:?}", cli.verdict.kind), "{row:?}");
-        assert_eq!(row.headline, cli.verdict.kind.words(), "{row:?}");
-    }
-    for row in &rows {
-        click(c, &format!("#choose-{}", row.id)).await;
-    }
-    until_state(c, "the connections drawn", Duration::from_secs(30), |s| {
-        s["runs"].as_array().is_some_and(|runs| {
-            runs.len() == rows.len() && runs.iter().all(|r| r["arrows_drawn"].as_f64() > Some(0.0))
-        })
-    })
-    .await;
-    let line: String = c
-        .execute(
-            "return document.querySelector('#file-line').textContent",
-            vec![],
-        )
-        .await
-        .unwrap()
-        .as_str()
-        .unwrap()
-        .to_string();
-    assert!(
-        line.contains("observed.html") && line.contains(&format!("{} connections", rows.len())),
-        "{line}"
-    );
-    assert!(
-        line.contains(&demo.cli_label),
-        "the line names what the figures are: {line}"
-    );
-    nothing_requested_or_thrown(c).await;
-    let shot = browser.screenshot("html-file-observed").await;
-    println!("screenshot {}", shot.display());
-    drop(browser);
-
-    // --redact: no client address in the file or the data inside, each a number instead.
-    let redacted = dir.path().join("redacted.html");
-    let mut observe = std::process::Command::new(env!("CARGO_BIN_EXE_pipescope"));
-    observe
-        .args(["observe", "--pcap"])
-        .arg(&demo.capture.file)
-        .args(["--redis-port", &demo.port.to_string(), "--redact", "--html"])
-        .arg(&redacted);
-    let out = support::clients::output_within(observe, "pipescope observe --pcap --redact --html");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report = String::from_utf8_lossy(&out.stdout);
-    let html = std::fs::read_to_string(&redacted).unwrap();
-    let data = String::from_utf8(unpacked(&html, "pipescope-data")).unwrap();
-    for cli in &demo.cli {
-        assert!(
-            cli.client.contains(':'),
-            "an address to look for: {}",
-            cli.client
-        );
-        for (what, text) in [
-            ("the report", report.as_ref()),
-            ("the file", html.as_str()),
-            ("the data inside", data.as_str()),
-        ] {
-            assert!(!text.contains(&cli.client), "{what} holds {}", cli.client);
-        }
-        assert!(data.contains(&format!("\"client {}\"", cli.id)), "{data}");
-    }
-    let browser = open_blocked(&format!("file://{}", redacted.display())).await;
-    let shown: String = until_js(
-        &browser.client,
-        "const t = document.querySelector('#observed-table tbody'); return t ? t.textContent : ''",
-        Duration::from_secs(30),
-        "the redacted connections in the table",
-        |t: &String| t.contains("client 1"),
-    )
-    .await;
-    assert!(!shown.contains("127.0.0.1"), "{shown}");
-    nothing_requested_or_thrown(&browser.client).await;
 }

@@ -11,6 +11,7 @@ mod compare;
 mod connections;
 mod controls;
 mod html_file;
+mod html_observed;
 mod load;
 mod observe;
 mod observe_capture;

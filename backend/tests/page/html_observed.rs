@@ -1,0 +1,140 @@
+//! An observation as one HTML file: `observe --pcap --html` of a real capture (tcpdump on
+//! loopback while redis-cli sends INCRs one at a time and SETs by `--pipe`) opens from disk on
+//! the observe view, in Chromium with every request blocked: the CLI's connections, verdicts and
+//! commands, each drawn when chosen, nothing requested or thrown. With `--redact`, no client
+//! address is left in the report, the file or the data inside it.
+//! Screenshot: target/screenshots/html-file-observed.png.
+
+use crate::support;
+
+use std::time::Duration;
+
+use super::html_file::{nothing_requested_or_thrown, open_blocked, unpacked};
+use support::browser::{click, until_js, until_state};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_capture_observed_as_one_file_opens_on_its_verdicts_from_disk() {
+    // INCRs one at a time, then SETs by `redis-cli --pipe`, captured by tcpdump on loopback.
+    let Some(demo) = support::capture_demo::Demo::take(50, 2_000) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("observed.html");
+    let mut observe = std::process::Command::new(env!("CARGO_BIN_EXE_pipescope"));
+    observe
+        .args(["observe", "--pcap"])
+        .arg(&demo.capture.file)
+        .args(["--redis-port", &demo.port.to_string(), "--html"])
+        .arg(&file);
+    let out = support::clients::output_within(observe, "pipescope observe --pcap --html");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("wrote {} (", file.display())),
+        "{stderr}"
+    );
+
+    // The file opens on the observe view: the CLI's connections, each with its verdict, and
+    // chosen, each drawn from the requests inside the file.
+    let browser = open_blocked(&format!("file://{}", file.display())).await;
+    let c = &browser.client;
+    #[derive(Debug, serde::Deserialize)]
+    struct Row {
+        id: u64,
+        verdict: String,
+        headline: String,
+        commands: u64,
+    }
+    let rows: Vec<Row> = until_js(
+        c,
+        "return [...document.querySelectorAll('#observed-table tr.observed-row')].map(r => ({
+           id: Number(r.id.replace('observed-', '')), verdict: r.dataset.verdict,
+           headline: r.querySelector('.verdict-word').textContent,
+           commands: Number(r.dataset.commands) }))",
+        Duration::from_secs(30),
+        "the capture's connections in the file's table",
+        |rows: &Vec<Row>| rows.len() == demo.cli.len(),
+    )
+    .await;
+    for (row, cli) in rows.iter().zip(&demo.cli) {
+        assert_eq!(row.id, cli.id, "{rows:?}");
+        assert_eq!(row.commands, cli.counts.commands, "{row:?}");
+        assert_eq!(row.verdict, format!("{:?}", cli.verdict.kind), "{row:?}");
+        assert_eq!(row.headline, cli.verdict.kind.words(), "{row:?}");
+    }
+    for row in &rows {
+        click(c, &format!("#choose-{}", row.id)).await;
+    }
+    until_state(c, "the connections drawn", Duration::from_secs(30), |s| {
+        s["runs"].as_array().is_some_and(|runs| {
+            runs.len() == rows.len() && runs.iter().all(|r| r["arrows_drawn"].as_f64() > Some(0.0))
+        })
+    })
+    .await;
+    let line: String = c
+        .execute(
+            "return document.querySelector('#file-line').textContent",
+            vec![],
+        )
+        .await
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        line.contains("observed.html") && line.contains(&format!("{} connections", rows.len())),
+        "{line}"
+    );
+    assert!(
+        line.contains(&demo.cli_label),
+        "the line names what the figures are: {line}"
+    );
+    nothing_requested_or_thrown(c).await;
+    let shot = browser.screenshot("html-file-observed").await;
+    println!("screenshot {}", shot.display());
+    drop(browser);
+
+    // --redact: no client address in the file or the data inside, each a number instead.
+    let redacted = dir.path().join("redacted.html");
+    let mut observe = std::process::Command::new(env!("CARGO_BIN_EXE_pipescope"));
+    observe
+        .args(["observe", "--pcap"])
+        .arg(&demo.capture.file)
+        .args(["--redis-port", &demo.port.to_string(), "--redact", "--html"])
+        .arg(&redacted);
+    let out = support::clients::output_within(observe, "pipescope observe --pcap --redact --html");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = String::from_utf8_lossy(&out.stdout);
+    let html = std::fs::read_to_string(&redacted).unwrap();
+    let data = String::from_utf8(unpacked(&html, "pipescope-data")).unwrap();
+    for cli in &demo.cli {
+        assert!(
+            cli.client.contains(':'),
+            "an address to look for: {}",
+            cli.client
+        );
+        for (what, text) in [
+            ("the report", report.as_ref()),
+            ("the file", html.as_str()),
+            ("the data inside", data.as_str()),
+        ] {
+            assert!(!text.contains(&cli.client), "{what} holds {}", cli.client);
+        }
+        assert!(data.contains(&format!("\"client {}\"", cli.id)), "{data}");
+    }
+    let browser = open_blocked(&format!("file://{}", redacted.display())).await;
+    let shown: String = until_js(
+        &browser.client,
+        "const t = document.querySelector('#observed-table tbody'); return t ? t.textContent : ''",
+        Duration::from_secs(30),
+        "the redacted connections in the table",
+        |t: &String| t.contains("client 1"),
+    )
+    .await;
+    assert!(!shown.contains("127.0.0.1"), "{shown}");
+    nothing_requested_or_thrown(&browser.client).await;
+}
