@@ -138,8 +138,8 @@ impl Connection {
         }
     }
 
-    /// Feeds the signals: from the message a one-file page carries (its loader leaves it in
-    /// `window.pipescopeFile`), else from the websocket.
+    /// Feeds the signals: from the messages a one-file page carries (its loader leaves them in
+    /// `window.pipescopeFile`, one a line), else from the websocket.
     pub fn feed(mut self) -> Self {
         let carried = js_sys::Reflect::get(&window(), &"pipescopeFile".into())
             .ok()
@@ -148,7 +148,7 @@ impl Connection {
             Some(message) => {
                 self.file = true;
                 self.status.set(ConnStatus::Open);
-                self.receive(&message);
+                message.lines().for_each(|m| self.receive(m));
             }
             None => self.connect(),
         }
@@ -400,9 +400,12 @@ impl Connection {
         self.send_or_say(&ClientMsg::StopObserve);
     }
 
-    /// Asks for connection `id`'s requests (they arrive as `ObservedTimeline`).
+    /// Asks for connection `id`'s requests (they arrive as `ObservedTimeline`; a one-file
+    /// page carries them all).
     pub fn want_timeline(&self, id: u64) {
-        self.send_or_say(&ClientMsg::WantTimeline { id });
+        if !self.file {
+            self.send_or_say(&ClientMsg::WantTimeline { id });
+        }
     }
 
     /// Asks the server to measure connection `id`'s pipelined equivalent.

@@ -44,14 +44,15 @@ pub struct ObserveArgs {
     /// several).
     #[arg(long = "redis-port", value_name = "PORT", requires = "from_capture")]
     pub redis_port: Vec<u16>,
-    /// With --pcap: also write what was read as one HTML file, the page's observe view with
-    /// the connections inside (their verdicts, time split, what would help, the latest ones'
-    /// requests), which opens from disk in a browser with no server and no network.
-    #[arg(long, value_name = "FILE", requires = "pcap")]
+    /// Also write what was observed as one HTML file: the page's observe view with the
+    /// connections inside (their verdicts, time split, what would help, equivalents, the latest
+    /// ones' requests), which opens from disk in a browser with no server and no network. Not
+    /// with --capture.
+    #[arg(long, value_name = "FILE", conflicts_with = "capture")]
     pub html: Option<std::path::PathBuf>,
-    /// With --pcap: replace the client addresses and connection names by numbers (`client 3`,
-    /// `name 1`) in the report and the HTML file, to hand them over.
-    #[arg(long, requires = "pcap")]
+    /// Replace the client addresses and connection names by numbers (`client 3`, `name 1`) in
+    /// the report and the HTML file, to hand them over. Not with --capture.
+    #[arg(long, conflicts_with = "capture")]
     pub redact: bool,
     #[command(flatten)]
     pub network: NetworkArgs,
@@ -92,6 +93,7 @@ fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
 /// `observe` as a proxy in front of Redis (a capture file is `observe_pcap`'s, a live capture
 /// `observe_live`'s).
 pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
+    let html = html_to(&args)?;
     let redis = args.target.connect().await?;
     let target = redis.target.clone();
     use pipescope::observe::{Observer, report};
@@ -152,8 +154,19 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
         _ = progress => {},
     }
     let mut conns = observer.connections().snapshot();
+    // The requests the proxy kept, for the file's timelines.
+    let timelines: Vec<_> = match html {
+        Some(_) => conns
+            .iter()
+            .filter_map(|c| observer.connections().timeline(c.id))
+            .collect(),
+        None => Vec::new(),
+    };
     // The proxy closes here: the application's connections through it end.
     drop(observer);
+    if args.redact {
+        pipescope::redact::redact(&mut conns, &mut []);
+    }
     // From here a signal stops the equivalents (removing their keys); the report still prints.
     stop.set(OnSignal::ShutDown);
     let interrupted = if args.no_equivalent {
@@ -172,6 +185,42 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
         ObserveFormat::Markdown => report::markdown(&conns),
     };
     say(format_args!("{}", out.trim_end()));
+    if let Some((to, page)) = html {
+        let what = format!(
+            "{} connections through the observing proxy in front of Redis {} at {}{}",
+            conns.len(),
+            redis.redis_version,
+            target.redacted(),
+            if network.is_loopback() {
+                String::new()
+            } else {
+                format!(", over {}", network.label())
+            },
+        );
+        let welcome = shared::ServerMsg::Welcome {
+            protocol: shared::PROTOCOL_VERSION,
+            server_version: env!("CARGO_PKG_VERSION").to_string(),
+            redis_version: redis.redis_version.clone(),
+            target: target.redacted(),
+            limits: shared::Limits::DEFAULT,
+            network,
+            can_control: false,
+            busy: false,
+            recent: Vec::new(),
+            observing: None,
+            // Worded for the page, as the hub words them.
+            observed: conns.into_iter().map(|c| c.with_words()).collect(),
+            replay: None,
+        };
+        let timelines: Vec<_> = timelines
+            .into_iter()
+            .map(shared::ServerMsg::ObservedTimeline)
+            .collect();
+        let messages: Vec<_> = std::iter::once(&welcome).chain(&timelines).collect();
+        let text = pipescope::html_file::of_observation(&page, &messages, &to.file_name(), &what);
+        to.write_text(&text)?;
+        wrote_html(&to, text.len());
+    }
     match stop.signal() {
         Some(_) => Err(pipescope::cancel::Interrupted(interrupted).into()),
         None => Ok(()),
@@ -239,13 +288,7 @@ async fn measure_equivalents(
 /// stderr, and what the figures are on the report's first line (stderr with --json).
 pub(super) fn observe_pcap(args: &ObserveArgs, path: &std::path::Path) -> anyhow::Result<()> {
     use pipescope::capture::Source;
-    let html = match &args.html {
-        Some(to) => Some((
-            super::record_to::RecordTo::prepare(to, "--html")?,
-            pipescope::html_file::Page::built().context("--html")?,
-        )),
-        None => None,
-    };
+    let html = html_to(args)?;
     let mut seen = pipescope::observe::captured::observe(Source::File(path), &redis_ports(args))?;
     if args.redact {
         pipescope::redact::redact(&mut seen.connections, &mut seen.notes);
@@ -255,13 +298,31 @@ pub(super) fn observe_pcap(args: &ObserveArgs, path: &std::path::Path) -> anyhow
         let read = pipescope::capture_upload::capture_read(seen);
         let text = pipescope::html_file::of_capture(&page, &read, &to.file_name());
         to.write_text(&text)?;
-        eprintln!(
-            "wrote {} ({}): one HTML file with the page and the connections inside; it opens from disk in a browser, with no server and no network",
-            to.path.display(),
-            super::record_to::kilobytes(text.len())
-        );
+        wrote_html(&to, text.len());
     }
     Ok(())
+}
+
+/// Where `--html` writes, and the page it writes, checked before anything is observed.
+fn html_to(
+    args: &ObserveArgs,
+) -> anyhow::Result<Option<(super::record_to::RecordTo, pipescope::html_file::Page)>> {
+    let Some(to) = &args.html else {
+        return Ok(None);
+    };
+    Ok(Some((
+        super::record_to::RecordTo::prepare(to, "--html")?,
+        pipescope::html_file::Page::built().context("--html")?,
+    )))
+}
+
+/// Says where the file went and how large it is.
+fn wrote_html(to: &super::record_to::RecordTo, bytes: usize) {
+    eprintln!(
+        "wrote {} ({}): one HTML file with the page and the connections inside; it opens from disk in a browser, with no server and no network",
+        to.path.display(),
+        super::record_to::kilobytes(bytes)
+    );
 }
 
 /// `observe --capture IFACE`: a live capture until --duration or Ctrl-C, progress on stderr

@@ -31,7 +31,7 @@ style-src 'unsafe-inline'; img-src data: blob:; base-uri 'none'; form-action 'no
 /// it is, in place of a served replay's banner).
 const FILE_CSS: &str = ".controls, nav.views, #status, #target, #recording-banner, \
 label[for=\"open-recording\"], .recording form, .recording .explain, .observe-controls, \
-.observe-capture { display: none !important; }
+.observe-capture, button[id^=\"equivalent-\"] { display: none !important; }
 #file-line { margin: 0; padding: 0.5rem 1rem; background: #fff6db; color: #3b3000; \
 border-bottom: 1px solid #e8d9a6; font: 0.9rem/1.45 system-ui, sans-serif; }
 #file-line a { margin-left: 0.5rem; }";
@@ -77,15 +77,28 @@ pub fn of_capture(page: &Page, read: &shared::ServerMsg, file: &str) -> String {
         } => (label.as_str(), connections.len()),
         _ => ("", 0),
     };
+    of_observation(page, &[read], file, &format!("{n} connections {label}"))
+}
+
+/// The file for an observation given as the messages a page would get (`messages`, in order),
+/// said to be `file`, whose line says `what` (text) of it; it opens on the observe view.
+pub fn of_observation(
+    page: &Page,
+    messages: &[&shared::ServerMsg],
+    file: &str,
+    what: &str,
+) -> String {
     let line = format!(
-        "<strong>A pipescope observation</strong>, {}: {n} connections {}. \
+        "<strong>A pipescope observation</strong>, {}: {}. \
          This file holds the page and what was observed: nothing runs here, and nothing is fetched.",
         escape(file),
-        escape(label),
+        escape(what),
     );
+    // One message a line: serde_json's compact text has no raw line breaks.
+    let text: Vec<String> = messages.iter().map(|m| m.to_json()).collect();
     html_of(
         page,
-        &read.to_json(),
+        &text.join("\n"),
         &format!("pipescope · {file}"),
         &line,
         "observe",

@@ -2,8 +2,9 @@
 //! loopback while redis-cli sends INCRs one at a time and SETs by `--pipe`) opens from disk on
 //! the observe view, in Chromium with every request blocked: the CLI's connections, verdicts and
 //! commands, each drawn when chosen, nothing requested or thrown. With `--redact`, no client
-//! address is left in the report, the file or the data inside it.
-//! Screenshot: target/screenshots/html-file-observed.png.
+//! address is left in the report, the file or the data inside it. The same through the proxy
+//! (`observe --redact --html`), from two connections of our own.
+//! Screenshots: target/screenshots/html-file-observed.png, html-file-proxy.png.
 
 use crate::support;
 
@@ -137,4 +138,115 @@ async fn a_capture_observed_as_one_file_opens_on_its_verdicts_from_disk() {
     .await;
     assert!(!shown.contains("127.0.0.1"), "{shown}");
     nothing_requested_or_thrown(&browser.client).await;
+}
+
+/// `SET k<i> v` as RESP.
+fn set(i: usize) -> Vec<u8> {
+    let key = format!("html-file-k{i}");
+    format!("*3\r\n$3\r\nSET\r\n${}\r\n{key}\r\n$1\r\nv\r\n", key.len()).into_bytes()
+}
+
+/// Reads `n` `+OK` replies from `s`.
+fn read_oks(s: &mut std::net::TcpStream, n: usize) {
+    use std::io::Read;
+    let want = n * 5;
+    let mut got = Vec::new();
+    let mut buf = [0u8; 65536];
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    while got.len() < want {
+        let k = s
+            .read(&mut buf)
+            .expect("replies through the proxy within 10 s");
+        assert!(k > 0, "the proxy closed the connection");
+        got.extend_from_slice(&buf[..k]);
+    }
+    assert_eq!(got, b"+OK\r\n".repeat(n));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_observation_through_the_proxy_as_one_redacted_file_opens_from_disk() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("proxy.html");
+    let (redis, _target) = support::redis();
+    let path = file.display().to_string();
+    let mut observe = support::observe::Observe::start(
+        &redis.url(),
+        &["--json", "--no-equivalent", "--redact", "--html", &path],
+    );
+    // One connection waits for each reply; the other writes all its commands at once.
+    let mut one = std::net::TcpStream::connect(&observe.addr).unwrap();
+    for i in 0..50 {
+        one.write_all(&set(i)).unwrap();
+        read_oks(&mut one, 1);
+    }
+    let mut all = std::net::TcpStream::connect(&observe.addr).unwrap();
+    all.write_all(&(0..200).flat_map(set).collect::<Vec<u8>>())
+        .unwrap();
+    read_oks(&mut all, 200);
+    let addresses = [one.local_addr().unwrap(), all.local_addr().unwrap()].map(|a| a.to_string());
+    drop((one, all));
+    let report = observe.report(Duration::from_secs(30));
+    assert_eq!(report.len(), 2, "{report:?}");
+    assert!(
+        report.iter().all(|c| c.client.starts_with("client ")),
+        "{report:?}"
+    );
+
+    let html = std::fs::read_to_string(&file).unwrap();
+    let data = String::from_utf8(unpacked(&html, "pipescope-data")).unwrap();
+    for a in &addresses {
+        assert!(
+            !html.contains(a.as_str()) && !data.contains(a.as_str()),
+            "{a} is in the file"
+        );
+    }
+    let browser = open_blocked(&format!("file://{path}")).await;
+    let c = &browser.client;
+    let rows: Vec<(u64, String, u64)> = until_js(
+        c,
+        "return [...document.querySelectorAll('#observed-table tr.observed-row')].map(r =>
+           [Number(r.id.replace('observed-', '')), r.dataset.verdict, Number(r.dataset.commands)])",
+        Duration::from_secs(30),
+        "the proxy's connections in the file's table",
+        |rows: &Vec<(u64, String, u64)>| rows.len() == report.len(),
+    )
+    .await;
+    for ((id, verdict, commands), cli) in rows.iter().zip(&report) {
+        assert_eq!(*id, cli.id);
+        assert_eq!(*verdict, format!("{:?}", cli.verdict.kind));
+        assert_eq!(*commands, cli.counts.commands);
+    }
+    for (id, ..) in &rows {
+        click(c, &format!("#choose-{id}")).await;
+    }
+    until_state(
+        c,
+        "the connections drawn from the file",
+        Duration::from_secs(30),
+        |s| {
+            s["runs"].as_array().is_some_and(|runs| {
+                runs.len() == rows.len()
+                    && runs.iter().all(|r| r["arrows_drawn"].as_f64() > Some(0.0))
+            })
+        },
+    )
+    .await;
+    let table: String = c
+        .execute(
+            "return document.querySelector('#observed-table').textContent",
+            vec![],
+        )
+        .await
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        table.contains("client 1") && !table.contains("127.0.0.1"),
+        "{table}"
+    );
+    nothing_requested_or_thrown(c).await;
+    let shot = browser.screenshot("html-file-proxy").await;
+    println!("screenshot {}", shot.display());
 }
