@@ -31,7 +31,7 @@ style-src 'unsafe-inline'; img-src data: blob:; base-uri 'none'; form-action 'no
 /// it is, in place of a served replay's banner).
 const FILE_CSS: &str = ".controls, nav.views, #status, #target, #recording-banner, \
 label[for=\"open-recording\"], .recording form, .recording .explain, .observe-controls, \
-.observe-capture, button[id^=\"equivalent-\"] { display: none !important; }
+.observe-capture, button[id^=\"equivalent-\"], #timeline-refresh { display: none !important; }
 #file-line { margin: 0; padding: 0.5rem 1rem; background: #fff6db; color: #3b3000; \
 border-bottom: 1px solid #e8d9a6; font: 0.9rem/1.45 system-ui, sans-serif; }
 #file-line a { margin-left: 0.5rem; }";

@@ -246,6 +246,16 @@ async fn an_observation_through_the_proxy_as_one_redacted_file_opens_from_disk()
         table.contains("client 1") && !table.contains("127.0.0.1"),
         "{table}"
     );
+    let hidden: bool = c
+        .execute(
+            "const b = document.querySelector('#timeline-refresh'); return !b || b.offsetParent === null",
+            vec![],
+        )
+        .await
+        .unwrap()
+        .as_bool()
+        .unwrap();
+    assert!(hidden, "a file has no proxy to ask for a newer picture");
     nothing_requested_or_thrown(c).await;
     let shot = browser.screenshot("html-file-proxy").await;
     println!("screenshot {}", shot.display());
