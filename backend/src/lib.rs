@@ -68,6 +68,9 @@
 //!   `pipescope observe` as a child).
 //! - `local_redis`: the one launcher of a local redis-server (plain, TLS, cluster node): the
 //!   embedded server used when no Redis URL is given, the cluster's nodes, the TLS server.
+//! - `html_file`: a recording or an observation as one self-contained HTML file (the page,
+//!   its WASM and the data inside) that opens from disk with no server and no network.
+//! - `redact`: an observation's client addresses and connection names replaced by numbers.
 //!
 //! What the page and the server both speak (specs, the protocol, validation, reports) is in
 //! the `shared` crate.
@@ -80,11 +83,13 @@ pub mod clean;
 pub mod cluster;
 pub mod cost;
 pub mod engine;
+pub mod html_file;
 pub mod local_redis;
 pub mod median;
 pub mod net;
 pub mod observe;
 pub mod recorder;
+pub mod redact;
 pub mod resp;
 pub mod round_trip_probe;
 pub mod server;

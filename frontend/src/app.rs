@@ -14,11 +14,19 @@ use crate::url_state::UrlState;
 /// animation loop) and the `Look` (presenter mode and theme). Components below only read them.
 #[component]
 pub fn App() -> impl IntoView {
-    let conn = Connection::new();
-    conn.connect();
+    let conn = Connection::new().feed();
     let url = UrlState::parse(&window().location().search().unwrap_or_default());
     // `/tour` and `/tour/<step>`: the guided tour (the backend serves this page there too).
-    let path = window().location().pathname().unwrap_or_default();
+    // A one-file page's path is the file's: its view is named after `#` instead
+    // (`#tour/handout`). What it cannot do (run, reach a server) its own stylesheet hides.
+    let location = window().location();
+    let path = match conn.file {
+        true => format!(
+            "/{}",
+            location.hash().unwrap_or_default().get(1..).unwrap_or("")
+        ),
+        false => location.pathname().unwrap_or_default(),
+    };
     // `/observe`: an application's own connections (observe mode).
     if path == "/observe" {
         return view! { <crate::components::ObservePage conn=conn url=url /> }.into_any();

@@ -3,7 +3,8 @@
 //! The only way back is `start` / `cancel` and the observe view's requests, which send a
 //! `ClientMsg`.
 //!
-//! The socket reconnects on its own with a capped exponential backoff.
+//! The socket reconnects on its own with a capped exponential backoff. A one-file page
+//! (`pipescope … --html`) has no socket: the message it carries goes down the same path.
 
 use std::time::Duration;
 
@@ -95,6 +96,9 @@ pub struct Connection {
     /// What the error banner shows: a lost connection first, then anything else.
     pub banner: Memo<Option<String>>,
 
+    /// The page is one file from disk: its data came inside it, and there is no server.
+    pub file: bool,
+
     socket: StoredValue<Option<Live>, LocalStorage>,
     failures: StoredValue<u32>,
 }
@@ -128,9 +132,27 @@ impl Connection {
             results,
             speedup: Memo::new(move |_| results.with(|rows| crate::state::speedup_of(rows))),
             banner: Memo::new(move |_| conn_error.get().or_else(|| error.get())),
+            file: false,
             socket: StoredValue::new_local(None),
             failures: StoredValue::new(0),
         }
+    }
+
+    /// Feeds the signals: from the messages a one-file page carries (its loader leaves them in
+    /// `window.pipescopeFile`, one a line), else from the websocket.
+    pub fn feed(mut self) -> Self {
+        let carried = js_sys::Reflect::get(&window(), &"pipescopeFile".into())
+            .ok()
+            .and_then(|m| m.as_string());
+        match carried {
+            Some(message) => {
+                self.file = true;
+                self.status.set(ConnStatus::Open);
+                message.lines().for_each(|m| self.receive(m));
+            }
+            None => self.connect(),
+        }
+        self
     }
 
     /// The limits to validate against: the server's, or the defaults before `Welcome`.
@@ -379,9 +401,12 @@ impl Connection {
         self.send_or_say(&ClientMsg::StopObserve);
     }
 
-    /// Asks for connection `id`'s requests (they arrive as `ObservedTimeline`).
+    /// Asks for connection `id`'s requests (they arrive as `ObservedTimeline`; a one-file
+    /// page carries them all).
     pub fn want_timeline(&self, id: u64) {
-        self.send_or_say(&ClientMsg::WantTimeline { id });
+        if !self.file {
+            self.send_or_say(&ClientMsg::WantTimeline { id });
+        }
     }
 
     /// Asks the server to measure connection `id`'s pipelined equivalent.

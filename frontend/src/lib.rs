@@ -8,7 +8,8 @@
 //! server is a `ClientMsg` sent by the controls or the tour.
 //!
 //! - `app`: the page's root: the connection, the look and the routes (`/`, `/tour`, `/observe`).
-//! - `connection`: the websocket, reconnects, and the signals it feeds.
+//! - `connection`: the websocket, reconnects, and the signals it feeds (or, in a one-file
+//!   page, the message the file carries, down the same path).
 //! - `state`: runs, progress and results, rebuilt from server messages (pure, host-tested).
 //! - `inputs`, `url_state`, `address_bar`: the controls' form → run specs, the form ↔ the URL
 //!   query, and the browser's address bar kept in step with both.

@@ -12,7 +12,7 @@ use anyhow::Context;
 
 use super::args::{LIMITS, NetworkArgs, TargetArgs, number_in};
 use super::output::say;
-use super::record_to::RecordTo;
+use super::record_to::{RecordTo, write_html};
 
 #[derive(clap::Args)]
 pub struct BenchArgs {
@@ -71,6 +71,10 @@ pub struct BenchArgs {
     /// file; `pipescope replay FILE` or the page shows it later with no Redis).
     #[arg(long, value_name = "FILE")]
     pub record: Option<std::path::PathBuf>,
+    /// Also write the runs as one HTML file: the page with the runs inside, which opens from
+    /// disk in a browser with no server and no network (as `pipescope replay` shows them).
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<std::path::PathBuf>,
     /// After the runs, print this process's peak resident memory (VmHWM in /proc/self/status)
     /// and its resident memory before them: what the engine needed for the runs.
     #[arg(long)]
@@ -238,26 +242,44 @@ pub async fn bench(args: BenchArgs, cancel: Arc<AtomicBool>) -> anyhow::Result<(
         .rss
         .then(|| pipescope::cost::observer_memory::memory(std::process::id()))
         .transpose()?;
-    let record = args.record.as_deref().map(RecordTo::prepare).transpose()?;
+    let record = args
+        .record
+        .as_deref()
+        .map(|p| RecordTo::prepare(p, "--record"))
+        .transpose()?;
+    let html = match &args.html {
+        // The page is taken apart before the runs, so a pipescope without it says so first.
+        Some(path) => Some((
+            RecordTo::prepare(path, "--html")?,
+            pipescope::html_file::Page::built().context("--html")?,
+        )),
+        None => None,
+    };
     let runs = pipescope::bench::run(target, specs, options, cancel).await?;
-    if let Some(record) = record {
+    if record.is_some() || html.is_some() {
         let saved_at = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
         let n = runs.len();
-        record.write(&shared::Recording::new(
+        let recording = shared::Recording::new(
             shared::recording::rfc3339_utc(saved_at),
             env!("CARGO_PKG_VERSION").to_string(),
             redis.redis_version.clone(),
             target.redacted(),
             args.network.network(),
             runs,
-        ))?;
-        eprintln!(
-            "recorded {n} runs to {} (pipescope replay {} shows them)",
-            record.path.display(),
-            record.path.display()
         );
+        if let Some(record) = record {
+            record.write(&recording)?;
+            eprintln!(
+                "recorded {n} runs to {} (pipescope replay {} shows them)",
+                record.path.display(),
+                record.path.display()
+            );
+        }
+        if let Some((to, page)) = html {
+            write_html(&to, &page, recording)?;
+        }
     }
     if let Some(before) = before {
         use pipescope::cost::observer_memory::mb;

@@ -7,6 +7,8 @@ use clap::ValueEnum;
 
 use pipescope::cancel::{OnSignal, Stop};
 
+use anyhow::Context;
+
 use super::args::{NetworkArgs, TargetArgs};
 use super::output::say;
 
@@ -77,6 +79,16 @@ pub struct ObserveArgs {
     /// syscalls are read as with --pid, and observing ends when it exits.
     #[arg(last = true, value_name = "COMMAND", conflicts_with_all = ["pid", "pcap"])]
     pub command: Vec<String>,
+    /// Also write what was observed as one HTML file: the page's observe view with the
+    /// connections inside (their verdicts, time split, what would help, equivalents, the latest
+    /// ones' requests), which opens from disk in a browser with no server and no network. Not
+    /// with --capture.
+    #[arg(long, value_name = "FILE", conflicts_with = "capture")]
+    pub html: Option<std::path::PathBuf>,
+    /// Replace the client addresses and connection names by numbers (`client 3`, `name 1`) in
+    /// the report and the HTML file, to hand them over. Not with --capture.
+    #[arg(long, conflicts_with = "capture")]
+    pub redact: bool,
     #[command(flatten)]
     pub network: NetworkArgs,
     #[command(flatten)]
@@ -176,6 +188,7 @@ async fn key_count(target: &pipescope::target::RedisTarget) -> Option<u64> {
 /// `observe` as a proxy in front of Redis (a capture file is `observe_pcap`'s, a live capture
 /// `observe_live`'s).
 pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
+    let html = html_to(&args)?;
     if args.target.cluster {
         anyhow::bail!(
             "observe's proxy stands in front of one Redis: a cluster's clients follow MOVED and ASK to the other masters, around it, and that traffic would be counted nowhere. Observe a cluster from a capture instead, with a --redis-port for each master: pipescope observe --capture IFACE --redis-port 7000 --redis-port 7001 --redis-port 7002 (or tcpdump it, and read the file with --pcap)"
@@ -303,10 +316,21 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
             .and_then(|p| p.parse().ok());
         super::observe_syscalls::attach(&mut conns, &traced, &Vec::from_iter(redis_port));
     }
+    // The requests the proxy kept, for the file's timelines.
+    let timelines: Vec<_> = match html {
+        Some(_) => conns
+            .iter()
+            .filter_map(|c| observer.connections().timeline(c.id))
+            .collect(),
+        None => Vec::new(),
+    };
     // The proxy closes here: the application's connections through it end.
     drop(observer);
     if args.probe {
         say_probed(&conns);
+    }
+    if args.redact {
+        pipescope::redact::redact(&mut conns, &mut []);
     }
     // From here a signal stops the equivalents (removing their keys); the report still prints.
     stop.set(OnSignal::ShutDown);
@@ -326,6 +350,42 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
         ObserveFormat::Markdown => report::markdown(&conns),
     };
     say(format_args!("{}", out.trim_end()));
+    if let Some((to, page)) = html {
+        let what = format!(
+            "{} connections through the observing proxy in front of Redis {} at {}{}",
+            conns.len(),
+            redis.redis_version,
+            target.redacted(),
+            if network.is_loopback() {
+                String::new()
+            } else {
+                format!(", over {}", network.label())
+            },
+        );
+        let welcome = shared::ServerMsg::Welcome {
+            protocol: shared::PROTOCOL_VERSION,
+            server_version: env!("CARGO_PKG_VERSION").to_string(),
+            redis_version: redis.redis_version.clone(),
+            target: target.redacted(),
+            limits: shared::Limits::DEFAULT,
+            network,
+            can_control: false,
+            busy: false,
+            recent: Vec::new(),
+            observing: None,
+            // Worded for the page, as the hub words them.
+            observed: conns.into_iter().map(|c| c.with_words()).collect(),
+            replay: None,
+        };
+        let timelines: Vec<_> = timelines
+            .into_iter()
+            .map(shared::ServerMsg::ObservedTimeline)
+            .collect();
+        let messages: Vec<_> = std::iter::once(&welcome).chain(&timelines).collect();
+        let text = pipescope::html_file::of_observation(&page, &messages, &to.file_name(), &what);
+        to.write_text(&text)?;
+        wrote_html(&to, text.len());
+    }
     match stop.signal() {
         Some(_) => Err(pipescope::cancel::Interrupted(interrupted).into()),
         None => Ok(()),
@@ -444,6 +504,7 @@ pub(super) async fn observe_pcap(
 ) -> anyhow::Result<()> {
     refuse_probe(args)?;
     use pipescope::capture::Source;
+    let html = html_to(args)?;
     use std::sync::atomic::{AtomicBool, Ordering};
     let ports = redis_ports(args);
     let stopper = std::sync::Arc::new(AtomicBool::new(false));
@@ -472,15 +533,48 @@ pub(super) async fn observe_pcap(
             reading.await
         }
     }??;
+    let mut seen = seen;
+    if args.redact {
+        pipescope::redact::redact(&mut seen.connections, &mut seen.notes);
+    }
     print_captured(args, &seen);
+    let stopped = seen.facts.stopped;
+    if let Some((to, page)) = html {
+        let read = pipescope::server::capture_upload::capture_read(seen);
+        let text = pipescope::html_file::of_capture(&page, &read, &to.file_name());
+        to.write_text(&text)?;
+        wrote_html(&to, text.len());
+    }
     match stop.passed_signal() {
-        Some(signal) if seen.facts.stopped => {
+        Some(signal) if stopped => {
             use std::io::Write;
             let _ = std::io::stdout().flush();
             std::process::exit(signal.exit_code().into())
         }
         _ => Ok(()),
     }
+}
+
+/// Where `--html` writes, and the page it writes, checked before anything is observed.
+fn html_to(
+    args: &ObserveArgs,
+) -> anyhow::Result<Option<(super::record_to::RecordTo, pipescope::html_file::Page)>> {
+    let Some(to) = &args.html else {
+        return Ok(None);
+    };
+    Ok(Some((
+        super::record_to::RecordTo::prepare(to, "--html")?,
+        pipescope::html_file::Page::built().context("--html")?,
+    )))
+}
+
+/// Says where the file went and how large it is.
+fn wrote_html(to: &super::record_to::RecordTo, bytes: usize) {
+    eprintln!(
+        "wrote {} ({}): one HTML file with the page and the connections inside; it opens from disk in a browser, with no server and no network",
+        to.path.display(),
+        super::record_to::kilobytes(bytes)
+    );
 }
 
 /// `observe --capture IFACE`: a live capture until --duration or Ctrl-C, progress on stderr

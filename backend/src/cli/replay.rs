@@ -2,7 +2,10 @@
 
 use std::net::IpAddr;
 
+use anyhow::Context;
+
 use super::output::say;
+use super::record_to::{RecordTo, shown_name, write_html};
 use super::serve::{listen, shown};
 
 #[derive(clap::Args)]
@@ -15,15 +18,21 @@ pub struct ReplayArgs {
     /// Port to listen on; 0 picks a free one. If the default is taken, a free one is used.
     #[arg(long, default_value_t = 8080, env = "PIPESCOPE_PORT")]
     pub port: u16,
+    /// Instead of serving, write the recording as one HTML file: the page with the runs
+    /// inside, which opens from disk in a browser with no server and no network.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<std::path::PathBuf>,
 }
 
 pub async fn replay(args: ReplayArgs) -> anyhow::Result<()> {
     // Read before listening: a broken or newer file is a message and an exit, not a blank page.
     let recording = pipescope::server::replay::read(&args.file)?;
-    let file = args.file.file_name().map_or_else(
-        || args.file.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    );
+    if let Some(path) = &args.html {
+        let to = RecordTo::prepare(path, "--html")?;
+        let page = pipescope::html_file::Page::built().context("--html")?;
+        return write_html(&to, &page, recording);
+    }
+    let file = shown_name(&args.file);
     let listener = listen(args.listen, args.port).await?;
     let shown = shown(listener.local_addr()?);
     let shutdown = super::shutdown_signal()?;

@@ -14,6 +14,12 @@ const NOT_BUILT: &str = "<!doctype html><title>pipescope</title><h1>The page is 
 <p>Run <code>./scripts/run</code> (it builds the page with Trunk), or <code>trunk build --release</code> \
 and restart pipescope.</p>";
 
+/// A file of the built page by its name in `dist/` (`index.html`, `style-<hash>.css`, …), or
+/// `None` when the page is not built or has no such file.
+pub fn dist_file(name: &str) -> Option<std::borrow::Cow<'static, [u8]>> {
+    Dist::get(name).map(|f| f.data)
+}
+
 pub async fn serve(uri: Uri) -> Response {
     let path = uri.path().trim_start_matches('/');
     if let Some(file) = (!path.is_empty()).then(|| Dist::get(path)).flatten() {

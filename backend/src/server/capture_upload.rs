@@ -128,15 +128,20 @@ fn decode(file: &str, body: &[u8], ports: &[u16]) -> Result<ServerMsg, String> {
         name: Path::new(file),
         bytes: body,
     };
-    let seen = captured::observe(source, ports).map_err(|e| e.to_string())?;
-    Ok(ServerMsg::CaptureRead {
+    let mut seen = captured::observe(source, ports).map_err(|e| e.to_string())?;
+    // The CLI's flag is the page's port field.
+    for n in &mut seen.notes {
+        *n = n.replace("with --redis-port", "in the Redis port field");
+    }
+    Ok(capture_read(seen))
+}
+
+/// What was read from a capture as the page's message (also what a one-file page of it
+/// carries, `html_file`).
+pub fn capture_read(seen: captured::FromCapture) -> ServerMsg {
+    ServerMsg::CaptureRead {
         label: captured::label(&seen.facts),
-        // The CLI's flag is the page's port field.
-        notes: seen
-            .notes
-            .into_iter()
-            .map(|n| n.replace("with --redis-port", "in the Redis port field"))
-            .collect(),
+        notes: seen.notes,
         // Worded for the page, as the hub words the proxy's (`ObservedConnection::with_words`).
         connections: seen
             .connections
@@ -144,7 +149,7 @@ fn decode(file: &str, body: &[u8], ports: &[u16]) -> Result<ServerMsg, String> {
             .map(|c| c.with_words())
             .collect(),
         timelines: seen.timelines,
-    })
+    }
 }
 
 #[cfg(test)]

@@ -41,6 +41,8 @@ pub fn page_routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
         .route("/recording", recording_upload::route())
         // A capture the page opened on its observe view, read for it (`capture_upload`).
         .route("/capture", capture_upload::route())
+        // The page's runs as one HTML file (`html_file::download`).
+        .route("/html", crate::html_file::download::route())
         .fallback(assets::serve)
 }
 

@@ -38,14 +38,29 @@ pub fn read(path: &std::path::Path) -> anyhow::Result<Recording> {
 
 /// The routes for `recording`, read from the file named `file`.
 pub fn router(recording: Recording, file: &str) -> (Router, watch::Sender<bool>) {
-    let info = recording.info(file);
     let refusal = format!(
         "this page shows a recording ({file}, saved {}): nothing can run here, there is no Redis behind it. Start pipescope without `replay` to run against a Redis",
-        info.saved_at
+        recording.saved_at
     );
-    let welcome = ServerMsg::Welcome {
+    let welcome = welcome(recording, file).to_json();
+    let closing = watch::channel(false).0;
+    let replay = Arc::new(Replay {
+        welcome,
+        refusal,
+        closing: closing.clone(),
+    });
+    let router = page_routes().route("/ws", get(handler)).with_state(replay);
+    (router, closing)
+}
+
+/// The `Welcome` a page showing `recording` (read from the file named `file`) gets: the
+/// recording's runs as finished runs, and what it is. The one-file page carries the same
+/// message (`html_file`).
+pub fn welcome(recording: Recording, file: &str) -> ServerMsg {
+    ServerMsg::Welcome {
         protocol: PROTOCOL_VERSION,
         server_version: env!("CARGO_PKG_VERSION").to_string(),
+        replay: Some(recording.info(file)),
         redis_version: recording.redis_version,
         target: recording.target,
         limits: Limits::DEFAULT,
@@ -55,17 +70,7 @@ pub fn router(recording: Recording, file: &str) -> (Router, watch::Sender<bool>)
         recent: recording.runs,
         observing: None,
         observed: Vec::new(),
-        replay: Some(info),
     }
-    .to_json();
-    let closing = watch::channel(false).0;
-    let replay = Arc::new(Replay {
-        welcome,
-        refusal,
-        closing: closing.clone(),
-    });
-    let router = page_routes().route("/ws", get(handler)).with_state(replay);
-    (router, closing)
 }
 
 /// Serves `recording` until `shutdown` completes.

@@ -10,6 +10,8 @@ mod cluster_modes;
 mod compare;
 mod connections;
 mod controls;
+mod html_file;
+mod html_observed;
 mod load;
 mod observe;
 mod observe_capture;

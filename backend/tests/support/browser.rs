@@ -76,6 +76,11 @@ impl Browser {
             "goog:chromeOptions".into(),
             serde_json::json!({ "binary": chromium(), "args": args }),
         );
+        // The console's messages, for `console_errors`.
+        caps.insert(
+            "goog:loggingPrefs".into(),
+            serde_json::json!({ "browser": "ALL" }),
+        );
         let connector = hyper_util::client::legacy::connect::HttpConnector::new();
         let session = ClientBuilder::new(connector)
             .capabilities(caps)
@@ -267,4 +272,72 @@ async fn settled_inner(c: &Client) -> [f64; 2] {
         last = now;
     }
     last
+}
+
+/// A Chrome DevTools Protocol command, sent through chromedriver to the page's tab.
+#[derive(Debug)]
+pub struct Cdp {
+    pub cmd: &'static str,
+    pub params: serde_json::Value,
+}
+
+impl fantoccini::wd::WebDriverCompatibleCommand for Cdp {
+    fn endpoint(
+        &self,
+        base: &url::Url,
+        session: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base.join(&format!(
+            "session/{}/goog/cdp/execute",
+            session.unwrap_or_default()
+        ))
+    }
+
+    fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
+        let body = serde_json::json!({ "cmd": self.cmd, "params": self.params });
+        (http::Method::POST, Some(body.to_string()))
+    }
+}
+
+/// `cmd` with `params` on the page's tab; its result.
+pub async fn cdp(c: &Client, cmd: &'static str, params: serde_json::Value) -> serde_json::Value {
+    c.issue_cmd(Cdp { cmd, params })
+        .await
+        .unwrap_or_else(|e| panic!("DevTools {cmd}: {e}"))
+}
+
+/// chromedriver's `se/log` for the browser's console.
+#[derive(Debug)]
+struct BrowserLog;
+
+impl fantoccini::wd::WebDriverCompatibleCommand for BrowserLog {
+    fn endpoint(
+        &self,
+        base: &url::Url,
+        session: Option<&str>,
+    ) -> Result<url::Url, url::ParseError> {
+        base.join(&format!("session/{}/se/log", session.unwrap_or_default()))
+    }
+
+    fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
+        (
+            http::Method::POST,
+            Some(r#"{"type":"browser"}"#.to_string()),
+        )
+    }
+}
+
+/// The console's errors since the last call (the page's and the browser's own, such as a
+/// blocked request), as `level: message`.
+pub async fn console_errors(c: &Client) -> Vec<String> {
+    let log = c
+        .issue_cmd(BrowserLog)
+        .await
+        .expect("chromedriver's browser log");
+    log.as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["level"] == "SEVERE")
+        .map(|e| format!("{}: {}", e["level"], e["message"]))
+        .collect()
 }

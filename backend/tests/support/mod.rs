@@ -151,6 +151,7 @@ pub mod browser;
 pub mod capture_demo;
 pub mod clients;
 pub mod commandstats;
+pub mod firefox;
 pub mod netns;
 pub mod observe;
 pub mod oracle;

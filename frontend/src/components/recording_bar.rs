@@ -11,9 +11,10 @@ use crate::state::Session;
 /// Larger than any recording pipescope writes (timelines are bounded): refused unread.
 const MAX_RECORDING_BYTES: f64 = 64.0 * 1024.0 * 1024.0;
 
-/// "Save session" (the stage's finished runs, with their timelines, as one recording file)
-/// and "Open recording" (a file picked here or dropped anywhere on the page): the runs it
-/// holds take the stage, as a late page's finished runs would.
+/// "Save session" (the stage's finished runs, with their timelines, as one recording file),
+/// "Download as one HTML file" (the same runs inside the page, to open from disk) and "Open
+/// recording" (a file picked here or dropped anywhere on the page): the runs it holds take
+/// the stage, as a late page's finished runs would.
 #[component]
 pub fn RecordingBar(conn: Connection) -> impl IntoView {
     let has_runs = Memo::new(move |_| conn.session.with(Session::has_records));
@@ -28,13 +29,22 @@ pub fn RecordingBar(conn: Connection) -> impl IntoView {
                 .set(Some(format!("The browser refused the download: {e:?}")));
         }
     };
+    // The server makes the file (`POST /html`, answered as a download): it has the page's
+    // parts and a gzip encoder; the WASM has not. The button submits the recording "Save
+    // session" would write as its form's one field (a submit button's name and value).
+    let fill = move |ev: ev::MouseEvent| {
+        let recording = conn.recording(js_sys::Date::now() as u64).to_json();
+        let _ = event_target::<web_sys::Element>(&ev).set_attribute("value", &recording);
+    };
     let picked = move |ev: ev::Event| {
         if let Some(file) = file_upload::picked(&ev) {
             read(file, conn);
         }
     };
-    // A file dropped anywhere on the page opens.
-    file_upload::on_drop(Box::new(move |file| read(file, conn)));
+    // A file dropped anywhere on the page opens (a one-file page has no server to read it).
+    if !conn.file {
+        file_upload::on_drop(Box::new(move |file| read(file, conn)));
+    }
     view! {
         <section class="card recording" aria-label="Recording">
             <h2>"Show it without the network"</h2>
@@ -43,6 +53,11 @@ pub fn RecordingBar(conn: Connection) -> impl IntoView {
                     <button id="save-session" class="small" on:click=save>
                         "Save session"
                     </button>
+                    <form method="post" action="/html">
+                        <button id="save-html" class="small" name="recording" on:click=fill>
+                            "Download as one HTML file"
+                        </button>
+                    </form>
                 </Show>
                 <label class="button small" for="open-recording">
                     "Open recording…"
@@ -58,7 +73,7 @@ pub fn RecordingBar(conn: Connection) -> impl IntoView {
             <p class="explain">
                 "Save session writes these runs with their timelines to one file; open it here (or drop it on the page), or serve it with "
                 <code>"pipescope replay FILE"</code>
-                ", to show every view with no Redis and no network."
+                ", to show every view with no Redis and no network; one HTML file holds the page and the runs, to open from disk in a browser."
             </p>
         </section>
     }

@@ -1,9 +1,11 @@
 //! `pipescope cost …`: what one thing costs, measured in rounds that rotate who goes first,
 //! reported as medians with 95 % intervals: TLS, a cluster, observe mode's proxy, a live
 //! capture and its memory (`observer`), how fast a capture file is read (`capture_reading`),
-//! and how close the delay line comes to the delay dialled in.
+//! one HTML file's size and load time (`html`), and how close the delay line comes to the
+//! delay dialled in.
 
 mod capture_reading;
+mod html;
 mod observer;
 
 use std::sync::Arc;
@@ -17,6 +19,7 @@ use pipescope::target::RedisTarget;
 use super::args::{JsonArg, RoundsArgs, TargetArgs};
 use super::output::{say, say_json_lines};
 use capture_reading::CaptureReadingArgs;
+use html::HtmlArgs;
 use observer::{ObserverArgs, ObserverMemoryArgs, ProbeArgs};
 
 #[derive(clap::Subcommand)]
@@ -58,6 +61,11 @@ pub enum Cost {
     /// starts) and under `strace -f`, in rounds rotating who goes first. Prints the median
     /// traced / untraced and strace / untraced throughput ratios. Needs root and tracefs.
     Pid(PidCostArgs),
+    /// One HTML file of the seed's experiment (--count SETs sequentially and pipelined at
+    /// --batch, `bench --html` on a redis-server of our own): its size, part by part, against
+    /// 1 MB, and the time until its timeline is drawn, opened from disk in headless Chromium
+    /// (--loads fresh profiles; median) against 1.5 s.
+    Html(HtmlArgs),
     /// The delay line against its promise: round trips through --delay-us (or 100 µs, 250 µs,
     /// 1 ms and 5 ms) against 2·D + the direct round trip, --rounds alternating pairs of
     /// sequential runs of --count (at most 1,000) SETs.
@@ -114,6 +122,7 @@ pub async fn cost(job: Cost, cancel: Arc<AtomicBool>) -> anyhow::Result<()> {
         Cost::ObserverMemory(args) => observer::observer_memory(args).await,
         Cost::Probe(args) => observer::probe(args).await,
         Cost::CaptureReading(args) => capture_reading::capture_reading(args).await,
+        Cost::Html(args) => html::html(args).await,
         Cost::Accuracy(args) => accuracy(args, cancel).await,
         Cost::Pid(args) => pid(args).await,
     }

@@ -1,0 +1,82 @@
+//! `POST /html`: the page's "Download as one HTML file". The page's form sends the recording
+//! it would save (its "Save session" file) as the field `recording`; the answer is that
+//! recording as one HTML file, as a download (`Content-Disposition: attachment`), so the page
+//! stays where it is. What cannot be made is answered with a sentence saying why. The server
+//! writes the file because it has the page's parts and a gzip encoder; the page's WASM has
+//! neither.
+
+use axum::Form;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, post};
+use shared::Recording;
+
+use super::Page;
+use crate::server::recording_upload::MAX_RECORDING_BYTES;
+
+#[derive(Debug, serde::Deserialize)]
+pub struct Fields {
+    /// The recording, as "Save session" writes it.
+    recording: String,
+}
+
+/// The route, with its body limit (a form's recording is percent-encoded: up to 3× as long).
+pub fn route<S: Clone + Send + Sync + 'static>() -> MethodRouter<S> {
+    post(write).layer(DefaultBodyLimit::max(3 * MAX_RECORDING_BYTES))
+}
+
+async fn write(Form(fields): Form<Fields>) -> Response {
+    match made(&fields.recording) {
+        Ok((file, html)) => (
+            [
+                (header::CONTENT_TYPE, "text/html; charset=utf-8".to_string()),
+                (
+                    header::CONTENT_DISPOSITION,
+                    format!("attachment; filename=\"{file}\""),
+                ),
+            ],
+            html,
+        )
+            .into_response(),
+        Err(reason) => {
+            tracing::info!(reason, "refused to write a page as one file");
+            (
+                StatusCode::UNPROCESSABLE_ENTITY,
+                [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+                format!("Could not make the page one HTML file: {reason}. Go back to the page: it still shows what it showed."),
+            )
+                .into_response()
+        }
+    }
+}
+
+/// The file's name and text, for the recording `json`.
+fn made(json: &str) -> Result<(String, String), String> {
+    let recording = Recording::from_json(json).map_err(|e| e.to_string())?;
+    let page = Page::built().map_err(|e| e.to_string())?;
+    // The name "Save session" gives, as .html; only characters safe in a header's quotes.
+    let file: String = format!("pipescope-{}.html", recording.saved_at)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let html = super::of_recording(&page, recording, &file);
+    Ok((file, html))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::made;
+
+    #[test]
+    fn a_recording_names_its_file_and_anything_else_is_refused_with_why() {
+        let e = made("{\"hello\": 1}").unwrap_err();
+        assert!(e.starts_with("not a pipescope recording"), "{e}");
+    }
+}
