@@ -68,6 +68,8 @@
 //!   `pipescope observe` as a child).
 //! - `local_redis`: the one launcher of a local redis-server (plain, TLS, cluster node): the
 //!   embedded server used when no Redis URL is given, the cluster's nodes, the TLS server.
+//! - `assets`: the page, Trunk's `dist/` (embedded in release builds): served by `server`,
+//!   packed into one file by `html_file`.
 //! - `html_file`: a recording or an observation as one self-contained HTML file (the page,
 //!   its WASM and the data inside) that opens from disk with no server and no network.
 //! - `redact`: an observation's client addresses and connection names replaced by numbers.
@@ -75,6 +77,7 @@
 //! What the page and the server both speak (specs, the protocol, validation, reports) is in
 //! the `shared` crate.
 
+pub mod assets;
 pub mod bench;
 pub mod cancel;
 pub mod capture;

@@ -203,6 +203,26 @@ impl Recording {
     }
 
     /// What the page shows about this recording, read from `file`.
+    /// The `Welcome` a page showing this recording (read from the file named `file`) gets:
+    /// its runs as finished runs, and what it is. The replay server sends it; the one-file
+    /// page carries it.
+    pub fn welcome(self, file: &str) -> crate::ServerMsg {
+        crate::ServerMsg::Welcome {
+            protocol: crate::PROTOCOL_VERSION,
+            server_version: env!("CARGO_PKG_VERSION").to_string(),
+            replay: Some(self.info(file)),
+            redis_version: self.redis_version,
+            target: self.target,
+            limits: crate::Limits::DEFAULT,
+            network: self.network,
+            can_control: false,
+            busy: false,
+            recent: self.runs,
+            observing: None,
+            observed: Vec::new(),
+        }
+    }
+
     pub fn info(&self, file: &str) -> ReplayInfo {
         ReplayInfo {
             file: file.to_string(),

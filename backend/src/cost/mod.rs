@@ -3,6 +3,7 @@
 //!
 //! - `tls` (`cost tls`): our engine over plain TCP and over TLS to one server.
 //! - `cluster` (`cost cluster`): our engine on one server and on a cluster of three.
+//! - `probe` (`cost probe`): a waiting client through the observing proxy, probe off and on.
 //! - `observer` (`cost observer`): what observe mode's proxy adds, and a live capture, beside
 //!   tcpdump; the round-trip probe direct, relayed and observed.
 //! - `observer_memory` (`cost observer-memory`): whether `pipescope observe`'s memory stays
@@ -20,6 +21,7 @@ pub mod cluster;
 pub mod observer;
 pub mod observer_memory;
 pub mod pid;
+pub mod probe;
 pub mod tls;
 
 pub use accuracy::Accuracy;

@@ -8,9 +8,8 @@
 //! bytes. A Content-Security-Policy lets nothing be fetched.
 //!
 //! - `page`: the built page (`dist/`) taken apart into what is inlined.
-//! - `download`: `POST /html`, the page's "Download as one HTML file".
+//! - The page's "Download as one HTML file" (`POST /html`) is the server's: `server::html_download`.
 
-pub mod download;
 pub mod page;
 
 use std::io::Write;
@@ -64,7 +63,7 @@ try {
 /// The file for `recording`, said to be `file` (a name, no directory).
 pub fn of_recording(page: &Page, recording: Recording, file: &str) -> String {
     let line = line_of(&recording, file);
-    let message = crate::server::replay::welcome(recording, file).to_json();
+    let message = recording.welcome(file).to_json();
     html(page, &message, &format!("pipescope · {file}"), &line)
 }
 

@@ -2,7 +2,7 @@
 //! order, its JS glue as a classic part of a module script (no `export`s, so it can share one
 //! inline `<script type="module">` with the loader), and its WASM.
 
-use crate::server::assets::dist_file;
+use crate::assets::dist_file;
 
 /// Why the built page could not be taken apart; each says what to do.
 #[derive(Debug, thiserror::Error)]

@@ -18,14 +18,14 @@
 //! - `captured`: the same records fed from a capture, a file or live (`crate::capture`), no
 //!   proxy at all; `window`: the client's receive window there, shrinking as replies lie
 //!   unread.
-//! - `probe`: the observer's own two hops (client → proxy → client), measured at start, so
+//! - `hops`: the observer's own two hops (client → proxy → client), measured at start, so
 //!   they are their own part of a connection's time, not the client's.
 //! - `equivalent`: what the same number of commands cost pipelined by pipescope's own engine.
 //! - `report`: the CLI's table, JSON and Markdown.
 
 pub mod captured;
 pub mod equivalent;
-mod probe;
+mod hops;
 mod record;
 pub mod report;
 mod window;
@@ -90,7 +90,7 @@ impl Drop for Observer {
 
 impl Observer {
     /// Listens on `listen` and forwards each connection to `target`'s Redis over `network`,
-    /// after measuring its own two hops (`probe`). The proxy's own forwarding cost is not
+    /// after measuring its own two hops (`hops`). The proxy's own forwarding cost is not
     /// taken off a dialled delay: an application's round trip through it is its direct one,
     /// plus the proxy, plus 2·D.
     pub async fn start(
@@ -113,7 +113,7 @@ impl Observer {
             return Err(ObserveError::Tls);
         }
         let upstream = target.socket_addr().await?;
-        let mut samples = probe::HopSamples::default();
+        let mut samples = hops::HopSamples::default();
         measure_hops(&mut samples, upstream, network).await;
         let (hop_us, hop_spread) = samples.figure().unzip();
         let compensation = Compensation::default();
@@ -216,8 +216,8 @@ impl Observer {
 
 /// One more measurement of the observer's hops into `samples`; a failure is logged (the
 /// figure stands as measured before, or unmeasured).
-async fn measure_hops(samples: &mut probe::HopSamples, upstream: SocketAddr, network: Network) {
-    match tokio::task::spawn_blocking(move || probe::hop_cost(upstream, network)).await {
+async fn measure_hops(samples: &mut hops::HopSamples, upstream: SocketAddr, network: Network) {
+    match tokio::task::spawn_blocking(move || hops::hop_cost(upstream, network)).await {
         Ok(Ok(Some(hops))) => samples.add(&hops),
         Ok(Ok(None)) => tracing::warn!("the observer's hops: too few PINGs came back"),
         Ok(Err(e)) => tracing::warn!("the observer's hops could not be measured: {e}"),

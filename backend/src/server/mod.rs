@@ -1,15 +1,14 @@
 //! What serves the page (`pipescope`, `serve`, `replay`): the HTTP routes, and serving until
 //! told to stop.
 //!
-//! - `assets`: the page, Trunk's `dist/` (embedded in release builds).
 //! - `ws`: one page's websocket: the hub's events out, starts and cancels in.
 //! - `hub`: one run at a time, its events broadcast to every page, a late page caught up; and
 //!   observe mode started and stopped from the page (`hub::observing`).
 //! - `capture_upload`, `recording_upload`: a capture or a recording a page opened, read for it.
 //! - `replay`: the page served from a recording, no Redis at all.
 
-pub mod assets;
 pub mod capture_upload;
+pub mod html_download;
 pub mod hub;
 pub mod recording_upload;
 pub mod replay;
@@ -21,6 +20,7 @@ use axum::Router;
 use axum::routing::get;
 use tokio::net::TcpListener;
 
+use crate::assets;
 use hub::Hub;
 
 pub fn router(hub: Hub) -> Router {
@@ -41,8 +41,8 @@ pub fn page_routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
         .route("/recording", recording_upload::route())
         // A capture the page opened on its observe view, read for it (`capture_upload`).
         .route("/capture", capture_upload::route())
-        // The page's runs as one HTML file (`html_file::download`).
-        .route("/html", crate::html_file::download::route())
+        // The page's runs as one HTML file (`html_download`).
+        .route("/html", html_download::route())
         .fallback(assets::serve)
 }
 

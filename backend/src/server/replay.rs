@@ -12,7 +12,7 @@ use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade, close_
 use axum::response::Response;
 use axum::routing::get;
 use futures_util::{SinkExt, StreamExt};
-use shared::{Limits, PROTOCOL_VERSION, Recording, ServerMsg};
+use shared::{Recording, ServerMsg};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
@@ -42,7 +42,7 @@ pub fn router(recording: Recording, file: &str) -> (Router, watch::Sender<bool>)
         "this page shows a recording ({file}, saved {}): nothing can run here, there is no Redis behind it. Start pipescope without `replay` to run against a Redis",
         recording.saved_at
     );
-    let welcome = welcome(recording, file).to_json();
+    let welcome = recording.welcome(file).to_json();
     let closing = watch::channel(false).0;
     let replay = Arc::new(Replay {
         welcome,
@@ -51,26 +51,6 @@ pub fn router(recording: Recording, file: &str) -> (Router, watch::Sender<bool>)
     });
     let router = page_routes().route("/ws", get(handler)).with_state(replay);
     (router, closing)
-}
-
-/// The `Welcome` a page showing `recording` (read from the file named `file`) gets: the
-/// recording's runs as finished runs, and what it is. The one-file page carries the same
-/// message (`html_file`).
-pub fn welcome(recording: Recording, file: &str) -> ServerMsg {
-    ServerMsg::Welcome {
-        protocol: PROTOCOL_VERSION,
-        server_version: env!("CARGO_PKG_VERSION").to_string(),
-        replay: Some(recording.info(file)),
-        redis_version: recording.redis_version,
-        target: recording.target,
-        limits: Limits::DEFAULT,
-        network: recording.network,
-        can_control: false,
-        busy: false,
-        recent: recording.runs,
-        observing: None,
-        observed: Vec::new(),
-    }
 }
 
 /// Serves `recording` until `shutdown` completes.

@@ -34,14 +34,12 @@ mod compare;
 mod contender;
 mod on_cluster;
 mod pool;
-mod probe_cost;
 mod redis_benchmark;
 pub(crate) mod tcpdump;
 
 pub use compare::{Overhead, VersusRow, compare};
 pub use on_cluster::{ClusterVersusRow, Landed, compare_on_cluster};
 pub use pool::{PoolRow, compare_connections};
-pub use probe_cost::{ProbeCost, ProbeCostRound, probe_cost};
 pub use redis_benchmark::supports_tls as redis_benchmark_supports_tls;
 pub(crate) use redis_benchmark::{MAX_KEYSPACE, Shape, parse_csv, redis_benchmark};
 

@@ -3,7 +3,7 @@
 //! by the functions `pipescope observe` prints with (`parts`, `advice`,
 //! `observe_report::equivalent_line`, `observe_report::markdown_row`), and filled in by the
 //! server as it sends a connection to a page (`ObservedConnection::with_words`): the page shows
-//! these strings and carries none of the wording in its WASM (6.9 KB gzipped when it did).
+//! these strings and carries none of the wording in its WASM.
 
 use serde::{Deserialize, Serialize};
 

@@ -317,7 +317,7 @@ pub(super) async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
     // Our own server: redis-benchmark leaves keys behind.
     let local = LocalRedis::start().context("starting a redis-server for the comparison")?;
     let target = RedisTarget::parse(&local.url())?;
-    let cost = pipescope::versus::probe_cost(
+    let cost = pipescope::cost::probe::measure(
         &target,
         args.count,
         args.rounds.rounds(),

@@ -12,8 +12,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, post};
 use shared::Recording;
 
-use super::Page;
-use crate::server::recording_upload::MAX_RECORDING_BYTES;
+use super::recording_upload::MAX_RECORDING_BYTES;
+use crate::html_file::Page;
 
 #[derive(Debug, serde::Deserialize)]
 pub struct Fields {
@@ -66,7 +66,7 @@ fn made(json: &str) -> Result<(String, String), String> {
             }
         })
         .collect();
-    let html = super::of_recording(&page, recording, &file);
+    let html = crate::html_file::of_recording(&page, recording, &file);
     Ok((file, html))
 }
 

@@ -9,9 +9,9 @@ use std::time::Instant;
 use anyhow::Context;
 use serde::Serialize;
 
-use super::{Median, parse_csv};
 use crate::observe::Observer;
 use crate::target::RedisTarget;
+use crate::versus::{Median, parse_csv};
 
 /// One round: the same run without the probe and with it.
 #[derive(Debug, Clone, Serialize)]
@@ -41,7 +41,7 @@ pub struct ProbeCost {
 
 /// `rounds` rounds of `count` SETs each way against `target` (our own server: the runs leave
 /// keys behind), within `budget` (at least one round). Each round on stderr.
-pub async fn probe_cost(
+pub async fn measure(
     target: &RedisTarget,
     count: u64,
     rounds: usize,
