@@ -81,13 +81,12 @@ pub struct ObserveArgs {
     pub command: Vec<String>,
     /// Also write what was observed as one HTML file: the page's observe view with the
     /// connections inside (their verdicts, time split, what would help, equivalents, the latest
-    /// ones' requests), which opens from disk in a browser with no server and no network. Not
-    /// with --capture.
-    #[arg(long, value_name = "FILE", conflicts_with = "capture")]
+    /// ones' requests), which opens from disk in a browser with no server and no network.
+    #[arg(long, value_name = "FILE")]
     pub html: Option<std::path::PathBuf>,
     /// Replace the client addresses and connection names by numbers (`client 3`, `name 1`) in
-    /// the report and the HTML file, to hand them over. Not with --capture.
-    #[arg(long, conflicts_with = "capture")]
+    /// the report and the HTML file, to hand them over.
+    #[arg(long)]
     pub redact: bool,
     #[command(flatten)]
     pub network: NetworkArgs,
@@ -587,6 +586,7 @@ pub(super) async fn observe_live(
     refuse_probe(args)?;
     use pipescope::capture::{Live, Source};
     use std::sync::atomic::Ordering;
+    let html = html_to(args)?;
     let ports = redis_ports(args);
     let mut live = Live::open(interface, &ports)?;
     let (stopper, tally) = (live.stopper(), live.tally());
@@ -649,7 +649,17 @@ pub(super) async fn observe_live(
         let traced = super::observe_syscalls::finish(t)?;
         super::observe_syscalls::attach(&mut seen.connections, &traced, &redis_ports(args));
     }
+    let mut seen = seen;
+    if args.redact {
+        pipescope::redact::redact(&mut seen.connections, &mut seen.notes);
+    }
     print_captured(args, &seen);
+    if let Some((to, page)) = html {
+        let read = pipescope::server::capture_upload::capture_read(seen);
+        let text = pipescope::html_file::of_capture(&page, &read, &to.file_name());
+        to.write_text(&text)?;
+        wrote_html(&to, text.len());
+    }
     Ok(())
 }
 

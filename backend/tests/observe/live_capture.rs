@@ -537,3 +537,60 @@ fn each_packet_keeps_its_capture_stamp_and_the_last_before_the_stop_is_read() {
         late as f64 / 1e6
     );
 }
+
+/// A live capture handed over: `--redact --html FILE` numbers the clients in the report and
+/// writes one HTML file in which the client's address appears nowhere.
+#[test]
+fn a_live_capture_is_written_as_one_html_file_with_its_clients_numbered() {
+    let (redis, _) = support::redis();
+    let port = redis.port();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("live.html");
+    let Some(mut capture) = Capturing::start(&[
+        "--redis-port",
+        &port.to_string(),
+        "--duration",
+        "4s",
+        "--json",
+        "--redact",
+        "--html",
+        file.to_str().unwrap(),
+    ]) else {
+        return;
+    };
+    let mut con = crate_connection(&redis.url());
+    let mut pipe = redis::pipe();
+    for i in 0..20 {
+        pipe.cmd("SET").arg(format!("handed:{i}")).arg(i).ignore();
+    }
+    let () = pipe.query(&mut con).unwrap();
+    let client = con_local_port(&redis);
+    drop(con);
+    let (conns, said) = capture.report(REPORT);
+    assert_eq!(support::observe::calls_in(&conns, "SET"), 20, "{said}");
+    assert!(
+        conns.iter().all(|c| c.client.starts_with("client ")),
+        "numbered: {:?}; {said}",
+        conns.iter().map(|c| &c.client).collect::<Vec<_>>()
+    );
+    assert!(said.contains("wrote "), "{said}");
+    let html = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        html.to_ascii_lowercase().starts_with("<!doctype html>"),
+        "{}",
+        &html[..80.min(html.len())]
+    );
+    let client = client.expect("the test's connection in CLIENT LIST");
+    assert!(!html.contains(&client), "{client} is in the file");
+}
+
+/// This test's connections' own address as the report would name it, from Redis's CLIENT LIST.
+fn con_local_port(redis: &pipescope::local_redis::LocalRedis) -> Option<String> {
+    let list = cli(redis.port(), &["CLIENT", "LIST"], b"");
+    // Every connection but redis-cli's own, which is asking.
+    list.lines()
+        .filter(|l| !l.contains("cmd=client|list"))
+        .filter_map(|l| l.split_whitespace().find_map(|f| f.strip_prefix("addr=")))
+        .find(|a| !a.is_empty())
+        .map(str::to_string)
+}
