@@ -106,7 +106,12 @@ fn redis_is_found_on_its_port_and_http_and_a_server_that_speaks_first_are_left_o
         INCRS as u64,
         "{context}"
     );
-    assert_eq!(conns[0].verdict.kind, VerdictKind::OneAtATime, "{context}");
+    // Right or undetermined: on loopback the wire may not show that redis-cli waited.
+    assert!(
+        conns[0].verdict.allows(VerdictKind::OneAtATime),
+        "{:?}; {context}",
+        conns[0].verdict
+    );
 }
 
 #[test]
