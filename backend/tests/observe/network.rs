@@ -171,10 +171,16 @@ fn the_proxy_and_a_capture_of_its_traffic_agree_across_a_real_network() {
         assert_eq!(sorted(p), sorted(c), "{name}: the same commands");
         assert_eq!(calls(p, "SET"), n, "{name}");
         assert_eq!(p.counts.commands, c.counts.commands, "{name}");
-        assert_eq!(
-            p.verdict.kind, c.verdict.kind,
-            "{name}: {} / {}",
-            p.verdict.text, c.verdict.text
+        // The same kind, or undetermined naming the other's: a capture's segments are the
+        // kernel's, which may merge small writes, so it may not tell batches from a write
+        // per command where the proxy's reads can.
+        assert!(
+            p.verdict.allows(c.verdict.kind) || c.verdict.allows(p.verdict.kind),
+            "{name}: {:?} {} / {:?} {}",
+            p.verdict.kind,
+            p.verdict.text,
+            c.verdict.kind,
+            c.verdict.text
         );
         let own = p.counts.commands - n;
         assert!(
