@@ -42,6 +42,7 @@ pub struct Held {
     pub rst: bool,
     pub window: u16,
     pub window_scale: Option<u8>,
+    pub mss: Option<u16>,
     pub payload: Vec<u8>,
 }
 
@@ -57,6 +58,7 @@ impl Held {
             rst: self.rst,
             window: self.window,
             window_scale: self.window_scale,
+            mss: self.mss,
             payload: &self.payload,
         }
     }
@@ -161,6 +163,7 @@ impl Discovery {
             rst: seg.rst,
             window: seg.window,
             window_scale: seg.window_scale,
+            mss: seg.mss,
             payload: seg.payload.to_vec(),
         });
         if seg.syn {
@@ -271,6 +274,7 @@ mod tests {
             rst: false,
             window: 0,
             window_scale: None,
+            mss: None,
             payload,
         }
     }

@@ -153,6 +153,8 @@ pub enum Event<'a> {
         bytes: u64,
         /// The window's unit: 2^scale bytes (1 where the scale is unknown).
         unit: u64,
+        /// The segment size the client's SYN offered, when captured.
+        mss: Option<u64>,
         scaled: bool,
     },
     /// Framing starts again at a command boundary after a gap; the bytes skipped to get there.

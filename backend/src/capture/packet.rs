@@ -22,6 +22,8 @@ pub struct Segment<'a> {
     pub window: u16,
     /// The window scale option, in a SYN or SYN-ACK that carries one.
     pub window_scale: Option<u8>,
+    /// The maximum segment size option, likewise.
+    pub mss: Option<u16>,
     pub payload: &'a [u8],
 }
 
@@ -99,6 +101,15 @@ pub fn decode(link: Link, data: &[u8]) -> Decoded<'_> {
                 .then(|| {
                     tcp.options_iterator().find_map(|o| match o {
                         Ok(etherparse::TcpOptionElement::WindowScale(shift)) => Some(shift),
+                        _ => None,
+                    })
+                })
+                .flatten(),
+            mss: tcp
+                .syn()
+                .then(|| {
+                    tcp.options_iterator().find_map(|o| match o {
+                        Ok(etherparse::TcpOptionElement::MaximumSegmentSize(mss)) => Some(mss),
                         _ => None,
                     })
                 })

@@ -214,6 +214,8 @@ struct Conn {
     scales: [Option<u8>; 2],
     /// Whether the handshake was captured, so the scale in force is known.
     handshake_seen: [bool; 2],
+    /// The segment size the client's SYN offered: what it receives at most per segment.
+    client_mss: Option<u16>,
 }
 
 /// Every connection to a Redis port in the capture, as it goes.
@@ -281,6 +283,9 @@ impl Tracker {
         }
         if seg.syn {
             conn.scales[here as usize] = seg.window_scale;
+            if here == Side::Client {
+                conn.client_mss = seg.mss;
+            }
             conn.handshake_seen[here as usize] = true;
         } else if here == Side::Client && !seg.payload.is_empty() && seg.ack.is_some() {
             let scaled = conn.handshake_seen == [true, true];
@@ -293,6 +298,7 @@ impl Tracker {
                 at,
                 bytes: u64::from(seg.window) << shift,
                 unit: 1 << shift,
+                mss: conn.client_mss.map(u64::from),
                 scaled,
             });
         }
@@ -411,6 +417,7 @@ impl Tracker {
                 first_fin: None,
                 scales: [None; 2],
                 handshake_seen: [false; 2],
+                client_mss: None,
             },
         );
         true

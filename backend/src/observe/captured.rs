@@ -288,11 +288,12 @@ impl Fed {
                 conn,
                 bytes,
                 unit,
+                mss,
                 scaled,
                 ..
             } => {
                 if let Some(o) = self.open.get_mut(&conn) {
-                    o.window.command_segment(bytes, unit, scaled);
+                    o.window.command_segment(bytes, unit, mss, scaled);
                 }
             }
             Event::Closed { conn, at, why } => self.closed(conn, at, why),

@@ -6,10 +6,16 @@
 //! offers slowly (the smaller of its free space and a threshold that rises as data arrives),
 //! so replies read as they arrive leave the window where it was, and a few KB unread do not
 //! move it either. What does move it is free space running short: replies piling up unread.
-//! So a window below the largest the client has offered shows that many bytes lying unread
-//! (at least; Linux may also count its own overhead), and a command sent with the window down
-//! was sent while replies lay unread. A window that stays where it was shows nothing either
-//! way: it is never read as proof that the client read.
+//! But the window also lags behind what was read: Linux offers freed space again only once
+//! there is about a segment's worth of it (receiver-side silly window avoidance), so a client
+//! that read every reply can still show its window a little down (seen: 5 bytes, one reply,
+//! on every command of a client that read each reply before its next, with a small receive
+//! buffer). So a window counts as down only by more than two of the client's segments (its
+//! SYN's MSS) and two of the window's units (its rounding): then that much lay unread when it
+//! sent, and it sent while replies lay unread. Without the handshake captured (no MSS, no
+//! scale) it says nothing. A window that stays where it was shows nothing either way: it is
+//! never read as proof that the client read. On loopback, whose segments are ~64 KB, it
+//! rarely moves so far; across a network it does.
 //!
 //! Only the client's segments that carry commands are weighed: it sends them in its own
 //! time, so their window is its free space when it sent. (Its bare ACKs are sent by the
@@ -17,9 +23,10 @@
 
 use shared::observe::WindowEvidence;
 
-/// A window this many of its units below the largest offered counts as moved: Linux rounds
-/// the window it offers down to its unit (2^scale bytes), so one unit is rounding.
+/// A window this many of its units, and this many of the client's segments, below the
+/// largest offered counts as down.
 const MOVED_UNITS: u64 = 2;
+const MOVED_SEGMENTS: u64 = 2;
 
 /// One connection's client windows, as its command segments showed them.
 #[derive(Debug, Default)]
@@ -39,8 +46,9 @@ pub struct WindowWatch {
 }
 
 impl WindowWatch {
-    /// A command segment's window, `bytes` and `unit` as `capture::Event::Window` gives them.
-    pub fn command_segment(&mut self, bytes: u64, unit: u64, scaled: bool) {
+    /// A command segment's window, `bytes`, `unit` and `mss` as `capture::Event::Window` gives
+    /// them.
+    pub fn command_segment(&mut self, bytes: u64, unit: u64, mss: Option<u64>, scaled: bool) {
         if self.segments == 0 {
             self.scaled = scaled;
         }
@@ -48,7 +56,8 @@ impl WindowWatch {
         self.segments += 1;
         self.largest = self.largest.max(bytes);
         let down = self.largest - bytes;
-        if down >= MOVED_UNITS * unit && self.replies_seen {
+        let beyond_lag = mss.is_some_and(|mss| down > MOVED_SEGMENTS * mss);
+        if down >= MOVED_UNITS * unit && beyond_lag && self.replies_seen {
             self.moved += 1;
             self.most_down = self.most_down.max(down);
         }
@@ -76,20 +85,20 @@ mod tests {
     #[test]
     fn a_steady_window_shows_nothing_and_a_shrunk_one_shows_replies_unread() {
         let mut w = WindowWatch::default();
-        w.command_segment(65_536, 128, true);
+        w.command_segment(65_536, 128, Some(1_000), true);
         w.replies();
         for _ in 0..10 {
-            w.command_segment(65_536, 128, true);
+            w.command_segment(65_536, 128, Some(1_000), true);
         }
         assert_eq!(w.evidence().unwrap().sent_with_replies_unread, 0);
-        w.command_segment(65_536 - 128, 128, true);
+        w.command_segment(65_536 - 1_900, 128, Some(1_000), true);
         assert_eq!(
             w.evidence().unwrap().sent_with_replies_unread,
             0,
             "within rounding"
         );
-        w.command_segment(40_000, 128, true);
-        w.command_segment(12_000, 128, true);
+        w.command_segment(40_000, 128, Some(1_000), true);
+        w.command_segment(12_000, 128, Some(1_000), true);
         let e = w.evidence().unwrap();
         assert_eq!((e.segments, e.sent_with_replies_unread), (14, 2));
         assert_eq!(e.most_unread, 65_536 - 12_000);
@@ -99,19 +108,19 @@ mod tests {
     #[test]
     fn before_any_reply_a_small_window_is_no_reply_unread() {
         let mut w = WindowWatch::default();
-        w.command_segment(65_536, 128, true);
-        w.command_segment(8_192, 128, true);
+        w.command_segment(65_536, 128, Some(1_000), true);
+        w.command_segment(8_192, 128, Some(1_000), true);
         assert_eq!(w.evidence().unwrap().sent_with_replies_unread, 0);
     }
 
     #[test]
-    fn without_the_handshake_the_scale_is_unknown_and_said() {
+    fn without_the_handshake_it_says_nothing() {
         let mut w = WindowWatch::default();
         w.replies();
-        w.command_segment(512, 1, false);
-        w.command_segment(500, 1, false);
+        w.command_segment(512, 1, None, false);
+        w.command_segment(5, 1, None, false);
         let e = w.evidence().unwrap();
         assert!(!e.scaled);
-        assert_eq!((e.sent_with_replies_unread, e.most_unread), (1, 12));
+        assert_eq!(e.sent_with_replies_unread, 0, "no MSS, no claim");
     }
 }

@@ -19,8 +19,14 @@ MODE
                at the end: a connection that changes behaviour.
 
 Every reply is checked (+OK each); the client exits non-zero if one is wrong or missing.
+
+With PATTERNS_RCVBUF set (bytes), the socket's receive buffer is set that small before it
+connects (SO_RCVBUF, which also stops Linux growing it): replies left unread then fill it
+after a few, and the receive window the client advertises shrinks. With PATTERNS_MSS, the
+segment size its SYN offers (TCP_MAXSEG), as across a network rather than loopback's ~64 KB.
 """
 
+import os
 import socket
 import sys
 import threading
@@ -60,7 +66,17 @@ def check(got, count):
         sys.exit(f"wrong replies: {got[:100]!r}")
 
 
-s = socket.create_connection((host, port))
+rcvbuf = int(os.environ.get("PATTERNS_RCVBUF", "0"))
+mss = int(os.environ.get("PATTERNS_MSS", "0"))
+if rcvbuf > 0 or mss > 0:
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if rcvbuf > 0:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+    if mss > 0:
+        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, mss)
+    s.connect((host, port))
+else:
+    s = socket.create_connection((host, port))
 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 commands = [command(i) for i in range(n)]
 

@@ -1,7 +1,11 @@
 //! The client's receive window in a real capture as evidence of replies lying unread: a
-//! client that sends 50,000 SETs before reading any reply (backend/tests/clients/patterns.py,
-//! send-all) is seen sending with its window down; one that reads each reply before its next
-//! command never is. What each client did is read from its own syscalls under strace.
+//! client that sends 5,000 SETs before reading any reply (backend/tests/clients/patterns.py,
+//! send-all, its receive buffer set small so that unread replies fill it, and its segments
+//! 1,000 bytes as across a network: loopback's ~64 KB segments leave a window too little room
+//! to show more than the lag every receiver has) is seen sending with its window down; one
+//! that reads each reply before its next command never is, with the same buffer and segments
+//! (with them, its window lags by a reply's 5 bytes on every command: not taken as unread).
+//! What each client did is read from its own syscalls under strace.
 
 use std::process::Command;
 
@@ -15,7 +19,10 @@ use crate::support::oracle::{Syscalls, syscalls};
 fn captured(mode: &str, n: u64) -> Option<(ObservedConnection, Syscalls, String)> {
     let (redis, _) = support::redis();
     let mut client = support::clients::patterns()?;
-    client.args([&redis.port().to_string(), mode, &n.to_string()]);
+    client
+        .args([&redis.port().to_string(), mode, &n.to_string()])
+        .env("PATTERNS_RCVBUF", "8192")
+        .env("PATTERNS_MSS", "1000");
     let mut tcpdump = support::tcpdump::Tcpdump::start(redis.port())?;
     let seen = syscalls(client, redis.port())?;
     let summary = tcpdump.stop();
@@ -41,7 +48,7 @@ fn captured(mode: &str, n: u64) -> Option<(ObservedConnection, Syscalls, String)
 
 #[test]
 fn a_client_that_sends_everything_before_reading_is_seen_sending_with_replies_unread() {
-    const N: u64 = 50_000;
+    const N: u64 = 5_000;
     let Some((conn, seen, context)) = captured("send-all", N) else {
         return;
     };

@@ -30,8 +30,11 @@ pub(super) fn what(first: &[u8]) -> Option<String> {
             clip(line)
         ));
     }
+    // An inline command is one line of text: binary in that line is no command. (What
+    // follows the line may be a RESP command with binary values.)
     let binary = |b: &u8| b.is_ascii_control() && !b"\r\n\t".contains(b) || *b >= 0x80;
-    if b0 != b'*' && first.iter().take(64).any(binary) {
+    let first_line = first.split(|&b| b == b'\n').next().unwrap_or(first);
+    if b0 != b'*' && first_line.iter().take(64).any(binary) {
         return Some("binary data that is not Redis's protocol (RESP)".into());
     }
     None
@@ -68,6 +71,13 @@ mod tests {
         assert_eq!(what(b"*1\r\n$4\r\nPING\r\n"), None);
         assert_eq!(what(b"PING\r\n"), None);
         assert_eq!(what(b"set k v\r\n"), None);
+    }
+
+    #[test]
+    fn an_inline_command_then_binary_values_is_redis_traffic() {
+        let mut first = b"EXISTS r:3\r\n*3\r\n$3\r\nSET\r\n$3\r\nr:1\r\n$4\r\n".to_vec();
+        first.extend_from_slice(&[0x00, 0xff, 0x10, 0x80, b'\r', b'\n']);
+        assert_eq!(what(&first), None);
     }
 
     #[test]
