@@ -40,7 +40,7 @@ pub fn ObserveCapture(conn: Connection) -> impl IntoView {
                         size="12"
                         prop:value=move || ports.get()
                         on:input=move |ev| ports.set(event_target_value(&ev))
-                        placeholder="found in the capture"
+                        placeholder="any (found)"
                         title="Redis's port, or several separated by commas; empty: the side answering RESP replies to RESP commands is taken as Redis"
                     />
                     <label class="button small" for="open-capture">
