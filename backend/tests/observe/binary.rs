@@ -136,12 +136,23 @@ fn the_report_says_one_at_a_time_and_pipelined_with_the_counts() {
         assert_eq!(c.library.as_deref(), Some("redis-rs"));
     }
     let help = shared::observe::advice(one).expect("a loop is told what would help");
-    assert!(help.change.starts_with("redis-rs: "), "{help:?}");
-    assert_eq!(
-        help.projections.len(),
-        2,
-        "batches of 10 and 100 of its 200: {help:?}"
-    );
+    if one.verdict.kind == VerdictKind::Undetermined {
+        // Undetermined (the wire on loopback may not show that it waited): both cases, each
+        // with the change for its library, and no projection for a kind not decided.
+        assert!(
+            help.change
+                .starts_with("if it waits for each reply (one at a time): redis-rs: "),
+            "{help:?}"
+        );
+        assert!(help.projections.is_empty(), "{help:?}");
+    } else {
+        assert!(help.change.starts_with("redis-rs: "), "{help:?}");
+        assert_eq!(
+            help.projections.len(),
+            2,
+            "batches of 10 and 100 of its 200: {help:?}"
+        );
+    }
     assert!(shared::observe::advice(piped).is_none());
 }
 
