@@ -17,6 +17,7 @@ mod bench;
 mod clean;
 mod cost;
 mod observe;
+mod observe_capture;
 mod observe_syscalls;
 mod output;
 mod record_to;
@@ -113,11 +114,17 @@ pub async fn run(cli: Cli, stop: Option<Stop>) -> anyhow::Result<()> {
         Cmd::Versus(job) => versus::versus(job).await,
         Cmd::Cost(job) => cost::cost(job, cancel()).await,
         Cmd::Observe(args) => match (&args.pcap, &args.capture) {
-            (Some(path), _) => observe::observe_pcap(&args, path, handlers()).await,
-            (None, Some(interface)) => observe::observe_live(&args, interface, handlers()).await,
+            (Some(path), _) => observe_capture::observe_pcap(&args, path, handlers()).await,
+            (None, Some(interface)) => {
+                observe_capture::observe_live(&args, interface, handlers()).await
+            }
             (None, None) if args.no_proxy => {
-                observe_syscalls::observe_syscalls(&args, &observe::redis_ports(&args), handlers())
-                    .await
+                observe_syscalls::observe_syscalls(
+                    &args,
+                    &observe_capture::redis_ports(&args),
+                    handlers(),
+                )
+                .await
             }
             (None, None) => observe::observe(args, handlers()).await,
         },

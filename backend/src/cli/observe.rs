@@ -426,7 +426,7 @@ fn say_probed(conns: &[shared::observe::ObservedConnection]) {
 }
 
 /// `--probe` holds replies in the observing proxy: a capture, file or live, cannot.
-fn refuse_probe(args: &ObserveArgs) -> anyhow::Result<()> {
+pub(super) fn refuse_probe(args: &ObserveArgs) -> anyhow::Result<()> {
     if args.probe {
         anyhow::bail!(
             "--probe holds replies back in pipescope's observing proxy, and a capture cannot hold replies: drop --probe to read the capture, or point your application at the proxy (observe without --pcap or --capture) to probe it"
@@ -492,70 +492,8 @@ async fn measure_equivalents(
     interrupted
 }
 
-/// `observe --pcap FILE`: the report from a capture; notes (resynchronisations, gaps) on
-/// stderr, and what the figures are on the report's first line (stderr with --json).
-/// Ctrl-C stops the reading: the report of what was read, marked partial, and the signal's
-/// exit code; a second Ctrl-C ends at once.
-pub(super) async fn observe_pcap(
-    args: &ObserveArgs,
-    path: &std::path::Path,
-    stop: Stop,
-) -> anyhow::Result<()> {
-    refuse_probe(args)?;
-    use pipescope::capture::Source;
-    let html = html_to(args)?;
-    use std::sync::atomic::{AtomicBool, Ordering};
-    let ports = redis_ports(args);
-    let stopper = std::sync::Arc::new(AtomicBool::new(false));
-    let mut reading = tokio::task::spawn_blocking({
-        let (path, stopper) = (path.to_path_buf(), stopper.clone());
-        move || {
-            let source = Source::FileUntil {
-                path: &path,
-                stop: &stopper,
-            };
-            pipescope::observe::captured::observe(source, &ports)
-        }
-    });
-    // Machine-readable too: tests wait for it before sending Ctrl-C.
-    eprintln!(
-        "reading {}; Ctrl-C stops and reports what was read",
-        path.display()
-    );
-    let seen = tokio::select! {
-        seen = &mut reading => seen,
-        _ = stop.passed_over() => {
-            stopper.store(true, Ordering::SeqCst);
-            // A second Ctrl-C exits at once: a capture's reading leaves nothing in Redis.
-            stop.set(OnSignal::CancelRuns);
-            eprintln!("pipescope: stopped reading; the report of what was read follows (Ctrl-C again ends at once)");
-            reading.await
-        }
-    }??;
-    let mut seen = seen;
-    if args.redact {
-        pipescope::redact::redact(&mut seen.connections, &mut seen.notes);
-    }
-    print_captured(args, &seen);
-    let stopped = seen.facts.stopped;
-    if let Some((to, page)) = html {
-        let read = pipescope::server::capture_upload::capture_read(seen);
-        let text = pipescope::html_file::of_capture(&page, &read, &to.file_name());
-        to.write_text(&text)?;
-        wrote_html(&to, text.len());
-    }
-    match stop.passed_signal() {
-        Some(signal) if stopped => {
-            use std::io::Write;
-            let _ = std::io::stdout().flush();
-            std::process::exit(signal.exit_code().into())
-        }
-        _ => Ok(()),
-    }
-}
-
 /// Where `--html` writes, and the page it writes, checked before anything is observed.
-fn html_to(
+pub(super) fn html_to(
     args: &ObserveArgs,
 ) -> anyhow::Result<Option<(super::record_to::RecordTo, pipescope::html_file::Page)>> {
     let Some(to) = &args.html else {
@@ -568,129 +506,12 @@ fn html_to(
 }
 
 /// Says where the file went and how large it is.
-fn wrote_html(to: &super::record_to::RecordTo, bytes: usize) {
+pub(super) fn wrote_html(to: &super::record_to::RecordTo, bytes: usize) {
     eprintln!(
         "wrote {} ({}): one HTML file with the page and the connections inside; it opens from disk in a browser, with no server and no network",
         to.path.display(),
         super::record_to::kilobytes(bytes)
     );
-}
-
-/// `observe --capture IFACE`: a live capture until --duration or Ctrl-C, progress on stderr
-/// every few seconds, then the report as `observe_pcap` prints it.
-pub(super) async fn observe_live(
-    args: &ObserveArgs,
-    interface: &str,
-    stop: Stop,
-) -> anyhow::Result<()> {
-    refuse_probe(args)?;
-    use pipescope::capture::{Live, Source};
-    use std::sync::atomic::Ordering;
-    let html = html_to(args)?;
-    let ports = redis_ports(args);
-    let mut live = Live::open(interface, &ports)?;
-    let (stopper, tally) = (live.stopper(), live.tally());
-    // Machine-readable: scripts and tests wait for "capturing on" before sending traffic.
-    eprintln!(
-        "capturing on {interface} ({}); {}",
-        live.filter(),
-        match args.duration {
-            Some(d) => format!("for {}", shared::observe::duration(d.as_secs_f64() * 1e6)),
-            None => "until Ctrl-C".into(),
-        }
-    );
-    let tracer = super::observe_syscalls::start(args)?;
-    let mut capture = tokio::task::spawn_blocking(move || {
-        pipescope::observe::captured::observe(Source::Live(&mut live), &ports)
-    });
-    let deadline = async {
-        match args.duration {
-            Some(d) => tokio::time::sleep(d).await,
-            None => std::future::pending().await,
-        }
-    };
-    let progress = async {
-        let mut tick = tokio::time::interval(std::time::Duration::from_secs(5));
-        tick.tick().await;
-        loop {
-            tick.tick().await;
-            eprintln!(
-                "capturing: {} packets, {} connections",
-                shared::observe::group(tally.packets.load(Ordering::Relaxed)),
-                shared::observe::group(tally.connections.load(Ordering::Relaxed)),
-            );
-        }
-    };
-    // Ctrl-C ends the capture: `Stop` passes it over to here (`Cli::on_signal`).
-    let ended = tokio::select! {
-        _ = deadline => None,
-        _ = stop.passed_over() => {
-            eprintln!("capturing: stopped by signal");
-            None
-        }
-        _ = progress => None,
-        ended = &mut capture => Some(ended),
-        _ = async {
-            match &tracer {
-                Some(t) => t.command_exited().await,
-                None => std::future::pending().await,
-            }
-        } => None,
-    };
-    stopper.store(true, Ordering::SeqCst);
-    // A second Ctrl-C while the buffer is read exits at once: nothing is in Redis.
-    stop.set(OnSignal::CancelRuns);
-    let seen = match ended {
-        Some(ended) => ended,
-        None => capture.await,
-    }??;
-    let mut seen = seen;
-    if let Some(t) = tracer {
-        let traced = super::observe_syscalls::finish(t)?;
-        super::observe_syscalls::attach(&mut seen.connections, &traced, &redis_ports(args));
-    }
-    let mut seen = seen;
-    if args.redact {
-        pipescope::redact::redact(&mut seen.connections, &mut seen.notes);
-    }
-    print_captured(args, &seen);
-    if let Some((to, page)) = html {
-        let read = pipescope::server::capture_upload::capture_read(seen);
-        let text = pipescope::html_file::of_capture(&page, &read, &to.file_name());
-        to.write_text(&text)?;
-        wrote_html(&to, text.len());
-    }
-    Ok(())
-}
-
-/// The ports Redis listens on, as --redis-port says; none: Redis is found in the capture.
-pub(super) fn redis_ports(args: &ObserveArgs) -> Vec<u16> {
-    args.redis_port.clone()
-}
-
-/// A capture's report: notes on stderr, the report on stdout headed by what its figures are
-/// (that line on stderr with --json, so stdout holds JSON only).
-fn print_captured(args: &ObserveArgs, seen: &pipescope::observe::captured::FromCapture) {
-    use pipescope::observe::{captured, report};
-    let label = captured::label(&seen.facts);
-    for note in &seen.notes {
-        eprintln!("pipescope: {note}");
-    }
-    let conns = &seen.connections;
-    let format = if args.json {
-        ObserveFormat::Json
-    } else {
-        args.format
-    };
-    let out = match format {
-        ObserveFormat::Table => format!("{label}\n{}", report::table(conns)),
-        ObserveFormat::Json => {
-            eprintln!("{label}");
-            report::json(conns)
-        }
-        ObserveFormat::Markdown => format!("{label}\n\n{}", report::markdown(conns)),
-    };
-    say(format_args!("{}", out.trim_end()));
 }
 
 #[cfg(test)]
