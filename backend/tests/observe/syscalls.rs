@@ -16,6 +16,7 @@ use std::process::Command;
 
 use shared::observe::{ObservedConnection, SyscallEvidence};
 use support::clients::{output_within, script};
+use support::observe::can_trace;
 
 const N: u64 = 200;
 /// The client's own work before each command: longer than loopback's round trip.
@@ -54,30 +55,6 @@ enum Via {
     /// Straight to Redis, captured live on lo (`--capture lo`), the connection given its
     /// socket's evidence.
     Capture,
-}
-
-/// Whether this host lets pipescope trace (root, tracefs): a run of `-- true`.
-fn can_trace() -> bool {
-    if Command::new("strace").arg("-V").output().is_err() {
-        support::cannot_check("strace is not installed (scripts/setup test installs it)");
-        return false;
-    }
-    let out = output_within(
-        {
-            let mut c = support::pipescope("pipescope=warn");
-            c.args(["observe", "--no-proxy", "--redis-port", "1", "--", "true"]);
-            c
-        },
-        "pipescope observe -- true",
-    );
-    if !out.status.success() {
-        support::cannot_check(&format!(
-            "pipescope cannot trace syscalls here: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-        return false;
-    }
-    true
 }
 
 /// Runs `client(port)` under strace, itself started by `pipescope observe … --`, against a

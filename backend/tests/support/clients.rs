@@ -109,6 +109,86 @@ pub fn node(module: &str, file: &str) -> Option<Command> {
     Some(c)
 }
 
+/// `cmd`'s program, arguments and environment, as a command of its own.
+pub fn copy(cmd: &Command) -> Command {
+    let mut c = Command::new(cmd.get_program());
+    c.args(cmd.get_args());
+    same_env(&mut c, cmd);
+    c
+}
+
+/// What `from` sets and removes of the environment, set and removed on `to` too.
+pub fn same_env(to: &mut Command, from: &Command) {
+    for (k, v) in from.get_envs() {
+        match v {
+            Some(v) => to.env(k, v),
+            None => to.env_remove(k),
+        };
+    }
+}
+
+/// A client started held: a shell waiting for a line on its stdin before it execs the
+/// client, so that its pid can be given to `pipescope observe --pid` before the client does
+/// anything. Killed on drop if it is still running.
+pub struct Held(std::process::Child);
+
+impl Held {
+    /// `cmd`, held; its output discarded.
+    pub fn start(cmd: &Command) -> Held {
+        let mut sh = Command::new("sh");
+        sh.args(["-c", "read go && exec \"$@\"", "sh"])
+            .arg(cmd.get_program())
+            .args(cmd.get_args());
+        same_env(&mut sh, cmd);
+        let child = sh
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("sh runs");
+        Held(child)
+    }
+
+    /// Its pid: the shell's now, the client's once released (exec keeps it).
+    pub fn pid(&self) -> u32 {
+        self.0.id()
+    }
+
+    /// Lets it go, and waits for its end (deadline `CLIENT_LIMIT`): how it ended.
+    pub fn release(mut self, what: &str) -> std::process::Output {
+        use std::io::{Read, Write};
+        writeln!(self.0.stdin.take().unwrap(), "go").unwrap();
+        let mut stderr = self.0.stderr.take().unwrap();
+        let said = std::thread::spawn(move || {
+            let mut s = Vec::new();
+            let _ = stderr.read_to_end(&mut s);
+            s
+        });
+        let deadline = Instant::now() + CLIENT_LIMIT;
+        let status = loop {
+            if let Some(status) = self.0.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                panic!("{what}: not done within {CLIENT_LIMIT:?}");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        std::process::Output {
+            status,
+            stdout: Vec::new(),
+            stderr: said.join().unwrap(),
+        }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Runs a client to its end (deadline `CLIENT_LIMIT`); it must succeed.
 pub fn run(cmd: Command, stdin: Option<&Path>, what: &str) {
     let out = finish(cmd, stdin, what);

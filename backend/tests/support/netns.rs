@@ -29,12 +29,7 @@ impl Netns {
     pub fn wrap(&self, cmd: &Command) -> Command {
         let mut c = self.command(cmd.get_program().to_str().unwrap());
         c.args(cmd.get_args());
-        for (k, v) in cmd.get_envs() {
-            match v {
-                Some(v) => c.env(k, v),
-                None => c.env_remove(k),
-            };
-        }
+        super::clients::same_env(&mut c, cmd);
         c
     }
 

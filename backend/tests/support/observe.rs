@@ -61,6 +61,21 @@ impl Observe {
         }
     }
 
+    /// The first stderr line from now on that starts with `prefix`, within `limit`.
+    pub fn note(&self, prefix: &str, limit: Duration) -> String {
+        let deadline = Instant::now() + limit;
+        loop {
+            match self
+                .notes
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            {
+                Ok(line) if line.starts_with(prefix) => return line,
+                Ok(_) => {}
+                Err(e) => panic!("pipescope observe said no \"{prefix}…\" within {limit:?}: {e}"),
+            }
+        }
+    }
+
     pub fn port(&self) -> u16 {
         self.addr.rsplit(':').next().unwrap().parse().unwrap()
     }
@@ -150,4 +165,28 @@ pub fn calls(c: &ObservedConnection, command: &str) -> u64 {
         .iter()
         .find(|(n, _)| n == command)
         .map_or(0, |(_, n)| *n)
+}
+
+/// Whether this host lets pipescope trace (root, tracefs): a run of `-- true`.
+pub fn can_trace() -> bool {
+    if Command::new("strace").arg("-V").output().is_err() {
+        super::cannot_check("strace is not installed (scripts/setup test installs it)");
+        return false;
+    }
+    let out = super::clients::output_within(
+        {
+            let mut c = super::pipescope("pipescope=warn");
+            c.args(["observe", "--no-proxy", "--redis-port", "1", "--", "true"]);
+            c
+        },
+        "pipescope observe -- true",
+    );
+    if !out.status.success() {
+        super::cannot_check(&format!(
+            "pipescope cannot trace syscalls here: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+        return false;
+    }
+    true
 }

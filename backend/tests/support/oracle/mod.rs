@@ -79,44 +79,77 @@ pub fn assert_headline_waits(what: &str, c: &ObservedConnection, seen: Syscalls)
 }
 
 /// Runs `client` to its end under `strace -f`, and reads its calls on the socket it connected
-/// to `port` (on loopback, or across a test's network: `client` may run `ip netns exec`). `None` where strace is missing or may not trace (a failure under
-/// CI=true, as `cannot_check` says).
+/// to `port` (on loopback, or across a test's network: `client` may run `ip netns exec`).
+/// `None` where strace is missing or may not trace (a failure under CI=true, as
+/// `cannot_check` says).
 pub fn syscalls(client: Command, port: u16) -> Option<Syscalls> {
-    if Command::new("strace").arg("-V").output().is_err() {
-        super::cannot_check("strace is not installed (scripts/setup test installs it)");
-        return None;
+    let strace = Strace::of(&client)?;
+    let out = super::clients::output_within(strace.command(), "the client under strace");
+    strace.ended(&out)?;
+    Some(strace.read(port))
+}
+
+/// A client to be run under `strace -f`, its trace written to a file of its own: run by the
+/// caller (to its end, or started by something else, e.g. held for `observe --pid`), then
+/// read.
+pub struct Strace {
+    client: Command,
+    trace: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Strace {
+    /// `client` (program, arguments and environment) under strace; `None` where strace is
+    /// not installed (a failure under CI=true).
+    pub fn of(client: &Command) -> Option<Strace> {
+        if Command::new("strace").arg("-V").output().is_err() {
+            super::cannot_check("strace is not installed (scripts/setup test installs it)");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        Some(Strace {
+            client: super::clients::copy(client),
+            trace: dir.path().join("trace"),
+            _dir: dir,
+        })
     }
-    let dir = tempfile::tempdir().unwrap();
-    let trace = dir.path().join("trace");
-    let program = client.get_program().to_owned();
-    let args: Vec<_> = client.get_args().map(|a| a.to_owned()).collect();
-    let mut traced = Command::new("strace");
-    // Every thread; whole strings and arrays (a writev's iovec lengths tell a partial write).
-    traced
-        .args(["-f", "-qq", "-s", "65536", "-e"])
-        .arg(format!("trace={}", trace::TRACED))
-        .arg("-o")
-        .arg(&trace)
-        .arg(program)
-        .args(args);
-    for (k, v) in client.get_envs() {
-        match v {
-            Some(v) => traced.env(k, v),
-            None => traced.env_remove(k),
-        };
+
+    /// The command that runs the client under strace.
+    pub fn command(&self) -> Command {
+        let mut traced = Command::new("strace");
+        // Every thread; whole strings and arrays (a writev's iovec lengths tell a partial
+        // write).
+        traced
+            .args(["-f", "-qq", "-s", "65536", "-e"])
+            .arg(format!("trace={}", trace::TRACED))
+            .arg("-o")
+            .arg(&self.trace)
+            .arg(self.client.get_program())
+            .args(self.client.get_args());
+        super::clients::same_env(&mut traced, &self.client);
+        traced
     }
-    let out = super::clients::output_within(traced, "the client under strace");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() && stderr.contains("ptrace") {
-        super::cannot_check(&format!(
-            "strace may not trace here (ptrace denied): {stderr}"
-        ));
-        return None;
+
+    /// Checks how the client under strace ended, given its stderr: `None` where strace may
+    /// not trace here (ptrace denied: a failure under CI=true); a failed client fails.
+    pub fn ended(&self, out: &std::process::Output) -> Option<()> {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if !out.status.success() && stderr.contains("ptrace") {
+            super::cannot_check(&format!(
+                "strace may not trace here (ptrace denied): {stderr}"
+            ));
+            return None;
+        }
+        assert!(
+            out.status.success(),
+            "the client under strace failed: {stderr}"
+        );
+        Some(())
     }
-    assert!(
-        out.status.success(),
-        "the client under strace failed: {stderr}"
-    );
-    let text = std::fs::read_to_string(&trace).unwrap();
-    Some(trace::read(&text, port))
+
+    /// Its calls on the socket it connected to `port`, once it has ended.
+    pub fn read(&self, port: u16) -> Syscalls {
+        let text = std::fs::read_to_string(&self.trace).unwrap();
+        trace::read(&text, port)
+    }
 }

@@ -1,0 +1,81 @@
+//! Through the proxy with evidence beyond the wire's timing, where every reply is back before
+//! the next command on loopback: `--probe` (replies held back) and `--pid` (the client's own
+//! syscalls). Each pattern must be right, on a quiet machine and beside two busy processes.
+//!
+//! With `--pid`, the threads pattern's sending thread may be counted a few waits it did not
+//! make: Python's GIL, handed to it by the reader after a read, is a wake-up the scheduler's
+//! tracepoints cannot tell from a reply handed over (syscalls.rs, `THREADS_WOKEN`). Far fewer
+//! than a wait per command, they do not change its kind; its headline, which states
+//! pipescope's count, is checked against strace's plus those hand-offs.
+
+use super::{Must, N, Via, check, observed, the_patterns};
+use crate::support;
+
+use support::hogs::Hogs;
+use support::observe::can_trace;
+
+/// Commands per probed client: at 200 µs of work each, time for a few holds within the 1 %
+/// of it the probe may hold.
+const PROBED_N: u64 = 2_000;
+
+/// Each pattern, observed `via`, right; the syscalls' waits strace's (but for the GIL's
+/// hand-offs to the threads pattern's sender).
+fn each_right(via: Via, n: u64) {
+    super::head();
+    for client in the_patterns(n) {
+        let Some((c, seen)) = observed(via, &client) else {
+            return;
+        };
+        check(&client, via, &c, seen, Must::Right);
+        match via {
+            Via::Probe => assert!(c.probe.is_some(), "{}: probed: {c:#?}", client.label),
+            Via::Pid => {
+                let e = c
+                    .syscalls
+                    .as_ref()
+                    .unwrap_or_else(|| panic!("{}: its syscalls: {c:#?}", client.label));
+                // A hand-off of the GIL at most every 5 ms (Python's switch interval) of the
+                // client's run, and the sender's join after its last send.
+                let woken = if client.label.ends_with("threads") {
+                    1 + (c.times.wall_us / 5_000.0) as u64
+                } else {
+                    0
+                };
+                assert!(
+                    e.waits + 1 >= seen.waits && e.waits <= seen.waits + woken,
+                    "{}: pipescope {e:?}, strace {seen:?}",
+                    client.label
+                );
+            }
+            _ => {}
+        }
+    }
+}
+
+#[test]
+fn each_pattern_probed_through_the_proxy_is_right() {
+    each_right(Via::Probe, PROBED_N);
+}
+
+#[test]
+fn each_pattern_with_its_syscalls_through_the_proxy_is_right() {
+    if can_trace() {
+        each_right(Via::Pid, N);
+    }
+}
+
+#[test]
+fn beside_cpu_hogs_each_pattern_probed_is_right() {
+    let _hogs = Hogs::start();
+    eprintln!("\nbeside two busy processes:");
+    each_right(Via::Probe, PROBED_N);
+}
+
+#[test]
+fn beside_cpu_hogs_each_pattern_with_its_syscalls_is_right() {
+    if can_trace() {
+        let _hogs = Hogs::start();
+        eprintln!("\nbeside two busy processes:");
+        each_right(Via::Pid, N);
+    }
+}
