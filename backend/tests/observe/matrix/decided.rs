@@ -14,9 +14,10 @@ use crate::support;
 use support::hogs::Hogs;
 use support::observe::can_trace;
 
-/// Commands per probed client: at 200 µs of work each, time for a few holds within the 1 %
+/// Commands per probed client: at 200 µs of work each (and the GIL's hand-offs, which stretch
+/// the threads pattern's gaps and so its holds), time for a few holds within the 1 %
 /// of it the probe may hold.
-const PROBED_N: u64 = 2_000;
+const PROBED_N: u64 = 5_000;
 
 /// Each pattern, observed `via`, right; the syscalls' waits strace's (but for the GIL's
 /// hand-offs to the threads pattern's sender).

@@ -8,7 +8,7 @@ use super::super::{
     Verdict, VerdictKind,
 };
 use super::headline::by_whom;
-use super::{decided_by, from_the_wire};
+use super::{decided_by, from_the_wire, phased_by};
 
 /// The client's syscalls decide when they saw its sends on the socket and the wire counted
 /// its commands: sends per command say whether it wrote each on its own, and its waits (a
@@ -45,15 +45,27 @@ pub(super) fn by_syscalls(
     };
     let sends = count(s.sends, "send");
     let waits = count(s.waits, "wait");
-    let headline = match kind {
-        VerdictKind::OneAtATime => format!("one at a time: {}, {waits}", count(n, "command")),
-        VerdictKind::WritePerCommand => format!("{}: {sends}, {waits}", kind.words()),
-        _ => format!(
-            "{}: {} in {sends}, {waits}",
-            kind.words(),
-            count(n, "command")
-        ),
-    } + by_whom(Some(DecidedBy::Syscalls));
+    // A batching connection that changed behaviour is named by its costliest phase, as the
+    // wire reads them; its round trips were waits where the client waited as often.
+    let mut sure = c.clone();
+    if s.waits >= c.round_trips {
+        sure.unconfirmed_trips = 0;
+    }
+    let phased = matches!(kind, VerdictKind::Pipelined | VerdictKind::AutoPipelined)
+        .then(|| phased_by(&sure, DecidedBy::Syscalls))
+        .flatten();
+    let headline = phased.unwrap_or_else(|| {
+        let line = match kind {
+            VerdictKind::OneAtATime => format!("one at a time: {}, {waits}", count(n, "command")),
+            VerdictKind::WritePerCommand => format!("{}: {sends}, {waits}", kind.words()),
+            _ => format!(
+                "{}: {} in {sends}, {waits}",
+                kind.words(),
+                count(n, "command")
+            ),
+        };
+        line + by_whom(Some(DecidedBy::Syscalls))
+    });
     let nonblocking = match s.nonblocking_receives {
         0 => String::new(),
         k => format!(", {} of them without blocking", group(k)),
@@ -130,6 +142,7 @@ pub(super) fn by_probe(
 
 #[cfg(test)]
 mod tests {
+    use super::super::super::Phase;
     use super::super::{Evidence, judge, verdict};
     use super::*;
 
@@ -255,6 +268,61 @@ mod tests {
             ..Evidence::wire(&c, &t)
         });
         assert_eq!(v, verdict(&c, &t));
+    }
+
+    /// patterns.py phases through the proxy with --pid: 100 SETs one at a time (each reply
+    /// back before the next, unconfirmed by the wire), then 100 in one send. Its syscalls
+    /// show 101 sends and 101 waits: batched, and every round trip a wait; the headline names
+    /// the phase that cost the most, as the wire's would, and says what decided it.
+    #[test]
+    fn syscalls_name_the_costliest_phase_of_a_connection_that_changed_behaviour() {
+        let one_by_one = Phase {
+            kind: VerdictKind::OneAtATime,
+            round_trips: 100,
+            commands: 100,
+            writes: 100,
+            us: 96_000.0,
+        };
+        let pipeline = Phase {
+            kind: VerdictKind::Pipelined,
+            round_trips: 1,
+            commands: 100,
+            writes: 1,
+            us: 4_000.0,
+        };
+        let c = ObservedCounts {
+            commands: 200,
+            replies: 200,
+            writes: 101,
+            round_trips: 101,
+            unconfirmed_trips: 100,
+            max_depth: 100,
+            phases: vec![one_by_one, pipeline],
+            ..Default::default()
+        };
+        let t = ObservedTimes::default();
+        let s = syscalls(101, 101);
+        let v = judge(&Evidence {
+            syscalls: Some(&s),
+            ..Evidence::wire(&c, &t)
+        });
+        assert_eq!(v.kind, VerdictKind::Pipelined, "{}", v.text);
+        assert_eq!(
+            v.headline,
+            "one at a time for 96 % of its time: 100 commands, 100 waits; then one pipeline of 100 — from its syscalls"
+                .replacen(" of its time", "", 1)
+        );
+        // Fewer waits than the wire's round trips: those stay a range.
+        let s = syscalls(101, 1);
+        let v = judge(&Evidence {
+            syscalls: Some(&s),
+            ..Evidence::wire(&c, &t)
+        });
+        assert!(
+            v.headline.starts_with("a command at a time for 96 %"),
+            "{}",
+            v.headline
+        );
     }
 
     #[test]

@@ -169,12 +169,20 @@ fn undetermined(kind: VerdictKind, text: &str, mark: Mark, c: &ObservedCounts) -
 
 /// `v` decided by `by`: its headline says so.
 fn decided_by(mut v: Verdict, by: DecidedBy, c: &ObservedCounts) -> Verdict {
-    v.headline = match phased_headline(c) {
-        Some(phased) => phased + headline::by_whom(Some(by)),
-        None => headline::decided(v.kind, c, Some(by)),
-    };
+    v.headline = phased_by(c, by).unwrap_or_else(|| headline::decided(v.kind, c, Some(by)));
     v.decided_by = Some(by);
     v
+}
+
+/// The headline of a connection that changed behaviour, decided by `by`, which it says: kept
+/// to about 90 characters by leaving out "of its time" where the line would be longer.
+fn phased_by(c: &ObservedCounts, by: DecidedBy) -> Option<String> {
+    let line = phased_headline(c)? + headline::by_whom(Some(by));
+    Some(if line.chars().count() > 90 {
+        line.replacen(" of its time", "", 1)
+    } else {
+        line
+    })
 }
 
 #[cfg(test)]
