@@ -1,15 +1,18 @@
 """A TCP relay that holds what it reads for a while before passing it on: the dialled delay of
 backend/tests/observe/network.rs, made apart from pipescope's own delay line.
 
-    python3 relay.py LISTEN_ADDR LISTEN_PORT TARGET_ADDR TARGET_PORT DELAY_US
+    python3 relay.py LISTEN_ADDR LISTEN_PORT TARGET_ADDR TARGET_PORT DELAY_US [JITTER_US]
 
 Each connection accepted is joined to a new one to the target. Every chunk read from one side
 is written to the other DELAY_US after it was read, in order, in both directions (a reader
-stamps it, a writer sleeps until it is due). Prints "relaying" once it listens.
+stamps it, a writer sleeps until it is due). With JITTER_US, each chunk is held a further
+0 to JITTER_US (uniform, the same sequence every run), as a real path varies, never before the
+chunk ahead of it. Prints "relaying" once it listens.
 """
 
 import ctypes
 import queue
+import random
 import socket
 import sys
 import threading
@@ -17,6 +20,7 @@ import time
 
 listen_addr, listen_port, target_addr, target_port, delay_us = sys.argv[1:6]
 delay = int(delay_us) / 1e6
+jitter = int(sys.argv[6]) / 1e6 if len(sys.argv) > 6 else 0.0
 
 # Linux wakes a sleeper up to its timer slack late (50 µs by default), which would add to
 # every hold: 1 µs instead, for this thread and those it starts (PR_SET_TIMERSLACK).
@@ -47,10 +51,12 @@ def direction(src, dst, done):
             done.release()
 
     threading.Thread(target=writer, daemon=True).start()
+    varies, last = random.Random(7), 0.0
     try:
         while True:
             chunk = src.recv(65536)
-            due.put((time.monotonic() + delay, chunk))
+            last = max(last, time.monotonic() + delay + varies.uniform(0, jitter))
+            due.put((last, chunk))
             if not chunk:
                 return
     except OSError:

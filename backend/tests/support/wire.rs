@@ -35,6 +35,12 @@ impl Wire {
     /// Everything started and ready, a relay on each of `relays` (its port, and its hold each
     /// way in µs); `None` (after `cannot_check`) where it cannot be here.
     pub fn new(relays: &[(u16, u64)]) -> Option<Wire> {
+        Self::varied(relays, 0)
+    }
+
+    /// The same, each relay holding each chunk a further 0 to `jitter_us` µs (relay.py's
+    /// JITTER_US), as a real path varies.
+    pub fn varied(relays: &[(u16, u64)], jitter_us: u64) -> Option<Wire> {
         if Command::new("redis-server")
             .arg("--version")
             .output()
@@ -78,7 +84,7 @@ impl Wire {
                 "127.0.0.1",
                 &REDIS_PORT.to_string(),
             ])
-            .arg(delay_us.to_string())
+            .args([delay_us, jitter_us].map(|us| us.to_string()))
             .stdout(Stdio::piped());
             let mut child = cmd.spawn().expect("the relay starts");
             let stdout = child.stdout.take().unwrap();
