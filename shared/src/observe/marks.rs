@@ -130,9 +130,10 @@ pub(super) fn merged_writes(r: &Reading) -> Option<Mark> {
     } else {
         (16.0, "small writes arrive merged")
     };
-    // Writes not shown to follow a wait: sent while replies were awaited, or after replies
-    // that the wire cannot confirm were waited for.
-    let unwaited = c.overlapping_writes + c.unconfirmed_trips;
+    // Writes not shown to follow a wait: sent while replies were awaited, after replies that
+    // the wire cannot confirm were waited for, or after replies shown not to be (the client's
+    // own cadence, or the probe's finding).
+    let unwaited = c.overlapping_writes + c.unconfirmed_trips + c.cadence_gaps;
     (batched && per_write <= most && unwaited * 4 >= c.writes).then(|| Mark {
         reason: "small writes are merged on their way, so a write per command and small batches look alike",
         why: format!(

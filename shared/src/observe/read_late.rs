@@ -1,18 +1,52 @@
 //! A proxy late to read: its read takes whatever the client's socket holds, so several of the
 //! client's writes arrive as one and its "writes" undercount them. The kernel's counts on that
-//! socket (`TCP_INFO`) show when it took more sends than the proxy made reads; how many writes
-//! those sends were they cannot show (the kernel merges small writes into a segment as it
-//! sends), so a verdict that would read otherwise with the sends read apart is marked
-//! timing-dependent instead of flipping with the proxy's scheduling.
+//! socket (`TCP_INFO`) show when it took more sends than the proxy made reads. Where those
+//! sends alone make a send per command, the client wrote each command on its own, and the
+//! connection is read so (`read_apart`): more writes than sends only make it more so. Fewer,
+//! and how many writes they were the counts cannot show (the kernel merges small writes into a
+//! segment as it sends), so a verdict that would read otherwise with the sends read apart is
+//! marked timing-dependent (`read_late`) instead of flipping with the proxy's scheduling.
 //!
 //! Worked out on the server: `ClientSocket` is never sent to the page.
 
-use super::VerdictKind;
 use super::marks::{Mark, Reading};
 use super::wording::{count, group};
+use super::{ClientSocket, ObservedCounts, VerdictKind};
 
 /// Sends read merged below this are left unsaid: a retransmitted segment counts twice.
 const MERGED_AT_LEAST: u64 = 2;
+
+/// The counts with the client's sends read apart, where the proxy read them merged and the
+/// kernel's count of them alone reaches a send per command (at most 1.5 commands a send, as a
+/// write per command reads): each merged send a write of its own, sent while the commands
+/// before it were awaited (the proxy had not even read those). `None` otherwise.
+pub(super) fn read_apart(
+    c: &ObservedCounts,
+    socket: Option<&ClientSocket>,
+) -> Option<ObservedCounts> {
+    let socket = socket?;
+    let merged = socket.merged();
+    if c.writes_are_segments
+        || merged < MERGED_AT_LEAST
+        || socket.sends_at_least() * 3 < c.commands * 2
+    {
+        return None;
+    }
+    let mut apart = c.clone();
+    apart.writes = (c.writes + merged).min(c.commands);
+    apart.overlapping_writes += apart.writes - c.writes;
+    Some(apart)
+}
+
+/// What `read_apart` read apart, in words.
+pub(super) fn read_apart_words(socket: &ClientSocket) -> String {
+    format!(
+        "read as the client sent them: the proxy read late, taking the {} its socket received (at least {}) in {}",
+        count(socket.segments, "segment"),
+        count(socket.sends_at_least(), "send"),
+        count(socket.reads, "read"),
+    )
+}
 
 /// Some of the client's sends were read merged: read apart, each would have been a write of
 /// its own, sent while the commands before it were awaited (the proxy had not even read
@@ -82,13 +116,14 @@ mod tests {
     }
 
     #[test]
-    fn a_write_per_command_read_late_is_timing_dependent_not_pipelined() {
+    fn a_write_per_command_read_late_is_read_as_it_was_sent_not_pipelined() {
         let c = raw_writer_read_in_two();
         let t = ObservedTimes::default();
         // What the proxy's reads alone say: pipelined, unmarked.
         let v = verdict(&c, &t);
         assert_eq!((v.kind, v.timing_dependent), (VerdictKind::Pipelined, None));
-        // The kernel counted 1,000 segments from the client: the reads merged its sends.
+        // The kernel counted 1,000 segments from the client, a command's bytes each: the
+        // reads merged its sends, at least 933 of them, a send per command.
         let socket = ClientSocket {
             reads: 2,
             segments: 1_000,
@@ -97,19 +132,18 @@ mod tests {
         };
         let v = verdict_at_proxy(&c, &t, Some(&socket));
         assert_eq!(
-            (v.kind, v.candidates.as_slice()),
-            (
-                VerdictKind::Undetermined,
-                [VerdictKind::Pipelined, VerdictKind::WritePerCommand].as_slice()
-            )
+            (v.kind, v.timing_dependent.as_deref()),
+            (VerdictKind::WritePerCommand, None),
+            "{}",
+            v.text
         );
-        assert_eq!(
-            v.timing_dependent.as_deref(),
-            Some(
-                "timing-dependent: the proxy read late, taking the 1,000 segments the client's socket received (at least 933 sends) in 2 reads; read as they came, it reads as pipelined, a write per command: the proxy cannot tell"
-            )
+        assert!(
+            v.text.ends_with(
+                "(read as the client sent them: the proxy read late, taking the 1,000 segments its socket received (at least 933 sends) in 2 reads)"
+            ),
+            "{}",
+            v.text
         );
-        assert!(v.text.ends_with("the proxy cannot tell)"), "{}", v.text);
         // Fewer segments (the kernel merged sends once the proxy's buffer was full), still
         // more sends than its reads: read apart, auto-pipelined, and maybe more writes still.
         let few = ClientSocket {

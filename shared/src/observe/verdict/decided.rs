@@ -270,6 +270,59 @@ mod tests {
         assert_eq!(v, verdict(&c, &t));
     }
 
+    /// patterns.py send-all through the proxy with --probe on a busy machine: the proxy read
+    /// late, taking its 5,000 sends in 2,336 reads, which alone read as small batches the wire
+    /// cannot tell from a write per command. The kernel counted a segment a command on the
+    /// proxy's socket, and the probe saw it send while every reply was held: a write per
+    /// command, decided by the probe.
+    #[test]
+    fn the_probe_decides_a_client_whose_sends_the_proxy_read_merged() {
+        let c = ObservedCounts {
+            commands: 5_000,
+            replies: 5_000,
+            writes: 2_336,
+            round_trips: 2_265,
+            unconfirmed_trips: 2_264,
+            overlapping_writes: 70,
+            max_depth: 62,
+            ..Default::default()
+        };
+        let t = ObservedTimes::default();
+        let kept_sending = ProbeEvidence {
+            held: 20,
+            sent_while_held: 20,
+            waited_for_release: 0,
+            held_us: 4_000.0,
+            late_us: 0.0,
+        };
+        let probed = |socket| {
+            judge(&Evidence {
+                probe: Some(&kept_sending),
+                socket,
+                ..Evidence::wire(&c, &t)
+            })
+        };
+        // Without the kernel's counts: small batches and a write each look alike, even once
+        // the probe shows none of its writes followed a wait. Not "pipelined" by the probe.
+        let v = probed(None);
+        assert_eq!(v.kind, VerdictKind::Undetermined, "{}", v.text);
+        assert!(v.allows(VerdictKind::WritePerCommand), "{}", v.text);
+        let socket = ClientSocket {
+            reads: 2_336,
+            segments: 5_000,
+            bytes: 5_000 * 45,
+            mss: 65_483,
+        };
+        let v = probed(Some(&socket));
+        assert_eq!(
+            (v.kind, v.decided_by),
+            (VerdictKind::WritePerCommand, Some(DecidedBy::Probe)),
+            "{}",
+            v.text
+        );
+        assert!(v.text.contains("at least 4,996 sends"), "{}", v.text);
+    }
+
     /// patterns.py phases through the proxy with --pid: 100 SETs one at a time (each reply
     /// back before the next, unconfirmed by the wire), then 100 in one send. Its syscalls
     /// show 101 sends and 101 waits: batched, and every round trip a wait; the headline names

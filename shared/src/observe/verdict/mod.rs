@@ -14,7 +14,7 @@ mod headline;
 use super::kind::kind_and_text;
 use super::marks::{self, Check, Mark, Reading};
 use super::phases::phased_headline;
-use super::read_late::read_late;
+use super::read_late::{read_apart, read_apart_words, read_late};
 use super::{
     ClientSocket, DecidedBy, ObservedConnection, ObservedCounts, ObservedTimes, ProbeEvidence,
     SyscallEvidence, Verdict, VerdictKind,
@@ -115,6 +115,11 @@ impl ObservedConnection {
 /// counted as the wire shows them and said to be unconfirmed; in the headline, the waits are
 /// a range.
 fn from_the_wire(c: &ObservedCounts, t: &ObservedTimes, socket: Option<&ClientSocket>) -> Verdict {
+    if let (Some(apart), Some(s)) = (read_apart(c, socket), socket) {
+        let mut v = from_the_wire(&apart, t, None);
+        v.text += &format!(" ({})", read_apart_words(s));
+        return v;
+    }
     let (kind, text) = kind_and_text(c, t, c.round_trips);
     let again = |other: &ObservedCounts| from_the_wire(other, t, None);
     let reading = Reading {
