@@ -13,8 +13,10 @@
 //! - `decided`: through the proxy with `--probe`, and with `--pid` (its own syscalls), on a
 //!   quiet machine and beside two busy processes: right.
 //!
-//! Right is the kind the client's syscalls allow (`oracle::allowed`); right or undetermined
-//! allows an undetermined verdict naming one. Either way the client's waits lie within the
+//! Right is the kind the client's syscalls allow (`oracle::allowed`), or undetermined naming
+//! it only where the vantage saw fewer writes than the client made (a proxy late to read, or
+//! the kernel, merged them: see `check`); right or undetermined allows an undetermined
+//! verdict naming one. Either way the client's waits lie within the
 //! range the verdict gives, and where the headline states its waits as one number, strace
 //! agrees. Each test prints its rows of the closing note's table (pattern, vantage, headline,
 //! waits and writes seen, strace's truth).
@@ -188,13 +190,20 @@ fn check(client: &Client, via: Via, c: &ObservedConnection, seen: Syscalls, must
     );
     assert_eq!(calls(c, "SET"), client.sets, "{what}: {:?}", c.top_commands);
     assert_eq!(k.replies, k.commands, "{what}: {k:?}");
-    if must == Must::Right {
-        assert_ne!(
-            c.verdict.kind,
-            VerdictKind::Undetermined,
+    // Right; undetermined only where this vantage saw the client's writes merged (fewer than
+    // strace counted): a proxy kept off the CPU reads several sends as one, and where the
+    // kernel merged them too (as it does with small sends when the last one has not left yet),
+    // nothing it sees tells a write per command from small batches, and it says so.
+    let merged = k.writes < seen.writes;
+    if must == Must::Right && c.verdict.kind == VerdictKind::Undetermined {
+        assert!(
+            merged,
             "{what}: decided, by strace {seen:?}: {} — {}",
-            c.verdict.headline,
-            c.verdict.text
+            c.verdict.headline, c.verdict.text
+        );
+        eprintln!(
+            "  (undetermined: {} writes seen of strace's {})",
+            k.writes, seen.writes
         );
     }
     assert_right_or_undetermined(&what, c, allowed(seen, k.commands));

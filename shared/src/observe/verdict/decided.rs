@@ -2,6 +2,7 @@
 //! replies the probe held back. On loopback a slow client has every reply back before its
 //! next command whether or not it waited for it; these show which.
 
+use super::super::read_late::read_apart;
 use super::super::wording::{count, duration, group};
 use super::super::{
     ClientSocket, DecidedBy, ObservedCounts, ObservedTimes, ProbeEvidence, SyscallEvidence,
@@ -130,7 +131,9 @@ pub(super) fn by_probe(
             count(p.held, "hold")
         )
     };
-    let mut v = decided_by(v, DecidedBy::Probe, &sure);
+    // Its headline counts the client's sends where the proxy read them merged.
+    let apart = read_apart(&sure, socket);
+    let mut v = decided_by(v, DecidedBy::Probe, apart.as_ref().unwrap_or(&sure));
     v.text = format!(
         "{}; by the probe: {saw} ({} held in all). As the wire showed it: {}",
         v.text,
@@ -321,6 +324,10 @@ mod tests {
             v.text
         );
         assert!(v.text.contains("at least 4,996 sends"), "{}", v.text);
+        assert_eq!(
+            v.headline,
+            "pipelined, a write per command: 5,000 commands in 4,996 writes, 1 wait — by the probe"
+        );
     }
 
     /// patterns.py phases through the proxy with --pid: 100 SETs one at a time (each reply
