@@ -112,6 +112,13 @@ pub(super) fn by_probe(
     if !waits {
         sure.round_trips -= c.unconfirmed_trips.min(c.round_trips);
         sure.cadence_gaps += c.unconfirmed_trips;
+        // A stretch the wire read as one command at a time (each reply back before the next
+        // command) was no waits either: each command its own write, sent on its own time.
+        for phase in &mut sure.phases {
+            if phase.kind == VerdictKind::OneAtATime {
+                phase.kind = VerdictKind::WritePerCommand;
+            }
+        }
     }
     sure.unconfirmed_trips = 0;
     let v = from_the_wire(&sure, t, socket);
@@ -327,6 +334,58 @@ mod tests {
         assert_eq!(
             v.headline,
             "pipelined, a write per command: 5,000 commands in 4,996 writes, 1 wait — by the probe"
+        );
+    }
+
+    /// patterns.py threads through the proxy with --probe: stretches where every reply was
+    /// back before the next command read as one at a time, others (the GIL's hand-offs
+    /// bunching its sends) as a write per command. It sent while every held reply was held:
+    /// none of them were waits, and the headline claims none.
+    #[test]
+    fn a_client_the_probe_saw_never_wait_has_no_stretch_one_at_a_time() {
+        let phase = |kind, commands: u64, us| Phase {
+            kind,
+            round_trips: commands,
+            commands,
+            writes: commands,
+            us,
+        };
+        let c = ObservedCounts {
+            commands: 5_000,
+            replies: 5_000,
+            writes: 4_968,
+            round_trips: 4_933,
+            unconfirmed_trips: 4_932,
+            overlapping_writes: 35,
+            max_depth: 3,
+            phases: vec![
+                phase(VerdictKind::WritePerCommand, 1_065, 300_000.0),
+                phase(VerdictKind::OneAtATime, 1_800, 600_000.0),
+                phase(VerdictKind::WritePerCommand, 933, 300_000.0),
+            ],
+            ..Default::default()
+        };
+        let kept_sending = ProbeEvidence {
+            held: 20,
+            sent_while_held: 20,
+            waited_for_release: 0,
+            held_us: 8_000.0,
+            late_us: 0.0,
+        };
+        let t = ObservedTimes::default();
+        let v = judge(&Evidence {
+            probe: Some(&kept_sending),
+            ..Evidence::wire(&c, &t)
+        });
+        assert_eq!(
+            (v.kind, v.decided_by),
+            (VerdictKind::WritePerCommand, Some(DecidedBy::Probe)),
+            "{}",
+            v.text
+        );
+        assert_eq!(
+            v.headline,
+            "pipelined, a write per command: 5,000 commands in 4,968 writes, 1 wait — by the probe"
         );
     }
 
