@@ -8,6 +8,21 @@ use std::time::Duration;
 use anyhow::Context;
 use tokio::io::BufReader;
 
+/// Logs the moment the timeline publishes its first frame with runs (`window.__pipescope`).
+pub const RUNS_DRAWN: &str = "<script>{let v;Object.defineProperty(window,'__pipescope',{configurable:true,\
+get(){return v},set(x){v=x;if(!window.__shown&&x&&x.runs&&x.runs.length){window.__shown=1;\
+console.log('pipescope-interactive '+performance.now())}}})}</script>";
+
+/// Logs the moment the file's table shows `rows` observed connections.
+pub fn table_shown(rows: usize) -> String {
+    format!(
+        "<script>new MutationObserver((m,o)=>{{if(document.querySelectorAll(\
+         '#observed-table tr.observed-row').length>={rows}){{o.disconnect();\
+         console.log('pipescope-interactive '+performance.now())}}}})\
+         .observe(document,{{childList:true,subtree:true}})</script>"
+    )
+}
+
 /// Opens `page` from disk in a fresh headless Chromium; the ms it logged (`pipescope-interactive
 /// <ms>`), read from the browser's log.
 pub async fn first_drawn(page: &Path) -> anyhow::Result<f64> {

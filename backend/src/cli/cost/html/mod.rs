@@ -9,7 +9,6 @@
 //! browser's own.
 
 mod load;
-mod observed;
 mod runs;
 
 use std::path::PathBuf;
@@ -89,13 +88,14 @@ pub async fn html(args: HtmlArgs) -> anyhow::Result<()> {
         .unwrap_or_else(|| dir.path().join("file.html"));
     let (mode, connections, drawn) = match args.observed {
         Some(n) => {
-            let seen = observed::make(&file, args.count, n).await?;
-            ("observed", Some(seen), observed::drawn(seen))
+            let exe = std::env::current_exe()?;
+            let seen = pipescope::cost::observed_file::make(&exe, &file, args.count, n).await?;
+            ("observed", Some(seen), load::table_shown(seen))
         }
         None => {
             runs::make(&file, args.count, args.batch, args.sweep)?;
             let mode = if args.sweep { "sweep" } else { "compare" };
-            (mode, None, runs::DRAWN.to_string())
+            (mode, None, load::RUNS_DRAWN.to_string())
         }
     };
 

@@ -10,11 +10,6 @@ use anyhow::Context;
 
 use pipescope::local_redis::LocalRedis;
 
-/// Logs the moment the timeline publishes its first frame with runs (`window.__pipescope`).
-pub const DRAWN: &str = "<script>{let v;Object.defineProperty(window,'__pipescope',{configurable:true,\
-get(){return v},set(x){v=x;if(!window.__shown&&x&&x.runs&&x.runs.length){window.__shown=1;\
-console.log('pipescope-interactive '+performance.now())}}})}</script>";
-
 /// Writes `--count` SETs per run at batches up to `batch` (`sweep`) or sequentially and at
 /// `batch` into `file`.
 pub fn make(file: &Path, count: u64, batch: u32, sweep: bool) -> anyhow::Result<()> {
