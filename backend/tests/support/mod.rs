@@ -152,6 +152,7 @@ pub mod capture_demo;
 pub mod clients;
 pub mod commandstats;
 pub mod firefox;
+pub mod html_file;
 pub mod netns;
 pub mod observe;
 pub mod oracle;
