@@ -136,6 +136,10 @@ pub struct WindowEvidence {
     /// Of those, ones sent with the window down (replies had reached it before): it sent
     /// while replies lay unread, so it did not wait for them.
     pub sent_with_replies_unread: u64,
+    /// Commands that began in those segments: each was sent before the replies lying
+    /// unread then were read, so it did not wait for them.
+    #[serde(default)]
+    pub commands_sent_with_replies_unread: u64,
     /// The most the window was down when it sent: bytes lying unread, at least (in the
     /// field's own units where `scaled` is false).
     pub most_unread: u64,
@@ -186,9 +190,10 @@ impl WindowEvidence {
             )
         };
         Some(format!(
-            "window (measured by the capture): {} of its {} command segments left with its receive window down, by up to {unread}: replies lay unread then, so it did not wait for them",
+            "window (measured by the capture): {} of its {} command segments ({}) left with its receive window down, by up to {unread}: replies lay unread then, so it did not wait for them",
             super::group(self.sent_with_replies_unread),
             super::group(self.segments),
+            super::count(self.commands_sent_with_replies_unread, "command"),
         ))
     }
 }

@@ -198,6 +198,8 @@ pub enum DecidedBy {
     Syscalls,
     /// Replies the proxy held back (`observe --probe`).
     Probe,
+    /// The client's receive window in a capture, down by replies lying unread as it sent.
+    Window,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -211,6 +211,11 @@ impl Record {
         self.ended.is_none()
     }
 
+    /// Commands framed so far.
+    pub fn commands(&self) -> u64 {
+        self.counts.commands
+    }
+
     /// Open and awaiting a reply (a blocked BLPOP among them): its times run on unseen.
     pub fn awaits_reply(&self) -> bool {
         self.is_open() && self.in_flight() > 0
