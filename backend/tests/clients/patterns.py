@@ -17,6 +17,9 @@ MODE
                executePipelined. The sending thread never waits for a reply.
   phases       N/2 commands one at a time (as waits), then N/2 written in one send and read
                at the end: a connection that changes behaviour.
+  get-all      one SET of a value of PATTERNS_VALUE bytes (4096 unless given), its reply read;
+               then N GETs of it, each with its own send, every reply read once at the end:
+               N values lie unread as the GETs go, and the receive window shrinks.
 
 Every reply is checked (+OK each); the client exits non-zero if one is wrong or missing.
 
@@ -117,6 +120,25 @@ elif mode == "phases":
         check(read_replies(s, 1), 1)
     s.sendall(b"".join(commands[half:]))
     check(read_replies(s, n - half), n - half)
+elif mode == "get-all":
+    size = int(os.environ.get("PATTERNS_VALUE", "4096"))
+    key, value = f"pattern:{mode}", b"v" * size
+    head = f"*3\r\n$3\r\nSET\r\n${len(key)}\r\n{key}\r\n${size}\r\n".encode()
+    s.sendall(head + value + b"\r\n")
+    check(read_replies(s, 1), 1)
+    get = f"*2\r\n$3\r\nGET\r\n${len(key)}\r\n{key}\r\n".encode()
+    for _ in range(n):
+        own_work()
+        s.sendall(get)
+    want = (f"${size}\r\n".encode() + value + b"\r\n") * n
+    got = b""
+    while len(got) < len(want):
+        piece = s.recv(1 << 20)
+        if not piece:
+            sys.exit(f"Redis closed after {len(got)} bytes of replies")
+        got += piece
+    if got != want:
+        sys.exit(f"wrong replies: {got[:100]!r}")
 else:
     sys.exit(f"unknown mode {mode}")
 s.close()
