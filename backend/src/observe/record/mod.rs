@@ -449,6 +449,7 @@ impl Record {
         self.counts.replies += n;
         if n > 0 && self.in_flight() == 0 {
             self.emptied = Some(at);
+            self.phases.emptied(at);
             self.probe_emptied(at);
         }
         while self.blocking.front().is_some_and(|&b| b < self.handed) {
