@@ -132,12 +132,14 @@ fn for_phase(c: &ObservedConnection, p: &Phase) -> Advice {
     } else {
         "a command at a time"
     };
-    let scope = format!("the {} {words}, {share:.0} % of its time", count(n, "command"));
+    let mut scope = format!("the {} {words}, {share:.0} % of its time", count(n, "command"));
+    if !sure {
+        // Had it not waited, its round trips were its own pauses and fewer would not help.
+        scope += ", if each waited for its reply";
+    }
     let own = (p.us - p.waiting_us).max(0.0);
     let rtt = p.waiting_us / trips.max(1) as f64;
-    // Only where its round trips were waits: a command at a time that did not wait would
-    // gain nothing from fewer of them.
-    let projected = sure && trips >= MIN_TRIPS && n >= 2 * MIN_TRIPS && p.waiting_us > 0.0;
+    let projected = trips >= MIN_TRIPS && n >= 2 * MIN_TRIPS && p.waiting_us > 0.0;
     let projections = if projected {
         BATCHES
             .iter()
@@ -151,8 +153,7 @@ fn for_phase(c: &ObservedConnection, p: &Phase) -> Advice {
         Vec::new()
     };
     let how = if projections.is_empty() {
-        "not projected: its costliest phase's round trips were too few, or not shown to be waits"
-            .to_string()
+        "not projected: its costliest phase's round trips were too few to project from".to_string()
     } else {
         format!(
             "derived from its costliest phase: its own time there ({}) plus ⌈{} / batch⌉ round trips of their mean {} measured there; a floor, as Redis's work per command and bigger writes are left out",
@@ -365,10 +366,16 @@ mod tests {
             "{}",
             a.change
         );
-        // Waits not confirmed: the change only if it waits, and nothing projected.
+        // Waits not confirmed: the change and the projection only if it waited.
         c.counts.unconfirmed_trips = 199;
         let a = advice(&c).unwrap();
-        assert!(a.projections.is_empty() && a.projection_line().is_none());
+        assert!(
+            a.projection_line().unwrap().starts_with(
+                "the 200 commands a command at a time, 99 % of its time, if each waited for its reply: now 220.0 ms"
+            ),
+            "{:?}",
+            a.projection_line()
+        );
         assert!(a.change.contains("if it waits for each reply"), "{}", a.change);
         // A recording made before phases kept their waits: nothing projected.
         c.counts.unconfirmed_trips = 0;
