@@ -121,7 +121,10 @@ mod tests {
         w.commands(5);
         let e = w.evidence().unwrap();
         assert_eq!((e.segments, e.sent_with_replies_unread), (15, 2));
-        assert_eq!(e.commands_sent_with_replies_unread, 3, "only the moved segments' commands");
+        assert_eq!(
+            e.commands_sent_with_replies_unread, 3,
+            "only the moved segments' commands"
+        );
         assert_eq!(e.most_unread, 65_536 - 12_000);
         assert!(e.scaled);
     }

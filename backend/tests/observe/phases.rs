@@ -29,8 +29,13 @@ fn redis_py_one_at_a_time_then_a_pipeline_is_named_by_its_costliest_phase_and_ad
     let Some(mut cmd) = support::clients::redis_py() else {
         return;
     };
-    cmd.args([&DELAY_PORT.to_string(), "py-phases", "phases", &N.to_string()])
-        .arg(&wire.pair.server_addr);
+    cmd.args([
+        &DELAY_PORT.to_string(),
+        "py-phases",
+        "phases",
+        &N.to_string(),
+    ])
+    .arg(&wire.pair.server_addr);
     let Some(mut capture) = wire.capture(DELAY_PORT) else {
         return;
     };
@@ -106,7 +111,11 @@ fn redis_py_one_at_a_time_then_a_pipeline_is_named_by_its_costliest_phase_and_ad
     let want = own + (N + handshake).div_ceil(100) as f64 * rtt;
     assert!((at_100.us - want).abs() < 1.0, "{} vs {want}", at_100.us);
     assert!(at_100.us < single.us / 2.0, "{a:?}");
-    assert!(a.change.contains("r.pipeline(transaction=False)"), "{}", a.change);
+    assert!(
+        a.change.contains("r.pipeline(transaction=False)"),
+        "{}",
+        a.change
+    );
     // The CLI's report says the same.
     let mut report = Command::new(env!("CARGO_BIN_EXE_pipescope"));
     report

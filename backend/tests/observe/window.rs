@@ -110,7 +110,11 @@ fn a_client_that_sends_its_gets_before_reading_any_is_decided_by_its_window() {
     // It moved under more than a tenth of the commands, and decided.
     assert!(w.commands_sent_with_replies_unread * 10 > commands, "{w:?}");
     assert_eq!(v.decided_by, Some(DecidedBy::Window), "{}", v.text);
-    assert!(v.headline.ends_with(" — from the receive window"), "{}", v.headline);
+    assert!(
+        v.headline.ends_with(" — from the receive window"),
+        "{}",
+        v.headline
+    );
     assert_right_or_undetermined("get-all", conn, allowed(seen, commands));
 }
 

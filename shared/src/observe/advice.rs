@@ -124,7 +124,11 @@ pub fn advice(c: &ObservedConnection) -> Option<Advice> {
 fn for_phase(c: &ObservedConnection, p: &Phase) -> Advice {
     let sure = c.counts.unconfirmed_trips == 0 || p.kind == VerdictKind::WritePerCommand;
     let total: f64 = c.counts.phases.iter().map(|p| p.us).sum();
-    let share = if total > 0.0 { p.us / total * 100.0 } else { 0.0 };
+    let share = if total > 0.0 {
+        p.us / total * 100.0
+    } else {
+        0.0
+    };
     let n = p.commands;
     let trips = p.round_trips;
     let words = if sure {
@@ -132,7 +136,10 @@ fn for_phase(c: &ObservedConnection, p: &Phase) -> Advice {
     } else {
         "a command at a time"
     };
-    let mut scope = format!("the {} {words}, {share:.0} % of its time", count(n, "command"));
+    let mut scope = format!(
+        "the {} {words}, {share:.0} % of its time",
+        count(n, "command")
+    );
     if !sure {
         // Had it not waited, its round trips were its own pauses and fewer would not help.
         scope += ", if each waited for its reply";
@@ -376,7 +383,11 @@ mod tests {
             "{:?}",
             a.projection_line()
         );
-        assert!(a.change.contains("if it waits for each reply"), "{}", a.change);
+        assert!(
+            a.change.contains("if it waits for each reply"),
+            "{}",
+            a.change
+        );
         // A recording made before phases kept their waits: nothing projected.
         c.counts.unconfirmed_trips = 0;
         c.counts.phases[0].waiting_us = 0.0;

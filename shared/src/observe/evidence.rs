@@ -148,6 +148,30 @@ pub struct WindowEvidence {
     pub scaled: bool,
 }
 
+impl WindowEvidence {
+    /// What the window showed, said with how it was obtained; `None` where it stayed (that
+    /// shows nothing either way, and is not said as if it did).
+    pub fn line(&self) -> Option<String> {
+        if self.sent_with_replies_unread == 0 {
+            return None;
+        }
+        let unread = if self.scaled {
+            format!("{} bytes", super::group(self.most_unread))
+        } else {
+            format!(
+                "{} of the window field's units (its scale unknown: the handshake was not captured)",
+                super::group(self.most_unread)
+            )
+        };
+        Some(format!(
+            "window (measured by the capture): {} of its {} command segments ({}) left with its receive window down, by up to {unread}: replies lay unread then, so it did not wait for them",
+            super::group(self.sent_with_replies_unread),
+            super::group(self.segments),
+            super::count(self.commands_sent_with_replies_unread, "command"),
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::ProbeEvidence;
@@ -171,29 +195,5 @@ mod tests {
                 .line(1.0)
                 .starts_with("probe: no reply held")
         );
-    }
-}
-
-impl WindowEvidence {
-    /// What the window showed, said with how it was obtained; `None` where it stayed (that
-    /// shows nothing either way, and is not said as if it did).
-    pub fn line(&self) -> Option<String> {
-        if self.sent_with_replies_unread == 0 {
-            return None;
-        }
-        let unread = if self.scaled {
-            format!("{} bytes", super::group(self.most_unread))
-        } else {
-            format!(
-                "{} of the window field's units (its scale unknown: the handshake was not captured)",
-                super::group(self.most_unread)
-            )
-        };
-        Some(format!(
-            "window (measured by the capture): {} of its {} command segments ({}) left with its receive window down, by up to {unread}: replies lay unread then, so it did not wait for them",
-            super::group(self.sent_with_replies_unread),
-            super::group(self.segments),
-            super::count(self.commands_sent_with_replies_unread, "command"),
-        ))
     }
 }

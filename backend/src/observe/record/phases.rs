@@ -146,7 +146,16 @@ mod tests {
         let phases = p.read(at(350));
         let got: Vec<_> = phases
             .iter()
-            .map(|p| (p.kind, p.round_trips, p.commands, p.writes, p.us, p.waiting_us))
+            .map(|p| {
+                (
+                    p.kind,
+                    p.round_trips,
+                    p.commands,
+                    p.writes,
+                    p.us,
+                    p.waiting_us,
+                )
+            })
             .collect();
         // Each single command's trip waited 60 µs (its replies back then; a blocking wait
         // after is no round trip); the batch's replies are still awaited.

@@ -76,7 +76,10 @@ pub fn judge(e: &Evidence) -> Verdict {
     {
         return v;
     }
-    if let Some(v) = e.window.and_then(|w| window::by_window(e.counts, e.times, w, &wire)) {
+    if let Some(v) = e
+        .window
+        .and_then(|w| window::by_window(e.counts, e.times, w, &wire))
+    {
         return v;
     }
     wire
