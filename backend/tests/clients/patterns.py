@@ -20,6 +20,7 @@ MODE
   get-all      one SET of a value of PATTERNS_VALUE bytes (4096 unless given), its reply read;
                then N GETs of it, each with its own send, every reply read once at the end:
                N values lie unread as the GETs go, and the receive window shrinks.
+  get-each     as get-all, but each GET's reply is read before the next GET: one at a time.
 
 Every reply is checked (+OK each); the client exits non-zero if one is wrong or missing.
 
@@ -120,25 +121,32 @@ elif mode == "phases":
         check(read_replies(s, 1), 1)
     s.sendall(b"".join(commands[half:]))
     check(read_replies(s, n - half), n - half)
-elif mode == "get-all":
+elif mode in ("get-all", "get-each"):
     size = int(os.environ.get("PATTERNS_VALUE", "4096"))
-    key, value = f"pattern:{mode}", b"v" * size
+    key, value = "pattern:get", b"v" * size
     head = f"*3\r\n$3\r\nSET\r\n${len(key)}\r\n{key}\r\n${size}\r\n".encode()
     s.sendall(head + value + b"\r\n")
     check(read_replies(s, 1), 1)
     get = f"*2\r\n$3\r\nGET\r\n${len(key)}\r\n{key}\r\n".encode()
+    reply = f"${size}\r\n".encode() + value + b"\r\n"
+
+    def read_values(count):
+        got = b""
+        while len(got) < len(reply) * count:
+            piece = s.recv(1 << 20)
+            if not piece:
+                sys.exit(f"Redis closed after {len(got)} bytes of replies")
+            got += piece
+        if got != reply * count:
+            sys.exit(f"wrong replies: {got[:100]!r}")
+
     for _ in range(n):
         own_work()
         s.sendall(get)
-    want = (f"${size}\r\n".encode() + value + b"\r\n") * n
-    got = b""
-    while len(got) < len(want):
-        piece = s.recv(1 << 20)
-        if not piece:
-            sys.exit(f"Redis closed after {len(got)} bytes of replies")
-        got += piece
-    if got != want:
-        sys.exit(f"wrong replies: {got[:100]!r}")
+        if mode == "get-each":
+            read_values(1)
+    if mode == "get-all":
+        read_values(n)
 else:
     sys.exit(f"unknown mode {mode}")
 s.close()

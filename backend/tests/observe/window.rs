@@ -2,9 +2,9 @@
 //! client that sends its GETs of a 1.5 KB value before reading any reply, across the test's
 //! veth network (backend/tests/clients/patterns.py, get-all; a normal MSS and receive
 //! buffer), is seen sending with its window down, and its verdict is decided by it; one
-//! that reads each reply before its next command never is, on loopback with a small receive
-//! buffer and 1,000-byte segments (with them, its window lags by a reply's 5 bytes on every
-//! command: not taken as unread). What each client did is read from its own syscalls under
+//! that reads each reply before its next command never is, on the same network, and on
+//! loopback with a small receive buffer and 1,000-byte segments (with them, its window lags by
+//! a reply's 5 bytes on every command: not taken as unread). What each client did is read from its own syscalls under
 //! strace.
 
 use std::process::Command;
@@ -59,39 +59,46 @@ const N: u64 = 40;
 const VALUE: u64 = 1_500;
 const WORK_US: &str = "5000";
 
-#[test]
-fn a_client_that_sends_its_gets_before_reading_any_is_decided_by_its_window() {
-    let Some(wire) = Wire::new(&[(BASE_PORT, 0)]) else {
-        return;
-    };
-    let Some(mut client) = support::clients::patterns() else {
-        return;
-    };
+/// patterns.py `mode` (get-all or get-each) across the test network under strace, captured
+/// on the client's side of the veth and read with `observe --pcap`: its connection, and its
+/// syscalls.
+fn across_the_network(mode: &str) -> Option<(ObservedConnection, Syscalls)> {
+    let wire = Wire::new(&[(BASE_PORT, 0)])?;
+    let mut client = support::clients::patterns()?;
     client
-        .args([&BASE_PORT.to_string(), "get-all", &N.to_string(), WORK_US])
+        .args([&BASE_PORT.to_string(), mode, &N.to_string(), WORK_US])
         .arg(&wire.pair.server_addr)
         .env("PATTERNS_VALUE", VALUE.to_string());
-    let Some(mut capture) = wire.capture(BASE_PORT) else {
-        return;
-    };
-    let Some(seen) = syscalls(wire.pair.client.wrap(&client), BASE_PORT) else {
-        return;
-    };
+    let mut capture = wire.capture(BASE_PORT)?;
+    let seen = syscalls(wire.pair.client.wrap(&client), BASE_PORT)?;
     let conns = capture.observe(BASE_PORT);
-    let commands = N + 1;
     let conn = conns
-        .iter()
-        .find(|c| c.counts.commands == commands)
-        .unwrap_or_else(|| panic!("no connection of {commands} commands: {conns:?}"));
+        .into_iter()
+        .find(|c| c.counts.commands == N + 1)
+        .unwrap_or_else(|| panic!("{mode}: no connection of {} commands", N + 1));
+    eprintln!(
+        "{mode}: window {:?}; strace {seen:?}; verdict: {} — {}",
+        conn.window, conn.verdict.headline, conn.verdict.text
+    );
+    Some((conn, seen))
+}
+
+/// A GET's reply: the value and its bulk string's header and ends.
+fn reply_bytes() -> u64 {
+    VALUE + format!("${VALUE}\r\n\r\n").len() as u64
+}
+
+#[test]
+fn a_client_that_sends_its_gets_before_reading_any_is_decided_by_its_window() {
+    let Some((conn, seen)) = across_the_network("get-all") else {
+        return;
+    };
+    let commands = N + 1;
     let v = &conn.verdict;
     let w = conn
         .window
         .clone()
         .expect("a capture weighs the client's window");
-    eprintln!(
-        "window: {w:?}; strace: {seen:?}; verdict: {} — {}",
-        v.headline, v.text
-    );
     // The oracle: the SET's reply read, then every GET sent before any other read.
     assert_eq!(
         (seen.writes, seen.waits, seen.read_before_last_write),
@@ -102,9 +109,8 @@ fn a_client_that_sends_its_gets_before_reading_any_is_decided_by_its_window() {
     // GETs, sent after the SET's reply was read and before any GET's; what lay unread is
     // at most the GETs' replies.
     assert!(w.scaled, "the handshake was captured: {w:?}");
-    let reply = VALUE + format!("${VALUE}\r\n\r\n").len() as u64;
     assert!(
-        w.commands_sent_with_replies_unread <= N && w.most_unread <= N * reply,
+        w.commands_sent_with_replies_unread <= N && w.most_unread <= N * reply_bytes(),
         "{w:?}"
     );
     // It moved under more than a tenth of the commands, and decided.
@@ -115,7 +121,30 @@ fn a_client_that_sends_its_gets_before_reading_any_is_decided_by_its_window() {
         "{}",
         v.headline
     );
-    assert_right_or_undetermined("get-all", conn, allowed(seen, commands));
+    assert_right_or_undetermined("get-all", &conn, allowed(seen, commands));
+}
+
+/// The same GETs and values, each reply read before the next GET: the window, on the same
+/// network with the same buffers, never shows a reply unread, and decides nothing.
+#[test]
+fn a_client_that_reads_each_get_before_the_next_is_never_seen_so_across_the_network() {
+    let Some((conn, seen)) = across_the_network("get-each") else {
+        return;
+    };
+    let commands = N + 1;
+    assert_eq!(
+        (seen.writes, seen.waits, seen.read_before_last_write),
+        (commands, commands, 5 + (N - 1) * reply_bytes()),
+        "strace"
+    );
+    let w = conn
+        .window
+        .clone()
+        .expect("a capture weighs the client's window");
+    assert!(w.scaled, "the handshake was captured: {w:?}");
+    assert_eq!(w.sent_with_replies_unread, 0, "{w:?}");
+    assert_eq!(conn.verdict.decided_by, None, "{}", conn.verdict.text);
+    assert_right_or_undetermined("get-each", &conn, allowed(seen, commands));
 }
 
 #[test]
