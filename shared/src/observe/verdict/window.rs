@@ -3,7 +3,9 @@
 //! were read: the client did not wait for them. Where such commands are more than a tenth
 //! of the connection's, it did not wait before 9 in 10 of its commands, so one at a time
 //! (the syscalls' measure of it) is ruled out. A window that stayed shows nothing either way
-//! (Linux does not move it for a few KB unread), so it never rules anything in.
+//! (Linux does not move it for a few KB unread), so it never rules anything in. Bytes lying
+//! unread on a connection that Redis also pushed to may be pushes, not replies: there it
+//! decides nothing.
 
 use super::super::wording::{count, group};
 use super::super::{
@@ -24,7 +26,11 @@ pub(super) fn by_window(
 ) -> Option<Verdict> {
     let n = c.commands;
     let k = w.commands_sent_with_replies_unread.min(n);
-    if w.sent_with_replies_unread == 0 || k * 10 <= n || !wire.allows(VerdictKind::OneAtATime) {
+    if w.sent_with_replies_unread == 0
+        || k * 10 <= n
+        || c.pushes > 0
+        || !wire.allows(VerdictKind::OneAtATime)
+    {
         return None;
     }
     let saw = format!(
@@ -178,6 +184,15 @@ mod tests {
         assert_eq!(with_window(&c, &moved(0)), wire);
         // A tenth or fewer: one at a time could still hold for 9 in 10 commands.
         assert_eq!(with_window(&c, &moved(500)), wire);
+        // Redis pushed to it too: what lay unread may have been pushes.
+        let pushed = ObservedCounts {
+            pushes: 3,
+            ..send_all()
+        };
+        assert_eq!(
+            with_window(&pushed, &moved(4_000)),
+            verdict(&pushed, &ObservedTimes::default())
+        );
         // A client the wire shows waiting, whose window never moved: one at a time stands,
         // not decided by the window.
         let waits = ObservedCounts {
