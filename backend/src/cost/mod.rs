@@ -10,6 +10,8 @@
 //!   flat as a connection runs on.
 //! - `capture_reading` (`cost capture-reading`): how fast a capture file is read, beside tshark.
 //! - `accuracy` (`cost accuracy`): the delay line against its promise.
+//! - `observed_file` (`cost html --observed`): an observation of several connections written as
+//!   one HTML file, to be weighed and opened.
 //! - `pid` (`cost pid`): what tracing a client's syscalls (`observe --pid`) costs it, beside
 //!   strace's cost.
 //!
@@ -18,6 +20,8 @@
 pub mod accuracy;
 pub mod capture_reading;
 pub mod cluster;
+mod observe_child;
+pub mod observed_file;
 pub mod observer;
 pub mod observer_memory;
 pub mod pid;

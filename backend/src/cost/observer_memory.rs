@@ -15,9 +15,9 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use tokio::io::{AsyncReadExt, BufReader};
+use tokio::io::AsyncReadExt;
 
-use crate::child_line;
+use super::observe_child::ObserveChild;
 use crate::engine::keys;
 use crate::local_redis::LocalRedis;
 use crate::target::RedisTarget;
@@ -104,7 +104,9 @@ pub async fn measure(exe: &Path, count: u64, time_budget: Duration) -> anyhow::R
     let local = LocalRedis::start().context("starting a redis-server for the measurement")?;
     let target = RedisTarget::parse(&local.url())?;
     let mut admin = target.admin_connection().await?;
-    let observer = Observer::start(exe, &local.url(), time_budget).await?;
+    // The child outlives the budget by a margin; it is stopped with SIGTERM before then.
+    let duration = format!("{}s", (time_budget + Duration::from_secs(120)).as_secs());
+    let observer = ObserveChild::start(exe, &local.url(), &["--duration", &duration]).await?;
     let pid = observer.pid;
     let at_start = memory(pid)?;
     eprintln!(
@@ -145,7 +147,10 @@ pub async fn measure(exe: &Path, count: u64, time_budget: Duration) -> anyhow::R
         memory: at_end,
     });
     let elapsed_secs = began.elapsed().as_secs_f64();
-    let observed_sets = observer.stop().await;
+    let observed_sets = match observer.stop(libc::SIGTERM, Duration::from_secs(30)).await {
+        Ok(ended) => observed_sets(&ended.report),
+        Err(_) => None,
+    };
 
     let per_million = (1..=count / FIRST_MILESTONE)
         .filter_map(|m| {
@@ -171,73 +176,6 @@ pub async fn measure(exe: &Path, count: u64, time_budget: Duration) -> anyhow::R
         per_million,
         readings: readings.len(),
     })
-}
-
-/// `pipescope observe` running as a child, and where it listens.
-struct Observer {
-    child: tokio::process::Child,
-    pid: u32,
-    stdout: BufReader<tokio::process::ChildStdout>,
-    addr: std::net::SocketAddr,
-}
-
-impl Observer {
-    /// Starts `exe observe` in front of `url`, and waits for it to say where it listens.
-    async fn start(exe: &Path, url: &str, time_budget: Duration) -> anyhow::Result<Observer> {
-        // The child outlives the budget by a margin; it is stopped with SIGTERM before then.
-        let duration = time_budget + Duration::from_secs(120);
-        let mut child = tokio::process::Command::new(exe)
-            .args(["observe", "--redis-url", url, "--listen", "127.0.0.1:0"])
-            .args(["--duration", &format!("{}s", duration.as_secs())])
-            .args(["--json", "--no-equivalent"])
-            .env("RUST_LOG", "pipescope=warn")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .context("starting pipescope observe")?;
-        let pid = child.id().context("pipescope observe's pid")?;
-        let stdout = BufReader::new(child.stdout.take().context("its stdout")?);
-        // Where it listens is on stderr, on the line "listening ADDR".
-        let mut notes = BufReader::new(child.stderr.take().context("its stderr")?);
-        let addr: std::net::SocketAddr =
-            child_line::first(&mut notes, Duration::from_secs(30), |l| {
-                l.strip_prefix("listening ").map(str::to_string)
-            })
-            .await
-            .context("pipescope observe did not say where it listens")?
-            .parse()
-            .context("pipescope observe's listening line")?;
-        // The rest of its stderr is drained, so it never blocks on a full pipe.
-        tokio::spawn(async move { tokio::io::copy(&mut notes, &mut tokio::io::sink()).await });
-        Ok(Observer {
-            child,
-            pid,
-            stdout,
-            addr,
-        })
-    }
-
-    /// Stops it, and returns the SETs it counted: its JSON report, printed when it is stopped.
-    async fn stop(mut self) -> Option<u64> {
-        // SAFETY: kill(2) on our own child's pid, which we have not reaped yet.
-        unsafe {
-            libc::kill(self.pid as libc::pid_t, libc::SIGTERM);
-        }
-        let mut report = String::new();
-        let observed = match tokio::time::timeout(
-            Duration::from_secs(30),
-            self.stdout.read_to_string(&mut report),
-        )
-        .await
-        {
-            Ok(Ok(_)) => observed_sets(&report),
-            _ => None,
-        };
-        let _ = tokio::time::timeout(Duration::from_secs(10), self.child.wait()).await;
-        observed
-    }
 }
 
 /// Reads the SETs executed and the observer's memory every `SAMPLE_EVERY` until

@@ -252,7 +252,9 @@ impl Fed {
                 // The capture saw the segment once: read and handed on at that stamp.
                 match side {
                     Side::Client => {
+                        let before = o.record.commands();
                         o.record.client_read(at, bytes, &mut o.commands);
+                        o.window.commands(o.record.commands() - before);
                         o.record.handed_to_redis(at);
                     }
                     Side::Redis => {
@@ -338,6 +340,8 @@ impl Fed {
         o.record.end(at, ended);
         let mut seen = o.record.seen_from(at, &shared::observe::Vantage::Capture);
         seen.window = o.window.evidence();
+        // The window decides where it moved: the verdict is worked out again with it.
+        let seen = seen.judged(None);
         let tally = self.masters.entry(o.redis).or_default();
         tally.0 += 1;
         tally.1 += seen.counts.commands;

@@ -1,7 +1,7 @@
 //! `pipescope observe`'s report: a verdict per connection as a table for a terminal. JSON and
 //! Markdown live in `shared::observe_report`, which the page's export uses too.
 
-use shared::observe::{NoEquivalent, ObservedConnection, advice, duration, group, stand_in};
+use shared::observe::{NoEquivalent, ObservedConnection, advice, stand_in};
 use shared::observe_report::{COLUMNS, cells};
 pub use shared::observe_report::{equivalent_line, json, markdown};
 
@@ -50,18 +50,8 @@ pub fn table(conns: &[ObservedConnection]) -> String {
         }
         if let Some(a) = advice(c) {
             out += &format!("      what would help: {}\n", a.change);
-            if !a.projections.is_empty() {
-                let each: Vec<String> = a
-                    .projections
-                    .iter()
-                    .map(|p| format!("of {} ~{}", group(p.batch), duration(p.us)))
-                    .collect();
-                out += &format!(
-                    "      now {} (its own time and its waits); pipelined in batches {} ({})\n",
-                    duration(a.now_us),
-                    each.join(", "),
-                    a.how
-                );
+            if let Some(line) = a.projection_line() {
+                out += &format!("      {line}\n");
             }
         }
         match (&c.equivalent, stand_in(c)) {

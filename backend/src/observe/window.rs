@@ -19,7 +19,10 @@
 //!
 //! Only the client's segments that carry commands are weighed: it sends them in its own
 //! time, so their window is its free space when it sent. (Its bare ACKs are sent by the
-//! kernel as replies arrive, before the client could read them.)
+//! kernel as replies arrive, before the client could read them.) The commands that begin in
+//! segments sent with the window down are counted: each left before the replies lying unread
+//! were read, and where they are more than a tenth of the connection's, the verdict rules out
+//! one at a time (`shared::observe::judge`).
 
 use shared::observe::WindowEvidence;
 
@@ -38,6 +41,10 @@ pub struct WindowWatch {
     /// Command segments weighed, and of those, ones sent with the window moved.
     segments: u64,
     moved: u64,
+    /// Commands that began in the segments sent with the window moved.
+    moved_commands: u64,
+    /// The segment just weighed was sent with the window moved: its commands count.
+    pending: bool,
     /// The most the window was down, in bytes (scaled) or in the field's units.
     most_down: u64,
     /// Reply bytes that had reached the client when the segment was sent: a shrink with
@@ -57,9 +64,17 @@ impl WindowWatch {
         self.largest = self.largest.max(bytes);
         let down = self.largest - bytes;
         let beyond_lag = mss.is_some_and(|mss| down > MOVED_SEGMENTS * mss);
-        if down >= MOVED_UNITS * unit && beyond_lag && self.replies_seen {
+        self.pending = down >= MOVED_UNITS * unit && beyond_lag && self.replies_seen;
+        if self.pending {
             self.moved += 1;
             self.most_down = self.most_down.max(down);
+        }
+    }
+
+    /// The segment whose window was weighed last began `n` commands.
+    pub fn commands(&mut self, n: u64) {
+        if std::mem::take(&mut self.pending) {
+            self.moved_commands += n;
         }
     }
 
@@ -72,6 +87,7 @@ impl WindowWatch {
         (self.segments > 0).then_some(WindowEvidence {
             segments: self.segments,
             sent_with_replies_unread: self.moved,
+            commands_sent_with_replies_unread: self.moved_commands,
             most_unread: self.most_down,
             scaled: self.scaled,
         })
@@ -98,9 +114,17 @@ mod tests {
             "within rounding"
         );
         w.command_segment(40_000, 128, Some(1_000), true);
+        w.commands(3);
         w.command_segment(12_000, 128, Some(1_000), true);
+        w.commands(0);
+        w.command_segment(65_536, 128, Some(1_000), true);
+        w.commands(5);
         let e = w.evidence().unwrap();
-        assert_eq!((e.segments, e.sent_with_replies_unread), (14, 2));
+        assert_eq!((e.segments, e.sent_with_replies_unread), (15, 2));
+        assert_eq!(
+            e.commands_sent_with_replies_unread, 3,
+            "only the moved segments' commands"
+        );
         assert_eq!(e.most_unread, 65_536 - 12_000);
         assert!(e.scaled);
     }

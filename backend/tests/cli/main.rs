@@ -6,6 +6,7 @@ mod support;
 
 mod cancel;
 mod cost;
+mod cost_html;
 mod docs_links;
 mod errors;
 mod help;

@@ -17,6 +17,10 @@ MODE
                executePipelined. The sending thread never waits for a reply.
   phases       N/2 commands one at a time (as waits), then N/2 written in one send and read
                at the end: a connection that changes behaviour.
+  get-all      one SET of a value of PATTERNS_VALUE bytes (4096 unless given), its reply read;
+               then N GETs of it, each with its own send, every reply read once at the end:
+               N values lie unread as the GETs go, and the receive window shrinks.
+  get-each     as get-all, but each GET's reply is read before the next GET: one at a time.
 
 Every reply is checked (+OK each); the client exits non-zero if one is wrong or missing.
 
@@ -117,6 +121,32 @@ elif mode == "phases":
         check(read_replies(s, 1), 1)
     s.sendall(b"".join(commands[half:]))
     check(read_replies(s, n - half), n - half)
+elif mode in ("get-all", "get-each"):
+    size = int(os.environ.get("PATTERNS_VALUE", "4096"))
+    key, value = "pattern:get", b"v" * size
+    head = f"*3\r\n$3\r\nSET\r\n${len(key)}\r\n{key}\r\n${size}\r\n".encode()
+    s.sendall(head + value + b"\r\n")
+    check(read_replies(s, 1), 1)
+    get = f"*2\r\n$3\r\nGET\r\n${len(key)}\r\n{key}\r\n".encode()
+    reply = f"${size}\r\n".encode() + value + b"\r\n"
+
+    def read_values(count):
+        got = b""
+        while len(got) < len(reply) * count:
+            piece = s.recv(1 << 20)
+            if not piece:
+                sys.exit(f"Redis closed after {len(got)} bytes of replies")
+            got += piece
+        if got != reply * count:
+            sys.exit(f"wrong replies: {got[:100]!r}")
+
+    for _ in range(n):
+        own_work()
+        s.sendall(get)
+        if mode == "get-each":
+            read_values(1)
+    if mode == "get-all":
+        read_values(n)
 else:
     sys.exit(f"unknown mode {mode}")
 s.close()

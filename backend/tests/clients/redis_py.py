@@ -5,7 +5,9 @@
 MODE is what an application would write: "loop" calls r.set N times; "pipeline" queues N SETs
 on r.pipeline(transaction=False) and executes it; "batches" does the same in batches of 100,
 each executed before the next is queued; "multi" does the same on r.pipeline(), which wraps
-them in MULTI/EXEC. HOST is 127.0.0.1 unless given.
+them in MULTI/EXEC; "phases" calls r.set N times, then queues N more SETs on one
+r.pipeline(transaction=False) and executes it (a connection that changes behaviour). HOST is
+127.0.0.1 unless given.
 """
 
 import sys
@@ -32,6 +34,14 @@ elif mode == "batches":
             p.set(f"py:{name}:{i}", i)
         replies = p.execute()
         assert len(replies) == min(100, n - start) and all(replies), replies[:5]
+elif mode == "phases":
+    for i in range(n):
+        r.set(f"py:{name}:{i}", i)
+    p = r.pipeline(transaction=False)
+    for i in range(n, 2 * n):
+        p.set(f"py:{name}:{i}", i)
+    replies = p.execute()
+    assert len(replies) == n and all(replies), replies[:5]
 else:
     sys.exit(f"unknown mode {mode}")
 r.close()

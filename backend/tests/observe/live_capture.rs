@@ -582,6 +582,14 @@ fn a_live_capture_is_written_as_one_html_file_with_its_clients_numbered() {
     );
     let client = client.expect("the test's connection in CLIENT LIST");
     assert!(!html.contains(&client), "{client} is in the file");
+    // The data is packed: looked for where it is, unpacked, where it must be found too.
+    let data = support::html_file::data(&html);
+    assert!(
+        data.contains("\"SET\""),
+        "the data holds the report's connections: {}",
+        &data[..300.min(data.len())]
+    );
+    assert!(!data.contains(&client), "{client} is in the file's data");
 }
 
 /// This test's connections' own address as the report would name it, from Redis's CLIENT LIST.

@@ -20,6 +20,7 @@ mod live_capture;
 mod matrix;
 mod network;
 mod not_what_they_seem;
+mod phases;
 mod probe;
 mod protocol_states;
 mod proxy;

@@ -28,6 +28,7 @@ const ONE_WAIT: Syscalls = Syscalls {
     writes: N,
     waits: 1,
     pieces_at_most: N,
+    read_before_last_write: 0,
 };
 /// The clock writer's cadence: slower than a loopback round trip (30–200 µs here).
 const EVERY_US: &str = "1000";

@@ -15,11 +15,9 @@
 
 use crate::support;
 
-use std::io::Read;
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use base64::Engine;
 use shared::{Recording, ServerMsg};
 use support::browser::{Browser, cdp, click, console_errors, until_js, until_state};
 
@@ -117,22 +115,7 @@ pub(crate) async fn nothing_requested_or_thrown(c: &fantoccini::Client) {
     assert!(errors.is_empty(), "console errors: {errors:?}");
 }
 
-/// The base64 text of the `<script id=…>` element `id`, gunzipped.
-pub(crate) fn unpacked(html: &str, id: &str) -> Vec<u8> {
-    let at = html
-        .find(&format!("id=\"{id}\""))
-        .unwrap_or_else(|| panic!("no #{id} in the file"));
-    let start = at + html[at..].find('>').unwrap() + 1;
-    let end = start + html[start..].find("</script>").unwrap();
-    let gz = base64::engine::general_purpose::STANDARD
-        .decode(&html[start..end])
-        .unwrap();
-    let mut out = Vec::new();
-    flate2::read::GzDecoder::new(&gz[..])
-        .read_to_end(&mut out)
-        .unwrap();
-    out
-}
+pub(crate) use support::html_file::unpacked;
 
 /// The file's text with its two packed parts taken out: what is not base64.
 fn outside_packed(html: &str) -> String {

@@ -153,6 +153,7 @@ pub mod clients;
 pub mod commandstats;
 pub mod firefox;
 pub mod hogs;
+pub mod html_file;
 pub mod netns;
 pub mod observe;
 pub mod oracle;

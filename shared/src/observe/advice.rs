@@ -1,10 +1,11 @@
 //! What would help a connection that waits on round trips: what its commands would take
 //! pipelined (derived from what was measured of it, and said to be a floor), and the change
-//! for the client library it named.
+//! for the client library it named. For a connection that changed behaviour, both are for
+//! its costliest phase, from that phase's own time and round trips.
 
 use super::phases::costliest_phase;
 use super::wording::{count, duration, group};
-use super::{ObservedConnection, VerdictKind};
+use super::{ObservedConnection, Phase, VerdictKind};
 
 /// The batch sizes projected.
 pub const BATCHES: [u64; 3] = [10, 100, 1_000];
@@ -28,6 +29,37 @@ pub struct Advice {
     pub how: String,
     /// The concrete change for its library, when it named itself; else the general one.
     pub change: String,
+    /// The commands it is for, when not all of the connection's: its costliest phase
+    /// ("the 200 commands one at a time, 89 % of its time").
+    pub scope: Option<String>,
+}
+
+impl Advice {
+    /// "now 60.0 ms (its own time and its waits); pipelined in batches of 10 ~15.0 ms, of
+    /// 100 ~10.5 ms (derived from …)", led by its scope where it has one; `None` where
+    /// nothing was projected.
+    pub fn projection_line(&self) -> Option<String> {
+        if self.projections.is_empty() {
+            return None;
+        }
+        let each: Vec<String> = self
+            .projections
+            .iter()
+            .map(|p| format!("of {} ~{}", group(p.batch), duration(p.us)))
+            .collect();
+        let now = match &self.scope {
+            None => format!("now {} (its own time and its waits)", duration(self.now_us)),
+            Some(scope) => format!(
+                "{scope}: now {} (their own time and their waits)",
+                duration(self.now_us)
+            ),
+        };
+        Some(format!(
+            "{now}; pipelined in batches {} ({})",
+            each.join(", "),
+            self.how
+        ))
+    }
 }
 
 /// What would help `c`, if it waits on round trips (one at a time, or a write per command
@@ -42,25 +74,7 @@ pub fn advice(c: &ObservedConnection) -> Option<Advice> {
             VerdictKind::OneAtATime | VerdictKind::WritePerCommand
         )
     {
-        let sure = c.counts.unconfirmed_trips == 0 || p.kind == VerdictKind::WritePerCommand;
-        let change = change(c.library.as_deref(), p.kind);
-        return Some(Advice {
-            now_us: c.times.client_us + c.times.waiting_us,
-            projections: Vec::new(),
-            how: "not projected: for its costliest phase".into(),
-            change: if sure {
-                format!(
-                    "for its {} commands {}: {change}",
-                    group(p.commands),
-                    p.kind.words()
-                )
-            } else {
-                format!(
-                    "for its {} commands a command at a time, if it waits for each reply: {change}",
-                    group(p.commands)
-                )
-            },
-        });
+        return Some(for_phase(c, p));
     }
     if c.verdict.kind == VerdictKind::Undetermined {
         return undetermined(c);
@@ -101,7 +115,75 @@ pub fn advice(c: &ObservedConnection) -> Option<Advice> {
         projections,
         how,
         change: change(c.library.as_deref(), kind),
+        scope: None,
     })
+}
+
+/// What would help the costliest phase `p` of a connection that changed behaviour, projected
+/// from that phase's own figures where its waits were confirmed and its round trips enough.
+fn for_phase(c: &ObservedConnection, p: &Phase) -> Advice {
+    let sure = c.counts.unconfirmed_trips == 0 || p.kind == VerdictKind::WritePerCommand;
+    let total: f64 = c.counts.phases.iter().map(|p| p.us).sum();
+    let share = if total > 0.0 {
+        p.us / total * 100.0
+    } else {
+        0.0
+    };
+    let n = p.commands;
+    let trips = p.round_trips;
+    let words = if sure {
+        p.kind.words()
+    } else {
+        "a command at a time"
+    };
+    let mut scope = format!(
+        "the {} {words}, {share:.0} % of its time",
+        count(n, "command")
+    );
+    if !sure {
+        // Had it not waited, its round trips were its own pauses and fewer would not help.
+        scope += ", if each waited for its reply";
+    }
+    let own = (p.us - p.waiting_us).max(0.0);
+    let rtt = p.waiting_us / trips.max(1) as f64;
+    let projected = trips >= MIN_TRIPS && n >= 2 * MIN_TRIPS && p.waiting_us > 0.0;
+    let projections = if projected {
+        BATCHES
+            .iter()
+            .filter(|&&b| b < n)
+            .map(|&b| Projection {
+                batch: b,
+                us: own + n.div_ceil(b) as f64 * rtt,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let how = if projections.is_empty() {
+        "not projected: its costliest phase's round trips were too few to project from".to_string()
+    } else {
+        format!(
+            "derived from its costliest phase: its own time there ({}) plus ⌈{} / batch⌉ round trips of their mean {} measured there; a floor, as Redis's work per command and bigger writes are left out",
+            duration(own),
+            group(n),
+            duration(rtt),
+        )
+    };
+    let change = change(c.library.as_deref(), p.kind);
+    Advice {
+        now_us: p.us,
+        projections,
+        how,
+        change: if sure {
+            format!("for its {} commands {}: {change}", group(n), p.kind.words())
+        } else {
+            format!(
+                "for its {} commands a command at a time, if it waits for each reply: {change}",
+                group(n)
+            )
+        },
+        scope: Some(scope),
+    }
 }
 
 /// Undetermined: the change if it waits for each reply, and if it writes each command on
@@ -127,6 +209,7 @@ fn undetermined(c: &ObservedConnection) -> Option<Advice> {
         projections: Vec::new(),
         how: "not projected: which it is, the evidence could not decide".into(),
         change: cases.join("; "),
+        scope: None,
     })
 }
 
@@ -174,7 +257,7 @@ fn change(library: Option<&str>, kind: VerdictKind) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observe::{ObservedCounts, ObservedTimes, Verdict};
+    use crate::observe::{ObservedCounts, ObservedTimes, Phase, Verdict};
 
     fn conn(kind: VerdictKind, n: u64, trips: u64, library: Option<&str>) -> ObservedConnection {
         ObservedConnection {
@@ -250,6 +333,65 @@ mod tests {
     fn a_pipelined_client_or_a_short_loop_needs_nothing() {
         assert_eq!(advice(&conn(VerdictKind::Pipelined, 1000, 1, None)), None);
         assert_eq!(advice(&conn(VerdictKind::OneAtATime, 5, 5, None)), None);
+    }
+
+    #[test]
+    fn a_connection_that_changed_behaviour_is_advised_for_its_costliest_phase() {
+        // redis-py: 200 single SETs over 1 ms round trips (its own time 20 ms), then one
+        // pipeline of 200 in 2 ms.
+        let mut c = conn(VerdictKind::OneAtATime, 400, 201, Some("redis-py"));
+        c.counts.phases = vec![
+            Phase {
+                kind: VerdictKind::OneAtATime,
+                round_trips: 200,
+                commands: 200,
+                writes: 200,
+                us: 220_000.0,
+                waiting_us: 200_000.0,
+            },
+            Phase {
+                kind: VerdictKind::Pipelined,
+                round_trips: 1,
+                commands: 200,
+                writes: 1,
+                us: 2_000.0,
+                waiting_us: 2_000.0,
+            },
+        ];
+        let a = advice(&c).unwrap();
+        assert_eq!(a.now_us, 220_000.0);
+        let us: Vec<(u64, f64)> = a.projections.iter().map(|p| (p.batch, p.us)).collect();
+        // Its own 20 ms plus ⌈200 / batch⌉ of its 1 ms round trips.
+        assert_eq!(us, vec![(10, 40_000.0), (100, 22_000.0)]);
+        assert_eq!(
+            a.projection_line().unwrap(),
+            "the 200 commands one at a time, 99 % of its time: now 220.0 ms (their own time and their waits); pipelined in batches of 10 ~40.0 ms, of 100 ~22.0 ms (derived from its costliest phase: its own time there (20.0 ms) plus ⌈200 / batch⌉ round trips of their mean 1.0 ms measured there; a floor, as Redis's work per command and bigger writes are left out)"
+        );
+        assert!(
+            a.change
+                .starts_with("for its 200 commands one at a time: redis-py: pipe = r.pipeline"),
+            "{}",
+            a.change
+        );
+        // Waits not confirmed: the change and the projection only if it waited.
+        c.counts.unconfirmed_trips = 199;
+        let a = advice(&c).unwrap();
+        assert!(
+            a.projection_line().unwrap().starts_with(
+                "the 200 commands a command at a time, 99 % of its time, if each waited for its reply: now 220.0 ms"
+            ),
+            "{:?}",
+            a.projection_line()
+        );
+        assert!(
+            a.change.contains("if it waits for each reply"),
+            "{}",
+            a.change
+        );
+        // A recording made before phases kept their waits: nothing projected.
+        c.counts.unconfirmed_trips = 0;
+        c.counts.phases[0].waiting_us = 0.0;
+        assert!(advice(&c).unwrap().projections.is_empty());
     }
 
     #[test]

@@ -136,12 +136,40 @@ pub struct WindowEvidence {
     /// Of those, ones sent with the window down (replies had reached it before): it sent
     /// while replies lay unread, so it did not wait for them.
     pub sent_with_replies_unread: u64,
+    /// Commands that began in those segments: each was sent before the replies lying
+    /// unread then were read, so it did not wait for them.
+    #[serde(default)]
+    pub commands_sent_with_replies_unread: u64,
     /// The most the window was down when it sent: bytes lying unread, at least (in the
     /// field's own units where `scaled` is false).
     pub most_unread: u64,
     /// The window scale is known (the handshake was captured): otherwise the sizes are the
     /// field as sent, comparable only with each other.
     pub scaled: bool,
+}
+
+impl WindowEvidence {
+    /// What the window showed, said with how it was obtained; `None` where it stayed (that
+    /// shows nothing either way, and is not said as if it did).
+    pub fn line(&self) -> Option<String> {
+        if self.sent_with_replies_unread == 0 {
+            return None;
+        }
+        let unread = if self.scaled {
+            format!("{} bytes", super::group(self.most_unread))
+        } else {
+            format!(
+                "{} of the window field's units (its scale unknown: the handshake was not captured)",
+                super::group(self.most_unread)
+            )
+        };
+        Some(format!(
+            "window (measured by the capture): {} of its {} command segments ({}) left with its receive window down, by up to {unread}: replies lay unread then, so it did not wait for them",
+            super::group(self.sent_with_replies_unread),
+            super::group(self.segments),
+            super::count(self.commands_sent_with_replies_unread, "command"),
+        ))
+    }
 }
 
 #[cfg(test)]
@@ -167,28 +195,5 @@ mod tests {
                 .line(1.0)
                 .starts_with("probe: no reply held")
         );
-    }
-}
-
-impl WindowEvidence {
-    /// What the window showed, said with how it was obtained; `None` where it stayed (that
-    /// shows nothing either way, and is not said as if it did).
-    pub fn line(&self) -> Option<String> {
-        if self.sent_with_replies_unread == 0 {
-            return None;
-        }
-        let unread = if self.scaled {
-            format!("{} bytes", super::group(self.most_unread))
-        } else {
-            format!(
-                "{} of the window field's units (its scale unknown: the handshake was not captured)",
-                super::group(self.most_unread)
-            )
-        };
-        Some(format!(
-            "window (measured by the capture): {} of its {} command segments left with its receive window down, by up to {unread}: replies lay unread then, so it did not wait for them",
-            super::group(self.sent_with_replies_unread),
-            super::group(self.segments),
-        ))
     }
 }

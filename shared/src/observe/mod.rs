@@ -97,6 +97,10 @@ pub struct Phase {
     pub writes: u64,
     /// From its first round trip's start to the next phase's (or the last reply), µs.
     pub us: f64,
+    /// Of `us`, its round trips' own time: from each one's first command to its last reply
+    /// (0 in recordings made before it was kept).
+    #[serde(default)]
+    pub waiting_us: f64,
 }
 
 /// The moments every reply was back before the next command, weighed: did the next command
@@ -198,6 +202,8 @@ pub enum DecidedBy {
     Syscalls,
     /// Replies the proxy held back (`observe --probe`).
     Probe,
+    /// The client's receive window in a capture, down by replies lying unread as it sent.
+    Window,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

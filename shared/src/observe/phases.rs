@@ -113,6 +113,7 @@ mod tests {
             commands,
             writes: round_trips,
             us,
+            waiting_us: us * 0.9,
         }
     }
 

@@ -57,18 +57,11 @@ impl ObservedConnection {
 /// `c`'s words (whatever `c.words` already holds is not read).
 pub fn words(c: &ObservedConnection) -> Words {
     let help = advice(c).map(|a| Help {
-        projection: (!a.projections.is_empty()).then(|| {
-            let each = a
-                .projections
-                .iter()
-                .map(|p| format!("of {} ~{}", group(p.batch), duration(p.us)))
-                .collect::<Vec<_>>()
-                .join(", ");
-            format!(
-                "Now {} (its own time and its waits); pipelined in batches {each} ({}).",
-                duration(a.now_us),
-                a.how
-            )
+        // The sentence, begun with a capital and ended.
+        projection: a.projection_line().map(|line| {
+            let mut chars = line.chars();
+            let first = chars.next().map(|f| f.to_uppercase().collect::<String>());
+            format!("{}{}.", first.unwrap_or_default(), chars.as_str())
         }),
         change: a.change,
     });

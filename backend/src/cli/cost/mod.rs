@@ -64,7 +64,8 @@ pub enum Cost {
     /// One HTML file of the seed's experiment (--count SETs sequentially and pipelined at
     /// --batch, `bench --html` on a redis-server of our own): its size, part by part, against
     /// 1 MB, and the time until its timeline is drawn, opened from disk in headless Chromium
-    /// (--loads fresh profiles; median) against 1.5 s.
+    /// (--loads fresh profiles; median) against 1.5 s. Or a sweep (--sweep), or an observation
+    /// of --observed connections (`observe --html`), timed until its table shows them.
     Html(HtmlArgs),
     /// The delay line against its promise: round trips through --delay-us (or 100 µs, 250 µs,
     /// 1 ms and 5 ms) against 2·D + the direct round trip, --rounds alternating pairs of

@@ -211,6 +211,11 @@ impl Record {
         self.ended.is_none()
     }
 
+    /// Commands framed so far.
+    pub fn commands(&self) -> u64 {
+        self.counts.commands
+    }
+
     /// Open and awaiting a reply (a blocked BLPOP among them): its times run on unseen.
     pub fn awaits_reply(&self) -> bool {
         self.is_open() && self.in_flight() > 0
@@ -444,6 +449,7 @@ impl Record {
         self.counts.replies += n;
         if n > 0 && self.in_flight() == 0 {
             self.emptied = Some(at);
+            self.phases.emptied(at);
             self.probe_emptied(at);
         }
         while self.blocking.front().is_some_and(|&b| b < self.handed) {

@@ -13,8 +13,17 @@ const MAX_PHASES: usize = 64;
 #[derive(Debug, Clone, Default)]
 pub struct Phases {
     done: Vec<Phase>,
-    /// The round trip under way: when it began, its commands and writes.
-    open: Option<(Instant, u64, u64)>,
+    /// The round trip under way: when it began, its commands and writes, and when its
+    /// replies were all back (first).
+    open: Option<Trip>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Trip {
+    began: Instant,
+    commands: u64,
+    writes: u64,
+    emptied: Option<Instant>,
 }
 
 impl Phases {
@@ -24,20 +33,33 @@ impl Phases {
             let done = std::mem::take(&mut self.done);
             self.done = with(done, trip, at);
         }
-        self.open = Some((at, 0, 0));
+        self.open = Some(Trip {
+            began: at,
+            commands: 0,
+            writes: 0,
+            emptied: None,
+        });
     }
 
     /// A command, in the round trip under way.
     pub fn command(&mut self) {
-        if let Some((_, commands, _)) = &mut self.open {
-            *commands += 1;
+        if let Some(trip) = &mut self.open {
+            trip.commands += 1;
         }
     }
 
     /// A write that starts a command, in the round trip under way.
     pub fn write(&mut self) {
-        if let Some((_, _, writes)) = &mut self.open {
-            *writes += 1;
+        if let Some(trip) = &mut self.open {
+            trip.writes += 1;
+        }
+    }
+
+    /// Every reply awaited was back `at`: the round trip under way is over (its first such
+    /// moment; a blocking command's wait after it is no round trip).
+    pub fn emptied(&mut self, at: Instant) {
+        if let Some(trip) = &mut self.open {
+            trip.emptied.get_or_insert(at);
         }
     }
 
@@ -50,13 +72,18 @@ impl Phases {
     }
 }
 
-/// `phases` with the round trip `(began, commands, writes)`, over `end`, added.
-fn with(
-    mut phases: Vec<Phase>,
-    (began, commands, writes): (Instant, u64, u64),
-    end: Instant,
-) -> Vec<Phase> {
-    let us = end.saturating_duration_since(began).as_secs_f64() * 1e6;
+/// `phases` with the round trip `trip`, over `end` (the next one's start, or now), added.
+fn with(mut phases: Vec<Phase>, trip: Trip, end: Instant) -> Vec<Phase> {
+    let Trip {
+        began,
+        commands,
+        writes,
+        emptied,
+    } = trip;
+    let since = |t: Instant| t.saturating_duration_since(began).as_secs_f64() * 1e6;
+    let us = since(end);
+    // Not yet back: awaited until now.
+    let waiting_us = since(emptied.unwrap_or(end).min(end));
     let kind = if commands <= 1 {
         VerdictKind::OneAtATime
     } else if commands as f64 <= 1.5 * writes as f64 {
@@ -78,6 +105,7 @@ fn with(
             last.commands += commands;
             last.writes += writes;
             last.us += us;
+            last.waiting_us += waiting_us;
         }
         _ => phases.push(Phase {
             kind,
@@ -85,6 +113,7 @@ fn with(
             commands,
             writes,
             us,
+            waiting_us,
         }),
     }
     phases
@@ -105,6 +134,8 @@ mod tests {
             p.trip(at(k * 100));
             p.command();
             p.write();
+            p.emptied(at(k * 100 + 60));
+            p.emptied(at(k * 100 + 90));
         }
         p.trip(at(300));
         for _ in 0..100 {
@@ -115,13 +146,24 @@ mod tests {
         let phases = p.read(at(350));
         let got: Vec<_> = phases
             .iter()
-            .map(|p| (p.kind, p.round_trips, p.commands, p.writes, p.us))
+            .map(|p| {
+                (
+                    p.kind,
+                    p.round_trips,
+                    p.commands,
+                    p.writes,
+                    p.us,
+                    p.waiting_us,
+                )
+            })
             .collect();
+        // Each single command's trip waited 60 µs (its replies back then; a blocking wait
+        // after is no round trip); the batch's replies are still awaited.
         assert_eq!(
             got,
             [
-                (VerdictKind::OneAtATime, 3, 3, 3, 300.0),
-                (VerdictKind::Pipelined, 1, 100, 2, 50.0)
+                (VerdictKind::OneAtATime, 3, 3, 3, 300.0, 180.0),
+                (VerdictKind::Pipelined, 1, 100, 2, 50.0, 50.0)
             ]
         );
     }

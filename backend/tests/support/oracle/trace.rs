@@ -40,6 +40,9 @@ pub struct Syscalls {
     /// pieces, and where a piece ends on a command's end, the next reads as a write of its
     /// own: no reader can tell it from two writes.
     pub pieces_at_most: u64,
+    /// Bytes its receives on the socket returned (blocking or not) before its last write:
+    /// 0 where it read nothing until it had sent everything.
+    pub read_before_last_write: u64,
 }
 
 /// TCP's default MSS (RFC 9293), below any path's here: loopback's is ~65,000 bytes, a veth's
@@ -81,6 +84,7 @@ pub fn read(trace: &str, port: u16) -> Syscalls {
     // The thread that made the last write, and whether another blocked for replies since.
     let mut last_writer: Option<String> = None;
     let mut read_after_last_write = false;
+    let (mut received, mut read_before_last_write) = (0, 0);
     for line in trace.lines() {
         let Some((tid, rest)) = line.split_once(' ') else {
             continue;
@@ -157,12 +161,14 @@ pub fn read(trace: &str, port: u16) -> Syscalls {
                     };
                     last_writer = Some(tid.to_string());
                     read_after_last_write = false;
+                    read_before_last_write = received;
                 } else {
                     // EAGAIN: the socket's buffer is full, the rest is still to send.
                     thread.pending = true;
                 }
             }
             "recvfrom" | "recvmsg" | "read" | "readv" if call.result > 0 => {
+                received += call.result as u64;
                 let nonblocking_fd = nonblocking.get(this_fd).copied().unwrap_or(false);
                 let dontwait = call.text.contains("MSG_DONTWAIT");
                 if !(thread.blocked || (!nonblocking_fd && !dontwait)) {
@@ -189,6 +195,7 @@ pub fn read(trace: &str, port: u16) -> Syscalls {
         writes,
         waits,
         pieces_at_most,
+        read_before_last_write,
     }
 }
 
@@ -310,6 +317,7 @@ mod tests {
                 writes: 3,
                 waits: 2,
                 pieces_at_most: 3,
+                read_before_last_write: 7,
             }
         );
     }

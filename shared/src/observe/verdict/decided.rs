@@ -362,6 +362,7 @@ mod tests {
             commands,
             writes: commands,
             us,
+            waiting_us: 0.0,
         };
         let c = ObservedCounts {
             commands: 5_000,
@@ -407,6 +408,7 @@ mod tests {
             commands: 100,
             writes: 100,
             us: 96_000.0,
+            waiting_us: 90_000.0,
         };
         let pipeline = Phase {
             kind: VerdictKind::Pipelined,
@@ -414,6 +416,7 @@ mod tests {
             commands: 100,
             writes: 1,
             us: 4_000.0,
+            waiting_us: 1_000.0,
         };
         let c = ObservedCounts {
             commands: 200,

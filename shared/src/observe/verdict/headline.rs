@@ -31,12 +31,13 @@ pub(super) fn decided(kind: VerdictKind, c: &ObservedCounts, by: Option<DecidedB
     line + by_whom(by)
 }
 
-/// " — from its syscalls", " — by the probe".
+/// " — from its syscalls", " — by the probe", " — from the receive window".
 pub(super) fn by_whom(by: Option<DecidedBy>) -> &'static str {
     match by {
         None => "",
         Some(DecidedBy::Syscalls) => " — from its syscalls",
         Some(DecidedBy::Probe) => " — by the probe",
+        Some(DecidedBy::Window) => " — from the receive window",
     }
 }
 

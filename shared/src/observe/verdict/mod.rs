@@ -3,13 +3,15 @@
 //!
 //! Its input is explicit (`Evidence`): the wire's counts and times, and what else was seen
 //! of the client. The client's own syscalls decide when told; else replies the probe held
-//! back, when they show one way; else the wire: the kind its counts read as (`kind`), put
+//! back, when they show one way; else, from a capture, the client's receive window where it
+//! moved (it rules out one at a time); else the wire: the kind its counts read as (`kind`), put
 //! through checks (`CHECKS`: `marks`, `read_late`) where another read of the same wire would
 //! give another kind. One that speaks makes the verdict undetermined, naming the kinds it
 //! could be and what would decide it, rather than guessing.
 
 mod decided;
 mod headline;
+mod window;
 
 use super::kind::kind_and_text;
 use super::marks::{self, Check, Mark, Reading};
@@ -17,7 +19,7 @@ use super::phases::phased_headline;
 use super::read_late::{read_apart, read_apart_words, read_late};
 use super::{
     ClientSocket, DecidedBy, ObservedConnection, ObservedCounts, ObservedTimes, ProbeEvidence,
-    SyscallEvidence, Verdict, VerdictKind,
+    SyscallEvidence, Verdict, VerdictKind, WindowEvidence,
 };
 
 /// The checks a verdict's kind is put through, in order; the first that speaks marks it.
@@ -41,6 +43,8 @@ pub struct Evidence<'a> {
     pub probe: Option<&'a ProbeEvidence>,
     /// The client process's syscalls on its socket (`observe --pid`).
     pub syscalls: Option<&'a SyscallEvidence>,
+    /// The client's receive window on its command segments (a capture).
+    pub window: Option<&'a WindowEvidence>,
 }
 
 impl<'a> Evidence<'a> {
@@ -52,6 +56,7 @@ impl<'a> Evidence<'a> {
             socket: None,
             probe: None,
             syscalls: None,
+            window: None,
         }
     }
 }
@@ -68,6 +73,12 @@ pub fn judge(e: &Evidence) -> Verdict {
     if let Some(v) = e
         .probe
         .and_then(|p| decided::by_probe(e.counts, e.times, e.socket, p, &wire))
+    {
+        return v;
+    }
+    if let Some(v) = e
+        .window
+        .and_then(|w| window::by_window(e.counts, e.times, w, &wire))
     {
         return v;
     }
@@ -93,8 +104,8 @@ pub fn verdict_at_proxy(
 }
 
 impl ObservedConnection {
-    /// The connection with its verdict worked out again from its counts, times, probe and
-    /// syscalls (and the proxy's socket's counts, when told): call it once the evidence
+    /// The connection with its verdict worked out again from its counts, times, probe,
+    /// syscalls and window (and the proxy's socket's counts, when told): call it once the evidence
     /// beyond the wire is filled in.
     pub fn judged(mut self, socket: Option<&ClientSocket>) -> ObservedConnection {
         self.verdict = judge(&Evidence {
@@ -103,6 +114,7 @@ impl ObservedConnection {
             socket,
             probe: self.probe.as_ref(),
             syscalls: self.syscalls.as_ref(),
+            window: self.window.as_ref(),
         });
         self
     }

@@ -373,6 +373,7 @@ fn a_connection_that_changed_behaviour_is_named_by_its_costliest_phase() {
             commands: 100,
             writes: 100,
             us: 9_000.0,
+            waiting_us: 8_000.0,
         },
         Phase {
             kind: VerdictKind::Pipelined,
@@ -380,6 +381,7 @@ fn a_connection_that_changed_behaviour_is_named_by_its_costliest_phase() {
             commands: 100,
             writes: 1,
             us: 1_000.0,
+            waiting_us: 1_000.0,
         },
     ];
     let v = verdict(&c, &ObservedTimes::default());
