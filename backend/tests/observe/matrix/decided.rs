@@ -22,8 +22,8 @@ const PROBED_N: u64 = 5_000;
 /// Each pattern, observed `via`, right; the syscalls' waits strace's (but for the GIL's
 /// hand-offs to the threads pattern's sender). Probed, the phases pattern sends twice as
 /// many, so that its half one at a time is as long as the others: beside busy processes a
-/// hold is left undecided when the client wakes late after its release, and all 4 of a
-/// shorter run's holds once were.
+/// hold is left undecided when the client wakes late after its release, and a shorter run
+/// may have none decided.
 fn each_right(via: Via, n: u64) {
     super::head();
     let clients = MODES.map(|m| {

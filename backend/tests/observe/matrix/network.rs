@@ -6,9 +6,8 @@
 //! reply took; the wire decides, and each pattern must be right. (Over a hold that never
 //! varies, a client that waits and one that sends on its own clock of one round trip look
 //! alike on the wire, which then says undetermined, rightly; and the more the hold varies,
-//! the surer the wire is that the client's next command followed its reply, where a busy
-//! machine makes the client's own reaction vary: with 0–2 ms, the phases pattern's 26 waits
-//! read unconfirmed in a run beside a build.)
+//! the surer the wire is that the client's next command followed its reply where a busy
+//! machine makes the client's own reaction vary, as the phases pattern's 26 waits need.)
 //!
 //! The clients of one vantage share one capture (or proxy), each found by its SET count: a
 //! different one per pattern, the phases pattern's the smallest, so its pipeline of half of
