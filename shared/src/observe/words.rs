@@ -1,5 +1,6 @@
 //! What the page says of an observed connection beyond its numbers: its time taken apart,
-//! what would help, its pipelined equivalent and its row of the Markdown export. Worded here,
+//! what would help (and what if it pipelined, to draw), its pipelined equivalent and its row
+//! of the Markdown export. Worded here,
 //! by the functions `pipescope observe` prints with (`parts`, `advice`,
 //! `observe_report::equivalent_line`, `observe_report::markdown_row`), and filled in by the
 //! server as it sends a connection to a page (`ObservedConnection::with_words`): the page shows
@@ -8,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::wording::{duration, group};
-use super::{ObservedConnection, Vantage, advice, parts};
+use super::{ObservedConnection, Vantage, WhatIf, advice, parts, what_if};
 use crate::observe_report::{equivalent_line, markdown_row};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -25,6 +26,9 @@ pub struct Words {
     /// (`ProbeEvidence::line`).
     #[serde(default)]
     pub probe: Option<String>,
+    /// It as measured beside its commands projected in batches, to draw (`what_if`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub what_if: Option<WhatIf>,
 }
 
 /// One figure of the time taken apart, and how it was obtained.
@@ -78,6 +82,7 @@ pub fn words(c: &ObservedConnection) -> Words {
         equivalent: c.equivalent.as_ref().map(|e| equivalent_line(c, e)),
         markdown_row: markdown_row(c),
         probe: c.probe.as_ref().map(|p| p.line(c.times.wall_us)),
+        what_if: what_if(c),
     }
 }
 
