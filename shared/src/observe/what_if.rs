@@ -49,9 +49,8 @@ impl Lane {
 /// to project from; none otherwise (pipelined clients, a phase of it said instead, a few
 /// round trips). Batches that would wait as often as it did are left out.
 pub fn what_if(c: &ObservedConnection) -> Option<WhatIf> {
-    let waits = |k: &VerdictKind| {
-        matches!(k, VerdictKind::OneAtATime | VerdictKind::WritePerCommand)
-    };
+    let waits =
+        |k: &VerdictKind| matches!(k, VerdictKind::OneAtATime | VerdictKind::WritePerCommand);
     let sure = match c.verdict.kind {
         k if waits(&k) => true,
         VerdictKind::Undetermined if c.verdict.candidates.iter().any(waits) => false,
@@ -172,16 +171,30 @@ mod tests {
     #[test]
     fn a_loop_is_drawn_measured_then_in_batches_each_said_how() {
         let w = what_if(&conn(VerdictKind::OneAtATime, 1000, 1000)).unwrap();
-        let lanes: Vec<(u64, u64, f64)> = w.lanes.iter().map(|l| (l.batch, l.waits, l.us())).collect();
+        let lanes: Vec<(u64, u64, f64)> =
+            w.lanes.iter().map(|l| (l.batch, l.waits, l.us())).collect();
         assert_eq!(
             lanes,
-            vec![(0, 1000, 60_000.0), (10, 100, 15_000.0), (100, 10, 10_500.0)]
+            vec![
+                (0, 1000, 60_000.0),
+                (10, 100, 15_000.0),
+                (100, 10, 10_500.0)
+            ]
         );
         assert_eq!(w.lanes[1].total, "~15.0 ms");
-        assert!(w.lanes[0].text.contains("measured by the proxy"), "{:?}", w.lanes[0]);
-        assert!(w.lanes[1..].iter().all(|l| l.text.ends_with("derived, not measured")));
         assert!(
-            w.how.starts_with("derived from its measured mean round trip 50 µs"),
+            w.lanes[0].text.contains("measured by the proxy"),
+            "{:?}",
+            w.lanes[0]
+        );
+        assert!(
+            w.lanes[1..]
+                .iter()
+                .all(|l| l.text.ends_with("derived, not measured"))
+        );
+        assert!(
+            w.how
+                .starts_with("derived from its measured mean round trip 50 µs"),
             "{}",
             w.how
         );
@@ -192,7 +205,12 @@ mod tests {
     fn undetermined_is_drawn_if_it_waits_and_a_pipelined_client_not_at_all() {
         let mut c = conn(VerdictKind::Undetermined, 1000, 1000);
         c.verdict.candidates = vec![VerdictKind::OneAtATime, VerdictKind::WritePerCommand];
-        assert!(what_if(&c).unwrap().how.starts_with("If it waits for each reply"));
+        assert!(
+            what_if(&c)
+                .unwrap()
+                .how
+                .starts_with("If it waits for each reply")
+        );
         c.verdict.candidates = vec![VerdictKind::Pipelined, VerdictKind::AutoPipelined];
         assert_eq!(what_if(&c), None);
         assert_eq!(what_if(&conn(VerdictKind::Pipelined, 1000, 1)), None);

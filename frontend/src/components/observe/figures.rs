@@ -1,16 +1,18 @@
 use leptos::prelude::*;
 use shared::observe::{Vantage, Words};
 
+use super::what_if::what_if_figure;
 use crate::components::trip_figure::{parts_legend, trip_svg};
 use crate::connection::Connection;
 use crate::observe::title;
 use crate::rtt_model::TripBreakdown;
 
 /// One chosen connection: its verdict, its wall time taken apart (each figure says whether it
-/// was measured, and by what, or derived, and from what), its mean round trip drawn as the
-/// proxy saw it, and what the same commands cost pipelined by pipescope's own engine (measured
-/// on request, by the presenter; a capture has no Redis here to measure it against). The
-/// sentences come worded by the server with the connection (`Words`).
+/// was measured, and by what, or derived, and from what), what if it pipelined (drawn, when
+/// it waits on round trips), its mean round trip drawn as the proxy saw it, and what the same
+/// commands cost pipelined by pipescope's own engine (measured on request, by the presenter;
+/// a capture has no Redis here to measure it against). The sentences come worded by the
+/// server with the connection (`Words`).
 #[component]
 pub fn ObservedFigures(conn: Connection, id: u64) -> impl IntoView {
     let c = Memo::new(move |_| conn.observe.with(|o| o.connections.get(&id).cloned()));
@@ -23,8 +25,10 @@ pub fn ObservedFigures(conn: Connection, id: u64) -> impl IntoView {
                 help,
                 equivalent,
                 probe,
+                what_if,
                 ..
             } = c.words.clone().unwrap_or_default();
+            let what_if = what_if.map(|w| what_if_figure(id, w));
             let probe = probe
                 .map(|p| view! { <p class="probe-line" id=format!("probe-{id}")>{p}</p> });
             let captured = c.vantage == Vantage::Capture;
@@ -70,6 +74,7 @@ pub fn ObservedFigures(conn: Connection, id: u64) -> impl IntoView {
                         <tbody>{rows}</tbody>
                     </table>
                     {help}
+                    {what_if}
                     {trip}
                     <div class="equivalent">
                         {(!captured)
