@@ -27,20 +27,42 @@ const PIPELINE_SETS: u64 = 1000;
 /// Each way, between the proxy and Redis.
 const DELAY_US: u32 = 500;
 
-/// One lane as the page says it.
+/// One lane as the page says it: its label ("measured", "batches of 10"), total, and how.
 #[derive(Debug, serde::Deserialize)]
 struct Lane {
-    batch: u64,
-    waits: u64,
+    label: String,
     total: String,
-    text: String,
+    how: String,
+}
+
+impl Lane {
+    /// The batch its label names; 0 for the measured lane.
+    fn batch(&self) -> u64 {
+        match self.label.strip_prefix("batches of ") {
+            Some(n) => number(n),
+            None => {
+                assert_eq!(self.label, "measured");
+                0
+            }
+        }
+    }
+
+    /// The waits its words start with ("16 waits of 1.3 ms …").
+    fn waits(&self) -> u64 {
+        number(self.how.split(' ').next().unwrap())
+    }
+}
+
+fn number(s: &str) -> u64 {
+    s.replace(',', "")
+        .parse()
+        .unwrap_or_else(|e| panic!("{s:?}: {e}"))
 }
 
 const LANES: &str = "const f = document.querySelector(arguments[0]); if (!f) return null; \
     return { how: f.querySelector('figcaption').textContent, \
-      lanes: [...f.querySelectorAll('li')].map(l => ({ batch: Number(l.dataset.batch), \
-        waits: Number(l.dataset.waits), total: l.querySelector('.total').textContent, \
-        text: l.textContent })), \
+      lanes: [...f.querySelectorAll('table tr')].map(r => ({ label: r.querySelector('th').textContent, \
+        total: r.querySelector('td.value').textContent, how: r.querySelector('td.how').textContent })), \
       bars: f.querySelectorAll('svg g.lane').length }";
 
 #[derive(Debug, serde::Deserialize)]
@@ -103,7 +125,7 @@ fn check_lanes(d: &Drawn, conn: &ObservedConnection) {
                 .map(|b| (b, n.div_ceil(b), own + n.div_ceil(b) as f64 * rtt)),
         )
         .collect();
-    let shown: Vec<(u64, u64)> = d.lanes.iter().map(|l| (l.batch, l.waits)).collect();
+    let shown: Vec<(u64, u64)> = d.lanes.iter().map(|l| (l.batch(), l.waits())).collect();
     assert_eq!(
         shown,
         expected.iter().map(|e| (e.0, e.1)).collect::<Vec<_>>(),
@@ -116,11 +138,11 @@ fn check_lanes(d: &Drawn, conn: &ObservedConnection) {
             (said - us).abs() <= rounding + 1e-6,
             "{lane:?}: expected {us:.1} µs from {n} commands, {trips} round trips, {waiting:.1} µs waiting, {own:.1} µs own time"
         );
-        if lane.batch == 0 {
-            assert!(lane.text.contains("measured by the proxy"), "{lane:?}");
+        if lane.batch() == 0 {
+            assert!(lane.how.contains("measured by the proxy"), "{lane:?}");
         } else {
             assert!(lane.total.starts_with('~'), "{lane:?}");
-            assert!(lane.text.contains("derived, not measured"), "{lane:?}");
+            assert!(lane.how.ends_with("derived, not measured"), "{lane:?}");
         }
     }
     assert!(
@@ -186,7 +208,9 @@ async fn a_loop_is_drawn_beside_its_batches_and_the_observation_downloads_as_one
     // as what it would take if it waits); the delay line makes each round trip at least its
     // two delays.
     assert!(
-        plain.verdict.allows(shared::observe::VerdictKind::OneAtATime),
+        plain
+            .verdict
+            .allows(shared::observe::VerdictKind::OneAtATime),
         "{:?}",
         plain.verdict
     );

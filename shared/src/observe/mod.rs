@@ -477,6 +477,6 @@ pub use parts::{Part, largest_remainder, parts};
 pub use phases::{costliest_phase, phased_headline, phases_that_matter};
 pub use socket::ClientSocket;
 pub use verdict::{Evidence, judge, verdict, verdict_at_proxy};
-pub use what_if::{Lane, WhatIf, what_if};
+pub use what_if::{WhatIf, what_if};
 pub use wording::{count, duration, group};
 pub use words::{Figure, Help, Words, time_split, words};

@@ -8,40 +8,23 @@ use serde::{Deserialize, Serialize};
 
 use super::advice::{mean_trip_us, phased, projections};
 use super::wording::{count, duration, group};
-use super::{DecidedBy, ObservedConnection, Vantage, VerdictKind};
+use super::{DecidedBy, Figure, ObservedConnection, Vantage, VerdictKind};
 
-/// The connection measured, then projected: lanes on one time axis.
+/// The connection measured, then projected: lanes on one time axis. Each lane is a `Figure`
+/// (the page reads those already) with its bar's two lengths beside it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WhatIf {
-    /// The measured lane first, then one per batch size, fewest waits last.
-    pub lanes: Vec<Lane>,
-    /// How the projected lanes were obtained: "derived from its mean round trip … (measured)
-    /// and its own time … a command (measured), not measured; …".
-    pub how: String,
-}
-
-/// One lane: a total split into waits and the client's own time.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Lane {
-    /// "measured" or "batches of 100".
-    pub label: String,
-    /// The batch size projected; 0 for the measured lane.
-    pub batch: u64,
-    /// Its waits (round trips), and their time in all, µs.
-    pub waits: u64,
-    pub waits_us: f64,
-    /// Its own time, µs (the same in every lane: the projection keeps it).
+    /// Each lane said, the measured one first, then one per batch size, fewest waits last:
+    /// "measured" or "batches of 100"; its total ("214.8 ms", projected "~20.7 ms"); its waits
+    /// and own time, and how they were obtained ("… : derived, not measured").
+    pub lanes: Vec<Figure>,
+    /// Each lane's waits in all, µs, in the same order.
+    pub waits_us: Vec<f64>,
+    /// Its own time, µs: every lane's (a projection keeps it).
     pub own_us: f64,
-    /// "~15.0 ms" (projected) or "60.0 ms" (measured).
-    pub total: String,
-    /// "100 waits of 1.02 ms and its own time 2.30 ms: derived", or how it was measured.
-    pub text: String,
-}
-
-impl Lane {
-    pub fn us(&self) -> f64 {
-        self.waits_us + self.own_us
-    }
+    /// How the projected lanes were obtained: "derived from its measured mean round trip …
+    /// and its measured own time … a command, not measured; …".
+    pub how: String,
 }
 
 /// `c` as measured beside its commands projected in batches, when it waits on round trips
@@ -61,22 +44,21 @@ pub fn what_if(c: &ObservedConnection) -> Option<WhatIf> {
     }
     let (t, n, trips) = (&c.times, c.counts.commands, c.counts.round_trips);
     let rtt = mean_trip_us(c);
-    let derived: Vec<Lane> = projections(c)
+    let derived: Vec<(Figure, f64)> = projections(c)
         .into_iter()
         .filter(|p| p.trips < trips)
-        .map(|p| Lane {
-            label: format!("batches of {}", group(p.batch)),
-            batch: p.batch,
-            waits: p.trips,
-            waits_us: p.us - t.client_us,
-            own_us: t.client_us,
-            total: format!("~{}", duration(p.us)),
-            text: format!(
-                "{} of {} and its own time {}: derived, not measured",
-                count(p.trips, "wait"),
-                duration(rtt),
-                duration(t.client_us),
-            ),
+        .map(|p| {
+            let lane = Figure {
+                label: format!("batches of {}", group(p.batch)),
+                value: format!("~{}", duration(p.us)),
+                how: format!(
+                    "{} of {} and its own time {}: derived, not measured",
+                    count(p.trips, "wait"),
+                    duration(rtt),
+                    duration(t.client_us),
+                ),
+            };
+            (lane, p.us - t.client_us)
         })
         .collect();
     if derived.is_empty() {
@@ -89,14 +71,10 @@ pub fn what_if(c: &ObservedConnection) -> Option<WhatIf> {
         }
         _ => "measured by the proxy",
     };
-    let measured = Lane {
+    let measured = Figure {
         label: "measured".into(),
-        batch: 0,
-        waits: trips,
-        waits_us: t.waiting_us,
-        own_us: t.client_us,
-        total: duration(t.waiting_us + t.client_us),
-        text: format!(
+        value: duration(t.waiting_us + t.client_us),
+        how: format!(
             "{} ({} in all) and its own time {}: {by} (the observer's hops and idle time left out)",
             count(trips, "wait"),
             duration(t.waiting_us),
@@ -118,8 +96,13 @@ pub fn what_if(c: &ObservedConnection) -> Option<WhatIf> {
         count(n, "command"),
         group(n),
     );
+    let (lanes, waits_us) = std::iter::once((measured, t.waiting_us))
+        .chain(derived)
+        .unzip();
     Some(WhatIf {
-        lanes: std::iter::once(measured).chain(derived).collect(),
+        lanes,
+        waits_us,
+        own_us: t.client_us,
         how,
     })
 }
@@ -171,26 +154,32 @@ mod tests {
     #[test]
     fn a_loop_is_drawn_measured_then_in_batches_each_said_how() {
         let w = what_if(&conn(VerdictKind::OneAtATime, 1000, 1000)).unwrap();
-        let lanes: Vec<(u64, u64, f64)> =
-            w.lanes.iter().map(|l| (l.batch, l.waits, l.us())).collect();
+        let lanes: Vec<(&str, &str)> = w
+            .lanes
+            .iter()
+            .map(|l| (l.label.as_str(), l.value.as_str()))
+            .collect();
         assert_eq!(
             lanes,
             vec![
-                (0, 1000, 60_000.0),
-                (10, 100, 15_000.0),
-                (100, 10, 10_500.0)
+                ("measured", "60.0 ms"),
+                ("batches of 10", "~15.0 ms"),
+                ("batches of 100", "~10.5 ms")
             ]
         );
-        assert_eq!(w.lanes[1].total, "~15.0 ms");
+        assert_eq!(w.waits_us, vec![50_000.0, 5_000.0, 500.0]);
+        assert_eq!(w.own_us, 10_000.0);
+        let how: Vec<&str> = w.lanes.iter().map(|l| l.how.as_str()).collect();
         assert!(
-            w.lanes[0].text.contains("measured by the proxy"),
-            "{:?}",
-            w.lanes[0]
+            how[0].starts_with("1,000 waits (50.0 ms in all)"),
+            "{how:?}"
         );
+        assert!(how[0].contains("measured by the proxy"), "{how:?}");
+        assert!(how[1].starts_with("100 waits of 50 µs"), "{how:?}");
         assert!(
-            w.lanes[1..]
+            how[1..]
                 .iter()
-                .all(|l| l.text.ends_with("derived, not measured"))
+                .all(|h| h.ends_with("derived, not measured"))
         );
         assert!(
             w.how
@@ -221,7 +210,7 @@ mod tests {
     fn batches_that_would_wait_as_often_as_it_did_are_left_out() {
         // A write per command over 50 round trips: batches of 10 would wait 100 times.
         let w = what_if(&conn(VerdictKind::WritePerCommand, 1000, 50)).unwrap();
-        let batches: Vec<u64> = w.lanes.iter().map(|l| l.batch).collect();
-        assert_eq!(batches, vec![0, 100]);
+        let lanes: Vec<&str> = w.lanes.iter().map(|l| l.label.as_str()).collect();
+        assert_eq!(lanes, vec!["measured", "batches of 100"]);
     }
 }

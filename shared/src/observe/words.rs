@@ -26,8 +26,11 @@ pub struct Words {
     /// (`ProbeEvidence::line`).
     #[serde(default)]
     pub probe: Option<String>,
-    /// It as measured beside its commands projected in batches, to draw (`what_if`).
+    /// It as measured beside its commands projected in batches, to draw (`what_if`). The page
+    /// draws it and leaves it out of its JSON export, which carries the counts and times it is
+    /// derived from (its serialiser would cost the page's WASM budget).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", serde(skip_serializing))]
     pub what_if: Option<WhatIf>,
 }
 

@@ -91,8 +91,8 @@ pub fn ObserveExport(conn: Connection) -> impl IntoView {
                                 })
                         }}
                     </div>
-                    <Show when=one_file>
-                        <form class="buttons observe-html" method="post" action="/observe.html">
+                    <form class="observe-html" method="post" action="/observe.html" hidden=move || !one_file()>
+                        <div class="buttons">
                             <button id="observe-html" class="small" type="submit">
                                 "Download as one HTML file"
                             </button>
@@ -100,13 +100,13 @@ pub fn ObserveExport(conn: Connection) -> impl IntoView {
                                 <input id="observe-html-redact" type="checkbox" name="redact" value="yes" />
                                 " Replace client addresses and names by numbers"
                             </label>
-                        </form>
+                        </div>
                         <p class="explain">
-                            "One file holds the page and this observation (every connection's verdict, time split, what would help and requests) to open from disk in a browser, as "
+                            "The page and this observation in one file to open from disk, as "
                             <code>"pipescope observe --html"</code>
-                            " writes it; command names, counts and times, never keys, values or passwords."
+                            " writes it: command names, counts and times, never keys, values or passwords."
                         </p>
-                    </Show>
+                    </form>
                 </section>
             }
         })

@@ -1,5 +1,5 @@
 use leptos::prelude::*;
-use shared::observe::{Vantage, Words};
+use shared::observe::{Figure, Vantage, Words};
 
 use super::what_if::what_if_figure;
 use crate::components::trip_figure::{parts_legend, trip_svg};
@@ -32,18 +32,7 @@ pub fn ObservedFigures(conn: Connection, id: u64) -> impl IntoView {
             let probe = probe
                 .map(|p| view! { <p class="probe-line" id=format!("probe-{id}")>{p}</p> });
             let captured = c.vantage == Vantage::Capture;
-            let rows = split
-                .into_iter()
-                .map(|f| {
-                    view! {
-                        <tr>
-                            <th scope="row">{f.label}</th>
-                            <td class="value">{f.value}</td>
-                            <td class="how">{f.how}</td>
-                        </tr>
-                    }
-                })
-                .collect_view();
+            let rows = figure_rows(split);
             let help = help.map(|h| {
                 view! {
                     <div class="what-would-help" id=format!("help-{id}")>
@@ -104,4 +93,21 @@ pub fn ObservedFigures(conn: Connection, id: u64) -> impl IntoView {
             }
         })
     }
+}
+
+/// Figures as a table's rows: label, value, and how it was obtained (the time split's, and the
+/// what-if's lanes: one shape, so the page carries its code once).
+pub fn figure_rows(figures: Vec<Figure>) -> impl IntoView + use<> {
+    figures
+        .into_iter()
+        .map(|f| {
+            view! {
+                <tr>
+                    <th scope="row">{f.label}</th>
+                    <td class="value">{f.value}</td>
+                    <td class="how">{f.how}</td>
+                </tr>
+            }
+        })
+        .collect_view()
 }
