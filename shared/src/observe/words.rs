@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::wording::{duration, group};
-use super::{ObservedConnection, Vantage, WhatIf, advice, parts, what_if};
+use super::{Figure, ObservedConnection, Vantage, WhatIf, advice, parts, what_if};
 use crate::observe_report::{equivalent_line, markdown_row};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -32,15 +32,6 @@ pub struct Words {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", serde(skip_serializing))]
     pub what_if: Option<WhatIf>,
-}
-
-/// One figure of the time taken apart, and how it was obtained.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Figure {
-    pub label: String,
-    pub value: String,
-    /// Starts with "measured", "derived" or "assumed", then by what or from what.
-    pub how: String,
 }
 
 /// What would help a connection that waits on round trips.
