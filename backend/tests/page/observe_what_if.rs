@@ -7,7 +7,8 @@
 //! labelled derived; the pipeline has none. "Download as one HTML file", its redaction ticked,
 //! gives a file that opens from disk with every request blocked, shows each verdict's headline
 //! and the loop's what-if, and holds no client address, connection name or key.
-//! Screenshots: target/screenshots/observe-what-if.png, observe-what-if-file.png.
+//! Screenshots: target/screenshots/observe-what-if.png, observe-download.png,
+//! observe-what-if-file.png.
 
 use crate::support;
 
@@ -260,6 +261,14 @@ async fn a_loop_is_drawn_beside_its_batches_and_the_observation_downloads_as_one
     )
     .await;
     click(c, "#observe-html-redact").await;
+    c.execute(
+        "document.querySelector('#observe-html').scrollIntoView({block: 'center'})",
+        vec![],
+    )
+    .await
+    .unwrap();
+    let shot = browser.screenshot("observe-download").await;
+    println!("screenshot {}", shot.display());
     click(c, "#observe-html").await;
     let file = downloaded(downloads.path()).await;
     drop(browser);
