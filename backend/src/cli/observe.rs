@@ -350,38 +350,14 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
     };
     say(format_args!("{}", out.trim_end()));
     if let Some((to, page)) = html {
-        let what = format!(
-            "{} connections through the observing proxy in front of Redis {} at {}{}",
-            conns.len(),
-            redis.redis_version,
-            target.redacted(),
-            if network.is_loopback() {
-                String::new()
-            } else {
-                format!(", over {}", network.label())
-            },
-        );
-        let welcome = shared::ServerMsg::Welcome {
-            protocol: shared::PROTOCOL_VERSION,
-            server_version: env!("CARGO_PKG_VERSION").to_string(),
+        let observed = pipescope::html_file::Observed {
+            conns,
+            timelines,
             redis_version: redis.redis_version.clone(),
             target: target.redacted(),
-            limits: shared::Limits::DEFAULT,
             network,
-            can_control: false,
-            busy: false,
-            recent: Vec::new(),
-            observing: None,
-            // Worded for the page, as the hub words them.
-            observed: conns.into_iter().map(|c| c.with_words()).collect(),
-            replay: None,
         };
-        let timelines: Vec<_> = timelines
-            .into_iter()
-            .map(shared::ServerMsg::ObservedTimeline)
-            .collect();
-        let messages: Vec<_> = std::iter::once(&welcome).chain(&timelines).collect();
-        let text = pipescope::html_file::of_observation(&page, &messages, &to.file_name(), &what);
+        let text = pipescope::html_file::of_proxy(&page, observed, &to.file_name());
         to.write_text(&text)?;
         wrote_html(&to, text.len());
     }

@@ -8,8 +8,11 @@
 //! bytes. A Content-Security-Policy lets nothing be fetched.
 //!
 //! - `page`: the built page (`dist/`) taken apart into what is inlined.
+//! - `observed`: an observation through the proxy as a file (`observe --html`, the observe
+//!   view's download).
 //! - The page's "Download as one HTML file" (`POST /html`) is the server's: `server::html_download`.
 
+pub mod observed;
 pub mod page;
 
 use std::io::Write;
@@ -17,6 +20,7 @@ use std::io::Write;
 use base64::Engine;
 use shared::Recording;
 
+pub use observed::{Observed, of_proxy};
 pub use page::{Page, PageError};
 
 /// Nothing is fetched or connected to: scripts and styles are inline, WASM is compiled from

@@ -1,17 +1,21 @@
-//! `POST /html`: the page's "Download as one HTML file". The page's form sends the recording
+//! The page's "Download as one HTML file". `POST /html`: the page's form sends the recording
 //! it would save (its "Save session" file) as the field `recording`; the answer is that
-//! recording as one HTML file, as a download (`Content-Disposition: attachment`), so the page
-//! stays where it is. What cannot be made is answered with a sentence saying why. The server
-//! writes the file because it has the page's parts and a gzip encoder; the page's WASM has
-//! neither.
+//! recording as one HTML file. `POST /observe.html`: the observe view's form asks for the
+//! latest observation through the proxy, as `observe --html` writes it, its client addresses
+//! and names replaced by numbers when the field `redact` is sent (`observe --redact`). Each
+//! answers with a download (`Content-Disposition: attachment`), so the page stays where it
+//! is; what cannot be made is answered with a sentence saying why. The server writes the file
+//! because it has the page's parts, a gzip encoder and the observation; the page's WASM has
+//! none of them.
 
 use axum::Form;
-use axum::extract::DefaultBodyLimit;
+use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, post};
 use shared::Recording;
 
+use super::hub::Hub;
 use super::recording_upload::MAX_RECORDING_BYTES;
 use crate::html_file::Page;
 
@@ -27,7 +31,36 @@ pub fn route<S: Clone + Send + Sync + 'static>() -> MethodRouter<S> {
 }
 
 async fn write(Form(fields): Form<Fields>) -> Response {
-    match made(&fields.recording) {
+    answer(made(&fields.recording))
+}
+
+#[derive(Debug, serde::Deserialize)]
+pub struct ObservedFields {
+    /// Present (a ticked checkbox): client addresses and names replaced by numbers.
+    #[serde(default)]
+    redact: Option<String>,
+}
+
+/// `POST /observe.html`: the latest observation through the proxy as one HTML file.
+pub async fn observed(State(hub): State<Hub>, Form(fields): Form<ObservedFields>) -> Response {
+    let made = tokio::task::spawn_blocking(move || {
+        let mut observed = hub.observation().map_err(|e| e.to_string())?;
+        if fields.redact.is_some() {
+            crate::redact::redact(&mut observed.conns, &mut []);
+        }
+        let page = Page::built().map_err(|e| e.to_string())?;
+        let file = "pipescope-observed.html".to_string();
+        let html = crate::html_file::of_proxy(&page, observed, &file);
+        Ok((file, html))
+    })
+    .await
+    .unwrap_or_else(|e| Err(format!("writing it failed: {e}")));
+    answer(made)
+}
+
+/// The file as a download, or the sentence saying why there is none.
+fn answer(made: Result<(String, String), String>) -> Response {
+    match made {
         Ok((file, html)) => (
             [
                 (header::CONTENT_TYPE, "text/html; charset=utf-8".to_string()),

@@ -24,7 +24,14 @@ use crate::assets;
 use hub::Hub;
 
 pub fn router(hub: Hub) -> Router {
-    page_routes().route("/ws", get(ws::handler)).with_state(hub)
+    page_routes()
+        .route("/ws", get(ws::handler))
+        // The latest observation as one HTML file (`html_download::observed`).
+        .route(
+            "/observe.html",
+            axum::routing::post(html_download::observed),
+        )
+        .with_state(hub)
 }
 
 /// The page and its routes, whatever serves its websocket (the hub, or a replay).

@@ -393,7 +393,7 @@ async fn a_recording_as_one_file_opens_from_disk_with_no_request_and_shows_what_
 }
 
 /// The one `.html` file a download put in `dir`, once complete (at most 30 s).
-async fn downloaded(dir: &std::path::Path) -> std::path::PathBuf {
+pub(crate) async fn downloaded(dir: &std::path::Path) -> std::path::PathBuf {
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     loop {
         let done: Vec<_> = std::fs::read_dir(dir)

@@ -17,6 +17,7 @@ mod observe;
 mod observe_capture;
 mod observe_probe;
 mod observe_texts;
+mod observe_what_if;
 mod presenter;
 mod results_table;
 mod round_trips;

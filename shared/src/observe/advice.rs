@@ -16,7 +16,9 @@ const MIN_TRIPS: u64 = 10;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Projection {
     pub batch: u64,
-    /// Its own time plus ⌈commands / batch⌉ of its mean round trip.
+    /// ⌈commands / batch⌉: the round trips it would wait.
+    pub trips: u64,
+    /// Its own time plus `trips` of its mean round trip.
     pub us: f64,
 }
 
@@ -81,25 +83,12 @@ pub fn advice(c: &ObservedConnection) -> Option<Advice> {
     }
     let kind = c.verdict.kind;
     let n = c.counts.commands;
-    let trips = c.counts.round_trips;
     if !matches!(kind, VerdictKind::OneAtATime | VerdictKind::WritePerCommand) || n < 2 {
         return None;
     }
     let t = &c.times;
     let now_us = t.client_us + t.waiting_us;
-    let projections = if trips >= MIN_TRIPS && n >= 2 * MIN_TRIPS {
-        let rtt = t.waiting_us / trips as f64;
-        BATCHES
-            .iter()
-            .filter(|&&b| b < n)
-            .map(|&b| Projection {
-                batch: b,
-                us: t.client_us + n.div_ceil(b) as f64 * rtt,
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let projections = projections(c);
     if projections.is_empty() && kind == VerdictKind::OneAtATime {
         return None;
     }
@@ -108,7 +97,7 @@ pub fn advice(c: &ObservedConnection) -> Option<Advice> {
         count(n, "command"),
         duration(t.client_us),
         group(n),
-        duration(t.waiting_us / trips.max(1) as f64),
+        duration(mean_trip_us(c)),
     );
     Some(Advice {
         now_us,
@@ -146,18 +135,9 @@ fn for_phase(c: &ObservedConnection, p: &Phase) -> Advice {
     }
     let own = (p.us - p.waiting_us).max(0.0);
     let rtt = p.waiting_us / trips.max(1) as f64;
-    let projected = trips >= MIN_TRIPS && n >= 2 * MIN_TRIPS && p.waiting_us > 0.0;
-    let projections = if projected {
-        BATCHES
-            .iter()
-            .filter(|&&b| b < n)
-            .map(|&b| Projection {
-                batch: b,
-                us: own + n.div_ceil(b) as f64 * rtt,
-            })
-            .collect()
-    } else {
-        Vec::new()
+    let projections = match p.waiting_us > 0.0 {
+        true => projected(n, trips, own, rtt),
+        false => Vec::new(),
     };
     let how = if projections.is_empty() {
         "not projected: its costliest phase's round trips were too few to project from".to_string()
@@ -184,6 +164,47 @@ fn for_phase(c: &ObservedConnection, p: &Phase) -> Advice {
         },
         scope: Some(scope),
     }
+}
+
+/// `c`'s commands projected in batches of each of `BATCHES` below its count, if it waits for
+/// each round trip: its own time plus ⌈commands / batch⌉ of its mean round trip, both
+/// measured. Empty with too few round trips or commands to project from.
+pub fn projections(c: &ObservedConnection) -> Vec<Projection> {
+    let (n, trips) = (c.counts.commands, c.counts.round_trips);
+    projected(n, trips, c.times.client_us, mean_trip_us(c))
+}
+
+/// `n` commands that took `own` µs of the client's own time, projected in batches below `n`
+/// with a round trip of `rtt` µs each; none from fewer than `MIN_TRIPS` round trips.
+fn projected(n: u64, trips: u64, own: f64, rtt: f64) -> Vec<Projection> {
+    if trips < MIN_TRIPS || n < 2 * MIN_TRIPS {
+        return Vec::new();
+    }
+    BATCHES
+        .iter()
+        .filter(|&&b| b < n)
+        .map(|&b| Projection {
+            batch: b,
+            trips: n.div_ceil(b),
+            us: own + n.div_ceil(b) as f64 * rtt,
+        })
+        .collect()
+}
+
+/// Its mean round trip as measured: its waiting over its round trips.
+pub fn mean_trip_us(c: &ObservedConnection) -> f64 {
+    c.times.waiting_us / c.counts.round_trips.max(1) as f64
+}
+
+/// Whether what would help is said for a phase of it (it changed behaviour, and its costliest
+/// phase waits on round trips): its whole time is then not projected.
+pub fn phased(c: &ObservedConnection) -> bool {
+    costliest_phase(&c.counts).is_some_and(|p| {
+        matches!(
+            p.kind,
+            VerdictKind::OneAtATime | VerdictKind::WritePerCommand
+        )
+    })
 }
 
 /// Undetermined: the change if it waits for each reply, and if it writes each command on
@@ -302,8 +323,12 @@ mod tests {
     fn a_loop_of_1000_at_50_us_projects_its_own_time_plus_fewer_round_trips() {
         let a = advice(&conn(VerdictKind::OneAtATime, 1000, 1000, Some("redis-py"))).unwrap();
         assert_eq!(a.now_us, 60_000.0);
-        let us: Vec<(u64, f64)> = a.projections.iter().map(|p| (p.batch, p.us)).collect();
-        assert_eq!(us, vec![(10, 15_000.0), (100, 10_500.0)]);
+        let us: Vec<(u64, u64, f64)> = a
+            .projections
+            .iter()
+            .map(|p| (p.batch, p.trips, p.us))
+            .collect();
+        assert_eq!(us, vec![(10, 100, 15_000.0), (100, 10, 10_500.0)]);
         assert!(
             a.change
                 .starts_with("redis-py: pipe = r.pipeline(transaction=False)")

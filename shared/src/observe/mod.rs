@@ -467,6 +467,7 @@ pub struct ObservedTimeline {
 
 mod advice;
 mod evidence;
+mod figure;
 mod kind;
 mod marks;
 mod parts;
@@ -474,13 +475,16 @@ mod phases;
 mod read_late;
 mod socket;
 mod verdict;
+mod what_if;
 mod wording;
 mod words;
-pub use advice::{Advice, Projection, advice};
+pub use advice::{Advice, Projection, advice, mean_trip_us, projections};
 pub use evidence::{ProbeEvidence, SyscallEvidence, WindowEvidence};
+pub use figure::Figure;
 pub use parts::{Part, largest_remainder, parts};
 pub use phases::{costliest_phase, phased_headline, phases_that_matter};
 pub use socket::ClientSocket;
 pub use verdict::{Evidence, judge, verdict, verdict_at_proxy};
+pub use what_if::{WhatIf, what_if};
 pub use wording::{count, duration, group};
-pub use words::{Figure, Help, Words, time_split, words};
+pub use words::{Help, Words, time_split, words};

@@ -1,5 +1,6 @@
 //! What the page says of an observed connection beyond its numbers: its time taken apart,
-//! what would help, its pipelined equivalent and its row of the Markdown export. Worded here,
+//! what would help (and what if it pipelined, to draw), its pipelined equivalent and its row
+//! of the Markdown export. Worded here,
 //! by the functions `pipescope observe` prints with (`parts`, `advice`,
 //! `observe_report::equivalent_line`, `observe_report::markdown_row`), and filled in by the
 //! server as it sends a connection to a page (`ObservedConnection::with_words`): the page shows
@@ -8,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::wording::{duration, group};
-use super::{ObservedConnection, Vantage, advice, parts};
+use super::{Figure, ObservedConnection, Vantage, WhatIf, advice, parts, what_if};
 use crate::observe_report::{equivalent_line, markdown_row};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -25,15 +26,12 @@ pub struct Words {
     /// (`ProbeEvidence::line`).
     #[serde(default)]
     pub probe: Option<String>,
-}
-
-/// One figure of the time taken apart, and how it was obtained.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Figure {
-    pub label: String,
-    pub value: String,
-    /// Starts with "measured", "derived" or "assumed", then by what or from what.
-    pub how: String,
+    /// It as measured beside its commands projected in batches, to draw (`what_if`). The page
+    /// draws it and leaves it out of its JSON export, which carries the counts and times it is
+    /// derived from (its serialiser would cost the page's WASM budget).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", serde(skip_serializing))]
+    pub what_if: Option<WhatIf>,
 }
 
 /// What would help a connection that waits on round trips.
@@ -71,6 +69,7 @@ pub fn words(c: &ObservedConnection) -> Words {
         equivalent: c.equivalent.as_ref().map(|e| equivalent_line(c, e)),
         markdown_row: markdown_row(c),
         probe: c.probe.as_ref().map(|p| p.line(c.times.wall_us)),
+        what_if: what_if(c),
     }
 }
 

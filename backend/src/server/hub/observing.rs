@@ -222,6 +222,36 @@ impl Hub {
         });
     }
 
+    /// The latest observation as the observe view's file holds it (`html_file::of_proxy`):
+    /// its connections with their measured equivalents, not worded yet (a redaction comes
+    /// first), the requests kept of each, and where it was observed.
+    pub fn observation(&self) -> Result<crate::html_file::Observed, Rejection> {
+        let (connections, equivalents, network) = {
+            let o = self.observing();
+            let connections = o.connections.clone().ok_or(Rejection::NotObserving)?;
+            (connections, o.equivalents.clone(), o.network)
+        };
+        let conns: Vec<ObservedConnection> = connections
+            .snapshot()
+            .into_iter()
+            .map(|mut c| {
+                c.equivalent = equivalents.get(&c.id).cloned().or(c.equivalent);
+                c
+            })
+            .collect();
+        let timelines = conns
+            .iter()
+            .filter_map(|c| connections.timeline(c.id))
+            .collect();
+        Ok(crate::html_file::Observed {
+            conns,
+            timelines,
+            redis_version: self.inner.redis_version.clone(),
+            target: self.inner.target.redacted(),
+            network,
+        })
+    }
+
     /// Connection `id`'s requests, for the page that asked.
     pub fn observed_timeline(&self, id: u64) -> Result<ObservedTimeline, Rejection> {
         let connections = self

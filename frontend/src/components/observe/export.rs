@@ -5,8 +5,8 @@ use shared::observe_report;
 use crate::components::export_bar::{copy_text, download, indented};
 use crate::connection::Connection;
 
-/// The verdicts as Markdown (copy or download) or JSON: the same text `pipescope observe`
-/// prints, from `shared::observe_report` (a capture's Markdown headed by its label, as
+/// The verdicts as Markdown (copy or download) or JSON, and the observation as one HTML file:
+/// the same text `pipescope observe` prints, from `shared::observe_report` (a capture's Markdown headed by its label, as
 /// `observe --pcap --format markdown` heads it; each connection's row comes worded by the
 /// server, `Words::markdown_row`). The JSON is written compact and indented by
 /// the browser, as the runs' export is, so the page carries no second, pretty serialiser of
@@ -43,6 +43,14 @@ pub fn ObserveExport(conn: Connection) -> impl IntoView {
             conn.error
                 .set(Some(format!("The browser refused the download: {e:?}")));
         }
+    };
+    // The proxy's observation as one HTML file, written by the server (`POST /observe.html`,
+    // answered as a download): not a capture's (the server keeps none), nor in a replay or a
+    // file, which have no proxy behind them.
+    let one_file = move || {
+        !conn.file
+            && !conn.observe.with(|o| o.from_capture())
+            && !conn.server.with(|s| s.as_ref().is_some_and(|s| s.replay))
     };
     move || {
         (!conns.with(Vec::is_empty)).then(|| {
@@ -83,6 +91,22 @@ pub fn ObserveExport(conn: Connection) -> impl IntoView {
                                 })
                         }}
                     </div>
+                    <form class="observe-html" method="post" action="/observe.html" hidden=move || !one_file()>
+                        <div class="buttons">
+                            <button id="observe-html" class="small" type="submit">
+                                "Download as one HTML file"
+                            </button>
+                            <label>
+                                <input id="observe-html-redact" type="checkbox" name="redact" value="yes" />
+                                " Replace client addresses and names by numbers"
+                            </label>
+                        </div>
+                        <p class="explain">
+                            "The page and this observation in one file to open from disk, as "
+                            <code>"pipescope observe --html"</code>
+                            " writes it: command names, counts and times, never keys, values or passwords."
+                        </p>
+                    </form>
                 </section>
             }
         })

@@ -1,16 +1,18 @@
 use leptos::prelude::*;
-use shared::observe::{Vantage, Words};
+use shared::observe::{Figure, Vantage, Words};
 
+use super::what_if::what_if_figure;
 use crate::components::trip_figure::{parts_legend, trip_svg};
 use crate::connection::Connection;
 use crate::observe::title;
 use crate::rtt_model::TripBreakdown;
 
 /// One chosen connection: its verdict, its wall time taken apart (each figure says whether it
-/// was measured, and by what, or derived, and from what), its mean round trip drawn as the
-/// proxy saw it, and what the same commands cost pipelined by pipescope's own engine (measured
-/// on request, by the presenter; a capture has no Redis here to measure it against). The
-/// sentences come worded by the server with the connection (`Words`).
+/// was measured, and by what, or derived, and from what), what if it pipelined (drawn, when
+/// it waits on round trips), its mean round trip drawn as the proxy saw it, and what the same
+/// commands cost pipelined by pipescope's own engine (measured on request, by the presenter;
+/// a capture has no Redis here to measure it against). The sentences come worded by the
+/// server with the connection (`Words`).
 #[component]
 pub fn ObservedFigures(conn: Connection, id: u64) -> impl IntoView {
     let c = Memo::new(move |_| conn.observe.with(|o| o.connections.get(&id).cloned()));
@@ -23,23 +25,14 @@ pub fn ObservedFigures(conn: Connection, id: u64) -> impl IntoView {
                 help,
                 equivalent,
                 probe,
+                what_if,
                 ..
             } = c.words.clone().unwrap_or_default();
+            let what_if = what_if.map(|w| what_if_figure(id, w));
             let probe = probe
                 .map(|p| view! { <p class="probe-line" id=format!("probe-{id}")>{p}</p> });
             let captured = c.vantage == Vantage::Capture;
-            let rows = split
-                .into_iter()
-                .map(|f| {
-                    view! {
-                        <tr>
-                            <th scope="row">{f.label}</th>
-                            <td class="value">{f.value}</td>
-                            <td class="how">{f.how}</td>
-                        </tr>
-                    }
-                })
-                .collect_view();
+            let rows = figure_rows(split);
             let help = help.map(|h| {
                 view! {
                     <div class="what-would-help" id=format!("help-{id}")>
@@ -70,6 +63,7 @@ pub fn ObservedFigures(conn: Connection, id: u64) -> impl IntoView {
                         <tbody>{rows}</tbody>
                     </table>
                     {help}
+                    {what_if}
                     {trip}
                     <div class="equivalent">
                         {(!captured)
@@ -99,4 +93,21 @@ pub fn ObservedFigures(conn: Connection, id: u64) -> impl IntoView {
             }
         })
     }
+}
+
+/// Figures as a table's rows: label, value, and how it was obtained (the time split's, and the
+/// what-if's lanes: one shape, so the page carries its code once).
+pub fn figure_rows(figures: Vec<Figure>) -> impl IntoView + use<> {
+    figures
+        .into_iter()
+        .map(|f| {
+            view! {
+                <tr>
+                    <th scope="row">{f.label}</th>
+                    <td class="value">{f.value}</td>
+                    <td class="how">{f.how}</td>
+                </tr>
+            }
+        })
+        .collect_view()
 }

@@ -9,6 +9,7 @@ pub mod export;
 pub mod figures;
 pub mod page;
 pub mod table;
+pub mod what_if;
 
 pub use capture::ObserveCapture;
 pub use connect_box::ConnectBox;
