@@ -110,7 +110,9 @@ fn redis_py_one_at_a_time_then_a_pipeline_is_named_by_its_costliest_phase_and_ad
         .expect("projected at 100");
     let want = own + (N + handshake).div_ceil(100) as f64 * rtt;
     assert!((at_100.us - want).abs() < 1.0, "{} vs {want}", at_100.us);
-    assert!(at_100.us < single.us / 2.0, "{a:?}");
+    // Fewer round trips, the same own time: less, by how much depends on the client's own
+    // pace, which a busy machine slows.
+    assert!(at_100.us < single.us, "{a:?}");
     assert!(
         a.change.contains("r.pipeline(transaction=False)"),
         "{}",
