@@ -15,7 +15,6 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
-#include <bpf/bpf_core_read.h>
 
 struct pt_regs {
 	unsigned long di, si, dx, r10, r8, r9, orig_ax;
@@ -118,20 +117,24 @@ static __always_inline struct header head(__u32 kind, __u64 pid_tgid)
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sys_enter, struct pt_regs *regs, long nr)
 {
+	// The syscall first: an array lookup, cheaper than the hash of processes.
+	if (!read_syscall(nr))
+		return 0;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	if (!traced(pid_tgid >> 32) || !read_syscall(nr))
+	if (!traced(pid_tgid >> 32))
 		return 0;
 	struct {
 		struct header h;
 		__s64 nr;
 		__u64 args[6];
 	} r = { .h = head(ENTER, pid_tgid), .nr = nr };
-	r.args[0] = BPF_CORE_READ(regs, di);
-	r.args[1] = BPF_CORE_READ(regs, si);
-	r.args[2] = BPF_CORE_READ(regs, dx);
-	r.args[3] = BPF_CORE_READ(regs, r10);
-	r.args[4] = BPF_CORE_READ(regs, r8);
-	r.args[5] = BPF_CORE_READ(regs, r9);
+	// Loads from the typed pointer (relocated against the kernel's BTF), not helper calls.
+	r.args[0] = regs->di;
+	r.args[1] = regs->si;
+	r.args[2] = regs->dx;
+	r.args[3] = regs->r10;
+	r.args[4] = regs->r8;
+	r.args[5] = regs->r9;
 	put(&r, sizeof r);
 	return 0;
 }
@@ -139,11 +142,11 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long nr)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 {
+	long nr = regs->orig_ax;
+	if (!read_syscall(nr))
+		return 0;
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	if (!traced(pid_tgid >> 32))
-		return 0;
-	long nr = BPF_CORE_READ(regs, orig_ax);
-	if (!read_syscall(nr))
 		return 0;
 	struct {
 		struct header h;
@@ -162,10 +165,10 @@ int BPF_PROG(sched_switch, _Bool preempt, struct task_struct *prev, struct task_
 {
 	if (preempt || !(prev_state & 3))
 		return 0;
-	__u32 tgid = BPF_CORE_READ(prev, tgid);
+	__u32 tgid = prev->tgid;
 	if (!traced(tgid))
 		return 0;
-	struct header h = head(SWITCH, ((__u64)tgid << 32) | (__u32)BPF_CORE_READ(prev, pid));
+	struct header h = head(SWITCH, ((__u64)tgid << 32) | (__u32)prev->pid);
 	put(&h, sizeof h);
 	return 0;
 }
@@ -207,7 +210,7 @@ int BPF_PROG(sched_waking, struct task_struct *p)
 	struct {
 		struct header h;
 		__u32 wakee, pad;
-	} r = { .h = head(WAKING, pid_tgid), .wakee = BPF_CORE_READ(p, pid) };
+	} r = { .h = head(WAKING, pid_tgid), .wakee = p->pid };
 	put(&r, sizeof r);
 	return 0;
 }
@@ -233,13 +236,13 @@ int tcp_rcv_space_adjust(void *ctx)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 ptgid = BPF_CORE_READ(parent, tgid), ctgid = BPF_CORE_READ(child, tgid);
+	__u32 ptgid = parent->tgid, ctgid = child->tgid;
 	__u32 zero = 0;
 	__u32 *starter = bpf_map_lookup_elem(&spawner, &zero);
 	__u8 one = 1;
 	if (ptgid == ctgid)
 		return 0;
-	if (traced(ptgid) || (starter && *starter && *starter == (__u32)BPF_CORE_READ(parent, pid)))
+	if (traced(ptgid) || (starter && *starter && *starter == (__u32)parent->pid))
 		bpf_map_update_elem(&tgids, &ctgid, &one, BPF_ANY);
 	return 0;
 }
