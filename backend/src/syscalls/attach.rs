@@ -1,220 +1,174 @@
-//! Attaching: what tracing needs (root, tracefs), and the perf events opened on the
-//! tracepoints — per thread and per CPU, inherited by the threads and processes they create,
-//! every CPU's records into one ring buffer.
+//! Attaching: what tracing needs (root, tracefs), and the eBPF programs of `trace.bpf.c`
+//! loaded on the syscall and scheduler tracepoints. They run for every process on the host and
+//! write records only for the processes traced (and those they fork), into one ring buffer:
+//! the traced threads carry no perf events of their own, so their context switches cost
+//! nothing more, and a syscall not read costs a map lookup.
 
+use std::cell::RefCell;
 use std::ffi::CString;
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::rc::Rc;
 
-use perf_event_open_sys as sys;
-use sys::bindings::{
-    PERF_FLAG_FD_CLOEXEC, PERF_SAMPLE_RAW, PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_TYPE_TRACEPOINT,
-    perf_event_attr,
+use libbpf_rs::{
+    Link, Map, MapCore, MapFlags, Object, ObjectBuilder, RingBuffer, RingBufferBuilder,
 };
 
 use super::TraceError;
 use super::accounting::traced_syscalls;
-use super::records::{Layout, TRACEFS};
-use super::ring::Ring;
+use super::records::{Layout, Record, TRACEFS};
+use super::ring;
 
-/// Whether this process may trace: root (or the kernel lets anyone read tracepoints), and
-/// tracefs mounted (mounted here if it is not and we may).
+/// The programs, compiled by build.rs.
+static PROGRAMS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/trace.bpf.o"));
+
+/// Whether this process may trace: root, and tracefs mounted (mounted here if it is not).
 pub fn ready() -> Result<(), TraceError> {
-    let root = unsafe { libc::geteuid() } == 0;
-    let paranoid = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
-        .ok()
-        .and_then(|p| p.trim().parse::<i32>().ok());
-    if !root && paranoid != Some(-1) {
+    if unsafe { libc::geteuid() } != 0 {
         return Err(TraceError::NotRoot);
     }
-    let probe = format!("{TRACEFS}/events/raw_syscalls/sys_enter/id");
+    let probe = format!("{TRACEFS}/events/sched/sched_waking/id");
     if std::path::Path::new(&probe).exists() {
         return Ok(());
     }
-    if root {
-        let c = |s: &str| CString::new(s).unwrap();
-        let rc = unsafe {
-            libc::mount(
-                c("nodev").as_ptr(),
-                c(TRACEFS).as_ptr(),
-                c("tracefs").as_ptr(),
-                0,
-                std::ptr::null(),
-            )
-        };
-        if rc == 0 && std::path::Path::new(&probe).exists() {
-            return Ok(());
-        }
+    let c = |s: &str| CString::new(s).unwrap();
+    let rc = unsafe {
+        libc::mount(
+            c("nodev").as_ptr(),
+            c(TRACEFS).as_ptr(),
+            c("tracefs").as_ptr(),
+            0,
+            std::ptr::null(),
+        )
+    };
+    if rc == 0 && std::path::Path::new(&probe).exists() {
+        return Ok(());
     }
     Err(TraceError::NoTracefs)
 }
 
-/// The CPUs online ("0-3,6").
-fn cpus() -> Vec<i32> {
-    let text = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
-    let mut out = Vec::new();
-    for part in text.trim().split(',').filter(|p| !p.is_empty()) {
-        let (a, b) = part.split_once('-').unwrap_or((part, part));
-        if let (Ok(a), Ok(b)) = (a.parse::<i32>(), b.parse::<i32>()) {
-            out.extend(a..=b);
-        }
-    }
-    if out.is_empty() {
-        let n = std::thread::available_parallelism().map_or(1, |n| n.get());
-        out.extend(0..n as i32);
-    }
-    out
-}
-
-/// Every CPU's ring buffer, fed by the events opened so far.
+/// The programs loaded and attached, tracing whom `trace` and `spawning` name, and their ring
+/// buffer.
 pub struct Attached {
-    pub rings: Vec<Ring>,
-    /// The events writing into another event's ring: kept open.
-    _events: Vec<OwnedFd>,
-    cpus: Vec<i32>,
-    /// Per tracepoint (in `TRACEPOINTS`' order), the kernel's filter on its records.
-    filters: [Option<CString>; 5],
+    ring: RingBuffer<'static>,
+    /// What the ring buffer's callback decoded, until `read` takes it.
+    decoded: Rc<RefCell<Vec<Record>>>,
+    _links: Vec<Link>,
+    object: Object,
 }
 
-/// Whom an event watches.
-#[derive(Clone, Copy)]
-pub enum Task {
-    /// A thread that exists now.
-    Thread(u32),
-    /// The calling thread, disabled until it (or a child it creates) execs.
-    OnExec,
+fn bpf(what: &'static str) -> impl FnOnce(libbpf_rs::Error) -> TraceError {
+    move |err| TraceError::Bpf {
+        what,
+        err: err.to_string(),
+    }
 }
 
 impl Attached {
-    pub fn new() -> Attached {
-        // An event per tracepoint, CPU and thread: a process of many threads needs more
-        // descriptors than the usual soft limit of 1,024.
-        let mut limit = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
+    pub fn new(layout: Layout) -> Result<Attached, TraceError> {
+        let open = ObjectBuilder::default()
+            .open_memory(PROGRAMS)
+            .map_err(bpf("reading the eBPF programs"))?;
+        let object = open.load().map_err(|err| match err.kind() {
+            libbpf_rs::ErrorKind::PermissionDenied => TraceError::NotRoot,
+            _ => bpf("loading the eBPF programs into the kernel")(err),
+        })?;
+        let map = |name: &str| {
+            object
+                .maps()
+                .find(|m| m.name() == name)
+                .unwrap_or_else(|| panic!("trace.bpf.c defines the map {name}"))
         };
-        unsafe {
-            if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0
-                && limit.rlim_cur < limit.rlim_max
-            {
-                limit.rlim_cur = limit.rlim_max;
-                libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
-            }
+        let syscalls = map("syscalls");
+        for nr in traced_syscalls() {
+            syscalls
+                .update(&(nr as u32).to_ne_bytes(), &[1], MapFlags::ANY)
+                .map_err(bpf("choosing the syscalls read"))?;
         }
-        let ids: Vec<String> = traced_syscalls()
+        let decoded = Rc::new(RefCell::new(Vec::new()));
+        let into = decoded.clone();
+        let records = map("records");
+        let mut builder = RingBufferBuilder::new();
+        builder
+            .add(&records, move |rec: &[u8]| {
+                if let Some(r) = ring::decode(&layout, rec) {
+                    into.borrow_mut().push(r);
+                }
+                0
+            })
+            .map_err(bpf("reading the trace's ring buffer"))?;
+        let ring = builder
+            .build()
+            .map_err(bpf("reading the trace's ring buffer"))?;
+        let mut links = Vec::new();
+        for prog in object.progs_mut() {
+            links.push(prog.attach().map_err(bpf("attaching an eBPF program"))?);
+        }
+        Ok(Attached {
+            ring,
+            decoded,
+            _links: links,
+            object,
+        })
+    }
+
+    /// Appends the records written since the last read.
+    pub fn read(&self, out: &mut Vec<Record>) {
+        let _ = self.ring.consume();
+        out.append(&mut self.decoded.borrow_mut());
+    }
+
+    fn map(&self, name: &str) -> Map<'_> {
+        self.object
+            .maps()
+            .find(|m| m.name() == name)
+            .unwrap_or_else(|| panic!("trace.bpf.c defines the map {name}"))
+    }
+
+    /// Traces process `pid` (all its threads, now and later, and the processes it forks).
+    pub fn trace(&self, pid: u32) -> Result<(), TraceError> {
+        let tgid = thread_group(pid)?;
+        self.map("tgids")
+            .update(&tgid.to_ne_bytes(), &[1], MapFlags::ANY)
+            .map_err(bpf("naming the process to trace"))
+    }
+
+    /// Traces the processes the calling thread forks until `spawned`.
+    pub fn spawning(&self) -> Result<(), TraceError> {
+        let tid = unsafe { libc::gettid() } as u32;
+        self.set_spawner(tid)
+    }
+
+    pub fn spawned(&self) -> Result<(), TraceError> {
+        self.set_spawner(0)
+    }
+
+    fn set_spawner(&self, tid: u32) -> Result<(), TraceError> {
+        self.map("spawner")
+            .update(&0u32.to_ne_bytes(), &tid.to_ne_bytes(), MapFlags::ANY)
+            .map_err(bpf("naming the thread that starts the command"))
+    }
+
+    /// Records the programs could not write: the ring buffer was full.
+    pub fn lost(&self) -> u64 {
+        let per_cpu = self
+            .map("lost")
+            .lookup_percpu(&0u32.to_ne_bytes(), MapFlags::ANY)
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        per_cpu
             .iter()
-            .map(|nr| format!("id == {nr}"))
-            .collect();
-        Attached {
-            rings: Vec::new(),
-            _events: Vec::new(),
-            cpus: cpus(),
-            filters: [
-                // The raw syscall tracepoints fire for every syscall: only those read pass.
-                Some(CString::new(ids.join(" || ")).unwrap()),
-                Some(CString::new(ids.join(" || ")).unwrap()),
-                // Switches away to sleep (S or D), not preemptions.
-                Some(CString::new("prev_state & 3").unwrap()),
-                // Wake-ups by the thread, not from an interrupt on its CPU (a packet delivered
-                // by the network's softirq): TRACE_FLAG_HARDIRQ | _SOFTIRQ | _NMI.
-                Some(CString::new("!(common_flags & 88)").unwrap()),
-                None,
-            ],
-        }
-    }
-
-    /// Opens every tracepoint's event on `task`, one per CPU.
-    pub fn watch(&mut self, layout: &Layout, task: Task) -> Result<(), TraceError> {
-        let first = self.rings.is_empty();
-        for (k, &cpu) in self.cpus.clone().iter().enumerate() {
-            for (t, &id) in layout.ids.iter().enumerate() {
-                let fd = open(id, task, cpu)?;
-                if let Some(filter) = &self.filters[t] {
-                    let rc = unsafe {
-                        sys::ioctls::SET_FILTER(
-                            raw(&fd),
-                            filter.as_ptr() as *mut std::os::raw::c_char,
-                        )
-                    };
-                    // Without the scheduler's filters the records are only more: the
-                    // decoding drops the same ones.
-                    if rc != 0 && t < 2 {
-                        return Err(TraceError::Os {
-                            what: "setting the syscall filter",
-                            err: std::io::Error::last_os_error(),
-                        });
-                    }
-                }
-                if first && t == 0 {
-                    self.rings.push(Ring::map(fd)?);
-                } else {
-                    let rc = unsafe { sys::ioctls::SET_OUTPUT(raw(&fd), self.rings[k].raw_fd()) };
-                    if rc != 0 {
-                        return Err(TraceError::Os {
-                            what: "joining a CPU's ring buffer",
-                            err: std::io::Error::last_os_error(),
-                        });
-                    }
-                    self._events.push(fd);
-                }
-            }
-        }
-        Ok(())
+            .filter_map(|v| Some(u64::from_ne_bytes(v.get(..8)?.try_into().ok()?)))
+            .sum()
     }
 }
 
-fn raw(fd: &OwnedFd) -> i32 {
-    use std::os::fd::AsRawFd;
-    fd.as_raw_fd()
-}
-
-fn open(id: u64, task: Task, cpu: i32) -> Result<OwnedFd, TraceError> {
-    let mut attr = perf_event_attr {
-        type_: PERF_TYPE_TRACEPOINT,
-        size: std::mem::size_of::<perf_event_attr>() as u32,
-        config: id,
-        sample_type: u64::from(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW),
-        ..Default::default()
-    };
-    attr.__bindgen_anon_1.sample_period = 1;
-    attr.set_inherit(1);
-    attr.set_use_clockid(1);
-    attr.clockid = libc::CLOCK_MONOTONIC;
-    let pid = match task {
-        Task::Thread(tid) => tid as i32,
-        Task::OnExec => {
-            attr.set_disabled(1);
-            attr.set_enable_on_exec(1);
-            0
-        }
-    };
-    let fd = unsafe {
-        sys::perf_event_open(
-            &mut attr,
-            pid,
-            cpu,
-            -1,
-            u64::from(PERF_FLAG_FD_CLOEXEC) as _,
-        )
-    };
-    if fd < 0 {
-        let err = std::io::Error::last_os_error();
-        return Err(match err.raw_os_error() {
-            Some(libc::EACCES | libc::EPERM) => TraceError::NotRoot,
-            Some(libc::ESRCH) => TraceError::Gone(pid as u32),
-            _ => TraceError::Os {
-                what: "opening a perf event on a tracepoint",
-                err,
-            },
-        });
-    }
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-/// The threads of process `pid` now.
-pub fn threads(pid: u32) -> Result<Vec<u32>, TraceError> {
-    let dir = std::fs::read_dir(format!("/proc/{pid}/task")).map_err(|_| TraceError::Gone(pid))?;
-    Ok(dir
-        .flatten()
-        .filter_map(|e| e.file_name().to_string_lossy().parse().ok())
-        .collect())
+/// The process (thread group) that thread or process `pid` belongs to.
+fn thread_group(pid: u32) -> Result<u32, TraceError> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .map_err(|_| TraceError::Gone(pid))?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|t| t.trim().parse().ok())
+        .ok_or(TraceError::Gone(pid))
 }

@@ -1,11 +1,12 @@
 //! `observe --pid`: a client process's own syscalls on its TCP sockets, read from the kernel's
-//! tracepoints through perf_event_open (raw syscall enter/exit filtered to the calls read,
-//! the scheduler's switch and waking, TCP state changes for connects), one ring buffer per
-//! CPU, inherited by every thread and child the process creates after attaching.
+//! tracepoints by eBPF programs (`trace.bpf.c`: syscall enter/exit of the calls read, the
+//! scheduler's switches to sleep and wake-ups, TCP receives with their addresses) that write
+//! records for the traced processes only — every thread, and every process they fork, from
+//! attaching on — into one ring buffer.
 //!
-//! - `attach`: what tracing needs (root, tracefs) and the events opened.
-//! - `ring`: one CPU's ring buffer read.
-//! - `records`: the tracepoints' layout (from tracefs's format files), a sample decoded.
+//! - `attach`: what tracing needs (root, tracefs) and the programs loaded.
+//! - `ring`: a record from the ring buffer decoded.
+//! - `records`: the events, and the classic tracepoints' records (layout from tracefs).
 //! - `sockets`: a process's sockets as /proc shows them when tracing begins.
 //! - `accounting`: records in time order → per socket: sends, receives, waits.
 //!
@@ -25,13 +26,13 @@ use std::time::Duration;
 pub use accounting::TracedSocket;
 
 use accounting::Accounting;
-use attach::{Attached, Task};
+use attach::Attached;
 use records::{Layout, Record};
 
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
     #[error(
-        "tracing a process's syscalls needs root (or CAP_PERFMON, or kernel.perf_event_paranoid = -1): run pipescope with sudo"
+        "tracing a process's syscalls needs root (eBPF on the kernel's tracepoints: CAP_BPF and CAP_PERFMON): run pipescope with sudo"
     )]
     NotRoot,
     #[error(
@@ -42,6 +43,8 @@ pub enum TraceError {
     Tracepoint { name: String, why: String },
     #[error("process {0} is not running (or not visible in /proc)")]
     Gone(u32),
+    #[error("{what}: {err}")]
+    Bpf { what: &'static str, err: String },
     #[error("{what}: {err}")]
     Os {
         what: &'static str,
@@ -98,11 +101,11 @@ impl Tracer {
             .spawn(move || {
                 let mut accounting = Accounting::default();
                 let setup = (|| -> Result<(Attached, Option<std::process::Child>), TraceError> {
-                    let mut attached = Attached::new();
+                    let attached = Attached::new(layout.clone())?;
                     match &target {
                         Target::Pids(pids) => {
                             for &pid in pids {
-                                attach_process(&mut attached, &layout, pid)?;
+                                attached.trace(pid)?;
                                 for known in sockets::of_process(pid) {
                                     accounting.known(known);
                                 }
@@ -110,9 +113,11 @@ impl Tracer {
                             Ok((attached, None))
                         }
                         Target::Command(argv) => {
-                            // Opened on this thread, enabled in the child when it execs.
-                            attached.watch(&layout, Task::OnExec)?;
-                            Ok((attached, Some(spawn(argv)?)))
+                            // Traced from its fork by this thread.
+                            attached.spawning()?;
+                            let child = spawn(argv);
+                            attached.spawned()?;
+                            Ok((attached, Some(child?)))
                         }
                     }
                 })();
@@ -124,7 +129,7 @@ impl Tracer {
                     }
                 };
                 let _ = started.send(Ok(child.as_ref().map(|c| c.id())));
-                let out = run(attached, &layout, accounting, &flag, &mut child, &exited_tx);
+                let out = run(attached, accounting, &flag, &mut child, &exited_tx);
                 Ok(out)
             })
             .map_err(|err| TraceError::Os {
@@ -171,33 +176,6 @@ impl Tracer {
     }
 }
 
-/// Every thread of `pid`, listed until no new one appears (a thread created meanwhile by an
-/// attached one inherits the events anyway).
-fn attach_process(attached: &mut Attached, layout: &Layout, pid: u32) -> Result<(), TraceError> {
-    let mut done = std::collections::HashSet::new();
-    for _ in 0..5 {
-        let fresh: Vec<u32> = attach::threads(pid)?
-            .into_iter()
-            .filter(|t| !done.contains(t))
-            .collect();
-        if fresh.is_empty() {
-            break;
-        }
-        for tid in fresh {
-            match attached.watch(layout, Task::Thread(tid)) {
-                // A thread that ended between the listing and the open.
-                Err(TraceError::Gone(_)) => {}
-                other => other?,
-            }
-            done.insert(tid);
-        }
-    }
-    if done.is_empty() {
-        return Err(TraceError::Gone(pid));
-    }
-    Ok(())
-}
-
 fn spawn(argv: &[String]) -> Result<std::process::Child, TraceError> {
     use std::os::fd::AsFd;
     let program = argv.first().cloned().unwrap_or_default();
@@ -215,18 +193,16 @@ fn spawn(argv: &[String]) -> Result<std::process::Child, TraceError> {
         .map_err(|err| TraceError::Spawn { program, err })
 }
 
-/// Reads the rings every tick until stopped; records are accounted in time order once every
-/// ring has been read past them.
+/// Reads the ring buffer every tick until stopped; records are accounted in time order once
+/// every CPU has written past them.
 fn run(
-    mut attached: Attached,
-    layout: &Layout,
+    attached: Attached,
     mut accounting: Accounting,
     stop: &AtomicBool,
     child: &mut Option<std::process::Child>,
     exited: &tokio::sync::watch::Sender<bool>,
 ) -> Traced {
     let mut pending: Vec<Record> = Vec::new();
-    let mut lost = 0;
     let mut exit = None;
     loop {
         let stopping = stop.load(Ordering::SeqCst);
@@ -237,13 +213,7 @@ fn run(
             exit = Some(status);
         }
         let now = monotonic_ns();
-        for ring in &mut attached.rings {
-            lost += ring.drain(|s| {
-                if let Some(r) = layout.decode(s.pid, s.tid, s.time, s.raw) {
-                    pending.push(r);
-                }
-            });
-        }
+        attached.read(&mut pending);
         pending.sort_by_key(|r| r.time);
         // Everything written before `now` is in: account for it, keep the rest.
         let ready = if stopping || exit.is_some() {
@@ -262,6 +232,7 @@ fn run(
         }
         std::thread::sleep(TICK);
     }
+    let lost = attached.lost();
     let mut sockets = accounting.finish();
     for s in &mut sockets {
         s.evidence.lost = lost;

@@ -1,5 +1,6 @@
-//! The records' layout: the tracepoints read (their ids and field offsets from tracefs's
-//! `format` files, not hard-coded), and one perf sample decoded into an `Event`.
+//! The traced events, and the classic tracepoints' records (`sched_waking`,
+//! `tcp_rcv_space_adjust`) decoded by their ids and field offsets from tracefs's `format`
+//! files, not hard-coded.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -9,14 +10,8 @@ use super::TraceError;
 /// Where tracefs is mounted; the tracepoints' ids and formats are read from it.
 pub const TRACEFS: &str = "/sys/kernel/tracing";
 
-/// The tracepoints traced, in the order their events are opened.
-pub const TRACEPOINTS: [(&str, &str); 5] = [
-    ("raw_syscalls", "sys_enter"),
-    ("raw_syscalls", "sys_exit"),
-    ("sched", "sched_switch"),
-    ("sched", "sched_waking"),
-    ("tcp", "tcp_rcv_space_adjust"),
-];
+/// The classic tracepoint whose records `trace.bpf.c` copies whole, decoded here.
+const TCP: (&str, &str) = ("tcp", "tcp_rcv_space_adjust");
 
 /// One tracepoint's id and the offsets of the fields read from it.
 #[derive(Debug, Clone)]
@@ -74,17 +69,9 @@ impl Format {
     }
 }
 
-/// Field offsets of every tracepoint read, resolved once.
+/// Field offsets of the tracepoint's record, resolved once.
 #[derive(Debug, Clone)]
 pub struct Layout {
-    pub ids: [u64; 5],
-    enter_id: usize,
-    enter_args: usize,
-    exit_id: usize,
-    exit_ret: usize,
-    switch_prev_pid: usize,
-    switch_prev_state: usize,
-    waking_pid: usize,
     sock_sport: usize,
     sock_dport: usize,
     sock_family: usize,
@@ -96,105 +83,45 @@ pub struct Layout {
 
 impl Layout {
     pub fn read() -> Result<Layout, TraceError> {
-        let f: Vec<Format> = TRACEPOINTS
-            .iter()
-            .map(|(c, n)| Format::read(c, n))
-            .collect::<Result<_, _>>()?;
+        let f = Format::read(TCP.0, TCP.1)?;
         Ok(Layout {
-            ids: [f[0].id, f[1].id, f[2].id, f[3].id, f[4].id],
-            enter_id: f[0].at("id")?,
-            enter_args: f[0].at("args")?,
-            exit_id: f[1].at("id")?,
-            exit_ret: f[1].at("ret")?,
-            switch_prev_pid: f[2].at("prev_pid")?,
-            switch_prev_state: f[2].at("prev_state")?,
-            waking_pid: f[3].at("pid")?,
-            sock_sport: f[4].at("sport")?,
-            sock_dport: f[4].at("dport")?,
-            sock_family: f[4].at("family")?,
-            sock_saddr: f[4].at("saddr")?,
-            sock_daddr: f[4].at("daddr")?,
-            sock_saddr_v6: f[4].at("saddr_v6")?,
-            sock_daddr_v6: f[4].at("daddr_v6")?,
+            sock_sport: f.at("sport")?,
+            sock_dport: f.at("dport")?,
+            sock_family: f.at("family")?,
+            sock_saddr: f.at("saddr")?,
+            sock_daddr: f.at("daddr")?,
+            sock_saddr_v6: f.at("saddr_v6")?,
+            sock_daddr_v6: f.at("daddr_v6")?,
         })
     }
 
-    /// One sample's raw tracepoint data, as an event of thread `tid` of process `pid`.
-    pub fn decode(&self, pid: u32, tid: u32, time: u64, raw: &[u8]) -> Option<Record> {
+    /// `tcp_rcv_space_adjust`'s record: the socket's addresses.
+    pub fn tcp(&self, raw: &[u8]) -> Option<Event> {
         let u16_at = |o: usize| raw.get(o..o + 2).map(|b| u16::from_ne_bytes([b[0], b[1]]));
-        let i32_at = |o: usize| {
-            raw.get(o..o + 4)
-                .map(|b| i32::from_ne_bytes(b.try_into().unwrap()))
+        let family = u16_at(self.sock_family)?;
+        let ip = |v4: usize, v6: usize| -> Option<IpAddr> {
+            Some(if family == libc::AF_INET6 as u16 {
+                let b: [u8; 16] = raw.get(v6..v6 + 16)?.try_into().ok()?;
+                let v6 = Ipv6Addr::from(b);
+                // An IPv4 peer of an IPv6 socket, as the proxy and a capture name it.
+                match v6.to_ipv4_mapped() {
+                    Some(v4) => IpAddr::V4(v4),
+                    None => IpAddr::V6(v6),
+                }
+            } else {
+                let b: [u8; 4] = raw.get(v4..v4 + 4)?.try_into().ok()?;
+                IpAddr::V4(Ipv4Addr::from(b))
+            })
         };
-        let i64_at = |o: usize| {
-            raw.get(o..o + 8)
-                .map(|b| i64::from_ne_bytes(b.try_into().unwrap()))
-        };
-        let kind = u64::from(u16_at(0)?);
-        let event = if kind == self.ids[0] {
-            let mut args = [0u64; 6];
-            for (k, a) in args.iter_mut().enumerate() {
-                *a = i64_at(self.enter_args + 8 * k)? as u64;
-            }
-            Event::Enter {
-                nr: i64_at(self.enter_id)?,
-                args,
-            }
-        } else if kind == self.ids[1] {
-            Event::Exit {
-                nr: i64_at(self.exit_id)?,
-                ret: i64_at(self.exit_ret)?,
-            }
-        } else if kind == self.ids[2] {
-            // TASK_INTERRUPTIBLE or TASK_UNINTERRUPTIBLE: it went to sleep, not preempted.
-            let state = i64_at(self.switch_prev_state)?;
-            Event::Switch {
-                prev: i32_at(self.switch_prev_pid)? as u32,
-                slept: state & 0x3 != 0,
-            }
-        } else if kind == self.ids[3] {
-            // A wake-up from an interrupt (the network's softirq delivering a packet on this
-            // CPU) is not this thread's doing: TRACE_FLAG_HARDIRQ, _SOFTIRQ, _NMI.
-            if raw.get(2).is_none_or(|f| f & (0x08 | 0x10 | 0x40) != 0) {
-                return None;
-            }
-            Event::Waking {
-                wakee: i32_at(self.waking_pid)? as u32,
-            }
-        } else if kind == self.ids[4] {
-            let family = u16_at(self.sock_family)?;
-            let ip = |v4: usize, v6: usize| -> Option<IpAddr> {
-                Some(if family == libc::AF_INET6 as u16 {
-                    let b: [u8; 16] = raw.get(v6..v6 + 16)?.try_into().ok()?;
-                    let v6 = Ipv6Addr::from(b);
-                    // An IPv4 peer of an IPv6 socket, as the proxy and a capture name it.
-                    match v6.to_ipv4_mapped() {
-                        Some(v4) => IpAddr::V4(v4),
-                        None => IpAddr::V6(v6),
-                    }
-                } else {
-                    let b: [u8; 4] = raw.get(v4..v4 + 4)?.try_into().ok()?;
-                    IpAddr::V4(Ipv4Addr::from(b))
-                })
-            };
-            Event::TcpAddrs {
-                local: SocketAddr::new(
-                    ip(self.sock_saddr, self.sock_saddr_v6)?,
-                    u16_at(self.sock_sport)?,
-                ),
-                peer: SocketAddr::new(
-                    ip(self.sock_daddr, self.sock_daddr_v6)?,
-                    u16_at(self.sock_dport)?,
-                ),
-            }
-        } else {
-            return None;
-        };
-        Some(Record {
-            time,
-            pid,
-            tid,
-            event,
+        Some(Event::TcpAddrs {
+            local: SocketAddr::new(
+                ip(self.sock_saddr, self.sock_saddr_v6)?,
+                u16_at(self.sock_sport)?,
+            ),
+            peer: SocketAddr::new(
+                ip(self.sock_daddr, self.sock_daddr_v6)?,
+                u16_at(self.sock_dport)?,
+            ),
         })
     }
 }
