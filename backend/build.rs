@@ -13,7 +13,13 @@ fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("trace.bpf.o");
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap();
     if arch != "x86_64" {
-        panic!("observe --pid's eBPF programs read x86_64 registers: build on x86_64");
+        // The programs read x86_64's registers: elsewhere pipescope is built without them,
+        // and `observe --pid` says so when asked (an empty object).
+        println!(
+            "cargo:warning=observe --pid's eBPF programs read x86_64 registers: not built for {arch}"
+        );
+        std::fs::write(&out, b"").unwrap();
+        return;
     }
     let clang = std::env::var("CLANG").ok().or_else(|| {
         ["clang", "clang-14"]

@@ -20,8 +20,12 @@ use super::ring;
 /// The programs, compiled by build.rs.
 static PROGRAMS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/trace.bpf.o"));
 
-/// Whether this process may trace: root, and tracefs mounted (mounted here if it is not).
+/// Whether this process may trace: the programs built in (x86_64), root, and tracefs mounted
+/// (mounted here if it is not).
 pub fn ready() -> Result<(), TraceError> {
+    if PROGRAMS.is_empty() {
+        return Err(TraceError::NotBuilt);
+    }
     if unsafe { libc::geteuid() } != 0 {
         return Err(TraceError::NotRoot);
     }

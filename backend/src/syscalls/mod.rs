@@ -39,6 +39,10 @@ pub enum TraceError {
         "tracing a process's syscalls needs tracefs at /sys/kernel/tracing, and it is not mounted and could not be: run `mount -t tracefs nodev /sys/kernel/tracing` as root"
     )]
     NoTracefs,
+    #[error(
+        "this pipescope was built without observe --pid's eBPF programs, which are for x86_64 only: use --probe through the proxy instead"
+    )]
+    NotBuilt,
     #[error("the tracepoint {name} cannot be read: {why}")]
     Tracepoint { name: String, why: String },
     #[error("process {0} is not running (or not visible in /proc)")]
