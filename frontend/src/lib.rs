@@ -24,12 +24,14 @@
 //!   `components::observe`.
 //! - `log_scale`: the charts' whole-decade log axes.
 //! - `format`, `look`, `keyboard`: numbers for people, presenter mode and theme, shortcuts.
+//! - `effects`: every effect through one boxed closure type (one copy of Leptos's machinery).
 //! - `components`: the views, each reading signals and the models above.
 
 pub mod address_bar;
 pub mod app;
 pub mod components;
 pub mod connection;
+pub mod effects;
 pub mod export;
 pub mod form_of_runs;
 pub mod format;

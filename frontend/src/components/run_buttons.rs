@@ -137,7 +137,7 @@ impl PlanButtons {
 /// and marks that moment for the load-time measurement (backend/tests/page/load.rs, README).
 fn focus_prepared(form: RwSignal<Form>, buttons: PlanButtons, idle: impl Fn() -> bool + 'static) {
     let focused = StoredValue::new(false);
-    Effect::new(move |_| {
+    crate::effects::effect(move || {
         if focused.get_value() || !idle() {
             return;
         }

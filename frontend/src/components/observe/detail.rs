@@ -18,7 +18,7 @@ pub fn ObservedDetail(conn: Connection, chosen: RwSignal<Vec<u64>>, look: Look) 
     let first = Memo::new(move |_| chosen.with(|c| c.first().copied()));
     // Observed timelines arrive whole: nothing streams, so playback settles at once.
     let playback = Playback::of(traces, first, Signal::derive(|| false));
-    Effect::new(move |prev: Option<Vec<(u64, bool)>>| {
+    crate::effects::effect_with_previous(move |prev: Option<Vec<(u64, bool)>>| {
         let ids = chosen.get();
         let now: Vec<(u64, bool)> = conn.observe.with(|o| {
             ids.iter()

@@ -23,7 +23,7 @@ pub fn Handout(tour: Tour) -> impl IntoView {
     let png = RwSignal::new(None::<String>);
     let chart = NodeRef::<leptos::svg::Svg>::new();
     // Re-export whenever the chart changes.
-    Effect::new(move |_| {
+    crate::effects::effect(move || {
         sorted.track();
         png.set(None);
         if let Some(svg) = chart.get() {

@@ -41,7 +41,7 @@ pub fn TourPage(conn: Connection, url: UrlState, page: usize) -> impl IntoView {
 
     let run_button = NodeRef::<leptos::html::Button>::new();
     // Each step opens with Run focused, so Enter or Space runs it.
-    Effect::new(move |_| {
+    crate::effects::effect(move || {
         tour.page.track();
         if tour.can_run()
             && let Some(b) = run_button.get()
@@ -53,7 +53,7 @@ pub fn TourPage(conn: Connection, url: UrlState, page: usize) -> impl IntoView {
     // The panel scrolls on its own (it stays in view beside the stage): show the measured
     // result as it arrives.
     let panel = NodeRef::<leptos::html::Section>::new();
-    Effect::new(move |_| {
+    crate::effects::effect(move || {
         if tour.state() == RunState::Done
             && let Some(el) = panel.get()
         {
