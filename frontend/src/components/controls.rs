@@ -1,5 +1,7 @@
 use leptos::prelude::*;
 
+use crate::components::shown::Shown;
+
 use crate::address_bar;
 use crate::components::{ControlsBar, ModeFields, NetworkControls, RunButtons, WorkloadFields};
 use crate::connection::Connection;
@@ -37,16 +39,16 @@ pub fn Controls(conn: Connection, look: Look, url: UrlState) -> impl IntoView {
             </div>
             <NetworkControls form=form />
             <RunButtons form=form conn=conn />
-            <Show when=watch_only>
+            <Shown when=watch_only>
                 <p id="watch-only" class="watch-only" role="status">
                     "This page can only watch: starting or cancelling runs needs the presenter's link (with its token), printed when pipescope started."
                 </p>
-            </Show>
-            <Show when=replay>
+            </Shown>
+            <Shown when=replay>
                 <p id="replay-only" class="watch-only" role="status">
                     "This server replays a recording (pipescope replay): there is no Redis behind it, so nothing can run. Start pipescope without replay to run live."
                 </p>
-            </Show>
+            </Shown>
             {move || invalid.get().map(|e| view! { <p class="field-error" role="status">{e}</p> })}
             <p class="explain">
                 <strong>"Sequential"</strong>

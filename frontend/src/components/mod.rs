@@ -30,6 +30,7 @@ pub mod rtt;
 pub mod run_bar;
 pub mod run_buttons;
 pub mod run_counters;
+pub mod shown;
 pub mod speedup;
 pub mod sweep_chart;
 pub mod sweep_cost_chart;

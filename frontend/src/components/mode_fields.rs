@@ -1,4 +1,6 @@
 use leptos::prelude::*;
+
+use crate::components::shown::Shown;
 use shared::{Command, Wait};
 
 use crate::components::NumberField;
@@ -56,10 +58,10 @@ pub fn ModeFields(form: RwSignal<Form>) -> impl IntoView {
                 on:input=move |ev| form.update(|f| f.batch = event_target_value(&ev))
             />
         </label>
-        <Show when=pipelined>
+        <Shown when=pipelined>
             <FlushField form=form />
-        </Show>
-        <Show when=buffered>
+        </Shown>
+        <Shown when=buffered>
             <NumberField
                 form=form
                 id="flush-every"
@@ -68,10 +70,10 @@ pub fn ModeFields(form: RwSignal<Form>) -> impl IntoView {
                 set=|f, v| f.flush_every = v
                 title="Commands per write"
             />
-        </Show>
-        <Show when=move || matches!(mode(), ModeChoice::Pipelined | ModeChoice::Transaction)>
+        </Shown>
+        <Shown when=move || matches!(mode(), ModeChoice::Pipelined | ModeChoice::Transaction)>
             <OtherClientBox form=form />
-        </Show>
+        </Shown>
         <BusyPollBox form=form />
     }
 }

@@ -1,4 +1,6 @@
 use leptos::prelude::*;
+
+use crate::components::shown::Shown;
 use shared::Network;
 
 use crate::components::NumberField;
@@ -156,7 +158,7 @@ fn DelayFields(form: RwSignal<Form>) -> impl IntoView {
             />
             "different delay back"
         </label>
-        <Show when=separate>
+        <Shown when=separate>
             <NumberField
                 form=form
                 id="delay-back"
@@ -165,6 +167,6 @@ fn DelayFields(form: RwSignal<Form>) -> impl IntoView {
                 set=|f, v| f.delay_back = v
                 min="0"
             />
-        </Show>
+        </Shown>
     }
 }

@@ -1,5 +1,7 @@
 use leptos::prelude::*;
 
+use crate::components::shown::Shown;
+
 use crate::components::RunBar;
 use crate::connection::Connection;
 
@@ -8,7 +10,7 @@ use crate::connection::Connection;
 pub fn RunProgress(conn: Connection) -> impl IntoView {
     let any = move || !conn.run_ids.with(Vec::is_empty);
     view! {
-        <Show when=any>
+        <Shown when=any>
             <section class="card progress" aria-label="Progress">
                 <h2>"Progress"</h2>
                 <For
@@ -32,6 +34,6 @@ pub fn RunProgress(conn: Connection) -> impl IntoView {
                         })
                 }}
             </section>
-        </Show>
+        </Shown>
     }
 }

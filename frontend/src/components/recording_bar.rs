@@ -1,5 +1,7 @@
 use leptos::ev;
 use leptos::prelude::*;
+
+use crate::components::shown::Shown;
 use shared::recording::RECORDING_SUFFIX;
 use web_sys::File;
 
@@ -49,7 +51,7 @@ pub fn RecordingBar(conn: Connection) -> impl IntoView {
         <section class="card recording" aria-label="Recording">
             <h2>"Show it without the network"</h2>
             <div class="buttons">
-                <Show when=move || has_runs.get()>
+                <Shown when=move || has_runs.get()>
                     <button id="save-session" class="small" on:click=save>
                         "Save session"
                     </button>
@@ -58,7 +60,7 @@ pub fn RecordingBar(conn: Connection) -> impl IntoView {
                             "Download as one HTML file"
                         </button>
                     </form>
-                </Show>
+                </Shown>
                 <label class="button small" for="open-recording">
                     "Open recording…"
                 </label>

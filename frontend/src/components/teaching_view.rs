@@ -1,5 +1,7 @@
 use leptos::prelude::*;
 
+use crate::components::shown::Shown;
+
 use crate::components::{DrawnNote, PlaybackControls, RunCounters, Timeline};
 use crate::connection::Connection;
 use crate::look::Look;
@@ -16,11 +18,11 @@ pub fn TeachingView(conn: Connection, playback: Playback, look: Look) -> impl In
             <div class="teaching-head">
                 <h2>"Requests and replies at measured times"</h2>
                 <DrawnNote playback=playback />
-                <Show when=move || following.get()>
+                <Shown when=move || following.get()>
                     <span id="following" class="following" role="status">
                         "following a run started elsewhere"
                     </span>
-                </Show>
+                </Shown>
                 <span class="legend">
                     <span class="key seq-req">"sequential request"</span>
                     <span class="key seq-reply">"reply"</span>

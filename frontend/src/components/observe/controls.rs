@@ -1,5 +1,7 @@
 use leptos::prelude::*;
 
+use crate::components::shown::Shown;
+
 use crate::components::ConnectBox;
 use crate::connection::Connection;
 
@@ -75,23 +77,23 @@ pub fn ObserveControls(conn: Connection) -> impl IntoView {
                 />
                 " Probe: hold a few replies back (at most 20 a connection, within 1 % of its time) to see whether the client waits for them. Decides what timing alone cannot when every reply is back before the next command."
             </label>
-            <Show when=probing>
+            <Shown when=probing>
                 <p id="observe-probing" class="note" role="note">
                     "Probing: a few replies per connection are held back; each connection's figures say what was held and what the client did."
                 </p>
-            </Show>
+            </Shown>
             <ConnectBox conn=conn />
             {move || stopped().map(|s| view! { <p class="note">{s}</p> })}
-            <Show when=replay>
+            <Shown when=replay>
                 <p id="observe-replay" class="watch-only" role="note">
                     "This page replays a recording: there is no Redis behind it, so no application can be observed through it. Open a capture below, or start pipescope without replay (or pipescope observe) to observe one."
                 </p>
-            </Show>
-            <Show when=watch_only>
+            </Shown>
+            <Shown when=watch_only>
                 <p id="observe-watch-only" class="watch-only" role="note">
                     "This page can only watch: starting or stopping observation needs the presenter's link (with its token), printed when pipescope started."
                 </p>
-            </Show>
+            </Shown>
         </section>
     }
 }

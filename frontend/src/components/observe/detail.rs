@@ -1,5 +1,7 @@
 use leptos::prelude::*;
 
+use crate::components::shown::Shown;
+
 use crate::components::{DrawnNote, ObservedFigures, PlaybackControls, Timeline};
 use crate::connection::Connection;
 use crate::look::Look;
@@ -39,18 +41,18 @@ pub fn ObservedDetail(conn: Connection, chosen: RwSignal<Vec<u64>>, look: Look) 
     let refresh =
         move |_| chosen.with_untracked(|ids| ids.iter().for_each(|id| conn.want_timeline(*id)));
     view! {
-        <Show when=move || !chosen.with(Vec::is_empty)>
+        <Shown when=move || !chosen.with(Vec::is_empty)>
             <section class="card teaching observed-detail" aria-label="Chosen connections">
                 <div class="teaching-head">
                     <h2>"The chosen connections' requests at measured times"</h2>
                     <DrawnNote playback=playback />
-                    <Show when=move || !capture.get()>
+                    <Shown when=move || !capture.get()>
                         <button id="timeline-refresh" class="small" on:click=refresh>
                             "Update the picture"
                         </button>
-                    </Show>
+                    </Shown>
                 </div>
-                <Show
+                <Shown
                     when=move || !traces.with(Vec::is_empty)
                     fallback=move || {
                         let note = if capture.get() {
@@ -63,13 +65,13 @@ pub fn ObservedDetail(conn: Connection, chosen: RwSignal<Vec<u64>>, look: Look) 
                 >
                     <Timeline playback=playback look=look />
                     <PlaybackControls playback=playback />
-                </Show>
+                </Shown>
                 <div class="observed-figures-list">
                     <For each=move || chosen.get() key=|id| *id let:id>
                         <ObservedFigures conn=conn id=id />
                     </For>
                 </div>
             </section>
-        </Show>
+        </Shown>
     }
 }

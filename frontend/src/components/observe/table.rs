@@ -1,4 +1,6 @@
 use leptos::prelude::*;
+
+use crate::components::shown::Shown;
 use shared::observe::{ObservedConnection, group};
 
 use crate::connection::Connection;
@@ -30,7 +32,7 @@ pub fn ObservedTable(conn: Connection, chosen: RwSignal<Vec<u64>>) -> impl IntoV
     view! {
         <section class="card observed" aria-label="Observed connections">
             <h2>"Connections"</h2>
-            <Show
+            <Shown
                 when=move || !rows.with(Vec::is_empty)
                 fallback=move || {
                     view! {
@@ -66,7 +68,7 @@ pub fn ObservedTable(conn: Connection, chosen: RwSignal<Vec<u64>>) -> impl IntoV
                         "Writes are the proxy's reads from the client: one read ≈ one client write, because TCP may merge or split writes. Depth: commands in flight, on average (and at most)."
                     }}
                 </p>
-            </Show>
+            </Shown>
         </section>
     }
 }

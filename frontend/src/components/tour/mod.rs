@@ -11,6 +11,8 @@ pub mod step;
 
 use leptos::prelude::*;
 
+use crate::components::shown::Shown;
+
 use crate::components::{Charts, ErrorBanner, Header, Results, RttDiagram, TeachingView};
 use crate::connection::Connection;
 use crate::keyboard;
@@ -99,9 +101,9 @@ fn stage(tour: Tour, conn: Connection, playback: Playback, look: Look) -> impl I
     let focused = move |what: Focus| move || focus(tour) == Some(what);
     view! {
         <div class="tour-stage">
-            <Show when=focused(Focus::OneTrip)>
+            <Shown when=focused(Focus::OneTrip)>
                 <OneTrip tour=tour />
-            </Show>
+            </Shown>
             <div class="stage-part" class:focus=focused(Focus::Timeline)>
                 <TeachingView conn=conn playback=playback look=look />
             </div>
