@@ -69,7 +69,7 @@ pub fn Controls(conn: Connection, look: Look, url: UrlState) -> impl IntoView {
 /// The server's network is the form's starting point, unless the link chose one.
 fn start_from_the_servers_network(form: RwSignal<Form>, conn: Connection, url: &UrlState) {
     let network_taken = StoredValue::new(Form::network_in_url(url));
-    crate::effects::effect(move || {
+    crate::erased::effect(move || {
         if network_taken.get_value() {
             return;
         }
@@ -88,7 +88,7 @@ fn start_from_the_servers_network(form: RwSignal<Form>, conn: Connection, url: &
 /// runs' values in the form, once per recording: the fields say what was run.
 fn show_the_recordings_values(form: RwSignal<Form>, conn: Connection) {
     // The effect's value is the recording it last showed (its saved time).
-    crate::effects::effect_with_previous(move |shown: Option<Option<String>>| {
+    crate::erased::effect_with_previous(move |shown: Option<Option<String>>| {
         conn.session.with(|s| {
             let saved_at = s.recording.as_ref().map(|r| r.saved_at.clone());
             if saved_at.is_some() && saved_at != shown.flatten() {
@@ -103,7 +103,7 @@ fn show_the_recordings_values(form: RwSignal<Form>, conn: Connection) {
 /// The address bar follows the form and the look, keeping the presenter's token: it is what
 /// lets this page start runs.
 fn keep_the_url_in_step(form: RwSignal<Form>, look: Look) {
-    crate::effects::effect(move || {
+    crate::erased::effect(move || {
         let mut state = UrlState {
             presenter: look.presenter.get(),
             theme: Some(look.theme.get().as_str().into()),

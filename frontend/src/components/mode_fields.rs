@@ -19,13 +19,13 @@ pub fn ModeFields(form: RwSignal<Form>) -> impl IntoView {
             <span>"Mode"</span>
             <select
                 id="mode"
-                on:change=move |ev| {
+                on:change=crate::erased::handler(move |ev| {
                     let m = ModeChoice::from_value(&event_target_value(&ev));
                     form.update(|f| {
                         f.mode = m;
                         f.plan = Plan::Single;
                     });
-                }
+                })
             >
                 {ModeChoice::ALL
                     .into_iter()
@@ -55,7 +55,7 @@ pub fn ModeFields(form: RwSignal<Form>) -> impl IntoView {
                 inputmode="numeric"
                 disabled=move || batch_name().is_none()
                 prop:value=move || form.with(|f| f.batch.clone())
-                on:input=move |ev| form.update(|f| f.batch = event_target_value(&ev))
+                on:input=crate::erased::handler(move |ev| form.update(|f| f.batch = event_target_value(&ev)))
             />
         </label>
         <Shown when=pipelined>
@@ -91,7 +91,7 @@ fn OtherClientBox(form: RwSignal<Form>) -> impl IntoView {
                 id="other-client"
                 type="checkbox"
                 prop:checked=move || form.with(|f| f.other_client)
-                on:change=move |ev| {
+                on:change=crate::erased::handler(move |ev| {
                     let on = event_target_checked(&ev);
                     form.update(|f| {
                         f.other_client = on;
@@ -99,7 +99,7 @@ fn OtherClientBox(form: RwSignal<Form>) -> impl IntoView {
                             f.command = Command::Incr;
                         }
                     })
-                }
+                })
             />
             "other client (atomicity)"
         </label>
@@ -114,11 +114,11 @@ fn FlushField(form: RwSignal<Form>) -> impl IntoView {
             <span>"Flush"</span>
             <select
                 id="flush"
-                on:change=move |ev| {
+                on:change=crate::erased::handler(move |ev| {
                     if let Some(fl) = FlushChoice::parse(&event_target_value(&ev)) {
                         form.update(|f| f.flush = fl);
                     }
-                }
+                })
             >
                 {FlushChoice::ALL
                     .into_iter()
@@ -146,7 +146,7 @@ fn BusyPollBox(form: RwSignal<Form>) -> impl IntoView {
                 id="busy-poll"
                 type="checkbox"
                 prop:checked=move || form.with(|f| !f.busy_poll_us.trim().is_empty())
-                on:change=move |ev| {
+                on:change=crate::erased::handler(move |ev| {
                     let on = event_target_checked(&ev);
                     form.update(|f| {
                         f.busy_poll_us = if on {
@@ -155,7 +155,7 @@ fn BusyPollBox(form: RwSignal<Form>) -> impl IntoView {
                             String::new()
                         };
                     })
-                }
+                })
             />
             "busy-poll for replies"
         </label>

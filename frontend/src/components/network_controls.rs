@@ -78,7 +78,7 @@ fn Preset(form: RwSignal<Form>, name: &'static str, us: u32) -> impl IntoView {
             data-us=us.to_string()
             title=title
             aria-pressed=move || pressed().to_string()
-            on:click=move |_| {
+            on:click=crate::erased::handler(move |_| {
                 form.update(|f| {
                     f.set_network(Network {
                         jitter_us: 0,
@@ -86,7 +86,7 @@ fn Preset(form: RwSignal<Form>, name: &'static str, us: u32) -> impl IntoView {
                         ..Network::symmetric(us)
                     })
                 })
-            }
+            })
         >
             {text}
         </button>
@@ -122,11 +122,11 @@ fn DelayFields(form: RwSignal<Form>) -> impl IntoView {
                 step="1"
                 aria-label="One-way delay (log scale, 0 to 1 s)"
                 prop:value=move || delay_us().map(slider_pos).unwrap_or(0).to_string()
-                on:input=move |ev| {
+                on:input=crate::erased::handler(move |ev| {
                     if let Ok(p) = event_target_value(&ev).parse::<u32>() {
                         set_delay(slider_us(p).to_string());
                     }
-                }
+                })
             />
         </label>
         <label class="field">
@@ -138,7 +138,7 @@ fn DelayFields(form: RwSignal<Form>) -> impl IntoView {
                 step="1"
                 inputmode="numeric"
                 prop:value=move || form.with(|f| f.delay_out.clone())
-                on:input=move |ev| set_delay(event_target_value(&ev))
+                on:input=crate::erased::handler(move |ev| set_delay(event_target_value(&ev)))
             />
         </label>
         <label class="check">
@@ -146,7 +146,7 @@ fn DelayFields(form: RwSignal<Form>) -> impl IntoView {
                 id="separate-back"
                 type="checkbox"
                 prop:checked=separate
-                on:change=move |ev| {
+                on:change=crate::erased::handler(move |ev| {
                     let on = event_target_checked(&ev);
                     form.update(|f| {
                         f.separate_back = on;
@@ -154,7 +154,7 @@ fn DelayFields(form: RwSignal<Form>) -> impl IntoView {
                             f.delay_back = f.delay_out.clone();
                         }
                     })
-                }
+                })
             />
             "different delay back"
         </label>

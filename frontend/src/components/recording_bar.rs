@@ -52,11 +52,11 @@ pub fn RecordingBar(conn: Connection) -> impl IntoView {
             <h2>"Show it without the network"</h2>
             <div class="buttons">
                 <Shown when=move || has_runs.get()>
-                    <button id="save-session" class="small" on:click=save>
+                    <button id="save-session" class="small" on:click=crate::erased::handler(save)>
                         "Save session"
                     </button>
                     <form method="post" action="/html">
-                        <button id="save-html" class="small" name="recording" on:click=fill>
+                        <button id="save-html" class="small" name="recording" on:click=crate::erased::handler(fill)>
                             "Download as one HTML file"
                         </button>
                     </form>
@@ -69,7 +69,7 @@ pub fn RecordingBar(conn: Connection) -> impl IntoView {
                     type="file"
                     accept=".json,application/json"
                     class="visually-hidden"
-                    on:change=picked
+                    on:change=crate::erased::handler(picked)
                 />
             </div>
             <p class="explain">

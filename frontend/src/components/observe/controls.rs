@@ -51,14 +51,14 @@ pub fn ObserveControls(conn: Connection) -> impl IntoView {
                         id="observe-start"
                         class="primary"
                         disabled=move || !may() || observing.get()
-                        on:click=move |_| conn.start_observing(network(), probe.get_untracked())
+                        on:click=crate::erased::handler(move |_| conn.start_observing(network(), probe.get_untracked()))
                     >
                         "Start observing"
                     </button>
                     <button
                         id="observe-stop"
                         disabled=move || !may() || !observing.get()
-                        on:click=move |_| conn.stop_observing()
+                        on:click=crate::erased::handler(move |_| conn.stop_observing())
                     >
                         "Stop"
                     </button>
@@ -73,7 +73,7 @@ pub fn ObserveControls(conn: Connection) -> impl IntoView {
                     type="checkbox"
                     prop:checked=move || probe.get()
                     disabled=move || !may() || observing.get()
-                    on:change=move |ev| probe.set(event_target_checked(&ev))
+                    on:change=crate::erased::handler(move |ev| probe.set(event_target_checked(&ev)))
                 />
                 " Probe: hold a few replies back (at most 20 a connection, within 1 % of its time) to see whether the client waits for them. Decides what timing alone cannot when every reply is back before the next command."
             </label>

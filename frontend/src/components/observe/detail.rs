@@ -20,7 +20,7 @@ pub fn ObservedDetail(conn: Connection, chosen: RwSignal<Vec<u64>>, look: Look) 
     let first = Memo::new(move |_| chosen.with(|c| c.first().copied()));
     // Observed timelines arrive whole: nothing streams, so playback settles at once.
     let playback = Playback::of(traces, first, Signal::derive(|| false));
-    crate::effects::effect_with_previous(move |prev: Option<Vec<(u64, bool)>>| {
+    crate::erased::effect_with_previous(move |prev: Option<Vec<(u64, bool)>>| {
         let ids = chosen.get();
         let now: Vec<(u64, bool)> = conn.observe.with(|o| {
             ids.iter()
@@ -47,7 +47,7 @@ pub fn ObservedDetail(conn: Connection, chosen: RwSignal<Vec<u64>>, look: Look) 
                     <h2>"The chosen connections' requests at measured times"</h2>
                     <DrawnNote playback=playback />
                     <Shown when=move || !capture.get()>
-                        <button id="timeline-refresh" class="small" on:click=refresh>
+                        <button id="timeline-refresh" class="small" on:click=crate::erased::handler(refresh)>
                             "Update the picture"
                         </button>
                     </Shown>

@@ -108,7 +108,7 @@ fn Row(
                     id=format!("choose-{id}")
                     aria-label=format!("show connection {id}")
                     prop:checked=checked
-                    on:change=move |_| toggle(id)
+                    on:change=crate::erased::handler(move |_| toggle(id))
                 />
             </td>
             <th scope="row" class="client">

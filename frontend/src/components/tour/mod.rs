@@ -43,7 +43,7 @@ pub fn TourPage(conn: Connection, url: UrlState, page: usize) -> impl IntoView {
 
     let run_button = NodeRef::<leptos::html::Button>::new();
     // Each step opens with Run focused, so Enter or Space runs it.
-    crate::effects::effect(move || {
+    crate::erased::effect(move || {
         tour.page.track();
         if tour.can_run()
             && let Some(b) = run_button.get()
@@ -55,7 +55,7 @@ pub fn TourPage(conn: Connection, url: UrlState, page: usize) -> impl IntoView {
     // The panel scrolls on its own (it stays in view beside the stage): show the measured
     // result as it arrives.
     let panel = NodeRef::<leptos::html::Section>::new();
-    crate::effects::effect(move || {
+    crate::erased::effect(move || {
         if tour.state() == RunState::Done
             && let Some(el) = panel.get()
         {
