@@ -1,9 +1,9 @@
 use leptos::prelude::*;
 
-use crate::components::shown::Shown;
-
 use crate::address_bar;
-use crate::components::{ControlsBar, ModeFields, NetworkControls, RunButtons, WorkloadFields};
+use crate::components::{
+    ControlsBar, ModeFields, NetworkControls, RunButtons, Shown, WorkloadFields,
+};
 use crate::connection::Connection;
 use crate::inputs::Form;
 use crate::look::Look;

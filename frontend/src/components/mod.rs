@@ -66,6 +66,7 @@ pub use rtt::RttDiagram;
 pub use run_bar::RunBar;
 pub use run_buttons::RunButtons;
 pub use run_counters::RunCounters;
+pub use shown::Shown;
 pub use speedup::SpeedupHeadline;
 pub use sweep_chart::SweepChart;
 pub use sweep_cost_chart::SweepCostChart;

@@ -1,9 +1,7 @@
 use leptos::prelude::*;
-
-use crate::components::shown::Shown;
 use shared::{Command, Wait};
 
-use crate::components::NumberField;
+use crate::components::{NumberField, Shown};
 use crate::inputs::{FlushChoice, Form, ModeChoice, Plan};
 
 /// How the commands travel: the mode, its batch (or callers in flight), a pipeline's flush

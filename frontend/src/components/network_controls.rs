@@ -1,9 +1,7 @@
 use leptos::prelude::*;
-
-use crate::components::shown::Shown;
 use shared::Network;
 
-use crate::components::NumberField;
+use crate::components::{NumberField, Shown};
 use crate::format;
 use crate::inputs::{Form, SLIDER_MAX, slider_pos, slider_us};
 

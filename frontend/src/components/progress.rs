@@ -1,8 +1,6 @@
 use leptos::prelude::*;
 
-use crate::components::shown::Shown;
-
-use crate::components::RunBar;
+use crate::components::{RunBar, Shown};
 use crate::connection::Connection;
 
 /// One live bar per run of the current plan, plus the runs still queued behind them.

@@ -1,10 +1,9 @@
 use leptos::ev;
 use leptos::prelude::*;
-
-use crate::components::shown::Shown;
 use shared::recording::RECORDING_SUFFIX;
 use web_sys::File;
 
+use crate::components::Shown;
 use crate::components::export_bar::download;
 use crate::components::file_upload;
 use crate::connection::Connection;

@@ -1,8 +1,6 @@
 use leptos::prelude::*;
 
-use crate::components::shown::Shown;
-
-use crate::components::{DrawnNote, PlaybackControls, RunCounters, Timeline};
+use crate::components::{DrawnNote, PlaybackControls, RunCounters, Shown, Timeline};
 use crate::connection::Connection;
 use crate::look::Look;
 use crate::playback::Playback;

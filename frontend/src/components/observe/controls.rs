@@ -1,8 +1,6 @@
 use leptos::prelude::*;
 
-use crate::components::shown::Shown;
-
-use crate::components::ConnectBox;
+use crate::components::{ConnectBox, Shown};
 use crate::connection::Connection;
 
 /// Start and stop observing (the presenter's page; a page without the token sees the state

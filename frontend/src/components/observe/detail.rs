@@ -1,8 +1,6 @@
 use leptos::prelude::*;
 
-use crate::components::shown::Shown;
-
-use crate::components::{DrawnNote, ObservedFigures, PlaybackControls, Timeline};
+use crate::components::{DrawnNote, ObservedFigures, PlaybackControls, Shown, Timeline};
 use crate::connection::Connection;
 use crate::look::Look;
 use crate::playback::Playback;

@@ -1,8 +1,7 @@
 use leptos::prelude::*;
-
-use crate::components::shown::Shown;
 use shared::observe::{ObservedConnection, group};
 
+use crate::components::Shown;
 use crate::connection::Connection;
 use crate::observe::verdict_word;
 

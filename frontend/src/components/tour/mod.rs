@@ -11,9 +11,7 @@ pub mod step;
 
 use leptos::prelude::*;
 
-use crate::components::shown::Shown;
-
-use crate::components::{Charts, ErrorBanner, Header, Results, RttDiagram, TeachingView};
+use crate::components::{Charts, ErrorBanner, Header, Results, RttDiagram, Shown, TeachingView};
 use crate::connection::Connection;
 use crate::keyboard;
 use crate::look::{Look, Theme};
