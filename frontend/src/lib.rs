@@ -24,12 +24,15 @@
 //!   `components::observe`.
 //! - `log_scale`: the charts' whole-decade log axes.
 //! - `format`, `look`, `keyboard`: numbers for people, presenter mode and theme, shortcuts.
+//! - `erased`: effects and event handlers over boxed closures, so Leptos's machinery for them
+//!   is compiled once rather than once per closure.
 //! - `components`: the views, each reading signals and the models above.
 
 pub mod address_bar;
 pub mod app;
 pub mod components;
 pub mod connection;
+pub mod erased;
 pub mod export;
 pub mod form_of_runs;
 pub mod format;

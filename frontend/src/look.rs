@@ -45,7 +45,7 @@ impl Look {
             presenter: RwSignal::new(presenter),
             theme: RwSignal::new(theme),
         };
-        Effect::new(move |_| {
+        crate::erased::effect(move || {
             let Some(body) = document().body() else {
                 return;
             };

@@ -67,7 +67,7 @@ impl Playback {
         let playing = RwSignal::new(false);
 
         // A plan starting (new run ids) switches to live: show its data as it arrives.
-        Effect::new(move |prev: Option<Option<u64>>| {
+        crate::erased::effect_with_previous(move |prev: Option<Option<u64>>| {
             let now = first.get();
             if prev.is_some_and(|p| p != now) && now.is_some() {
                 playing.set(false);
@@ -78,7 +78,7 @@ impl Playback {
         // The plan is over (or a page opened after it): stop following the data and settle
         // where the lesson is, near the end of the automatic window: the pipelined run done,
         // the sequential one still ping-ponging. Play goes on from there; Replay starts over.
-        Effect::new(move |_| {
+        crate::erased::effect(move || {
             let (busy, end, window) = (busy.get(), extent_us.get(), window_us.get());
             if live.get() && !busy && end > 0.0 {
                 live.set(false);
@@ -86,7 +86,7 @@ impl Playback {
             }
         });
         // While live, the playhead sits at the newest reply.
-        Effect::new(move |_| {
+        crate::erased::effect(move || {
             let end = extent_us.get();
             if live.get() {
                 position_us.set(end);

@@ -1,7 +1,9 @@
 use leptos::prelude::*;
 
 use crate::address_bar;
-use crate::components::{ControlsBar, ModeFields, NetworkControls, RunButtons, WorkloadFields};
+use crate::components::{
+    ControlsBar, ModeFields, NetworkControls, RunButtons, Shown, WorkloadFields,
+};
 use crate::connection::Connection;
 use crate::inputs::Form;
 use crate::look::Look;
@@ -37,16 +39,16 @@ pub fn Controls(conn: Connection, look: Look, url: UrlState) -> impl IntoView {
             </div>
             <NetworkControls form=form />
             <RunButtons form=form conn=conn />
-            <Show when=watch_only>
+            <Shown when=watch_only>
                 <p id="watch-only" class="watch-only" role="status">
                     "This page can only watch: starting or cancelling runs needs the presenter's link (with its token), printed when pipescope started."
                 </p>
-            </Show>
-            <Show when=replay>
+            </Shown>
+            <Shown when=replay>
                 <p id="replay-only" class="watch-only" role="status">
                     "This server replays a recording (pipescope replay): there is no Redis behind it, so nothing can run. Start pipescope without replay to run live."
                 </p>
-            </Show>
+            </Shown>
             {move || invalid.get().map(|e| view! { <p class="field-error" role="status">{e}</p> })}
             <p class="explain">
                 <strong>"Sequential"</strong>
@@ -67,7 +69,7 @@ pub fn Controls(conn: Connection, look: Look, url: UrlState) -> impl IntoView {
 /// The server's network is the form's starting point, unless the link chose one.
 fn start_from_the_servers_network(form: RwSignal<Form>, conn: Connection, url: &UrlState) {
     let network_taken = StoredValue::new(Form::network_in_url(url));
-    Effect::new(move |_| {
+    crate::erased::effect(move || {
         if network_taken.get_value() {
             return;
         }
@@ -86,7 +88,7 @@ fn start_from_the_servers_network(form: RwSignal<Form>, conn: Connection, url: &
 /// runs' values in the form, once per recording: the fields say what was run.
 fn show_the_recordings_values(form: RwSignal<Form>, conn: Connection) {
     // The effect's value is the recording it last showed (its saved time).
-    Effect::new(move |shown: Option<Option<String>>| {
+    crate::erased::effect_with_previous(move |shown: Option<Option<String>>| {
         conn.session.with(|s| {
             let saved_at = s.recording.as_ref().map(|r| r.saved_at.clone());
             if saved_at.is_some() && saved_at != shown.flatten() {
@@ -101,7 +103,7 @@ fn show_the_recordings_values(form: RwSignal<Form>, conn: Connection) {
 /// The address bar follows the form and the look, keeping the presenter's token: it is what
 /// lets this page start runs.
 fn keep_the_url_in_step(form: RwSignal<Form>, look: Look) {
-    Effect::new(move |_| {
+    crate::erased::effect(move || {
         let mut state = UrlState {
             presenter: look.presenter.get(),
             theme: Some(look.theme.get().as_str().into()),

@@ -16,7 +16,7 @@ pub fn ControlsBar(form: RwSignal<Form>, editing: RwSignal<bool>) -> impl IntoVi
                 id="edit-controls"
                 class="small"
                 aria-expanded=move || editing.get().to_string()
-                on:click=move |_| editing.update(|e| *e = !*e)
+                on:click=crate::erased::handler(move |_| editing.update(|e| *e = !*e))
             >
                 {move || if editing.get() { "Done" } else { "Edit" }}
             </button>

@@ -20,7 +20,7 @@ pub fn ErrorBanner(conn: Connection) -> impl IntoView {
                                 <button
                                     class="dismiss"
                                     aria-label="Dismiss"
-                                    on:click=move |_| conn.error.set(None)
+                                    on:click=crate::erased::handler(move |_| conn.error.set(None))
                                 >
                                     "×"
                                 </button>

@@ -62,30 +62,30 @@ pub fn ExportBar(conn: Connection) -> impl IntoView {
                         <button
                             id="export-json"
                             class="small"
-                            on:click=move |_| {
+                            on:click=crate::erased::handler(move |_| {
                                 save("pipescope-runs.json", "application/json", indented(&runs.with(|r| export::json(r))))
-                            }
+                            })
                         >
                             "Download JSON"
                         </button>
                         <button
                             id="export-csv"
                             class="small"
-                            on:click=move |_| {
+                            on:click=crate::erased::handler(move |_| {
                                 save("pipescope-runs.csv", "text/csv", runs.with(|r| export::csv(r)))
-                            }
+                            })
                         >
                             "Download CSV"
                         </button>
-                        <button id="export-md-copy" class="small" on:click=copy>
+                        <button id="export-md-copy" class="small" on:click=crate::erased::handler(copy)>
                             "Copy Markdown"
                         </button>
                         <button
                             id="export-md"
                             class="small"
-                            on:click=move |_| {
+                            on:click=crate::erased::handler(move |_| {
                                 save("pipescope-runs.md", "text/markdown", markdown.get_untracked())
-                            }
+                            })
                         >
                             "Download Markdown"
                         </button>

@@ -1,7 +1,7 @@
 use leptos::prelude::*;
 use shared::{Command, Wait};
 
-use crate::components::NumberField;
+use crate::components::{NumberField, Shown};
 use crate::inputs::{FlushChoice, Form, ModeChoice, Plan};
 
 /// How the commands travel: the mode, its batch (or callers in flight), a pipeline's flush
@@ -17,13 +17,13 @@ pub fn ModeFields(form: RwSignal<Form>) -> impl IntoView {
             <span>"Mode"</span>
             <select
                 id="mode"
-                on:change=move |ev| {
+                on:change=crate::erased::handler(move |ev| {
                     let m = ModeChoice::from_value(&event_target_value(&ev));
                     form.update(|f| {
                         f.mode = m;
                         f.plan = Plan::Single;
                     });
-                }
+                })
             >
                 {ModeChoice::ALL
                     .into_iter()
@@ -53,13 +53,13 @@ pub fn ModeFields(form: RwSignal<Form>) -> impl IntoView {
                 inputmode="numeric"
                 disabled=move || batch_name().is_none()
                 prop:value=move || form.with(|f| f.batch.clone())
-                on:input=move |ev| form.update(|f| f.batch = event_target_value(&ev))
+                on:input=crate::erased::handler(move |ev| form.update(|f| f.batch = event_target_value(&ev)))
             />
         </label>
-        <Show when=pipelined>
+        <Shown when=pipelined>
             <FlushField form=form />
-        </Show>
-        <Show when=buffered>
+        </Shown>
+        <Shown when=buffered>
             <NumberField
                 form=form
                 id="flush-every"
@@ -68,10 +68,10 @@ pub fn ModeFields(form: RwSignal<Form>) -> impl IntoView {
                 set=|f, v| f.flush_every = v
                 title="Commands per write"
             />
-        </Show>
-        <Show when=move || matches!(mode(), ModeChoice::Pipelined | ModeChoice::Transaction)>
+        </Shown>
+        <Shown when=move || matches!(mode(), ModeChoice::Pipelined | ModeChoice::Transaction)>
             <OtherClientBox form=form />
-        </Show>
+        </Shown>
         <BusyPollBox form=form />
     }
 }
@@ -89,7 +89,7 @@ fn OtherClientBox(form: RwSignal<Form>) -> impl IntoView {
                 id="other-client"
                 type="checkbox"
                 prop:checked=move || form.with(|f| f.other_client)
-                on:change=move |ev| {
+                on:change=crate::erased::handler(move |ev| {
                     let on = event_target_checked(&ev);
                     form.update(|f| {
                         f.other_client = on;
@@ -97,7 +97,7 @@ fn OtherClientBox(form: RwSignal<Form>) -> impl IntoView {
                             f.command = Command::Incr;
                         }
                     })
-                }
+                })
             />
             "other client (atomicity)"
         </label>
@@ -112,11 +112,11 @@ fn FlushField(form: RwSignal<Form>) -> impl IntoView {
             <span>"Flush"</span>
             <select
                 id="flush"
-                on:change=move |ev| {
+                on:change=crate::erased::handler(move |ev| {
                     if let Some(fl) = FlushChoice::parse(&event_target_value(&ev)) {
                         form.update(|f| f.flush = fl);
                     }
-                }
+                })
             >
                 {FlushChoice::ALL
                     .into_iter()
@@ -144,7 +144,7 @@ fn BusyPollBox(form: RwSignal<Form>) -> impl IntoView {
                 id="busy-poll"
                 type="checkbox"
                 prop:checked=move || form.with(|f| !f.busy_poll_us.trim().is_empty())
-                on:change=move |ev| {
+                on:change=crate::erased::handler(move |ev| {
                     let on = event_target_checked(&ev);
                     form.update(|f| {
                         f.busy_poll_us = if on {
@@ -153,7 +153,7 @@ fn BusyPollBox(form: RwSignal<Form>) -> impl IntoView {
                             String::new()
                         };
                     })
-                }
+                })
             />
             "busy-poll for replies"
         </label>

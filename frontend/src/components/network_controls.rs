@@ -1,7 +1,7 @@
 use leptos::prelude::*;
 use shared::Network;
 
-use crate::components::NumberField;
+use crate::components::{NumberField, Shown};
 use crate::format;
 use crate::inputs::{Form, SLIDER_MAX, slider_pos, slider_us};
 
@@ -76,7 +76,7 @@ fn Preset(form: RwSignal<Form>, name: &'static str, us: u32) -> impl IntoView {
             data-us=us.to_string()
             title=title
             aria-pressed=move || pressed().to_string()
-            on:click=move |_| {
+            on:click=crate::erased::handler(move |_| {
                 form.update(|f| {
                     f.set_network(Network {
                         jitter_us: 0,
@@ -84,7 +84,7 @@ fn Preset(form: RwSignal<Form>, name: &'static str, us: u32) -> impl IntoView {
                         ..Network::symmetric(us)
                     })
                 })
-            }
+            })
         >
             {text}
         </button>
@@ -120,11 +120,11 @@ fn DelayFields(form: RwSignal<Form>) -> impl IntoView {
                 step="1"
                 aria-label="One-way delay (log scale, 0 to 1 s)"
                 prop:value=move || delay_us().map(slider_pos).unwrap_or(0).to_string()
-                on:input=move |ev| {
+                on:input=crate::erased::handler(move |ev| {
                     if let Ok(p) = event_target_value(&ev).parse::<u32>() {
                         set_delay(slider_us(p).to_string());
                     }
-                }
+                })
             />
         </label>
         <label class="field">
@@ -136,7 +136,7 @@ fn DelayFields(form: RwSignal<Form>) -> impl IntoView {
                 step="1"
                 inputmode="numeric"
                 prop:value=move || form.with(|f| f.delay_out.clone())
-                on:input=move |ev| set_delay(event_target_value(&ev))
+                on:input=crate::erased::handler(move |ev| set_delay(event_target_value(&ev)))
             />
         </label>
         <label class="check">
@@ -144,7 +144,7 @@ fn DelayFields(form: RwSignal<Form>) -> impl IntoView {
                 id="separate-back"
                 type="checkbox"
                 prop:checked=separate
-                on:change=move |ev| {
+                on:change=crate::erased::handler(move |ev| {
                     let on = event_target_checked(&ev);
                     form.update(|f| {
                         f.separate_back = on;
@@ -152,11 +152,11 @@ fn DelayFields(form: RwSignal<Form>) -> impl IntoView {
                             f.delay_back = f.delay_out.clone();
                         }
                     })
-                }
+                })
             />
             "different delay back"
         </label>
-        <Show when=separate>
+        <Shown when=separate>
             <NumberField
                 form=form
                 id="delay-back"
@@ -165,6 +165,6 @@ fn DelayFields(form: RwSignal<Form>) -> impl IntoView {
                 set=|f, v| f.delay_back = v
                 min="0"
             />
-        </Show>
+        </Shown>
     }
 }

@@ -29,7 +29,7 @@ pub fn NumberField(
                 placeholder=(!placeholder.is_empty()).then_some(placeholder)
                 title=(!title.is_empty()).then_some(title)
                 prop:value=move || form.with(|f| get(f).clone())
-                on:input=move |ev| form.update(|f| set(f, event_target_value(&ev)))
+                on:input=crate::erased::handler(move |ev| form.update(|f| set(f, event_target_value(&ev))))
             />
         </label>
     }

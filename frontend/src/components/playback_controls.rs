@@ -32,7 +32,7 @@ fn transport(p: Playback, has_data: Memo<bool>) -> impl IntoView {
                 title="Step back one event (←)"
                 aria-label="Step back"
                 disabled=move || !has_data.get()
-                on:click=move |_| p.step_back()
+                on:click=crate::erased::handler(move |_| p.step_back())
             >
                 "◀ Step"
             </button>
@@ -42,7 +42,7 @@ fn transport(p: Playback, has_data: Memo<bool>) -> impl IntoView {
                 aria-pressed=move || playing().to_string()
                 title="Play / pause (Space)"
                 disabled=move || !has_data.get()
-                on:click=move |_| p.toggle_play()
+                on:click=crate::erased::handler(move |_| p.toggle_play())
             >
                 {move || if playing() { "❚❚ Pause" } else { "▶ Play" }}
             </button>
@@ -51,7 +51,7 @@ fn transport(p: Playback, has_data: Memo<bool>) -> impl IntoView {
                 title="Step forward one event (→)"
                 aria-label="Step forward"
                 disabled=move || !has_data.get()
-                on:click=move |_| p.step_forward()
+                on:click=crate::erased::handler(move |_| p.step_forward())
             >
                 "Step ▶"
             </button>
@@ -59,7 +59,7 @@ fn transport(p: Playback, has_data: Memo<bool>) -> impl IntoView {
                 id="replay"
                 title="Replay from the start (R)"
                 disabled=move || !has_data.get()
-                on:click=move |_| p.replay()
+                on:click=crate::erased::handler(move |_| p.replay())
             >
                 "↺ Replay"
             </button>
@@ -83,11 +83,11 @@ fn speed_slider(p: Playback) -> impl IntoView {
                 step="1"
                 title="Slower ← → faster is reversed: right is slower (− / +)"
                 prop:value=move || p.speed_step.get().to_string()
-                on:input=move |ev| {
+                on:input=crate::erased::handler(move |ev| {
                     if let Ok(v) = event_target_value(&ev).parse() {
                         p.speed_step.set(v);
                     }
-                }
+                })
             />
         </label>
     }
@@ -126,12 +126,12 @@ fn scrub_slider(p: Playback, has_data: Memo<bool>) -> impl IntoView {
                 step="1"
                 disabled=move || !has_data.get()
                 prop:value=scrub_value
-                on:input=move |ev| {
+                on:input=crate::erased::handler(move |ev| {
                     // The slider's steps are whole numbers (`step="1"`).
                     if let Ok(v) = event_target_value(&ev).parse::<u32>() {
                         p.seek(f64::from(v) / SCRUB_STEPS * p.extent_us.get_untracked());
                     }
-                }
+                })
             />
         </label>
     }
@@ -155,11 +155,11 @@ fn zoom_slider(p: Playback) -> impl IntoView {
                 max=ZOOM_MAX.to_string()
                 step="1"
                 prop:value=zoom_value
-                on:input=move |ev| {
+                on:input=crate::erased::handler(move |ev| {
                     if let Ok(v) = event_target_value(&ev).parse() {
                         p.zoom_step.set(Some(v));
                     }
-                }
+                })
             />
         </label>
         <button
@@ -167,7 +167,7 @@ fn zoom_slider(p: Playback) -> impl IntoView {
             class="small"
             title="Whole run ↔ the pipelined run's span (Z)"
             aria-pressed=move || (p.zoom_step.get() == Some(ZOOM_MAX)).to_string()
-            on:click=move |_| p.toggle_fit()
+            on:click=crate::erased::handler(move |_| p.toggle_fit())
         >
             {move || if p.zoom_step.get() == Some(ZOOM_MAX) { "Auto zoom" } else { "Fit run" }}
         </button>

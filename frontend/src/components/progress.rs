@@ -1,6 +1,6 @@
 use leptos::prelude::*;
 
-use crate::components::RunBar;
+use crate::components::{RunBar, Shown};
 use crate::connection::Connection;
 
 /// One live bar per run of the current plan, plus the runs still queued behind them.
@@ -8,7 +8,7 @@ use crate::connection::Connection;
 pub fn RunProgress(conn: Connection) -> impl IntoView {
     let any = move || !conn.run_ids.with(Vec::is_empty);
     view! {
-        <Show when=any>
+        <Shown when=any>
             <section class="card progress" aria-label="Progress">
                 <h2>"Progress"</h2>
                 <For
@@ -32,6 +32,6 @@ pub fn RunProgress(conn: Connection) -> impl IntoView {
                         })
                 }}
             </section>
-        </Show>
+        </Shown>
     }
 }

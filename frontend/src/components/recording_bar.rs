@@ -3,6 +3,7 @@ use leptos::prelude::*;
 use shared::recording::RECORDING_SUFFIX;
 use web_sys::File;
 
+use crate::components::Shown;
 use crate::components::export_bar::download;
 use crate::components::file_upload;
 use crate::connection::Connection;
@@ -49,16 +50,16 @@ pub fn RecordingBar(conn: Connection) -> impl IntoView {
         <section class="card recording" aria-label="Recording">
             <h2>"Show it without the network"</h2>
             <div class="buttons">
-                <Show when=move || has_runs.get()>
-                    <button id="save-session" class="small" on:click=save>
+                <Shown when=move || has_runs.get()>
+                    <button id="save-session" class="small" on:click=crate::erased::handler(save)>
                         "Save session"
                     </button>
                     <form method="post" action="/html">
-                        <button id="save-html" class="small" name="recording" on:click=fill>
+                        <button id="save-html" class="small" name="recording" on:click=crate::erased::handler(fill)>
                             "Download as one HTML file"
                         </button>
                     </form>
-                </Show>
+                </Shown>
                 <label class="button small" for="open-recording">
                     "Open recording…"
                 </label>
@@ -67,7 +68,7 @@ pub fn RecordingBar(conn: Connection) -> impl IntoView {
                     type="file"
                     accept=".json,application/json"
                     class="visually-hidden"
-                    on:change=picked
+                    on:change=crate::erased::handler(picked)
                 />
             </div>
             <p class="explain">

@@ -50,7 +50,7 @@ fn latest_runs(traces: &[Trace], earlier: &[(u64, RunSummary)]) -> Option<Runs> 
 /// each).
 fn remember_sequential(playback: Playback) -> RwSignal<Vec<(u64, RunSummary)>> {
     let seen = RwSignal::new(Vec::<(u64, RunSummary)>::new());
-    Effect::new(move |_| {
+    crate::erased::effect(move || {
         playback.traces.with(|traces| {
             for t in traces.iter().filter(|t| t.is_sequential()) {
                 let Some(s) = &t.summary else { continue };

@@ -44,7 +44,7 @@ pub fn RunButtons(form: RwSignal<Form>, conn: Connection) -> impl IntoView {
                     node_ref=buttons.run
                     class="primary"
                     disabled=move || !idle()
-                    on:click=move |_| submit(Plan::Single)
+                    on:click=crate::erased::handler(move |_| submit(Plan::Single))
                 >
                     "Run"
                 </button>
@@ -54,7 +54,7 @@ pub fn RunButtons(form: RwSignal<Form>, conn: Connection) -> impl IntoView {
                     class="primary accent"
                     disabled=move || !idle()
                     title="Sequential, then the chosen mode: same count, same network"
-                    on:click=move |_| submit(Plan::Compare)
+                    on:click=crate::erased::handler(move |_| submit(Plan::Compare))
                 >
                     "Compare"
                 </button>
@@ -64,7 +64,7 @@ pub fn RunButtons(form: RwSignal<Form>, conn: Connection) -> impl IntoView {
                     class="primary"
                     disabled=move || !idle()
                     title=pool_title()
-                    on:click=move |_| submit(Plan::Pool)
+                    on:click=crate::erased::handler(move |_| submit(Plan::Pool))
                 >
                     {format!("{} connections vs pipelined", POOL_PRESET.0)}
                 </button>
@@ -75,7 +75,7 @@ pub fn RunButtons(form: RwSignal<Form>, conn: Connection) -> impl IntoView {
                     hidden=move || !on_cluster()
                     disabled=move || !idle()
                     title="On a Redis Cluster: the same pipelined run with its keys spread over every master, then all under one hash tag {run} (one master)"
-                    on:click=move |_| submit(Plan::Layouts)
+                    on:click=crate::erased::handler(move |_| submit(Plan::Layouts))
                 >
                     "Spread vs one hash tag"
                 </button>
@@ -85,14 +85,14 @@ pub fn RunButtons(form: RwSignal<Form>, conn: Connection) -> impl IntoView {
                     class="primary"
                     disabled=move || !idle()
                     title="Pipelined runs at batch 1, 2, 5, 10, 20, 50, … up to the largest batch, each 3 times"
-                    on:click=move |_| submit(Plan::Sweep)
+                    on:click=crate::erased::handler(move |_| submit(Plan::Sweep))
                 >
                     "Sweep"
                 </button>
                 <button
                     id="cancel"
                     disabled=move || !(conn.is_open() && conn.busy.get() && can_control())
-                    on:click=move |_| conn.cancel()
+                    on:click=crate::erased::handler(move |_| conn.cancel())
                 >
                     "Cancel"
                 </button>
@@ -137,7 +137,7 @@ impl PlanButtons {
 /// and marks that moment for the load-time measurement (backend/tests/page/load.rs, README).
 fn focus_prepared(form: RwSignal<Form>, buttons: PlanButtons, idle: impl Fn() -> bool + 'static) {
     let focused = StoredValue::new(false);
-    Effect::new(move |_| {
+    crate::erased::effect(move || {
         if focused.get_value() || !idle() {
             return;
         }

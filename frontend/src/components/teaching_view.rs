@@ -1,6 +1,6 @@
 use leptos::prelude::*;
 
-use crate::components::{DrawnNote, PlaybackControls, RunCounters, Timeline};
+use crate::components::{DrawnNote, PlaybackControls, RunCounters, Shown, Timeline};
 use crate::connection::Connection;
 use crate::look::Look;
 use crate::playback::Playback;
@@ -16,11 +16,11 @@ pub fn TeachingView(conn: Connection, playback: Playback, look: Look) -> impl In
             <div class="teaching-head">
                 <h2>"Requests and replies at measured times"</h2>
                 <DrawnNote playback=playback />
-                <Show when=move || following.get()>
+                <Shown when=move || following.get()>
                     <span id="following" class="following" role="status">
                         "following a run started elsewhere"
                     </span>
-                </Show>
+                </Shown>
                 <span class="legend">
                     <span class="key seq-req">"sequential request"</span>
                     <span class="key seq-reply">"reply"</span>

@@ -59,14 +59,14 @@ pub fn Timeline(playback: Playback, look: Look) -> impl IntoView {
     let canvas = NodeRef::<Canvas>::new();
     // Bumped whenever the data changes, so the loop knows to redraw.
     let version = StoredValue::new(0u64);
-    Effect::new(move |_| {
+    crate::erased::effect(move || {
         playback.traces.track();
         version.update_value(|v| *v += 1);
     });
     let start_us = StoredValue::new(0.0f64);
     let stats = StoredValue::new(FrameStats::default());
 
-    Effect::new(move |_| {
+    crate::erased::effect(move || {
         let Some(el) = canvas.get() else { return };
         let Ok(Some(ctx)) = el.get_context("2d") else {
             return;

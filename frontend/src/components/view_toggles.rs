@@ -12,7 +12,7 @@ pub fn ViewToggles(look: Look) -> impl IntoView {
                 class="small"
                 aria-pressed=move || look.presenter.get().to_string()
                 title="Presenter mode: large type, controls tucked away (P)"
-                on:click=move |_| look.toggle_presenter()
+                on:click=crate::erased::handler(move |_| look.toggle_presenter())
             >
                 {move || if look.presenter.get() { "Exit presenter" } else { "Presenter" }}
             </button>
@@ -20,7 +20,7 @@ pub fn ViewToggles(look: Look) -> impl IntoView {
                 id="theme-toggle"
                 class="small"
                 title="Light theme for bright rooms, dark high-contrast otherwise (T)"
-                on:click=move |_| look.toggle_theme()
+                on:click=crate::erased::handler(move |_| look.toggle_theme())
             >
                 {move || match look.theme.get() {
                     Theme::Light => "Dark theme",
@@ -31,7 +31,7 @@ pub fn ViewToggles(look: Look) -> impl IntoView {
                 id="fullscreen-toggle"
                 class="small"
                 title="Full screen (F)"
-                on:click=move |_| look.toggle_fullscreen()
+                on:click=crate::erased::handler(move |_| look.toggle_fullscreen())
             >
                 "Full screen"
             </button>

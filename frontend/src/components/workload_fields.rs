@@ -13,11 +13,11 @@ pub fn WorkloadFields(form: RwSignal<Form>) -> impl IntoView {
             <span>"Command"</span>
             <select
                 id="command"
-                on:change=move |ev| {
+                on:change=crate::erased::handler(move |ev| {
                     if let Some(c) = Command::parse(&event_target_value(&ev)) {
                         form.update(|f| f.command = c);
                     }
-                }
+                })
             >
                 {Command::ALL
                     .into_iter()
@@ -51,11 +51,11 @@ pub fn WorkloadFields(form: RwSignal<Form>) -> impl IntoView {
             <span>"Keys"</span>
             <select
                 id="keys"
-                on:change=move |ev| {
+                on:change=crate::erased::handler(move |ev| {
                     if let Some(k) = KeyLayout::parse(&event_target_value(&ev)) {
                         form.update(|f| f.keys = k);
                     }
-                }
+                })
             >
                 {KeyLayout::ALL
                     .into_iter()

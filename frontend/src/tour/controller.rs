@@ -80,18 +80,18 @@ impl Tour {
             url_delay,
         };
         // Each page opens with its default count.
-        Effect::new(move |_| {
+        crate::erased::effect(move || {
             let page = tour.page.get();
             if let Some(step) = STEPS.get(page) {
                 tour.count_text.set(step.count(tour.url_count).to_string());
             }
         });
         // The URL follows the page (replaceState: a reload opens the same step).
-        Effect::new(move |_| {
+        crate::erased::effect(move || {
             address_bar::replace(&tour::path_of(tour.page.get()), &address_bar::search());
         });
         // A measured step revisited shows its own runs again, not the latest step's.
-        Effect::new(move |_| {
+        crate::erased::effect(move || {
             let page = tour.page.get();
             if tour.conn.busy.get_untracked() {
                 return;
@@ -119,7 +119,7 @@ impl Tour {
     fn fill_from_recording(self) {
         // Only a new recording re-runs this: putting its runs on the stage changes the session.
         let recording = Memo::new(move |_| self.conn.session.with(|s| s.recording.clone()));
-        Effect::new(move |_| {
+        crate::erased::effect(move || {
             let info = recording.get();
             let loaded = self.conn.session.with_untracked(|s| {
                 let info = info.as_ref()?;
@@ -280,7 +280,7 @@ impl Tour {
 
     /// Folds the pending plan's outcome in once the session is idle again.
     fn watch_runs(self) {
-        Effect::new(move |_| {
+        crate::erased::effect(move || {
             let busy = self.conn.busy.get();
             let Some(p) = self.pending.get() else {
                 return;
@@ -348,7 +348,7 @@ impl Tour {
 
     /// `window.__pipescope_tour` for the browser tests.
     fn publish(self) {
-        Effect::new(move |_| {
+        crate::erased::effect(move || {
             let page = self.page.get();
             let state = self.state();
             // Written as text with the serialiser the page's other JSON uses (a recording's),

@@ -39,7 +39,7 @@ pub fn ObserveCapture(conn: Connection) -> impl IntoView {
                         type="text"
                         size="12"
                         prop:value=move || ports.get()
-                        on:input=move |ev| ports.set(event_target_value(&ev))
+                        on:input=crate::erased::handler(move |ev| ports.set(event_target_value(&ev)))
                         placeholder="any (found)"
                         title="Redis's port, or several separated by commas; empty: the side answering RESP replies to RESP commands is taken as Redis"
                     />
@@ -51,7 +51,7 @@ pub fn ObserveCapture(conn: Connection) -> impl IntoView {
                         type="file"
                         accept=".pcap,.pcapng,.cap,.gz,.zst"
                         class="visually-hidden"
-                        on:change=picked
+                        on:change=crate::erased::handler(picked)
                     />
                 </div>
             </div>

@@ -46,7 +46,7 @@ pub fn ConnectBox(conn: Connection) -> impl IntoView {
                         <button
                             id="connect-copy"
                             class="small"
-                            on:click=move |_| copy_text(&u, copied)
+                            on:click=crate::erased::handler(move |_| copy_text(&u, copied))
                         >
                             "Copy"
                         </button>

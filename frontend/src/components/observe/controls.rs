@@ -1,6 +1,6 @@
 use leptos::prelude::*;
 
-use crate::components::ConnectBox;
+use crate::components::{ConnectBox, Shown};
 use crate::connection::Connection;
 
 /// Start and stop observing (the presenter's page; a page without the token sees the state
@@ -49,14 +49,14 @@ pub fn ObserveControls(conn: Connection) -> impl IntoView {
                         id="observe-start"
                         class="primary"
                         disabled=move || !may() || observing.get()
-                        on:click=move |_| conn.start_observing(network(), probe.get_untracked())
+                        on:click=crate::erased::handler(move |_| conn.start_observing(network(), probe.get_untracked()))
                     >
                         "Start observing"
                     </button>
                     <button
                         id="observe-stop"
                         disabled=move || !may() || !observing.get()
-                        on:click=move |_| conn.stop_observing()
+                        on:click=crate::erased::handler(move |_| conn.stop_observing())
                     >
                         "Stop"
                     </button>
@@ -71,27 +71,27 @@ pub fn ObserveControls(conn: Connection) -> impl IntoView {
                     type="checkbox"
                     prop:checked=move || probe.get()
                     disabled=move || !may() || observing.get()
-                    on:change=move |ev| probe.set(event_target_checked(&ev))
+                    on:change=crate::erased::handler(move |ev| probe.set(event_target_checked(&ev)))
                 />
                 " Probe: hold a few replies back (at most 20 a connection, within 1 % of its time) to see whether the client waits for them. Decides what timing alone cannot when every reply is back before the next command."
             </label>
-            <Show when=probing>
+            <Shown when=probing>
                 <p id="observe-probing" class="note" role="note">
                     "Probing: a few replies per connection are held back; each connection's figures say what was held and what the client did."
                 </p>
-            </Show>
+            </Shown>
             <ConnectBox conn=conn />
             {move || stopped().map(|s| view! { <p class="note">{s}</p> })}
-            <Show when=replay>
+            <Shown when=replay>
                 <p id="observe-replay" class="watch-only" role="note">
                     "This page replays a recording: there is no Redis behind it, so no application can be observed through it. Open a capture below, or start pipescope without replay (or pipescope observe) to observe one."
                 </p>
-            </Show>
-            <Show when=watch_only>
+            </Shown>
+            <Shown when=watch_only>
                 <p id="observe-watch-only" class="watch-only" role="note">
                     "This page can only watch: starting or stopping observation needs the presenter's link (with its token), printed when pipescope started."
                 </p>
-            </Show>
+            </Shown>
         </section>
     }
 }

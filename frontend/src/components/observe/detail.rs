@@ -1,6 +1,6 @@
 use leptos::prelude::*;
 
-use crate::components::{DrawnNote, ObservedFigures, PlaybackControls, Timeline};
+use crate::components::{DrawnNote, ObservedFigures, PlaybackControls, Shown, Timeline};
 use crate::connection::Connection;
 use crate::look::Look;
 use crate::playback::Playback;
@@ -18,7 +18,7 @@ pub fn ObservedDetail(conn: Connection, chosen: RwSignal<Vec<u64>>, look: Look) 
     let first = Memo::new(move |_| chosen.with(|c| c.first().copied()));
     // Observed timelines arrive whole: nothing streams, so playback settles at once.
     let playback = Playback::of(traces, first, Signal::derive(|| false));
-    Effect::new(move |prev: Option<Vec<(u64, bool)>>| {
+    crate::erased::effect_with_previous(move |prev: Option<Vec<(u64, bool)>>| {
         let ids = chosen.get();
         let now: Vec<(u64, bool)> = conn.observe.with(|o| {
             ids.iter()
@@ -39,18 +39,18 @@ pub fn ObservedDetail(conn: Connection, chosen: RwSignal<Vec<u64>>, look: Look) 
     let refresh =
         move |_| chosen.with_untracked(|ids| ids.iter().for_each(|id| conn.want_timeline(*id)));
     view! {
-        <Show when=move || !chosen.with(Vec::is_empty)>
+        <Shown when=move || !chosen.with(Vec::is_empty)>
             <section class="card teaching observed-detail" aria-label="Chosen connections">
                 <div class="teaching-head">
                     <h2>"The chosen connections' requests at measured times"</h2>
                     <DrawnNote playback=playback />
-                    <Show when=move || !capture.get()>
-                        <button id="timeline-refresh" class="small" on:click=refresh>
+                    <Shown when=move || !capture.get()>
+                        <button id="timeline-refresh" class="small" on:click=crate::erased::handler(refresh)>
                             "Update the picture"
                         </button>
-                    </Show>
+                    </Shown>
                 </div>
-                <Show
+                <Shown
                     when=move || !traces.with(Vec::is_empty)
                     fallback=move || {
                         let note = if capture.get() {
@@ -63,13 +63,13 @@ pub fn ObservedDetail(conn: Connection, chosen: RwSignal<Vec<u64>>, look: Look) 
                 >
                     <Timeline playback=playback look=look />
                     <PlaybackControls playback=playback />
-                </Show>
+                </Shown>
                 <div class="observed-figures-list">
                     <For each=move || chosen.get() key=|id| *id let:id>
                         <ObservedFigures conn=conn id=id />
                     </For>
                 </div>
             </section>
-        </Show>
+        </Shown>
     }
 }

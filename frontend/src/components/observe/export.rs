@@ -61,21 +61,21 @@ pub fn ObserveExport(conn: Connection) -> impl IntoView {
                         <button
                             id="observe-export-json"
                             class="small"
-                            on:click=move |_| save("pipescope-observed.json", "application/json", indented(&conns.with(|c| serde_json::to_string(c).expect("connections serialise"))))
+                            on:click=crate::erased::handler(move |_| save("pipescope-observed.json", "application/json", indented(&conns.with(|c| serde_json::to_string(c).expect("connections serialise")))))
                         >
                             "Download JSON"
                         </button>
                         <button
                             id="observe-export-md-copy"
                             class="small"
-                            on:click=move |_| copy_text(&markdown(), copied)
+                            on:click=crate::erased::handler(move |_| copy_text(&markdown(), copied))
                         >
                             "Copy Markdown"
                         </button>
                         <button
                             id="observe-export-md"
                             class="small"
-                            on:click=move |_| save("pipescope-observed.md", "text/markdown", markdown())
+                            on:click=crate::erased::handler(move |_| save("pipescope-observed.md", "text/markdown", markdown()))
                         >
                             "Download Markdown"
                         </button>

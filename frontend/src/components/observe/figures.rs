@@ -73,7 +73,7 @@ pub fn ObservedFigures(conn: Connection, id: u64) -> impl IntoView {
                                         id=format!("equivalent-{id}")
                                         class="small"
                                         disabled=move || !may() || measuring()
-                                        on:click=move |_| conn.measure_equivalent(id)
+                                        on:click=crate::erased::handler(move |_| conn.measure_equivalent(id))
                                     >
                                         {move || if measuring() { "Measuring…" } else { "Measure the pipelined equivalent" }}
                                     </button>

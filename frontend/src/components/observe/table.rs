@@ -1,6 +1,7 @@
 use leptos::prelude::*;
 use shared::observe::{ObservedConnection, group};
 
+use crate::components::Shown;
 use crate::connection::Connection;
 use crate::observe::verdict_word;
 
@@ -30,7 +31,7 @@ pub fn ObservedTable(conn: Connection, chosen: RwSignal<Vec<u64>>) -> impl IntoV
     view! {
         <section class="card observed" aria-label="Observed connections">
             <h2>"Connections"</h2>
-            <Show
+            <Shown
                 when=move || !rows.with(Vec::is_empty)
                 fallback=move || {
                     view! {
@@ -66,7 +67,7 @@ pub fn ObservedTable(conn: Connection, chosen: RwSignal<Vec<u64>>) -> impl IntoV
                         "Writes are the proxy's reads from the client: one read ≈ one client write, because TCP may merge or split writes. Depth: commands in flight, on average (and at most)."
                     }}
                 </p>
-            </Show>
+            </Shown>
         </section>
     }
 }
@@ -106,7 +107,7 @@ fn Row(
                     id=format!("choose-{id}")
                     aria-label=format!("show connection {id}")
                     prop:checked=checked
-                    on:change=move |_| toggle(id)
+                    on:change=crate::erased::handler(move |_| toggle(id))
                 />
             </td>
             <th scope="row" class="client">

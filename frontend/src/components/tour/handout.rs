@@ -23,7 +23,7 @@ pub fn Handout(tour: Tour) -> impl IntoView {
     let png = RwSignal::new(None::<String>);
     let chart = NodeRef::<leptos::svg::Svg>::new();
     // Re-export whenever the chart changes.
-    Effect::new(move |_| {
+    crate::erased::effect(move || {
         sorted.track();
         png.set(None);
         if let Some(svg) = chart.get() {
@@ -54,7 +54,7 @@ pub fn Handout(tour: Tour) -> impl IntoView {
                     id="tour-save-session"
                     class="button"
                     disabled=move || sorted.with(Vec::is_empty)
-                    on:click=move |_| save(tour)
+                    on:click=crate::erased::handler(move |_| save(tour))
                 >
                     "Save session (.pipescope.json)"
                 </button>

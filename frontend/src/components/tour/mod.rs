@@ -11,7 +11,7 @@ pub mod step;
 
 use leptos::prelude::*;
 
-use crate::components::{Charts, ErrorBanner, Header, Results, RttDiagram, TeachingView};
+use crate::components::{Charts, ErrorBanner, Header, Results, RttDiagram, Shown, TeachingView};
 use crate::connection::Connection;
 use crate::keyboard;
 use crate::look::{Look, Theme};
@@ -41,7 +41,7 @@ pub fn TourPage(conn: Connection, url: UrlState, page: usize) -> impl IntoView {
 
     let run_button = NodeRef::<leptos::html::Button>::new();
     // Each step opens with Run focused, so Enter or Space runs it.
-    Effect::new(move |_| {
+    crate::erased::effect(move || {
         tour.page.track();
         if tour.can_run()
             && let Some(b) = run_button.get()
@@ -53,7 +53,7 @@ pub fn TourPage(conn: Connection, url: UrlState, page: usize) -> impl IntoView {
     // The panel scrolls on its own (it stays in view beside the stage): show the measured
     // result as it arrives.
     let panel = NodeRef::<leptos::html::Section>::new();
-    Effect::new(move |_| {
+    crate::erased::effect(move || {
         if tour.state() == RunState::Done
             && let Some(el) = panel.get()
         {
@@ -99,9 +99,9 @@ fn stage(tour: Tour, conn: Connection, playback: Playback, look: Look) -> impl I
     let focused = move |what: Focus| move || focus(tour) == Some(what);
     view! {
         <div class="tour-stage">
-            <Show when=focused(Focus::OneTrip)>
+            <Shown when=focused(Focus::OneTrip)>
                 <OneTrip tour=tour />
-            </Show>
+            </Shown>
             <div class="stage-part" class:focus=focused(Focus::Timeline)>
                 <TeachingView conn=conn playback=playback look=look />
             </div>

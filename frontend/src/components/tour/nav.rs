@@ -24,7 +24,7 @@ pub fn StepNav(tour: Tour) -> impl IntoView {
                     title=title
                     aria-label=format!("Go to: {title}")
                     aria-current=move || (tour.page.get() == k).then_some("step")
-                    on:click=move |_| tour.go(k)
+                    on:click=crate::erased::handler(move |_| tour.go(k))
                 >
                     {label}
                 </button>
@@ -36,7 +36,7 @@ pub fn StepNav(tour: Tour) -> impl IntoView {
             <button
                 id="tour-back"
                 disabled=move || tour.page.get() == 0
-                on:click=move |_| tour.back()
+                on:click=crate::erased::handler(move |_| tour.back())
             >
                 "← Back"
             </button>
@@ -44,7 +44,7 @@ pub fn StepNav(tour: Tour) -> impl IntoView {
             <button
                 id="tour-next"
                 disabled=move || { tour.page.get() + 1 >= tour::pages() }
-                on:click=move |_| tour.next()
+                on:click=crate::erased::handler(move |_| tour.next())
             >
                 "Next →"
             </button>

@@ -49,7 +49,7 @@ fn run_row(tour: Tour, step: &'static Step, run_button: NodeRef<Button>) -> impl
                         step="1"
                         inputmode="numeric"
                         prop:value=move || tour.count_text.get()
-                        on:input=move |ev| tour.count_text.set(event_target_value(&ev))
+                        on:input=crate::erased::handler(move |ev| tour.count_text.set(event_target_value(&ev)))
                     />
                 </label>
             })}
@@ -59,14 +59,14 @@ fn run_row(tour: Tour, step: &'static Step, run_button: NodeRef<Button>) -> impl
                 node_ref=run_button
                 class="primary"
                 disabled=move || !tour.can_run()
-                on:click=move |_| tour.run()
+                on:click=crate::erased::handler(move |_| tour.run())
             >
                 "Run"
             </button>
             <button
                 id="tour-cancel"
                 disabled=move || tour.state() != RunState::Running
-                on:click=move |_| tour.cancel()
+                on:click=crate::erased::handler(move |_| tour.cancel())
             >
                 "Cancel"
             </button>
