@@ -4,7 +4,7 @@
 //! its costliest phase, from that phase's own time and round trips.
 
 use super::phases::costliest_phase;
-use super::wording::{count, duration, group};
+use super::wording::{count, duration, group, percent};
 use super::{ObservedConnection, Phase, VerdictKind};
 
 /// The batch sizes projected.
@@ -113,11 +113,6 @@ pub fn advice(c: &ObservedConnection) -> Option<Advice> {
 fn for_phase(c: &ObservedConnection, p: &Phase) -> Advice {
     let sure = c.counts.unconfirmed_trips == 0 || p.kind == VerdictKind::WritePerCommand;
     let total: f64 = c.counts.phases.iter().map(|p| p.us).sum();
-    let share = if total > 0.0 {
-        p.us / total * 100.0
-    } else {
-        0.0
-    };
     let n = p.commands;
     let trips = p.round_trips;
     let words = if sure {
@@ -126,8 +121,9 @@ fn for_phase(c: &ObservedConnection, p: &Phase) -> Advice {
         "a command at a time"
     };
     let mut scope = format!(
-        "the {} {words}, {share:.0} % of its time",
-        count(n, "command")
+        "the {} {words}, {} % of its time",
+        count(n, "command"),
+        percent(p.us, total)
     );
     if !sure {
         // Had it not waited, its round trips were its own pauses and fewer would not help.

@@ -486,5 +486,5 @@ pub use phases::{costliest_phase, phased_headline, phases_that_matter};
 pub use socket::ClientSocket;
 pub use verdict::{Evidence, judge, verdict, verdict_at_proxy};
 pub use what_if::{WhatIf, what_if};
-pub use wording::{count, duration, group};
+pub use wording::{count, duration, group, percent};
 pub use words::{Help, Words, time_split, words};

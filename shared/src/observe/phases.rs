@@ -2,7 +2,7 @@
 //! headline that names it before the others ("one at a time for 89 % of its time: 200
 //! commands, 200 waits; then one pipeline of 200").
 
-use super::wording::{count, group};
+use super::wording::{count, group, percent};
 use super::{ObservedCounts, Phase, VerdictKind};
 
 /// The phases that matter, in order: a tenth of the commands at least (a handshake's few
@@ -37,9 +37,9 @@ pub fn phased_headline(c: &ObservedCounts) -> Option<String> {
     // Single commands' round trips are waits only where the wire confirmed them.
     let sure = c.unconfirmed_trips == 0;
     let mut line = format!(
-        "{} for {:.0} % of its time: {}",
+        "{} for {} % of its time: {}",
         words(top, sure),
-        top.us / total * 100.0,
+        percent(top.us, total),
         figures(top, sure)
     );
     if i > 0 {

@@ -34,9 +34,34 @@ pub fn duration(us: f64) -> String {
     }
 }
 
+/// `part` of `total` as a whole percent, "89"; a part strictly between none and all is never
+/// rounded to "0" or "100", which would say there was nothing else, or nothing of it.
+pub fn percent(part: f64, total: f64) -> String {
+    if total <= 0.0 {
+        return "0".into();
+    }
+    let p = part / total * 100.0;
+    let shown = if part > 0.0 && part < total {
+        p.round().clamp(1.0, 99.0)
+    } else {
+        p.round()
+    };
+    format!("{shown:.0}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_share_between_none_and_all_is_never_said_as_either() {
+        assert_eq!(percent(89.4, 100.0), "89");
+        assert_eq!(percent(99.6, 100.0), "99");
+        assert_eq!(percent(0.2, 100.0), "1");
+        assert_eq!(percent(100.0, 100.0), "100");
+        assert_eq!(percent(0.0, 100.0), "0");
+        assert_eq!(percent(1.0, 0.0), "0");
+    }
 
     #[test]
     fn numbers_are_grouped() {
