@@ -135,6 +135,9 @@ pub fn Timeline(playback: Playback, look: Look) -> impl IntoView {
         <canvas
             id="timeline"
             node_ref=canvas
+            // Its height grows with the runs (the stylesheet's rule), so a sweep's many
+            // panels each keep room for their title and lanes.
+            style=move || format!("--runs: {}", playback.traces.with(Vec::len))
             role="img"
             aria-label="Sequence diagram: each request an arrow from the client to Redis, each reply an arrow back, at measured times"
         ></canvas>
@@ -280,10 +283,16 @@ fn publish(playback: Playback, drawn: &timeline::Drawn, stats: StoredValue<Frame
 pub fn DrawnNote(playback: Playback) -> impl IntoView {
     let note = Memo::new(move |_| {
         playback.traces.with(|traces| {
+            let whats: Vec<Option<String>> = traces.iter().map(crate::trace::drawn_note).collect();
+            // Several runs drawn alike (a sweep's) are said once, not once a run.
+            if whats.len() > 1 && whats[0].is_some() && whats.iter().all(|w| *w == whats[0]) {
+                return format!("each run: {}", whats[0].clone().unwrap_or_default());
+            }
             let notes: Vec<String> = traces
                 .iter()
-                .filter_map(|t| {
-                    let what = crate::trace::drawn_note(t)?;
+                .zip(whats)
+                .filter_map(|(t, what)| {
+                    let what = what?;
                     Some(match t.mode {
                         Some(mode) => format!("{}: {what}", mode.label()),
                         None => what,
