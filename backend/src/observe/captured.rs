@@ -340,13 +340,8 @@ impl Fed {
         o.record.end(at, ended);
         let mut seen = o.record.seen_from(at, &shared::observe::Vantage::Capture);
         seen.window = o.window.evidence();
-        // The window decides where it moved: the verdict is worked out again with it. Not for
-        // a connection with no commands to judge (idle, or not Redis's protocol at all, whose
-        // verdict says what it sent instead).
-        let seen = match seen.verdict.kind {
-            shared::observe::VerdictKind::Idle => seen,
-            _ => seen.judged(None),
-        };
+        // The window decides where it moved: the verdict is worked out again with it.
+        let seen = seen.judged(None);
         let tally = self.masters.entry(o.redis).or_default();
         tally.0 += 1;
         tally.1 += seen.counts.commands;

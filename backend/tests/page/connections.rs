@@ -10,7 +10,7 @@ use crate::support;
 use std::time::Duration;
 
 use fantoccini::Client;
-use support::browser::{Browser, css, until_state};
+use support::browser::{Browser, css, text, until_state};
 
 const COUNT: u64 = 2_000;
 const POOL: &str = "sequential on 8 connections";
@@ -24,15 +24,6 @@ async fn attr(c: &Client, selector: &str, name: &str) -> String {
         .await
         .unwrap()
         .unwrap_or_else(|| panic!("{selector} has no {name}"))
-}
-
-async fn text(c: &Client, selector: &str) -> String {
-    c.find(css(selector))
-        .await
-        .unwrap_or_else(|e| panic!("{selector}: {e}"))
-        .text()
-        .await
-        .unwrap()
 }
 
 #[tokio::test]

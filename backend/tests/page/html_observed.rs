@@ -11,7 +11,7 @@ use crate::support;
 use std::time::Duration;
 
 use super::html_file::{nothing_requested_or_thrown, open_blocked, unpacked};
-use support::browser::{click, until_js, until_state};
+use support::browser::{click, text_of, until_js, until_state};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_capture_observed_as_one_file_opens_on_its_verdicts_from_disk() {
@@ -232,16 +232,9 @@ async fn an_observation_through_the_proxy_as_one_redacted_file_opens_from_disk()
         },
     )
     .await;
-    let table: String = c
-        .execute(
-            "return document.querySelector('#observed-table').textContent",
-            vec![],
-        )
+    let table: String = text_of(c, "#observed-table")
         .await
-        .unwrap()
-        .as_str()
-        .unwrap()
-        .to_string();
+        .expect("the file's table");
     assert!(
         table.contains("client 1") && !table.contains("127.0.0.1"),
         "{table}"

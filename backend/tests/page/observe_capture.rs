@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use fantoccini::Locator;
 use serde::Deserialize;
-use support::browser::{Browser, click, until_js};
+use support::browser::{Browser, click, text_of, until_js};
 use support::capture_demo::Demo;
 
 const INCRS: usize = 50;
@@ -29,14 +29,6 @@ struct Row {
 const ROWS: &str = "return [...document.querySelectorAll('#observed-table tr.observed-row')].map(r => ({ \
     id: Number(r.id.replace('observed-', '')), verdict: r.dataset.verdict, \
     word: r.querySelector('.verdict-word').textContent, commands: Number(r.dataset.commands) }))";
-
-const TEXT_OF: &str =
-    "const e = document.querySelector(arguments[0]); return e ? e.textContent : null";
-
-async fn text_of(c: &fantoccini::Client, selector: &str) -> Option<String> {
-    let v = c.execute(TEXT_OF, vec![selector.into()]).await.unwrap();
-    serde_json::from_value(v).unwrap()
-}
 
 /// Drops `bytes` on the view as the file `name`, as a user dragging it there would.
 async fn drop_file(c: &fantoccini::Client, name: &str, bytes: &[u8]) {

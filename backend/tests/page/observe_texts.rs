@@ -9,20 +9,12 @@ use crate::support;
 use std::process::Stdio;
 use std::time::Duration;
 
-use support::browser::{Browser, until_js};
+use support::browser::{Browser, text_of, until_js};
 
 // The observe tests' capture writer: only part of it is used here.
 #[allow(dead_code)]
 #[path = "../observe/capture/write.rs"]
 mod write;
-
-const TEXT_OF: &str =
-    "const e = document.querySelector(arguments[0]); return e ? e.textContent : null";
-
-async fn text_of(c: &fantoccini::Client, selector: &str) -> Option<String> {
-    let v = c.execute(TEXT_OF, vec![selector.into()]).await.unwrap();
-    serde_json::from_value(v).unwrap()
-}
 
 /// Waits until `selector`'s text is `expected` (30 s).
 async fn until_text(c: &fantoccini::Client, selector: &str, expected: &str) {

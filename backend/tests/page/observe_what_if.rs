@@ -18,7 +18,7 @@ use fantoccini::Locator;
 use pipescope::server::hub::Hub;
 use shared::ServerMsg;
 use shared::observe::ObservedConnection;
-use support::browser::{Browser, cdp, click, until_js, wait_enabled};
+use support::browser::{Browser, cdp, click, text_of, until_js, wait_enabled};
 use support::clients::{redis_py, run};
 
 use super::html_file::{downloaded, nothing_requested_or_thrown, open_blocked, unpacked};
@@ -300,16 +300,9 @@ async fn a_loop_is_drawn_beside_its_batches_and_the_observation_downloads_as_one
         let conn = conns.iter().find(|c| c.id == *id).unwrap();
         assert_eq!(headline, conn.verdict.lead(), "#{id}");
     }
-    let table: String = c
-        .execute(
-            "return document.querySelector('#observed-table').textContent",
-            vec![],
-        )
+    let table: String = text_of(c, "#observed-table")
         .await
-        .unwrap()
-        .as_str()
-        .unwrap()
-        .to_string();
+        .expect("the file's table");
     assert!(
         table.contains("client 1") && !table.contains("127.0.0.1") && !table.contains("py-loop"),
         "{table}"

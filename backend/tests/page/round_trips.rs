@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use fantoccini::Client;
 use serde_json::Value;
-use support::browser::{Browser, css, page_state, until_state};
+use support::browser::{Browser, css, page_state, text, until_state};
 
 /// Small enough to be quick, large enough for many round trips in every mode.
 const COUNT: u64 = 300;
@@ -43,15 +43,6 @@ async fn open(c: &Client, url: &str) {
         .for_element(css("#status[data-state='open']"))
         .await
         .expect("the page connects to /ws");
-}
-
-async fn text(c: &Client, selector: &str) -> String {
-    c.find(css(selector))
-        .await
-        .unwrap_or_else(|e| panic!("{selector}: {e}"))
-        .text()
-        .await
-        .unwrap()
 }
 
 /// The number at the start of `s` ("1,234 reads" → 1234).

@@ -8,20 +8,9 @@ use crate::support;
 
 use std::time::Duration;
 
-use fantoccini::{Client, Locator};
-use support::browser::{Browser, click, wait_enabled};
+use fantoccini::Locator;
+use support::browser::{Browser, click, text, wait_enabled};
 use support::tls::{ServerCert, TlsRedis};
-
-async fn text(c: &Client, selector: &str) -> String {
-    c.wait()
-        .at_most(Duration::from_secs(30))
-        .for_element(Locator::Css(selector))
-        .await
-        .unwrap_or_else(|e| panic!("{selector}: {e}"))
-        .text()
-        .await
-        .unwrap()
-}
 
 #[tokio::test]
 async fn over_tls_the_page_names_the_trust_and_the_wire_tap_says_it_cannot_read() {

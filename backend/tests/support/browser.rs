@@ -341,3 +341,27 @@ pub async fn console_errors(c: &Client) -> Vec<String> {
         .map(|e| format!("{}: {}", e["level"], e["message"]))
         .collect()
 }
+
+/// `selector`'s rendered text, once it is on the page (30 s).
+pub async fn text(c: &Client, selector: &str) -> String {
+    c.wait()
+        .at_most(Duration::from_secs(30))
+        .for_element(Locator::Css(selector))
+        .await
+        .unwrap_or_else(|e| panic!("{selector}: {e}"))
+        .text()
+        .await
+        .unwrap()
+}
+
+/// `selector`'s textContent now (hidden text too); `None` where it is not on the page.
+pub async fn text_of(c: &Client, selector: &str) -> Option<String> {
+    let v = c
+        .execute(
+            "const e = document.querySelector(arguments[0]); return e ? e.textContent : null",
+            vec![selector.into()],
+        )
+        .await
+        .unwrap();
+    serde_json::from_value(v).unwrap()
+}

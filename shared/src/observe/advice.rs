@@ -272,11 +272,17 @@ fn change(library: Option<&str>, kind: VerdictKind) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::observe::{ObservedCounts, ObservedTimes, Phase, Verdict};
 
-    fn conn(kind: VerdictKind, n: u64, trips: u64, library: Option<&str>) -> ObservedConnection {
+    /// A connection of `n` SETs over `trips` round trips, 50 ms waiting and 10 ms its own.
+    pub(in crate::observe) fn conn(
+        kind: VerdictKind,
+        n: u64,
+        trips: u64,
+        library: Option<&str>,
+    ) -> ObservedConnection {
         ObservedConnection {
             id: 1,
             client: "127.0.0.1:50000".into(),

@@ -111,45 +111,9 @@ pub fn what_if(c: &ObservedConnection) -> Option<WhatIf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observe::{ObservedCounts, ObservedTimes, Verdict};
 
     fn conn(kind: VerdictKind, n: u64, trips: u64) -> ObservedConnection {
-        ObservedConnection {
-            id: 1,
-            client: "127.0.0.1:50000".into(),
-            name: None,
-            open: false,
-            ended: None,
-            top_commands: vec![("SET".into(), n)],
-            counts: ObservedCounts {
-                commands: n,
-                writes: n,
-                round_trips: trips,
-                ..Default::default()
-            },
-            times: ObservedTimes {
-                wall_us: 60_000.0,
-                waiting_us: 50_000.0,
-                client_us: 10_000.0,
-                ..Default::default()
-            },
-            verdict: Verdict {
-                kind,
-                headline: String::new(),
-                text: String::new(),
-                timing_dependent: None,
-                candidates: Vec::new(),
-                decided_by: None,
-            },
-            equivalent: None,
-            vantage: Default::default(),
-            library: None,
-            mean_set_value: None,
-            words: None,
-            probe: None,
-            syscalls: None,
-            window: None,
-        }
+        crate::observe::advice::tests::conn(kind, n, trips, None)
     }
 
     #[test]

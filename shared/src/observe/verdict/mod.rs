@@ -106,8 +106,12 @@ pub fn verdict_at_proxy(
 impl ObservedConnection {
     /// The connection with its verdict worked out again from its counts, times, probe,
     /// syscalls and window (and the proxy's socket's counts, when told): call it once the evidence
-    /// beyond the wire is filled in.
+    /// beyond the wire is filled in. A connection with no commands keeps its verdict: there is
+    /// nothing to judge, and it may say what the client sent instead of Redis's protocol.
     pub fn judged(mut self, socket: Option<&ClientSocket>) -> ObservedConnection {
+        if self.counts.commands == 0 {
+            return self;
+        }
         self.verdict = judge(&Evidence {
             counts: &self.counts,
             times: &self.times,
