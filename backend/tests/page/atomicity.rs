@@ -59,12 +59,7 @@ impl Finished {
 /// INCRs inside batches, with the lane as drawn (INCRs, of which inside a batch).
 async fn run_and_read(c: &Client, mode: &str) -> (u64, u64, u64, (u64, u64)) {
     support::browser::wait_enabled(c, "#run", Duration::from_secs(30)).await;
-    c.find(Locator::Css("#run"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    support::browser::click(c, "#run").await;
     let line: Vec<String> = support::browser::until_js(
         c,
         &format!(

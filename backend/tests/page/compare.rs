@@ -20,12 +20,7 @@ async fn compare_in_the_page_shows_a_measured_speedup() {
     let count = wait().for_element(Locator::Css("#count")).await.unwrap();
     count.clear().await.unwrap();
     count.send_keys("20000").await.unwrap();
-    c.find(Locator::Css("#compare"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    support::browser::click(c, "#compare").await;
 
     // Mid-run: a live progress bar exists.
     wait()
@@ -100,12 +95,7 @@ async fn invalid_input_is_refused_in_the_page() {
     let count = c.find(Locator::Css("#count")).await.unwrap();
     count.clear().await.unwrap();
     count.send_keys("0").await.unwrap();
-    c.find(Locator::Css("#compare"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    support::browser::click(c, "#compare").await;
     let error = wait()
         .for_element(Locator::Css("#error"))
         .await

@@ -35,12 +35,7 @@ async fn the_pool_preset_draws_a_lane_per_connection_and_shows_what_it_cost_redi
     let c = &browser.client;
     c.set_window_size(1600, 1000).await.unwrap();
     support::browser::wait_enabled(c, "#compare-pool", Duration::from_secs(30)).await;
-    c.find(css("#compare-pool"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    support::browser::click(c, "#compare-pool").await;
     let row = |label: &str| format!("#results tr.result-row[data-label='{label}']");
     for label in [POOL, PIPE] {
         c.wait()
@@ -91,12 +86,7 @@ async fn the_pool_preset_draws_a_lane_per_connection_and_shows_what_it_cost_redi
             && s["playback"]["live"] == false
     })
     .await;
-    c.find(css("#zoom-fit"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    support::browser::click(c, "#zoom-fit").await;
     c.execute(
         "const el = document.getElementById('scrub'); el.value = el.max; \
          el.dispatchEvent(new Event('input', { bubbles: true }));",

@@ -10,7 +10,7 @@ use crate::support;
 use std::time::Duration;
 
 use serde::Deserialize;
-use support::browser::{Browser, css, until_js, viewport};
+use support::browser::{Browser, until_js, viewport};
 
 /// Sequential SETs through a 250 µs each-way delay: each pays at least 0.5 ms, so the first run
 /// lasts long enough to be measured while it runs; more than the 5,000 requests the timeline
@@ -282,12 +282,7 @@ async fn one_screen(w: u32, h: u32) {
     let c = &browser.client;
     viewport(c, w, h).await;
     support::browser::wait_enabled(c, "#compare", Duration::from_secs(30)).await;
-    c.find(css("#compare"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    support::browser::click(c, "#compare").await;
 
     let during: Screen = until_js(
         c,

@@ -63,7 +63,7 @@ fn leading_count(s: &str) -> u64 {
 async fn run(c: &Client, base: &str, query: &str, label: &str) -> String {
     open(c, &format!("{base}?count={COUNT}&cmd=set&{query}")).await;
     support::browser::wait_enabled(c, "#run", Duration::from_secs(30)).await;
-    c.find(css("#run")).await.unwrap().click().await.unwrap();
+    support::browser::click(c, "#run").await;
     // The label tells this run's row from the previous run's (a reloaded page shows the latest
     // results until a new plan starts).
     let row = format!("#results tr.result-row[data-label='{label}']");
@@ -184,12 +184,7 @@ async fn flush_each_command_and_multiplexed_timelines_through_a_network() {
         let paid = leading_count(&text(c, ".counter-row .counter.rt").await);
         assert_eq!(paid, summary, "{label} through the network");
         // The whole run on screen, so every band shows.
-        c.find(css("#zoom-fit"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        support::browser::click(c, "#zoom-fit").await;
         until_state(
             c,
             "the whole run in the window",
@@ -230,7 +225,7 @@ async fn a_long_run_draws_its_sample_beyond_the_first_requests_and_says_so() {
     )
     .await;
     support::browser::wait_enabled(c, "#run", Duration::from_secs(30)).await;
-    c.find(css("#run")).await.unwrap().click().await.unwrap();
+    support::browser::click(c, "#run").await;
     c.wait()
         .at_most(Duration::from_secs(120))
         .for_element(css(
@@ -238,12 +233,7 @@ async fn a_long_run_draws_its_sample_beyond_the_first_requests_and_says_so() {
         ))
         .await
         .expect("the long run finishes");
-    c.find(css("#zoom-fit"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    support::browser::click(c, "#zoom-fit").await;
     c.execute(
         "const el = document.getElementById('scrub'); el.value = el.max; \
          el.dispatchEvent(new Event('input', { bubbles: true }));",

@@ -59,12 +59,7 @@ async fn a_sweep_to_100k_shows_memory_and_p99_growing_while_throughput_flattens(
     let c = &browser.client;
     c.set_window_size(1600, 1000).await.unwrap();
     support::browser::wait_enabled(c, "#sweep", Duration::from_secs(30)).await;
-    c.find(Locator::Css("#sweep"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    support::browser::click(c, "#sweep").await;
     // The charts are redrawn after each complete round; wait for the third.
     c.wait()
         .at_most(Duration::from_secs(20 * 60))

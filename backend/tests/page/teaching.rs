@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use fantoccini::{Client, Locator};
 use serde_json::Value;
-use support::browser::{Browser, until_js};
+use support::browser::{Browser, click, until_js};
 
 fn page_is_built() {
     let index = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../dist/index.html");
@@ -64,15 +64,6 @@ async fn open(c: &Client, url: &str) {
         .for_element(Locator::Css("#status[data-state='open']"))
         .await
         .expect("the page connects to /ws");
-}
-
-async fn click(c: &Client, css: &str) {
-    c.find(Locator::Css(css))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
 }
 
 async fn data_value(c: &Client, css: &str, attr: &str) -> f64 {

@@ -189,16 +189,27 @@ pub async fn until_js<T: serde::de::DeserializeOwned + std::fmt::Debug>(
     }
 }
 
-/// Clicks `selector` once it is on the page (at most 30 s).
+/// Clicks `selector` once it is on the page (at most 30 s). A list the page redraws (the
+/// observed connections grow while a client runs) can replace the element between finding
+/// and clicking it; then it is found again, within the same deadline.
 pub async fn click(c: &Client, selector: &str) {
-    c.wait()
-        .at_most(Duration::from_secs(30))
-        .for_element(fantoccini::Locator::Css(selector))
-        .await
-        .unwrap_or_else(|e| panic!("{selector}: {e}"))
-        .click()
-        .await
-        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let element = c
+            .wait()
+            .at_most(left)
+            .for_element(Locator::Css(selector))
+            .await
+            .unwrap_or_else(|e| panic!("{selector}: {e}"));
+        match element.click().await {
+            Ok(()) => return,
+            Err(e) if e.is_stale_element_reference() && Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(e) => panic!("clicking {selector}: {e}"),
+        }
+    }
 }
 
 /// `window.__pipescope`, the timeline's published state (null until its first draw).
