@@ -33,7 +33,15 @@ fn main() {
         );
     };
     let status = Command::new(&clang)
-        .args(["-O2", "-g", "-target", "bpf", "-D__TARGET_ARCH_x86"])
+        // -mcpu=v3: the atomic compare-and-swap on the traced processes' filter.
+        .args([
+            "-O2",
+            "-g",
+            "-target",
+            "bpf",
+            "-mcpu=v3",
+            "-D__TARGET_ARCH_x86",
+        ])
         .arg("-I/usr/include/x86_64-linux-gnu")
         .args(["-c", "src/syscalls/trace.bpf.c", "-o"])
         .arg(&out)

@@ -1,7 +1,10 @@
 //! What `observe --pid` costs the traced client: `redis-benchmark -c 1 -P 1` of SETs on our
 //! own redis-server, untraced, traced by pipescope (attached by pid to a shell that then
 //! execs redis-benchmark, so the whole run is traced), and under `strace -f` for comparison,
-//! in rounds that rotate who goes first, each run on an empty database.
+//! in rounds that rotate who goes first, each run on an empty database. A fourth run has only
+//! the programs on the syscall tracepoints attached, returning at once: the part of the cost
+//! that comes from the kernel's hooks themselves (every syscall on the host takes its slow
+//! path while they are attached), which no work saved in the programs can remove.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -21,8 +24,13 @@ pub struct PidCost {
     pub untraced_ops_per_sec: Median,
     pub traced_ops_per_sec: Median,
     pub strace_ops_per_sec: Median,
+    /// The syscall tracepoints' programs attached, returning at once.
+    pub hooks_ops_per_sec: Median,
     /// Median of the rounds' traced / untraced throughput.
     pub traced_ratio: Median,
+    /// Median of the rounds' hooks-alone / untraced throughput: the most tracing syscalls
+    /// this way can leave.
+    pub hooks_ratio: Median,
     /// Median of the rounds' strace / untraced throughput.
     pub strace_ratio: Median,
     /// The client's own CPU (user + system, its kernel's tracing included) per SET, µs:
@@ -30,6 +38,7 @@ pub struct PidCost {
     pub untraced_cpu_us: Median,
     pub traced_cpu_us: Median,
     pub strace_cpu_us: Median,
+    pub hooks_cpu_us: Median,
     /// The traced runs' sends per SET on redis-benchmark's socket (1 at -P 1): the trace saw
     /// every command.
     pub sends_per_set: Median,
@@ -40,10 +49,11 @@ enum How {
     Untraced,
     Traced,
     Strace,
+    HooksAlone,
 }
 
 /// `rounds` rounds (at least; more while `budget` lasts, at most 21) of `count` SETs each
-/// way against our redis-server on `port` (`url`).
+/// of the four ways against our redis-server on `port` (`url`).
 pub async fn measure(
     url: &str,
     port: u16,
@@ -55,15 +65,16 @@ pub async fn measure(
     let shape = Shape::like_ours(crate::engine::keys::first_run_id(), count);
     let client = redis::Client::open(url)?;
     let mut admin = client.get_multiplexed_async_connection().await?;
-    let hows = [How::Untraced, How::Traced, How::Strace];
-    let (mut untraced, mut traced, mut strace, mut sends) = (vec![], vec![], vec![], vec![]);
-    let mut cpu: [Vec<f64>; 3] = [vec![], vec![], vec![]];
+    let hows = [How::Untraced, How::Traced, How::Strace, How::HooksAlone];
+    let (mut untraced, mut traced, mut strace, mut hooks) = (vec![], vec![], vec![], vec![]);
+    let mut sends = vec![];
+    let mut cpu: [Vec<f64>; 4] = Default::default();
     let mut round = 0;
     while round < rounds || (began.elapsed() < budget && round < 21) {
-        let mut got = [0.0; 3];
-        for k in 0..3 {
+        let mut got = [0.0; 4];
+        for k in 0..4 {
             // Rotating who goes first.
-            let how = hows[(round + k) % 3];
+            let how = hows[(round + k) % 4];
             let _: () = redis::cmd("FLUSHALL")
                 .arg("SYNC")
                 .query_async(&mut admin)
@@ -72,22 +83,25 @@ pub async fn measure(
             let (rps, sent) = run(how, port, count, &shape).await?;
             cpu[how as usize].push((children_cpu_us() - before) / count as f64);
             got[how as usize] = rps;
-            if let Some(s) = sent {
+            if let (How::Traced, Some(s)) = (how, sent) {
                 sends.push(s as f64 / count as f64);
             }
         }
         eprintln!(
-            "round {}: untraced {:.0} SETs/s, traced {:.0} ({:.2}×), strace -f {:.0} ({:.2}×)",
+            "round {}: untraced {:.0} SETs/s, traced {:.0} ({:.2}×), strace -f {:.0} ({:.2}×), hooks alone {:.0} ({:.2}×)",
             round + 1,
             got[0],
             got[1],
             got[1] / got[0],
             got[2],
-            got[2] / got[0]
+            got[2] / got[0],
+            got[3],
+            got[3] / got[0]
         );
         untraced.push(got[0]);
         traced.push(got[1]);
         strace.push(got[2]);
+        hooks.push(got[3]);
         round += 1;
     }
     let _: () = redis::cmd("FLUSHALL")
@@ -100,13 +114,16 @@ pub async fn measure(
         rounds: round,
         traced_ratio: ratio(&traced, &untraced),
         strace_ratio: ratio(&strace, &untraced),
+        hooks_ratio: ratio(&hooks, &untraced),
         untraced_ops_per_sec: Median::of(untraced),
         traced_ops_per_sec: Median::of(traced),
         strace_ops_per_sec: Median::of(strace),
+        hooks_ops_per_sec: Median::of(hooks),
         sends_per_set: Median::of(sends),
         untraced_cpu_us: Median::of(cpu[0].clone()),
         traced_cpu_us: Median::of(cpu[1].clone()),
         strace_cpu_us: Median::of(cpu[2].clone()),
+        hooks_cpu_us: Median::of(cpu[3].clone()),
     })
 }
 
@@ -117,6 +134,8 @@ fn children_cpu_us() -> f64 {
     let us = |t: libc::timeval| t.tv_sec as f64 * 1e6 + t.tv_usec as f64;
     us(u.ru_utime) + us(u.ru_stime)
 }
+
+type Start = fn(Target) -> Result<Tracer, crate::syscalls::TraceError>;
 
 /// One redis-benchmark run: its SETs/s, and (traced) the sends the trace saw on its socket.
 async fn run(how: How, port: u16, count: u64, shape: &Shape) -> anyhow::Result<(f64, Option<u64>)> {
@@ -142,11 +161,16 @@ async fn run(how: How, port: u16, count: u64, shape: &Shape) -> anyhow::Result<(
         .spawn()
         .context("starting redis-benchmark (Debian: apt-get install redis-tools strace)")?;
     let pid = shell.id().context("the shell ended at once")?;
-    let tracer = match how {
-        How::Traced => Some(
-            tokio::task::spawn_blocking(move || Tracer::start(Target::Pids(vec![pid]))).await??,
-        ),
-        _ => None,
+    let start = match how {
+        How::Traced => Some(Tracer::start as Start),
+        How::HooksAlone => Some(Tracer::hooks_alone as Start),
+        How::Untraced | How::Strace => None,
+    };
+    let tracer = match start {
+        Some(start) => {
+            Some(tokio::task::spawn_blocking(move || start(Target::Pids(vec![pid]))).await??)
+        }
+        None => None,
     };
     let mut stdin = shell.stdin.take().context("the shell's stdin")?;
     stdin.write_all(b"go\n").await?;

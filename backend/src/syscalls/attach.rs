@@ -1,11 +1,10 @@
-//! Attaching: what tracing needs (root, tracefs), and the eBPF programs of `trace.bpf.c`
-//! loaded on the syscall and scheduler tracepoints. They run for every process on the host and
+//! Attaching: what tracing needs (root), and the eBPF programs of `trace.bpf.c`
+//! loaded on the syscall, scheduler and TCP tracepoints. They run for every process on the host and
 //! write records only for the processes traced (and those they fork), into one ring buffer:
 //! the traced threads carry no perf events of their own, so their context switches cost
 //! nothing more, and a syscall not read costs a map lookup.
 
 use std::cell::RefCell;
-use std::ffi::CString;
 use std::rc::Rc;
 
 use libbpf_rs::{
@@ -14,14 +13,18 @@ use libbpf_rs::{
 
 use super::TraceError;
 use super::accounting::traced_syscalls;
-use super::records::{Layout, Record, TRACEFS};
+use super::records::Record;
 use super::ring;
+
+/// The size of the filter in front of the traced processes, and its value for a slot shared
+/// by several (trace.bpf.c's SLOTS and MANY).
+const SLOTS: u32 = 4096;
+const MANY: u32 = u32::MAX;
 
 /// The programs, compiled by build.rs.
 static PROGRAMS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/trace.bpf.o"));
 
-/// Whether this process may trace: the programs built in (x86_64), root, and tracefs mounted
-/// (mounted here if it is not).
+/// Whether this process may trace: the programs built in (x86_64), and root.
 pub fn ready() -> Result<(), TraceError> {
     if PROGRAMS.is_empty() {
         return Err(TraceError::NotBuilt);
@@ -29,24 +32,7 @@ pub fn ready() -> Result<(), TraceError> {
     if unsafe { libc::geteuid() } != 0 {
         return Err(TraceError::NotRoot);
     }
-    let probe = format!("{TRACEFS}/events/sched/sched_waking/id");
-    if std::path::Path::new(&probe).exists() {
-        return Ok(());
-    }
-    let c = |s: &str| CString::new(s).unwrap();
-    let rc = unsafe {
-        libc::mount(
-            c("nodev").as_ptr(),
-            c(TRACEFS).as_ptr(),
-            c("tracefs").as_ptr(),
-            0,
-            std::ptr::null(),
-        )
-    };
-    if rc == 0 && std::path::Path::new(&probe).exists() {
-        return Ok(());
-    }
-    Err(TraceError::NoTracefs)
+    Ok(())
 }
 
 /// The programs loaded and attached, tracing whom `trace` and `spawning` name, and their ring
@@ -59,7 +45,7 @@ pub struct Attached {
     object: Object,
 }
 
-fn bpf(what: &'static str) -> impl FnOnce(libbpf_rs::Error) -> TraceError {
+fn bpf(what: &'static str) -> impl Fn(libbpf_rs::Error) -> TraceError {
     move |err| TraceError::Bpf {
         what,
         err: err.to_string(),
@@ -67,10 +53,27 @@ fn bpf(what: &'static str) -> impl FnOnce(libbpf_rs::Error) -> TraceError {
 }
 
 impl Attached {
-    pub fn new(layout: Layout) -> Result<Attached, TraceError> {
-        let open = ObjectBuilder::default()
+    /// `hooks_alone`: only the programs on the syscall tracepoints, returning at once (what
+    /// being attached costs every syscall on the host, before any work: `cost pid`).
+    pub fn new(hooks_alone: bool) -> Result<Attached, TraceError> {
+        let mut open = ObjectBuilder::default()
             .open_memory(PROGRAMS)
             .map_err(bpf("reading the eBPF programs"))?;
+        if hooks_alone {
+            for mut p in open.progs_mut() {
+                let on_syscalls = matches!(p.name().to_str(), Some("sys_enter" | "sys_exit"));
+                p.set_autoload(on_syscalls);
+            }
+            let mut rodata = open
+                .maps_mut()
+                .find(|m| m.name().to_string_lossy().ends_with(".rodata"))
+                .expect("trace.bpf.c defines hooks_alone");
+            // hooks_alone is its only read-only datum.
+            assert_eq!(rodata.initial_value().map(<[u8]>::len), Some(4));
+            rodata
+                .set_initial_value(&1u32.to_ne_bytes())
+                .map_err(bpf("loading the eBPF programs with nothing to do"))?;
+        }
         let object = open.load().map_err(|err| match err.kind() {
             libbpf_rs::ErrorKind::PermissionDenied => TraceError::NotRoot,
             _ => bpf("loading the eBPF programs into the kernel")(err),
@@ -93,9 +96,7 @@ impl Attached {
         let mut builder = RingBufferBuilder::new();
         builder
             .add(&records, move |rec: &[u8]| {
-                if let Some(r) = ring::decode(&layout, rec) {
-                    into.borrow_mut().push(r);
-                }
+                ring::decode(rec, &mut into.borrow_mut());
                 0
             })
             .map_err(bpf("reading the trace's ring buffer"))?;
@@ -103,7 +104,7 @@ impl Attached {
             .build()
             .map_err(bpf("reading the trace's ring buffer"))?;
         let mut links = Vec::new();
-        for prog in object.progs_mut() {
+        for prog in object.progs_mut().filter(|p| p.autoload()) {
             links.push(prog.attach().map_err(bpf("attaching an eBPF program"))?);
         }
         Ok(Attached {
@@ -130,9 +131,38 @@ impl Attached {
     /// Traces process `pid` (all its threads, now and later, and the processes it forks).
     pub fn trace(&self, pid: u32) -> Result<(), TraceError> {
         let tgid = thread_group(pid)?;
-        self.map("tgids")
+        let naming = bpf("naming the process to trace");
+        let tgids = self.map("tgids");
+        tgids
             .update(&tgid.to_ne_bytes(), &[1], MapFlags::ANY)
-            .map_err(bpf("naming the process to trace"))
+            .map_err(&naming)?;
+        // The filter in front of `tgids` (see trace.bpf.c): this process alone in its slot,
+        // or MANY. A process the programs add meanwhile is in `tgids` before it tries the
+        // slot, so either it is seen here or it finds the slot taken.
+        let slots = self.map("slots");
+        let slot = (tgid % SLOTS).to_ne_bytes();
+        let was = slots
+            .lookup(&slot, MapFlags::ANY)
+            .map_err(&naming)?
+            .map(|v| u32::from_ne_bytes(v[..4].try_into().unwrap()))
+            .unwrap_or(0);
+        let others = || {
+            tgids.keys().any(|k| {
+                let k = u32::from_ne_bytes(k[..4].try_into().unwrap());
+                k != tgid && k % SLOTS == tgid % SLOTS
+            })
+        };
+        let alone = (was == 0 || was == tgid) && !others();
+        let value = if alone { tgid } else { MANY };
+        slots
+            .update(&slot, &value.to_ne_bytes(), MapFlags::ANY)
+            .map_err(&naming)?;
+        if alone && others() {
+            slots
+                .update(&slot, &MANY.to_ne_bytes(), MapFlags::ANY)
+                .map_err(naming)?;
+        }
+        Ok(())
     }
 
     /// Traces the processes the calling thread forks until `spawned`.

@@ -4,14 +4,15 @@
 //! records for the traced processes only — every thread, and every process they fork, from
 //! attaching on — into one ring buffer.
 //!
-//! - `attach`: what tracing needs (root, tracefs) and the programs loaded.
-//! - `ring`: a record from the ring buffer decoded.
-//! - `records`: the events, and the classic tracepoints' records (layout from tracefs).
+//! - `attach`: what tracing needs (root) and the programs loaded.
+//! - `ring`: a record from the ring buffer decoded into events.
+//! - `records`: the events.
 //! - `sockets`: a process's sockets as /proc shows them when tracing begins.
 //! - `accounting`: records in time order → per socket: sends, receives, waits.
 //!
-//! A thread reads the rings every few milliseconds and accounts records in time order once
-//! every CPU's records up to that time are in.
+//! A thread reads the ring every few milliseconds and accounts records in time order once
+//! every CPU's records up to that time are in (a syscall is held in the kernel until it
+//! returns, so that most cost one record: see `trace.bpf.c`).
 
 mod accounting;
 mod attach;
@@ -27,7 +28,7 @@ pub use accounting::TracedSocket;
 
 use accounting::Accounting;
 use attach::Attached;
-use records::{Layout, Record};
+use records::Record;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
@@ -36,15 +37,9 @@ pub enum TraceError {
     )]
     NotRoot,
     #[error(
-        "tracing a process's syscalls needs tracefs at /sys/kernel/tracing, and it is not mounted and could not be: run `mount -t tracefs nodev /sys/kernel/tracing` as root"
-    )]
-    NoTracefs,
-    #[error(
         "this pipescope was built without observe --pid's eBPF programs, which are for x86_64 only: use --probe through the proxy instead"
     )]
     NotBuilt,
-    #[error("the tracepoint {name} cannot be read: {why}")]
-    Tracepoint { name: String, why: String },
     #[error("process {0} is not running (or not visible in /proc)")]
     Gone(u32),
     #[error("{what}: {err}")]
@@ -91,11 +86,24 @@ pub struct Tracer {
 /// How often the rings are read.
 const TICK: Duration = Duration::from_millis(5);
 
+/// How far behind now records are accounted: a syscall is written at its return unless its
+/// thread is switched out first, so its entry comes in as late as the thread ran inside it.
+const MARGIN: Duration = Duration::from_millis(20);
+
 impl Tracer {
     /// Attaches (or starts the command traced); returns once tracing is on.
     pub fn start(target: Target) -> Result<Tracer, TraceError> {
+        Tracer::start_with(target, false)
+    }
+
+    /// As `start`, but with only the syscall tracepoints' programs, which return at once:
+    /// what their being attached costs, for `cost pid`. It finds nothing.
+    pub fn hooks_alone(target: Target) -> Result<Tracer, TraceError> {
+        Tracer::start_with(target, true)
+    }
+
+    fn start_with(target: Target, hooks_alone: bool) -> Result<Tracer, TraceError> {
         attach::ready()?;
-        let layout = Layout::read()?;
         let stop = Arc::new(AtomicBool::new(false));
         let (started, ready) = std::sync::mpsc::sync_channel(1);
         let (exited_tx, exited) = tokio::sync::watch::channel(false);
@@ -105,7 +113,7 @@ impl Tracer {
             .spawn(move || {
                 let mut accounting = Accounting::default();
                 let setup = (|| -> Result<(Attached, Option<std::process::Child>), TraceError> {
-                    let attached = Attached::new(layout.clone())?;
+                    let attached = Attached::new(hooks_alone)?;
                     match &target {
                         Target::Pids(pids) => {
                             for &pid in pids {
@@ -223,7 +231,7 @@ fn run(
         let ready = if stopping || exit.is_some() {
             pending.len()
         } else {
-            pending.partition_point(|r| r.time < now.saturating_sub(TICK.as_nanos() as u64))
+            pending.partition_point(|r| r.time < now.saturating_sub(MARGIN.as_nanos() as u64))
         };
         for r in pending.drain(..ready) {
             accounting.record(&r);

@@ -21,6 +21,7 @@ mod matrix;
 mod network;
 mod not_what_they_seem;
 mod phases;
+mod pid_filter;
 mod probe;
 mod protocol_states;
 mod proxy;

@@ -58,8 +58,9 @@ pub enum Cost {
     CaptureReading(CaptureReadingArgs),
     /// What `observe --pid` costs the client it traces: `redis-benchmark -c 1 -P 1` of
     /// --count SETs on our own redis-server, untraced, traced (attached by pid before it
-    /// starts) and under `strace -f`, in rounds rotating who goes first. Prints the median
-    /// traced / untraced and strace / untraced throughput ratios. Needs root and tracefs.
+    /// starts), under `strace -f`, and with only the syscall tracepoints' programs attached,
+    /// returning at once (the kernel's hooks alone), in rounds rotating who goes first.
+    /// Prints each one's median throughput ratio to untraced. Needs root.
     Pid(PidCostArgs),
     /// One HTML file of the seed's experiment (--count SETs sequentially and pipelined at
     /// --batch, `bench --html` on a redis-server of our own): its size, part by part, against
@@ -167,6 +168,12 @@ async fn pid(args: PidCostArgs) -> anyhow::Result<()> {
         c.strace_ops_per_sec.with_interval(0, ""),
         c.strace_ratio.with_interval(2, "×"),
         c.strace_cpu_us.with_interval(1, " µs")
+    ));
+    say(format_args!(
+        "| the syscall tracepoints' programs alone, returning at once | {} | {} | | {} |",
+        c.hooks_ops_per_sec.with_interval(0, ""),
+        c.hooks_ratio.with_interval(2, "×"),
+        c.hooks_cpu_us.with_interval(1, " µs")
     ));
     say(format_args!(
         "the trace saw {} sends per SET on redis-benchmark's socket",
