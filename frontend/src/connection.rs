@@ -98,6 +98,9 @@ pub struct Connection {
 
     /// The page is one file from disk: its data came inside it, and there is no server.
     pub file: bool,
+    /// The server's answer to the capture shown (`POST /capture`), as it came: sent back to
+    /// have it written as one HTML file (the server keeps none).
+    pub capture_read: StoredValue<Option<String>>,
 
     socket: StoredValue<Option<Live>, LocalStorage>,
     failures: StoredValue<u32>,
@@ -133,6 +136,7 @@ impl Connection {
             speedup: Memo::new(move |_| results.with(|rows| crate::state::speedup_of(rows))),
             banner: Memo::new(move |_| conn_error.get().or_else(|| error.get())),
             file: false,
+            capture_read: StoredValue::new(None),
             socket: StoredValue::new_local(None),
             failures: StoredValue::new(0),
         }
@@ -323,6 +327,7 @@ impl Connection {
         match ServerMsg::from_json(reply) {
             Ok(msg @ ServerMsg::CaptureRead { .. }) => {
                 self.observe.update(|o| o.apply(&msg));
+                self.capture_read.set_value(Some(reply.to_string()));
                 self.error.set(None);
             }
             Ok(ServerMsg::Rejected { reason }) => self.error.set(Some(reason)),

@@ -50,6 +50,8 @@ pub fn page_routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
         .route("/capture", capture_upload::route())
         // The page's runs as one HTML file (`html_download`).
         .route("/html", html_download::route())
+        // A capture the page shows, sent back, as one HTML file (`html_download`).
+        .route("/capture.html", html_download::capture_route())
         .fallback(assets::serve)
 }
 

@@ -4,15 +4,18 @@
 //! `pipescope observe --pcap FILE --json` reports for the same file, headed by its label; a
 //! chosen connection is drawn on the timeline from the requests that came with it, its figures
 //! are the capture's, and no pipelined equivalent is offered. A file that is not a capture is
-//! refused in words, the table unchanged. Screenshot: target/screenshots/observe-capture.png.
+//! refused in words, the table unchanged. The capture shown downloads as one HTML file, its
+//! client addresses replaced by numbers, that opens from disk on the same verdicts.
+//! Screenshots: target/screenshots/observe-capture.png, observe-capture-file.png.
 
 use crate::support;
 
 use std::time::Duration;
 
+use super::html_file::{downloaded, nothing_requested_or_thrown, open_blocked, unpacked};
 use fantoccini::Locator;
 use serde::Deserialize;
-use support::browser::{Browser, click, text_of, until_js};
+use support::browser::{Browser, cdp, click, text_of, until_js};
 use support::capture_demo::Demo;
 
 const INCRS: usize = 50;
@@ -202,4 +205,97 @@ async fn the_observe_view_opens_a_capture_and_shows_what_observe_pcap_reports() 
         text_of(c, "#capture-label").await,
         Some(demo.label_for("again.pcap"))
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_capture_shown_downloads_as_one_redacted_file_that_opens_from_disk() {
+    let Some(demo) = tokio::task::spawn_blocking(|| Demo::take(INCRS, SETS))
+        .await
+        .unwrap()
+    else {
+        return;
+    };
+    let (_redis, target) = support::redis();
+    let server = support::Server::start(target).await;
+    let browser = Browser::open(&format!("{}observe", server.http_url())).await;
+    let c = &browser.client;
+    c.execute(
+        "const [port] = arguments;
+         const i = document.querySelector('#capture-ports');
+         i.value = port; i.dispatchEvent(new Event('input', { bubbles: true }));",
+        vec![demo.port.to_string().into()],
+    )
+    .await
+    .unwrap();
+    drop_file(c, "redis.pcap", &demo.bytes()).await;
+    until_js(
+        c,
+        ROWS,
+        Duration::from_secs(60),
+        "the capture's connections in the table",
+        |rows: &Vec<Row>| rows.len() == demo.cli.len(),
+    )
+    .await;
+
+    let downloads = tempfile::tempdir().unwrap();
+    cdp(
+        c,
+        "Page.setDownloadBehavior",
+        serde_json::json!({ "behavior": "allow", "downloadPath": downloads.path().display().to_string() }),
+    )
+    .await;
+    click(c, "#observe-html-redact").await;
+    click(c, "#observe-html").await;
+    let file = downloaded(downloads.path()).await;
+    drop(browser);
+
+    // No client address is left, in the file or in the data inside it; each is its number.
+    let html = std::fs::read_to_string(&file).unwrap();
+    let data = String::from_utf8(unpacked(&html, "pipescope-data")).unwrap();
+    for cli in &demo.cli {
+        for (what, text) in [("the file", html.as_str()), ("the data inside", &data)] {
+            assert!(!text.contains(&cli.client), "{what} holds {}", cli.client);
+        }
+        assert!(data.contains(&format!("\"client {}\"", cli.id)), "{data}");
+    }
+
+    // From disk, every request blocked: the CLI's connections and verdicts, worded for the
+    // numbers, and the capture's label.
+    let browser = open_blocked(&format!("file://{}", file.display())).await;
+    let c = &browser.client;
+    let rows: Vec<Row> = until_js(
+        c,
+        ROWS,
+        Duration::from_secs(30),
+        "the capture's connections in the file's table",
+        |rows: &Vec<Row>| rows.len() == demo.cli.len(),
+    )
+    .await;
+    for (row, cli) in rows.iter().zip(&demo.cli) {
+        assert_eq!(row.id, cli.id, "{rows:?}");
+        assert_eq!(row.commands, cli.counts.commands, "{row:?}");
+        assert_eq!(row.verdict, format!("{:?}", cli.verdict.kind), "{row:?}");
+    }
+    let table = text_of(c, "#observed-table").await.unwrap();
+    assert!(
+        table.contains(&format!("client {}", demo.cli[0].id)) && !table.contains("127.0.0.1"),
+        "{table}"
+    );
+    assert_eq!(
+        text_of(c, "#capture-label").await,
+        Some(demo.label_for("redis.pcap"))
+    );
+    let gone: bool = c
+        .execute(
+            "const b = document.querySelector('#observe-html'); return !b || b.offsetParent === null",
+            vec![],
+        )
+        .await
+        .unwrap()
+        .as_bool()
+        .unwrap();
+    assert!(gone, "a file has no server to write another file");
+    nothing_requested_or_thrown(c).await;
+    let shot = browser.screenshot("observe-capture-file").await;
+    eprintln!("screenshot: {}", shot.display());
 }

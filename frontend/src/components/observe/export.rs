@@ -44,13 +44,19 @@ pub fn ObserveExport(conn: Connection) -> impl IntoView {
                 .set(Some(format!("The browser refused the download: {e:?}")));
         }
     };
-    // The proxy's observation as one HTML file, written by the server (`POST /observe.html`,
-    // answered as a download): not a capture's (the server keeps none), nor in a replay or a
-    // file, which have no proxy behind them.
+    // The observation as one HTML file, written by the server and answered as a download:
+    // the proxy's (`POST /observe.html`; not in a replay, which has no proxy), or a capture's,
+    // sent back as the server read it (`POST /capture.html`, the button's field); never in a
+    // file, which has no server.
+    let from_capture = move || conn.observe.with(|o| o.from_capture());
     let one_file = move || {
         !conn.file
-            && !conn.observe.with(|o| o.from_capture())
-            && !conn.server.with(|s| s.as_ref().is_some_and(|s| s.replay))
+            && (from_capture() || !conn.server.with(|s| s.as_ref().is_some_and(|s| s.replay)))
+    };
+    let fill = move |ev: leptos::ev::MouseEvent| {
+        if let Some(read) = conn.capture_read.get_value().filter(|_| from_capture()) {
+            let _ = event_target::<web_sys::Element>(&ev).set_attribute("value", &read);
+        }
     };
     move || {
         (!conns.with(Vec::is_empty)).then(|| {
@@ -91,9 +97,20 @@ pub fn ObserveExport(conn: Connection) -> impl IntoView {
                                 })
                         }}
                     </div>
-                    <form class="observe-html" method="post" action="/observe.html" hidden=move || !one_file()>
+                    <form
+                        class="observe-html"
+                        method="post"
+                        action=move || if from_capture() { "/capture.html" } else { "/observe.html" }
+                        hidden=move || !one_file()
+                    >
                         <div class="buttons">
-                            <button id="observe-html" class="small" type="submit">
+                            <button
+                                id="observe-html"
+                                class="small"
+                                type="submit"
+                                name=move || from_capture().then_some("capture")
+                                on:click=crate::erased::handler(fill)
+                            >
                                 "Download as one HTML file"
                             </button>
                             <label>
@@ -104,6 +121,9 @@ pub fn ObserveExport(conn: Connection) -> impl IntoView {
                         <p class="explain">
                             "The page and this observation in one file to open from disk, as "
                             <code>"pipescope observe --html"</code>
+                            " (or "
+                            <code>"--pcap FILE --html"</code>
+                            ")"
                             " writes it: command names, counts and times, never keys, values or passwords."
                         </p>
                     </form>
