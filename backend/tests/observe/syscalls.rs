@@ -7,7 +7,7 @@
 //! The clients: patterns.py's five ways of waiting, each known by construction, alone
 //! (`--no-proxy`) and through the proxy (the connection matched by its address), two of them
 //! beside a live capture on lo; `--pid` attached to a running process; redis-py's loop and
-//! pipeline. Each needs root and tracefs (pipescope mounts it): without them the
+//! pipeline. Each needs root (eBPF) and strace: without them the
 //! test fails under CI=true saying so, and prints a visible skip elsewhere.
 
 use crate::support;

@@ -167,7 +167,7 @@ pub fn calls(c: &ObservedConnection, command: &str) -> u64 {
         .map_or(0, |(_, n)| *n)
 }
 
-/// Whether this host lets pipescope trace (root, tracefs): a run of `-- true`.
+/// Whether this host lets pipescope trace (root, eBPF): a run of `-- true`.
 pub fn can_trace() -> bool {
     if Command::new("strace").arg("-V").output().is_err() {
         super::cannot_check("strace is not installed (scripts/setup test installs it)");
