@@ -5,7 +5,7 @@
 //! names the phase that cost the most with its share of the time, and what would help is
 //! projected for that phase from its own figures. What the client did is read from its
 //! syscalls under strace: a wait before each single SET, and the pipeline in a few sends
-//! with one wait.
+//! with one wait (on the wire, one round trip, or one a send when a send was held back).
 
 use std::process::Command;
 
@@ -66,17 +66,26 @@ fn redis_py_one_at_a_time_then_a_pipeline_is_named_by_its_costliest_phase_and_ad
         (VerdictKind::OneAtATime, N + handshake, N + handshake),
         "{single:?}"
     );
-    assert_eq!(
-        (pipeline.kind, pipeline.commands, pipeline.round_trips),
-        (VerdictKind::Pipelined, N, 1),
-        "{pipeline:?}"
-    );
     // Against strace: a wait before each command of the first phase, one for the pipeline;
     // a send per command of the first, the pipeline in a few.
     assert_eq!(seen.waits, single.round_trips + 1, "strace: {seen:?}");
     assert!(
         seen.writes > single.commands && seen.writes <= single.commands + 4,
         "strace: {seen:?}"
+    );
+    // The pipeline, in those few writes (redis-py cuts its buffer at 6,000 bytes): one round
+    // trip on the wire, or up to one a write when a busy machine held a write back until the
+    // replies to the one before were in (the wire cannot show that the client did not read
+    // them; strace shows the one wait).
+    let pipeline_writes = seen.writes - single.commands;
+    assert_eq!(
+        (pipeline.kind, pipeline.commands),
+        (VerdictKind::Pipelined, N),
+        "{pipeline:?}"
+    );
+    assert!(
+        (1..=pipeline_writes).contains(&pipeline.round_trips),
+        "{pipeline:?}, {pipeline_writes} writes under strace"
     );
     // The first phase's round trips crossed the dialled delay both ways.
     let rtt = single.waiting_us / single.round_trips as f64;
@@ -96,12 +105,11 @@ fn redis_py_one_at_a_time_then_a_pipeline_is_named_by_its_costliest_phase_and_ad
     } else {
         format!("a command at a time for {share} % of its time: {m} commands, up to {m} waits")
     };
-    assert_eq!(
-        v.headline,
-        format!("{expected}; then one pipeline of {N}"),
-        "{}",
-        v.text
-    );
+    let then = match pipeline.round_trips {
+        1 => format!("one pipeline of {N}"),
+        k => format!("{k} pipelines of ~{}", N / k),
+    };
+    assert_eq!(v.headline, format!("{expected}; then {then}"), "{}", v.text);
     // What would help is for that phase, projected from its own time and round trips.
     let a = advice(conn).expect("a connection mostly one at a time is told what would help");
     assert_eq!(a.now_us, single.us);
