@@ -90,13 +90,12 @@ fn capture_file(json: &str, redact: bool) -> Result<(String, String), String> {
     let Ok(ServerMsg::CaptureRead {
         label,
         mut notes,
-        connections,
+        mut connections,
         timelines,
     }) = ServerMsg::from_json(json)
     else {
         return Err("what the page sent is not a capture pipescope read".into());
     };
-    let mut connections = connections;
     if redact {
         crate::redact::redact(&mut connections, &mut notes);
     }

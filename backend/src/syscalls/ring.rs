@@ -18,96 +18,99 @@ const AF_INET6: u16 = 10;
 /// The events of one record from the ring buffer, in time order, appended to `out`; nothing
 /// for a record it cannot read.
 pub fn decode(rec: &[u8], out: &mut Vec<Record>) {
-    let _ = (|| -> Option<()> {
-        let u16_at = |o: usize| {
-            rec.get(o..o + 2)
-                .map(|b| u16::from_ne_bytes(b.try_into().unwrap()))
-        };
-        let u32_at = |o: usize| {
-            rec.get(o..o + 4)
-                .map(|b| u32::from_ne_bytes(b.try_into().unwrap()))
-        };
-        let i64_at = |o: usize| {
-            rec.get(o..o + 8)
-                .map(|b| i64::from_ne_bytes(b.try_into().unwrap()))
-        };
-        let (kind, pid, tid) = (u32_at(0)?, u32_at(4)?, u32_at(8)?);
-        let time = i64_at(16)? as u64;
-        let at = |time: u64, event: Event| Record {
+    let _ = events(rec, out);
+}
+
+/// `decode`'s work: `None` where the record is cut short.
+fn events(rec: &[u8], out: &mut Vec<Record>) -> Option<()> {
+    let u16_at = |o: usize| {
+        rec.get(o..o + 2)
+            .map(|b| u16::from_ne_bytes(b.try_into().unwrap()))
+    };
+    let u32_at = |o: usize| {
+        rec.get(o..o + 4)
+            .map(|b| u32::from_ne_bytes(b.try_into().unwrap()))
+    };
+    let i64_at = |o: usize| {
+        rec.get(o..o + 8)
+            .map(|b| i64::from_ne_bytes(b.try_into().unwrap()))
+    };
+    let (kind, pid, tid) = (u32_at(0)?, u32_at(4)?, u32_at(8)?);
+    let time = i64_at(16)? as u64;
+    let at = |time: u64, event: Event| Record {
+        time,
+        pid,
+        tid,
+        event,
+    };
+    let args = || -> Option<[u64; 6]> {
+        let mut args = [0u64; 6];
+        for (k, a) in args.iter_mut().enumerate() {
+            *a = i64_at(HEADER + 8 + 8 * k)? as u64;
+        }
+        Some(args)
+    };
+    match kind {
+        CALL => {
+            let nr = i64_at(HEADER)?;
+            let (enter, ret) = (i64_at(HEADER + 56)? as u64, i64_at(HEADER + 64)?);
+            out.push(at(enter, Event::Enter { nr, args: args()? }));
+            out.push(at(time, Event::Exit { nr, ret }));
+        }
+        ENTER => out.push(at(
             time,
-            pid,
-            tid,
-            event,
-        };
-        let args = || -> Option<[u64; 6]> {
-            let mut args = [0u64; 6];
-            for (k, a) in args.iter_mut().enumerate() {
-                *a = i64_at(HEADER + 8 + 8 * k)? as u64;
-            }
-            Some(args)
-        };
-        match kind {
-            CALL => {
-                let nr = i64_at(HEADER)?;
-                let (enter, ret) = (i64_at(HEADER + 56)? as u64, i64_at(HEADER + 64)?);
-                out.push(at(enter, Event::Enter { nr, args: args()? }));
-                out.push(at(time, Event::Exit { nr, ret }));
-            }
-            ENTER => out.push(at(
-                time,
-                Event::Enter {
-                    nr: i64_at(HEADER)?,
-                    args: args()?,
-                },
-            )),
-            EXIT => {
-                let (nr, ret, slept) = (i64_at(HEADER)?, i64_at(HEADER + 8)?, i64_at(HEADER + 16)?);
-                if slept != 0 {
-                    out.push(at(
-                        time,
-                        Event::Switch {
-                            prev: tid,
-                            slept: true,
-                        },
-                    ));
-                }
-                out.push(at(time, Event::Exit { nr, ret }));
-            }
-            WAKING => out.push(at(
-                time,
-                Event::Waking {
-                    wakee: u32_at(HEADER)?,
-                },
-            )),
-            TCP => {
-                let (family, sport, dport) =
-                    (u16_at(HEADER)?, u16_at(HEADER + 2)?, u16_at(HEADER + 4)?);
-                let ip = |o: usize| -> Option<IpAddr> {
-                    Some(if family == AF_INET6 {
-                        let b: [u8; 16] = rec.get(o..o + 16)?.try_into().ok()?;
-                        let v6 = Ipv6Addr::from(b);
-                        // An IPv4 peer of an IPv6 socket, as the proxy and a capture name it.
-                        match v6.to_ipv4_mapped() {
-                            Some(v4) => IpAddr::V4(v4),
-                            None => IpAddr::V6(v6),
-                        }
-                    } else {
-                        let b: [u8; 4] = rec.get(o..o + 4)?.try_into().ok()?;
-                        IpAddr::V4(Ipv4Addr::from(b))
-                    })
-                };
+            Event::Enter {
+                nr: i64_at(HEADER)?,
+                args: args()?,
+            },
+        )),
+        EXIT => {
+            let (nr, ret, slept) = (i64_at(HEADER)?, i64_at(HEADER + 8)?, i64_at(HEADER + 16)?);
+            if slept != 0 {
                 out.push(at(
                     time,
-                    Event::TcpAddrs {
-                        local: SocketAddr::new(ip(HEADER + 8)?, sport),
-                        peer: SocketAddr::new(ip(HEADER + 24)?, dport),
+                    Event::Switch {
+                        prev: tid,
+                        slept: true,
                     },
                 ));
             }
-            _ => {}
+            out.push(at(time, Event::Exit { nr, ret }));
         }
-        Some(())
-    })();
+        WAKING => out.push(at(
+            time,
+            Event::Waking {
+                wakee: u32_at(HEADER)?,
+            },
+        )),
+        TCP => {
+            let (family, sport, dport) =
+                (u16_at(HEADER)?, u16_at(HEADER + 2)?, u16_at(HEADER + 4)?);
+            let ip = |o: usize| -> Option<IpAddr> {
+                Some(if family == AF_INET6 {
+                    let b: [u8; 16] = rec.get(o..o + 16)?.try_into().ok()?;
+                    let v6 = Ipv6Addr::from(b);
+                    // An IPv4 peer of an IPv6 socket, as the proxy and a capture name it.
+                    match v6.to_ipv4_mapped() {
+                        Some(v4) => IpAddr::V4(v4),
+                        None => IpAddr::V6(v6),
+                    }
+                } else {
+                    let b: [u8; 4] = rec.get(o..o + 4)?.try_into().ok()?;
+                    IpAddr::V4(Ipv4Addr::from(b))
+                })
+            };
+            out.push(at(
+                time,
+                Event::TcpAddrs {
+                    local: SocketAddr::new(ip(HEADER + 8)?, sport),
+                    peer: SocketAddr::new(ip(HEADER + 24)?, dport),
+                },
+            ));
+        }
+        _ => {}
+    }
+    Some(())
 }
 
 #[cfg(test)]

@@ -85,10 +85,7 @@ fn cut_to(capture: &[u8], snaplen: u32) -> Vec<u8> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_posted_capture_is_read_as_observe_pcap_reads_it_and_bad_files_are_refused() {
-    let Some(demo) = tokio::task::spawn_blocking(|| Demo::take(INCRS, SETS))
-        .await
-        .unwrap()
-    else {
+    let Some(demo) = Demo::take_blocking(INCRS, SETS).await else {
         return;
     };
     let (_redis, target) = support::redis();

@@ -11,7 +11,7 @@ use crate::support;
 use std::time::Duration;
 
 use super::html_file::{nothing_requested_or_thrown, open_blocked, unpacked};
-use support::browser::{click, text_of, until_js, until_state};
+use support::browser::{click, shown, text_of, until_js, until_state};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_capture_observed_as_one_file_opens_on_its_verdicts_from_disk() {
@@ -239,16 +239,10 @@ async fn an_observation_through_the_proxy_as_one_redacted_file_opens_from_disk()
         table.contains("client 1") && !table.contains("127.0.0.1"),
         "{table}"
     );
-    let hidden: bool = c
-        .execute(
-            "const b = document.querySelector('#timeline-refresh'); return !b || b.offsetParent === null",
-            vec![],
-        )
-        .await
-        .unwrap()
-        .as_bool()
-        .unwrap();
-    assert!(hidden, "a file has no proxy to ask for a newer picture");
+    assert!(
+        !shown(c, "#timeline-refresh").await,
+        "a file has no proxy to ask for a newer picture"
+    );
     nothing_requested_or_thrown(c).await;
     let shot = browser.screenshot("html-file-proxy").await;
     println!("screenshot {}", shot.display());

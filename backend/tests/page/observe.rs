@@ -12,7 +12,7 @@ use fantoccini::Locator;
 use pipescope::server::hub::Hub;
 use serde::Deserialize;
 use support::browser::{Browser, click, until_js, wait_enabled};
-use support::clients::{redis_py, run};
+use support::clients::{redis_py, redis_py_runs};
 
 /// SETs the loop sends, one at a time; SETs in the pipeline, one `execute()`.
 const LOOP_SETS: u64 = 200;
@@ -109,17 +109,14 @@ async fn the_observe_view_tells_a_loop_from_a_pipeline_and_draws_both() {
     );
 
     // redis-py through the address the page showed: a plain loop, then a pipeline.
-    let port = listen.port().to_string();
-    for (name, mode, n) in [
-        ("py-loop", "loop", LOOP_SETS),
-        ("py-pipeline", "pipeline", PIPELINE_SETS),
-    ] {
-        let mut py = redis_py().expect("checked above");
-        py.args([port.as_str(), name, mode, &n.to_string()]);
-        tokio::task::spawn_blocking(move || run(py, None, name))
-            .await
-            .unwrap();
-    }
+    redis_py_runs(
+        listen.port(),
+        &[
+            ("py-loop", "loop", LOOP_SETS),
+            ("py-pipeline", "pipeline", PIPELINE_SETS),
+        ],
+    )
+    .await;
 
     // Both listed, each with every one of its SETs counted and closed (the page updates a few
     // times a second; the clients have exited, so a row is final once the proxy saw it close:

@@ -15,7 +15,7 @@ use std::time::Duration;
 use super::html_file::{downloaded, nothing_requested_or_thrown, open_blocked, unpacked};
 use fantoccini::Locator;
 use serde::Deserialize;
-use support::browser::{Browser, cdp, click, text_of, until_js};
+use support::browser::{Browser, cdp, click, shown, text_of, until_js};
 use support::capture_demo::Demo;
 
 const INCRS: usize = 50;
@@ -47,12 +47,21 @@ async fn drop_file(c: &fantoccini::Client, name: &str, bytes: &[u8]) {
     .unwrap();
 }
 
+/// Types `port` in the view's Redis port field, as a user would.
+async fn redis_port(c: &fantoccini::Client, port: u16) {
+    c.execute(
+        "const [port] = arguments;
+         const i = document.querySelector('#capture-ports');
+         i.value = port; i.dispatchEvent(new Event('input', { bubbles: true }));",
+        vec![port.to_string().into()],
+    )
+    .await
+    .unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_observe_view_opens_a_capture_and_shows_what_observe_pcap_reports() {
-    let Some(demo) = tokio::task::spawn_blocking(|| Demo::take(INCRS, SETS))
-        .await
-        .unwrap()
-    else {
+    let Some(demo) = Demo::take_blocking(INCRS, SETS).await else {
         return;
     };
     let (_redis, target) = support::redis();
@@ -62,15 +71,13 @@ async fn the_observe_view_opens_a_capture_and_shows_what_observe_pcap_reports() 
 
     // Redis listened on the test's own port: say so, then pick the file. Every text the
     // progress line shows is kept, however briefly it shows it.
+    redis_port(c, demo.port).await;
     c.execute(
-        "const [port] = arguments;
-         const i = document.querySelector('#capture-ports');
-         i.value = port; i.dispatchEvent(new Event('input', { bubbles: true }));
-         window.__reading = [];
+        "window.__reading = [];
          const p = document.querySelector('#capture-reading');
          new MutationObserver(() => p.textContent && window.__reading.push(p.textContent))
            .observe(p, { childList: true, characterData: true, subtree: true });",
-        vec![demo.port.to_string().into()],
+        vec![],
     )
     .await
     .unwrap();
@@ -209,24 +216,14 @@ async fn the_observe_view_opens_a_capture_and_shows_what_observe_pcap_reports() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_capture_shown_downloads_as_one_redacted_file_that_opens_from_disk() {
-    let Some(demo) = tokio::task::spawn_blocking(|| Demo::take(INCRS, SETS))
-        .await
-        .unwrap()
-    else {
+    let Some(demo) = Demo::take_blocking(INCRS, SETS).await else {
         return;
     };
     let (_redis, target) = support::redis();
     let server = support::Server::start(target).await;
     let browser = Browser::open(&format!("{}observe", server.http_url())).await;
     let c = &browser.client;
-    c.execute(
-        "const [port] = arguments;
-         const i = document.querySelector('#capture-ports');
-         i.value = port; i.dispatchEvent(new Event('input', { bubbles: true }));",
-        vec![demo.port.to_string().into()],
-    )
-    .await
-    .unwrap();
+    redis_port(c, demo.port).await;
     drop_file(c, "redis.pcap", &demo.bytes()).await;
     until_js(
         c,
@@ -285,16 +282,10 @@ async fn a_capture_shown_downloads_as_one_redacted_file_that_opens_from_disk() {
         text_of(c, "#capture-label").await,
         Some(demo.label_for("redis.pcap"))
     );
-    let gone: bool = c
-        .execute(
-            "const b = document.querySelector('#observe-html'); return !b || b.offsetParent === null",
-            vec![],
-        )
-        .await
-        .unwrap()
-        .as_bool()
-        .unwrap();
-    assert!(gone, "a file has no server to write another file");
+    assert!(
+        !shown(c, "#observe-html").await,
+        "a file has no server to write another file"
+    );
     nothing_requested_or_thrown(c).await;
     let shot = browser.screenshot("observe-capture-file").await;
     eprintln!("screenshot: {}", shot.display());

@@ -18,8 +18,8 @@ use fantoccini::Locator;
 use pipescope::server::hub::Hub;
 use shared::ServerMsg;
 use shared::observe::ObservedConnection;
-use support::browser::{Browser, cdp, click, text_of, until_js, wait_enabled};
-use support::clients::{redis_py, run};
+use support::browser::{Browser, cdp, click, shown, text_of, until_js, wait_enabled};
+use support::clients::{redis_py, redis_py_runs};
 
 use super::html_file::{downloaded, nothing_requested_or_thrown, open_blocked, unpacked};
 
@@ -177,17 +177,14 @@ async fn a_loop_is_drawn_beside_its_batches_and_the_observation_downloads_as_one
         .await
         .expect("observing starts");
 
-    let port = listen.port().to_string();
-    for (name, mode, n) in [
-        ("py-loop", "loop", LOOP_SETS),
-        ("py-pipeline", "pipeline", PIPELINE_SETS),
-    ] {
-        let mut py = redis_py().expect("checked above");
-        py.args([port.as_str(), name, mode, &n.to_string()]);
-        tokio::task::spawn_blocking(move || run(py, None, name))
-            .await
-            .unwrap();
-    }
+    redis_py_runs(
+        listen.port(),
+        &[
+            ("py-loop", "loop", LOOP_SETS),
+            ("py-pipeline", "pipeline", PIPELINE_SETS),
+        ],
+    )
+    .await;
     // Both closed: their figures are final.
     let conns: Vec<ObservedConnection> = support::within(
         Duration::from_secs(30),
@@ -310,16 +307,10 @@ async fn a_loop_is_drawn_beside_its_batches_and_the_observation_downloads_as_one
     click(c, &format!("#choose-{}", plain.id)).await;
     let in_file = drawn(c, plain.id).await;
     check_lanes(&in_file, plain);
-    let gone: bool = c
-        .execute(
-            "const b = document.querySelector('#observe-html'); return !b || b.offsetParent === null",
-            vec![],
-        )
-        .await
-        .unwrap()
-        .as_bool()
-        .unwrap();
-    assert!(gone, "a file has no server to write another file");
+    assert!(
+        !shown(c, "#observe-html").await,
+        "a file has no server to write another file"
+    );
     nothing_requested_or_thrown(c).await;
     c.execute(
         &format!(

@@ -365,6 +365,18 @@ pub async fn text(c: &Client, selector: &str) -> String {
         .unwrap()
 }
 
+/// Whether `selector` is on the page and laid out (not hidden, nor inside anything hidden).
+pub async fn shown(c: &Client, selector: &str) -> bool {
+    c.execute(
+        "const e = document.querySelector(arguments[0]); return !!e && e.offsetParent !== null",
+        vec![selector.into()],
+    )
+    .await
+    .unwrap()
+    .as_bool()
+    .unwrap()
+}
+
 /// `selector`'s textContent now (hidden text too); `None` where it is not on the page.
 pub async fn text_of(c: &Client, selector: &str) -> Option<String> {
     let v = c

@@ -75,6 +75,13 @@ impl Demo {
     }
 
     /// The capture's bytes.
+    /// `take` on a blocking thread, for an async test (it waits on tcpdump and redis-cli).
+    pub async fn take_blocking(incrs: usize, sets: usize) -> Option<Demo> {
+        tokio::task::spawn_blocking(move || Demo::take(incrs, sets))
+            .await
+            .unwrap()
+    }
+
     pub fn bytes(&self) -> Vec<u8> {
         std::fs::read(&self.capture.file).unwrap()
     }

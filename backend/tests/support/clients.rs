@@ -189,6 +189,18 @@ impl Drop for Held {
     }
 }
 
+/// redis-py's `redis_py.py PORT NAME MODE N` for each (name, mode, n), one after the other,
+/// each to its end, on a blocking thread (for an async test; redis-py checked before).
+pub async fn redis_py_runs(port: u16, runs: &[(&'static str, &'static str, u64)]) {
+    for &(name, mode, n) in runs {
+        let mut py = redis_py().expect("redis-py, checked before");
+        py.args([port.to_string(), name.into(), mode.into(), n.to_string()]);
+        tokio::task::spawn_blocking(move || run(py, None, name))
+            .await
+            .unwrap();
+    }
+}
+
 /// Runs a client to its end (deadline `CLIENT_LIMIT`); it must succeed.
 pub fn run(cmd: Command, stdin: Option<&Path>, what: &str) {
     let out = finish(cmd, stdin, what);
