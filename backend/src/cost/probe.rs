@@ -2,7 +2,9 @@
 //! every reply, so it waits out every hold in full: the probe's worst case) through an
 //! in-process observing proxy with the probe off and on, in rounds that alternate which goes
 //! first; per run with the probe, the replies held, their time and its share of the
-//! connection's wall, read from the connection's own evidence.
+//! connection's wall, read from the connection's own evidence, and the share of its holds
+//! that decided anything (how often the probe decides on this machine: a timing, so measured
+//! here rather than asserted by a test).
 
 use std::time::Instant;
 
@@ -37,6 +39,47 @@ pub struct ProbeCost {
     pub ratio: Median,
     /// Held time over the connection's wall, per round.
     pub held_share: Median,
+    /// Holds decided (sent while held, or waited for the release) of all holds made, pooled
+    /// over the rounds.
+    pub decided: Share,
+}
+
+/// A share of trials with its 95 % interval (Wilson's score interval: honest near 0 and 1,
+/// and for the few trials a probe makes).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Share {
+    pub of: u64,
+    pub hits: u64,
+    pub share: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+impl Share {
+    pub fn of(hits: u64, of: u64) -> Share {
+        if of == 0 {
+            return Share {
+                of,
+                hits,
+                share: 0.0,
+                low: 0.0,
+                high: 1.0,
+            };
+        }
+        const Z: f64 = 1.959_964;
+        let n = of as f64;
+        let p = hits as f64 / n;
+        let centre = (p + Z * Z / (2.0 * n)) / (1.0 + Z * Z / n);
+        let half = Z / (1.0 + Z * Z / n) * (p * (1.0 - p) / n + Z * Z / (4.0 * n * n)).sqrt();
+        Share {
+            of,
+            hits,
+            share: p,
+            // Exact at the ends, where rounding would leave a hair of 0 or 1 out.
+            low: if hits == 0 { 0.0 } else { centre - half },
+            high: if hits == of { 1.0 } else { centre + half },
+        }
+    }
 }
 
 /// `rounds` rounds of `count` SETs each way against `target` (our own server: the runs leave
@@ -97,6 +140,12 @@ pub async fn measure(
                 .collect(),
         ),
         held_share: Median::of(done.iter().map(|r| r.held_us / r.wall_us).collect()),
+        decided: Share::of(
+            done.iter()
+                .map(|r| r.sent_while_held + r.waited_for_release)
+                .sum(),
+            done.iter().map(|r| r.held).sum(),
+        ),
         rounds: done,
     })
 }
@@ -142,4 +191,25 @@ async fn run(
         .max_by_key(|c| c.counts.commands)
         .context("the observer saw no connection")?;
     Ok((ops, conn.probe.unwrap_or_default(), conn.times.wall_us))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Share;
+
+    #[test]
+    fn wilson_intervals_hold_the_share_and_stay_within_0_and_1() {
+        let s = Share::of(8, 10);
+        assert!((s.share - 0.8).abs() < 1e-12);
+        // Wilson's 95 % interval of 8 in 10: 0.490–0.943.
+        assert!(
+            (s.low - 0.490).abs() < 0.001 && (s.high - 0.943).abs() < 0.001,
+            "{s:?}"
+        );
+        let all = Share::of(20, 20);
+        assert!(all.high == 1.0 && all.low > 0.8 && all.low < 1.0, "{all:?}");
+        let none = Share::of(0, 5);
+        assert!(none.low == 0.0 && none.high > 0.4, "{none:?}");
+        assert_eq!((Share::of(0, 0).low, Share::of(0, 0).high), (0.0, 1.0));
+    }
 }

@@ -265,3 +265,38 @@ fn capture_reading_beside_tshark_prints_both_readers_and_the_ratio() {
     assert!(stdout.contains("memory, pipescope: peak RSS "), "{stdout}");
     assert!(stdout.contains("memory, tshark: peak RSS "), "{stdout}");
 }
+
+/// `cost probe` says how often the probe decided, as the share of its holds with an interval
+/// around it, pooled from the rounds it prints (the tests assert only that no hold is decided
+/// wrong; how often one is decided is this benchmark's figure).
+#[test]
+fn cost_probe_prints_the_share_of_holds_decided_with_its_interval() {
+    let Some(out) = cost(&["probe", "--count", "5000", "--rounds", "1", "--json"]) else {
+        return;
+    };
+    let lines = json_lines(&out);
+    let [cost] = &lines[..] else {
+        panic!("one JSON line: {lines:?}");
+    };
+    let rounds = cost["rounds"].as_array().unwrap();
+    assert!(!rounds.is_empty(), "{cost}");
+    let sum = |f: &str| rounds.iter().map(|r| r[f].as_u64().unwrap()).sum::<u64>();
+    let d = &cost["decided"];
+    assert_eq!(d["of"].as_u64(), Some(sum("held")), "{cost}");
+    assert_eq!(
+        d["hits"].as_u64(),
+        Some(sum("sent_while_held") + sum("waited_for_release")),
+        "{cost}"
+    );
+    assert!(
+        sum("held") > 0,
+        "the probe held some replies of 5,000: {cost}"
+    );
+    let (lo, share, hi) = (
+        d["low"].as_f64().unwrap(),
+        d["share"].as_f64().unwrap(),
+        d["high"].as_f64().unwrap(),
+    );
+    assert!(0.0 <= lo && lo <= share && share <= hi && hi <= 1.0, "{d}");
+    assert!(hi - lo > 0.0, "an interval, not a point: {d}");
+}

@@ -103,13 +103,23 @@ fn a_capture_across_a_real_network_agrees_with_redis_and_the_dialled_delay() {
             "a round trip per SET (and per handshake command at most): {:?}",
             c.counts
         );
-        assert_eq!(
-            c.verdict.kind,
-            VerdictKind::OneAtATime,
-            "{}",
-            c.verdict.text
-        );
     }
+    // Over the dialled delay a command sent before the last reply would show; one at a time.
+    // The base path's round trip (~40 µs) is shorter than the client's own time per command,
+    // so there the wire may not decide: one at a time, or undetermined naming it, never
+    // another kind.
+    assert_eq!(
+        looped.verdict.kind,
+        VerdictKind::OneAtATime,
+        "{}",
+        looped.verdict.text
+    );
+    assert!(
+        base.verdict.allows(VerdictKind::OneAtATime),
+        "{:?}: {}",
+        base.verdict.kind,
+        base.verdict.text
+    );
     let dialled = 2.0 * D_US as f64;
     let expected = dialled + mean_trip(base);
     let measured = mean_trip(looped);

@@ -6,9 +6,12 @@
 //! thread blocked in a receive between two of its sends.
 //!
 //! A client that never waited must have every decided hold "sent while held"; one that waited
-//! before every send, every decided hold "waited for the release"; a few holds decided in each.
-//! The client checks every reply it got (so the holds changed nothing of them), and the held
-//! total is said on stderr and within its share of the connection's time.
+//! before every send, every decided hold "waited for the release". How many holds are decided
+//! depends on the machine (a busy client that reacts late to a released reply leaves its hold
+//! undecided), so the tests assert that none is decided wrong, never how many are decided:
+//! `pipescope cost probe` measures that share, with its interval. The client checks every
+//! reply it got (so the holds changed nothing of them), and the held total is said on stderr
+//! and within its share of the connection's time.
 
 use crate::support;
 
@@ -29,8 +32,6 @@ const WORK_US: &str = "200";
 /// The share of a connection's time the probe may hold its replies (`holding::SHARE`).
 const SHARE: f64 = 0.01;
 const MAX_HOLDS: u64 = 20;
-/// Holds decided in each, at least.
-const A_FEW: u64 = 3;
 
 /// What the client's own syscalls show of its socket to the proxy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -187,7 +188,7 @@ fn probed(
     Some((c, truth, notes))
 }
 
-/// The probe's evidence of `c`, checked for what holds in every case: a few decided, no
+/// The probe's evidence of `c`, checked for what holds in every case: some replies held, no
 /// more than `MAX_HOLDS`, the held total within its share and said on stderr.
 fn evidence(what: &str, c: &ObservedConnection, notes: &[String]) -> ProbeEvidence {
     let p = c
@@ -205,10 +206,13 @@ fn evidence(what: &str, c: &ObservedConnection, notes: &[String]) -> ProbeEviden
         100.0 * p.share_of(c.times.wall_us)
     );
     assert!(
-        p.sent_while_held + p.waited_for_release >= A_FEW,
-        "{what}: fewer than {A_FEW} holds decided: {p:?}"
+        (1..=MAX_HOLDS).contains(&p.held),
+        "{what}: between 1 and {MAX_HOLDS} replies held: {p:?}"
     );
-    assert!(p.held <= MAX_HOLDS, "{what}: {p:?}");
+    assert!(
+        p.sent_while_held + p.waited_for_release <= p.held,
+        "{what}: more holds decided than made: {p:?}"
+    );
     // What the probe planned stays within its share; a thread woken late on a busy machine
     // holds longer than planned, and says by how much.
     assert!(

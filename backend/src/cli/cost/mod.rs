@@ -48,7 +48,8 @@ pub enum Cost {
     /// waits out each hold in full): `redis-benchmark -c 1 -P 1` of --count SETs on our own
     /// redis-server through an observing proxy with the probe off and on, rounds alternating
     /// which goes first. Prints per round and as medians the throughput with / without, and
-    /// the replies held, their time and its share of the connection's wall.
+    /// the replies held, their time and its share of the connection's wall, and the share of
+    /// holds that decided (with its 95 % interval).
     Probe(ProbeArgs),
     /// How fast a capture file is read: makes a capture of at least --packets packets of
     /// redis-benchmark SETs on lo (our own redis-server; needs CAP_NET_RAW), then reads it, and

@@ -361,5 +361,13 @@ pub(super) async fn probe(args: ProbeArgs) -> anyhow::Result<()> {
         100.0 * cost.held_share.high,
         met(cost.held_share.high <= 0.01)
     ));
+    say(format_args!(
+        "holds decided (sent while held, or waited for the release): {} of {}, {:.1} % [{:.1}–{:.1}] (Wilson 95 %)",
+        cost.decided.hits,
+        cost.decided.of,
+        100.0 * cost.decided.share,
+        100.0 * cost.decided.low,
+        100.0 * cost.decided.high
+    ));
     Ok(())
 }
