@@ -5,8 +5,39 @@
 use crate::engine::keys;
 use crate::target::{RedisTarget, TargetError};
 
-/// `pipescope clean`: `remove` and a sentence saying what it removed.
-pub async fn clean(target: &RedisTarget, run: Option<u64>) -> Result<String, TargetError> {
+#[derive(Debug, thiserror::Error)]
+pub enum CleanError {
+    #[error(
+        "run {0} is live: a pipescope is running it now (it holds its lease), and removes its keys itself when it ends; nothing was removed"
+    )]
+    Live(u64),
+    #[error(transparent)]
+    Target(#[from] TargetError),
+}
+
+/// `pipescope clean`: `remove` and a sentence saying what it removed. A run that is live
+/// (another pipescope's, holding its lease) is never touched.
+pub async fn clean(target: &RedisTarget, run: Option<u64>) -> Result<String, CleanError> {
+    if let Some(run) = run {
+        let runs = std::collections::HashSet::from([run]);
+        let map = match target.is_cluster() {
+            true => {
+                let mut seed = target.admin_connection().await?;
+                Some(
+                    crate::cluster::SlotMap::discover(&mut seed, &target.addr())
+                        .await
+                        .map_err(TargetError::from)?,
+                )
+            }
+            false => None,
+        };
+        if !crate::engine::lease::live(target, map.as_ref(), &runs)
+            .await?
+            .is_empty()
+        {
+            return Err(CleanError::Live(run));
+        }
+    }
     let removed = remove(target, run).await?;
     let what = match run {
         Some(run) => format!("of run {run}"),
@@ -19,7 +50,8 @@ pub async fn clean(target: &RedisTarget, run: Option<u64>) -> Result<String, Tar
     ))
 }
 
-/// Removes run `run`'s keys, or without one every `pipescope:<run>:…` key of any run, from
+/// Removes run `run`'s keys, or without one every `pipescope:<run>:…` key of any run that is
+/// not live, from
 /// `target` (on a cluster, from every master; a node of a cluster not named as one is
 /// treated as its cluster). SCAN + UNLINK, never KEYS. Returns how many keys were removed.
 pub async fn remove(target: &RedisTarget, run: Option<u64>) -> Result<u64, TargetError> {

@@ -1,8 +1,10 @@
-//! A run as every caller needs it: Redis's own time read around it, the run, then its keys
-//! removed whatever happened, and a failure typed.
+//! A run as every caller needs it: its lease taken (`lease`), Redis's own time read around
+//! it, the run, then its keys removed whatever happened and counted (a key gone before then
+//! was removed by someone else, and the run says so), and a failure typed.
 
 use shared::{RunSpec, RunSummary};
 
+use super::lease::{Lease, LeaseError};
 use super::{EngineError, RunContext, RunOutcome, keys, redis_time};
 use crate::target::{RedisTarget, TargetError};
 
@@ -29,6 +31,21 @@ pub enum RunError {
         summary: Box<RunSummary>,
         source: TargetError,
     },
+    /// The run could not take its lease: it did not start.
+    #[error("{0}")]
+    Lease(#[from] LeaseError),
+    /// Keys the run wrote were gone before it removed them: something else removed them
+    /// while it ran (or Redis evicted them), so what it measured is not what it seems.
+    #[error(
+        "{} of the run's {} keys were gone when it ended: something else removed them while it ran (FLUSHDB, a clean, another tool) or Redis evicted them (maxmemory); its figures are not those of the workload asked for",
+        shared::observe::group(written - found),
+        shared::observe::group(*written)
+    )]
+    KeysVanished {
+        summary: Box<RunSummary>,
+        written: u64,
+        found: u64,
+    },
 }
 
 fn cleanup_note(cleanup: &Option<TargetError>) -> String {
@@ -42,9 +59,11 @@ impl RunError {
     /// What the run measured before it failed, if it ran at all.
     pub fn partial(&self) -> Option<&RunSummary> {
         match self {
-            RunError::Network { .. } => None,
+            RunError::Network { .. } | RunError::Lease(_) => None,
             RunError::Stopped { partial, .. } => Some(partial),
-            RunError::Cleanup { summary, .. } => Some(summary),
+            RunError::Cleanup { summary, .. } | RunError::KeysVanished { summary, .. } => {
+                Some(summary)
+            }
         }
     }
 }
@@ -59,6 +78,8 @@ pub async fn run_and_clean_up(
     ctx: RunContext,
 ) -> Result<RunOutcome, RunError> {
     let run_id = ctx.run_id;
+    // Held from before its first key is written until they are all removed.
+    let lease = Lease::take(target, run_id).await?;
     // Until its keys are removed, a second Ctrl-C names this run (`crate::cancel`).
     let _in_flight = keys::InFlight::new(run_id);
     let counted = redis_time::counted_command(&spec);
@@ -88,7 +109,18 @@ pub async fn run_and_clean_up(
     // After a crash `written` is 0, but the cleanup's SCAN sweep of the run's namespace still
     // finds whatever it wrote.
     let cleanup = keys::remove_laid_out_keys(target, run_id, spec.keys, written).await;
+    lease.release().await;
     match (result, cleanup) {
+        // A run that finished wrote every key below `written` (or seeded it, to read it):
+        // each was still there to remove, unless something else removed it first. (With the
+        // other client, its commands all go to the one shared counter.)
+        (Ok(o), Ok(found)) if !spec.other_client && found < written => {
+            Err(RunError::KeysVanished {
+                summary: Box::new(o.summary),
+                written,
+                found,
+            })
+        }
         (Ok(o), Ok(_)) => Ok(o),
         (Ok(o), Err(source)) => Err(RunError::Cleanup {
             summary: Box::new(o.summary),

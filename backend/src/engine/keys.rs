@@ -2,7 +2,7 @@
 //! `pipescope:<run-id>:` (or `pipescope:{<run-id>}:`, the one-tag layout); nothing else in the
 //! database is ever touched.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -241,20 +241,17 @@ impl Master {
     }
 }
 
-/// Removes keys left under `pipescope:<id>:` (or `pipescope:{<id>}:`) by runs older than `before` (runs of an earlier
-/// pipescope that crashed or was killed before it could clean up). SCAN + UNLINK, never KEYS.
-/// Returns how many keys were removed.
+/// Removes keys left under `pipescope:<id>:` (or `pipescope:{<id>}:`) by runs older than
+/// `before` that are no longer live: runs of an earlier pipescope that crashed or was killed
+/// before it could clean up. A run that holds its lease (`super::lease`: another pipescope's
+/// run on the same Redis, live now) keeps its keys. SCAN + UNLINK, never KEYS. Returns how
+/// many keys were removed.
 pub async fn sweep_leftovers(target: &RedisTarget, before: u64) -> Result<u64, TargetError> {
-    let select = |k: &[u8]| run_id_of(k).is_some_and(|id| id < before);
+    let select = |k: &[u8]| run_id_of(k).filter(|&id| id < before);
     let pattern = format!("{PREFIX}*");
     if !target.is_cluster() {
         let mut con = target.admin_connection().await?;
-        return unlink_matching(&mut con, &pattern, select)
-            .await
-            .map_err(|source| TargetError::Redis {
-                addr: target.addr(),
-                error: source,
-            });
+        return unlink_unleased(&mut con, target, target, None, &pattern, select).await;
     }
     // Each master holds its own keys, and SCANs only those.
     let mut seed = target.admin_connection().await?;
@@ -263,12 +260,67 @@ pub async fn sweep_leftovers(target: &RedisTarget, before: u64) -> Result<u64, T
     for master in map.masters() {
         let node = target.at(&master.host, master.port)?;
         let mut con = node.admin_connection().await?;
-        removed += unlink_matching(&mut con, &pattern, select)
+        removed += unlink_unleased(&mut con, &node, target, Some(&map), &pattern, select).await?;
+    }
+    Ok(removed)
+}
+
+/// `unlink_matching` on `node` for the keys `run_of` gives a run, but for runs that hold
+/// their lease on `target` (whose cluster map is `map`). The leases are read after each
+/// page's SCAN: a run takes its lease before it writes its first key, so any key a page
+/// found is of a run whose lease, if live, is seen then.
+async fn unlink_unleased(
+    con: &mut redis::aio::MultiplexedConnection,
+    node: &RedisTarget,
+    target: &RedisTarget,
+    map: Option<&crate::cluster::SlotMap>,
+    pattern: &str,
+    run_of: impl Fn(&[u8]) -> Option<u64>,
+) -> Result<u64, TargetError> {
+    let redis_err = |error| TargetError::Redis {
+        addr: node.addr(),
+        error,
+    };
+    let mut cursor = 0u64;
+    let (mut removed, mut kept) = (0u64, 0u64);
+    loop {
+        let (next, found): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(pattern)
+            .arg("COUNT")
+            .arg(UNLINK_CHUNK)
+            .query_async(con)
             .await
-            .map_err(|source| TargetError::Redis {
-                addr: node.addr(),
-                error: source,
-            })?;
+            .map_err(redis_err)?;
+        let runs: HashSet<u64> = found.iter().filter_map(|k| run_of(k)).collect();
+        if !runs.is_empty() {
+            let live = super::lease::live(target, map, &runs).await?;
+            let mut pipe = redis::pipe();
+            for k in &found {
+                match run_of(k) {
+                    Some(run) if live.contains(&run) => kept += 1,
+                    Some(_) => {
+                        pipe.cmd("UNLINK").arg(k);
+                    }
+                    None => {}
+                }
+            }
+            if !pipe.is_empty() {
+                let counts: Vec<u64> = pipe.query_async(con).await.map_err(redis_err)?;
+                removed += counts.iter().sum::<u64>();
+            }
+        }
+        if next == 0 {
+            break;
+        }
+        cursor = next;
+    }
+    if kept > 0 {
+        tracing::info!(
+            keys = kept,
+            "kept the keys of runs that are live now (another pipescope's, on the same Redis)"
+        );
     }
     Ok(removed)
 }

@@ -27,6 +27,7 @@ mod connections;
 pub mod encode;
 mod finished;
 pub mod keys;
+pub mod lease;
 mod mset;
 mod multiplexed;
 mod one_slot;

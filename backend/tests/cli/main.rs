@@ -12,3 +12,4 @@ mod errors;
 mod help;
 mod jobs;
 mod recording;
+mod shared_redis;
