@@ -7,6 +7,7 @@ mod support;
 mod cancel;
 mod cost;
 mod cost_html;
+mod docs_flags;
 mod docs_layout;
 mod docs_links;
 mod errors;
