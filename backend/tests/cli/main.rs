@@ -10,6 +10,7 @@ mod cost_html;
 mod docs_flags;
 mod docs_layout;
 mod docs_links;
+mod docs_troubleshooting;
 mod errors;
 mod help;
 mod jobs;
