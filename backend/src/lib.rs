@@ -51,8 +51,8 @@
 //! - `capture`: a capture file (pcap, pcapng) or an interface captured live (libpcap) read
 //!   back into each Redis connection's byte streams through one packet loop, our own TCP
 //!   reassembly; `observe --pcap` and `observe --capture` feed them to observe mode's record.
-//! - `syscalls`: `observe --pid`: a client process's own syscalls on its sockets (perf
-//!   events on the kernel's tracepoints), per socket its sends, receives and waits.
+//! - `syscalls`: `observe --pid`: a client process's own syscalls on its sockets (eBPF
+//!   programs on the kernel's tracepoints), per socket its sends, receives and waits.
 //! - `target`: the Redis a run talks to (URL, the engine's raw connection, admin connections).
 //! - `cluster`: Redis Cluster: key slots, the slot map read from a node, a local cluster.
 //! - `tls`: TLS to Redis (rustls), trust from the system, a CA file, or none (said loudly);

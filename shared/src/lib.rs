@@ -1,12 +1,21 @@
-//! Types shared verbatim by the backend and the page: what a run is (`spec`), what the two
-//! sides say to each other (`protocol`), what a run produced (`report`), the keys it writes
-//! (`keys`), where another client's commands landed among a run's (`interleave`), how its
-//! requests grouped into round trips (`trips`), what observe mode saw of an application's
-//! connections (`observe`, and `observe_report` to export it), the batch sizes a sweep
-//! steps through (`sweep`), and finished runs saved to a file to show later (`recording`).
-//! `tagged` reads the spec's tagged enums (`Mode`, `Flush`, `Wait`); `objects` decodes the
-//! server's messages with structs read only from JSON objects (the page's WASM is smaller).
-//! Compiles for native and wasm32; no I/O here.
+//! Types shared verbatim by the backend and the page. Compiles for native and wasm32; no I/O
+//! here.
+//!
+//! # Layout
+//!
+//! - `spec`: what a run is, and its validation.
+//! - `protocol`: what the two sides say to each other.
+//! - `report`: what a run produced.
+//! - `keys`: the keys a run writes.
+//! - `interleave`: where another client's commands landed among a run's.
+//! - `trips`: how a run's requests grouped into round trips.
+//! - `observe`: what observe mode saw of an application's connections, and their verdicts.
+//! - `observe_report`: an observation exported.
+//! - `sweep`: the batch sizes a sweep steps through.
+//! - `recording`: finished runs saved to a file to show later.
+//! - `tagged`: the spec's tagged enums (`Mode`, `Flush`, `Wait`) read through one flat struct.
+//! - `objects`: the server's messages decoded with structs read only from JSON objects (the
+//!   page's WASM is smaller).
 
 pub mod interleave;
 pub mod keys;

@@ -8,6 +8,8 @@
 //! live ─┘           (link, IP, TCP headers)  (per connection, direction)  (RESP boundary)
 //! ```
 //!
+//! - `unpack`: what a file handed over is before its packets are read: gzip or zstd, unpacked
+//!   while read, or no capture at all, said in its own sentence.
 //! - `source`: what a packet source hands the packet loop (`read`, here): each packet with its
 //!   link type and the capture host's stamp, and what the source said about itself.
 //! - `file`: the capture file, streamed block by block (`pcap-parser`): each packet with its

@@ -3,14 +3,29 @@
 //!
 //! # Layout
 //!
+//! A file per job, each parsing its flags, calling its room in the library
+//! (`pipescope::server`, `bench`, `versus`, `cost`, `observe`, `clean`) and printing what it
+//! returns:
+//!
+//! - `serve`: the page (the default).
+//! - `bench`: runs, headless.
+//! - `versus`: our engine beside redis-benchmark.
+//! - `cost`: a directory, a file per cost that needs more than the shared flags.
+//! - `observe`: the proxy and the report.
+//! - `observe_capture`: `observe --pcap` and `--capture`, from a capture.
+//! - `observe_syscalls`: `observe --pid` and `-- COMMAND`, a client's own syscalls.
+//! - `replay`: the page from a recording.
+//! - `clean`: what runs left in Redis, removed.
+//!
+//! And what the jobs share:
+//!
 //! - `args`: argument groups several jobs share, defined once (where Redis is, the network,
-//!   rounds, `--json`); `target` turns the first into a Redis to use.
+//!   rounds, `--json`).
+//! - `target`: where Redis is, turned into a Redis to use: the user's, or one of pipescope's
+//!   own, stopped when the job ends.
+//! - `record_to`: where `bench --record`, `--html` and `replay --html` write: checked before
+//!   the runs, written whole after them.
 //! - `output`: stdout for people, or JSON lines; notes go to stderr.
-//! - A file per job: `serve`, `bench` (runs), `versus` (beside redis-benchmark), `cost` (a
-//!   directory: what TLS, a cluster, the observer, a live capture and the delay line cost, and
-//!   how fast a capture is read), `observe`, `replay`, `clean` (what runs left in Redis). Each
-//!   parses its flags and calls its room in the library (`pipescope::server`, `bench`,
-//!   `versus`, `cost`, `observe`, `clean`), then prints what it returns.
 
 mod args;
 mod bench;
@@ -56,8 +71,9 @@ enum Cmd {
     #[command(subcommand)]
     Versus(versus::Versus),
     /// What one thing costs: TLS, a cluster, observe mode's proxy, a live capture or its
-    /// memory, reading a capture file (beside tshark), and how close the delay line comes to
-    /// its promise.
+    /// memory, the probe's held replies, tracing a client's syscalls (--pid), reading a
+    /// capture file (beside tshark), one HTML file's size and load time, and how close the
+    /// delay line comes to its promise.
     #[command(subcommand)]
     Cost(cost::Cost),
     /// Listen for your application's Redis connections, forward them to Redis unchanged, and

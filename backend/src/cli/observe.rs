@@ -68,7 +68,7 @@ pub struct ObserveArgs {
     pub redis_port: Vec<u16>,
     /// Also read this client process's own syscalls on this host (repeat for several): per
     /// socket its sends, receives and waits, given to its connection (matched by the client's
-    /// address). Needs root and tracefs.
+    /// address). Needs root (eBPF programs on the kernel's tracepoints; no tracefs).
     #[arg(long = "pid", value_name = "PID", conflicts_with = "pcap")]
     pub pid: Vec<u32>,
     /// With --pid or a command: no proxy, only the syscalls, a report per socket to Redis's

@@ -1,5 +1,8 @@
-//! Redis Cluster: where a key lives (`slot`), which master serves it and how a node says it
-//! moved (`map`), and a cluster of pipescope's own to run against (`local`).
+//! Redis Cluster.
+//!
+//! - `slot`: where a key lives.
+//! - `map`: which master serves it, and how a node says it moved.
+//! - `local`: a cluster of pipescope's own to run against.
 //!
 //! A cluster splits the key space into 16,384 hash slots, each served by one master. A
 //! pipeline that spans slots on several masters is, on the wire, one batch per master: each

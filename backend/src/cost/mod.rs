@@ -15,6 +15,9 @@
 //! - `pid` (`cost pid`): what tracing a client's syscalls (`observe --pid`) costs it, beside
 //!   strace's cost.
 //!
+//! - `observe_child` (no job of its own): `pipescope observe` as a child process, for the costs that measure it
+//!   from outside.
+//!
 //! Each job is its module's `measure`. The first three run in `versus`'s rounds (`versus::Bench`).
 
 pub mod accuracy;

@@ -13,8 +13,17 @@
 //! - `one_slot`: any other mode on a Redis Cluster whose keys are all in one slot (one hash
 //!   tag, or the other client's counter), run on that slot's master as on one server.
 //!
-//! With `RunSpec::other_client`, `other_client` INCRs the run's shared counter from a second
-//! connection while the run goes, and the run keeps its batches' counter values.
+//! What the modes share, and what runs around them:
+//! - `wire`: the measured connection's two halves, the tally and the `Job`;
+//! - `encode`: a run's commands, encoded straight into the write buffer;
+//! - `keys`: where a run's keys live and how they are removed;
+//! - `finished`: a run as every caller needs it (`run_and_clean_up`): Redis's own time read
+//!   around it, its keys removed whatever happened;
+//! - `seed`: the keys a GET run reads, written first, untimed;
+//! - `redis_time`: Redis's own time per call and CPU, from `INFO` before and after a run;
+//! - `client_memory`: Redis's memory while a run is in flight, polled from a second connection;
+//! - `other_client`: with `RunSpec::other_client`, a second connection INCRing the run's
+//!   shared counter while the run goes; the run keeps its batches' counter values.
 //!
 //! The hot path allocates nothing per command: commands are encoded straight into a reused
 //! write buffer and replies are scanned in place in a reused read buffer.

@@ -16,8 +16,8 @@
 //!
 //! - `record`: one connection's record, chunk by chunk.
 //! - `captured`: the same records fed from a capture, a file or live (`crate::capture`), no
-//!   proxy at all; `window`: the client's receive window there, shrinking as replies lie
-//!   unread.
+//!   proxy at all.
+//! - `window`: the client's receive window in a capture, shrinking as replies lie unread.
 //! - `hops`: the observer's own two hops (client → proxy → client), measured at start, so
 //!   they are their own part of a connection's time, not the client's.
 //! - `equivalent`: what the same number of commands cost pipelined by pipescope's own engine.

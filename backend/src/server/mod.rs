@@ -6,6 +6,8 @@
 //!   observe mode started and stopped from the page (`hub::observing`).
 //! - `capture_upload`, `recording_upload`: a capture or a recording a page opened, read for it.
 //! - `replay`: the page served from a recording, no Redis at all.
+//! - `html_download`: the page's runs, its observation or its capture as one HTML file
+//!   (`POST /html`, `/observe.html`, `/capture.html`).
 
 pub mod capture_upload;
 pub mod html_download;

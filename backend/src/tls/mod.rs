@@ -3,6 +3,10 @@
 //!
 //! The engine's measured connections and the admin connections (version, cleanup) share the
 //! one config, so both trust exactly the same servers.
+//!
+//! - `stream`: a connection to Redis, plain or TLS, and its two halves.
+//! - `insecure`: `--tls-insecure`'s verifier, which accepts any server certificate.
+//! - `throwaway`: a throwaway CA and server certificate, for a redis-server of our own.
 
 mod insecure;
 mod stream;

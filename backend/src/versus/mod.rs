@@ -9,8 +9,9 @@
 //!   `versus redis-benchmark --cluster`.
 //! - `contender`, `capturing`: who runs in a round, and the contenders that run beside a
 //!   capture (pipescope's live capture, tcpdump) for `cost observer`.
-//! - `redis_benchmark`: redis-benchmark's command line, shaped like our SETs, and its output;
-//!   `tcpdump`: tcpdump as a child process.
+//! - `redis_benchmark`: redis-benchmark's command line, shaped like our SETs, and its output.
+//! - `tcpdump`: tcpdump as a child process, capturing beside a run (`cost observer`'s
+//!   reference).
 //!
 //! `cost` builds its jobs (TLS, a cluster, the observer) from the same rounds.
 //!

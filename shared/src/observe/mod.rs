@@ -24,6 +24,21 @@
 //! code and its kernel. `parts` takes the wall time apart, each part labelled for how it was
 //! obtained; from a capture (`Vantage::Capture`) there is no proxy and the times are the
 //! capture host's.
+//!
+//! # Layout
+//!
+//! - `verdict`: whether and how a connection pipelined, headline and detail.
+//! - `kind`: the kind and sentence its counts alone read as.
+//! - `marks`, `read_late`: the checks where another read of the same wire gives another kind.
+//! - `evidence`: what else was seen of the client (the probe, its syscalls, its receive window).
+//! - `socket`: what the kernel counted on the proxy's socket from the client (`TCP_INFO`).
+//! - `phases`: a connection read as phases, and which of them matter.
+//! - `parts`: its wall time taken apart.
+//! - `advice`: what would help a connection that waits on round trips.
+//! - `what_if`: what if it pipelined, as the page draws it.
+//! - `figure`: one figure the page shows, and how it was obtained.
+//! - `words`: what the page says of a connection beyond its numbers, worded here.
+//! - `wording`: how numbers are said in every sentence (a leaf).
 
 use serde::{Deserialize, Serialize};
 

@@ -1,5 +1,10 @@
 //! A run's specification and its validation. The page validates before sending and the backend
 //! validates again on receipt, with the same code, so both refuse the same things.
+//!
+//! - `run`: a run and its validation against the limits and the server it goes to.
+//! - `mode`: how a run's commands travel.
+//! - `network`: the network the delay line puts between the engine and Redis.
+//! - `error`: why a run or a start request was refused.
 
 mod error;
 mod mode;

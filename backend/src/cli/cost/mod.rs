@@ -1,8 +1,11 @@
 //! `pipescope cost …`: what one thing costs, measured in rounds that rotate who goes first,
-//! reported as medians with 95 % intervals: TLS, a cluster, observe mode's proxy, a live
-//! capture and its memory (`observer`), how fast a capture file is read (`capture_reading`),
-//! one HTML file's size and load time (`html`), and how close the delay line comes to the
-//! delay dialled in.
+//! reported as medians with 95 % intervals. This file holds TLS, a cluster, `observe --pid` and
+//! the delay line's accuracy; beside it:
+//!
+//! - `observer`: observe mode's proxy, a live capture, the probe's held replies, and the
+//!   observer's memory.
+//! - `capture_reading`: how fast a capture file is read, beside tshark.
+//! - `html`: one HTML file's size and load time.
 
 mod capture_reading;
 mod html;

@@ -8,9 +8,10 @@
 //!
 //! - this file: the proxy, its listener and what it keeps (sockets, wire taps);
 //! - `hooks`: what a connection's chunks are shown to, and how a connection ended;
-//! - `connection`: one connection's two sockets and how its two directions finish;
+//! - `connection`: one connection's two sockets;
+//! - `ending`: how its two directions finish, shared by the connection and its pipes;
 //! - `pipe`: one direction's copy, on time;
-//! - `budget`: how many bytes a direction may hold before its reader stops reading.
+//! - `budget`: how many bytes a direction may hold before its reader stops reading;
 //! - `hold`: holding a reply back on purpose (observe mode's probe), and letting it go.
 
 mod budget;

@@ -13,6 +13,10 @@
 //! - `waits`: whether the client waited for its replies, weighed from the moments they were
 //!   all back.
 //! - `holding`: the probe, replies held back on purpose to see whether the client waits.
+//! - `kernel`: what the kernel counted arriving on the proxy's socket from the client
+//!   (`TCP_INFO`), to tell when the proxy's reads merged the client's sends.
+//! - `phases`: the connection's life as runs of round trips that behaved alike.
+//! - `seen`: the record as the page and the CLI show it, at a moment, from a vantage.
 
 use std::collections::{HashMap, VecDeque};
 use std::time::Instant;

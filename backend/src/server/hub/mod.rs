@@ -5,10 +5,14 @@
 //! spans streamed so far, its latest progress) so a page that connects mid-run catches up.
 //!
 //! This file is the hub's face (subscribe, start, cancel, the one `emit` every event goes
-//! through); `plan` runs a plan's specs and streams them; `state` is what the hub remembers
-//! between events (the rate limit, the latest runs, the snapshot); `observing` is observe mode
-//! (the observing proxy the presenter starts, and its connections for every page);
-//! `stopping` cancels what runs when the server shuts down and waits for its cleanup.
+//! through). Beside it:
+//!
+//! - `plan`: runs a plan's specs and streams them.
+//! - `state`: what the hub remembers between events (the rate limit, the latest runs, the
+//!   snapshot).
+//! - `observing`: observe mode (the observing proxy the presenter starts, and its connections
+//!   for every page).
+//! - `stopping`: cancels what runs when the server shuts down and waits for its cleanup.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

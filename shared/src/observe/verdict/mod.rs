@@ -8,6 +8,10 @@
 //! through checks (`CHECKS`: `marks`, `read_late`) where another read of the same wire would
 //! give another kind. One that speaks makes the verdict undetermined, naming the kinds it
 //! could be and what would decide it, rather than guessing.
+//!
+//! - `decided`: verdicts decided by the client's own syscalls or the probe's held replies.
+//! - `window`: a verdict decided by the client's receive window in a capture.
+//! - `headline`: a verdict's one line, said before the detail.
 
 mod decided;
 mod headline;

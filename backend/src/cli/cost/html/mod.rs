@@ -7,6 +7,9 @@
 //! (`file://`) in headless Chromium, --loads times, each in a fresh profile. Beside it, the
 //! same browser's time to run a blank page's first script: the part of the load that is the
 //! browser's own.
+//!
+//! - `runs`: the runs' file, written by `bench --html` as a child process.
+//! - `load`: a file opened from disk in a fresh headless Chromium, timed.
 
 mod load;
 mod runs;
