@@ -17,8 +17,10 @@
 //! - `wire`: the measured connection's two halves, the tally and the `Job`;
 //! - `encode`: a run's commands, encoded straight into the write buffer;
 //! - `keys`: where a run's keys live and how they are removed;
-//! - `finished`: a run as every caller needs it (`run_and_clean_up`): Redis's own time read
-//!   around it, its keys removed whatever happened;
+//! - `lease`: the mark that a run is live, so that another pipescope on the same Redis
+//!   leaves its keys alone;
+//! - `finished`: a run as every caller needs it (`run_and_clean_up`): its lease held,
+//!   Redis's own time read around it, its keys removed whatever happened and counted;
 //! - `seed`: the keys a GET run reads, written first, untimed;
 //! - `redis_time`: Redis's own time per call and CPU, from `INFO` before and after a run;
 //! - `client_memory`: Redis's memory while a run is in flight, polled from a second connection;
