@@ -8,9 +8,14 @@ is written to the other DELAY_US after it was read, in order, in both directions
 stamps it, a writer sleeps until it is due). With JITTER_US, each chunk is held a further
 0 to JITTER_US (uniform, the same sequence every run), as a real path varies, never before the
 chunk ahead of it. Prints "relaying" once it listens.
+
+With RELAY_LOG set, it appends a line there as each connection ends: the client's port, then
+per direction (client to target, then back) the chunks relayed and the µs they went out past
+their due time in all (a timer woken late on a busy machine holds them longer than dialled).
 """
 
 import ctypes
+import os
 import queue
 import random
 import socket
@@ -30,8 +35,9 @@ except (AttributeError, OSError):
     pass
 
 
-def direction(src, dst, done):
-    """Reads src to its end; dst gets each chunk once due, then the end (a half close)."""
+def direction(src, dst, done, late):
+    """Reads src to its end; dst gets each chunk once due, then the end (a half close).
+    late: [chunks, seconds past due], added to as chunks go."""
     due = queue.Queue()
 
     def writer():
@@ -45,6 +51,8 @@ def direction(src, dst, done):
                     dst.shutdown(socket.SHUT_WR)
                     return
                 dst.sendall(chunk)
+                late[0] += 1
+                late[1] += max(0.0, time.monotonic() - at)
         except OSError:
             pass
         finally:
@@ -63,19 +71,24 @@ def direction(src, dst, done):
         due.put((time.monotonic(), b""))
 
 
-def join(client):
+def join(client, port):
     server = socket.create_connection((target_addr, int(target_port)))
     for s in (client, server):
         # Chunks go on as they come due, not held for earlier ones' ACKs.
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     done = threading.Semaphore(0)
-    for src, dst in ((client, server), (server, client)):
-        threading.Thread(target=direction, args=(src, dst, done), daemon=True).start()
+    late = ([0, 0.0], [0, 0.0])
+    for (src, dst), l in zip(((client, server), (server, client)), late):
+        threading.Thread(target=direction, args=(src, dst, done, l), daemon=True).start()
     # Both directions ended (or failed): the connection is over.
     done.acquire()
     done.acquire()
     client.close()
     server.close()
+    log = os.environ.get("RELAY_LOG")
+    if log:
+        with open(log, "a") as f:
+            f.write(f"{port} {late[0][0]} {late[0][1] * 1e6:.0f} {late[1][0]} {late[1][1] * 1e6:.0f}\n")
 
 
 listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -84,5 +97,5 @@ listener.bind((listen_addr, int(listen_port)))
 listener.listen(128)
 print("relaying", flush=True)
 while True:
-    conn, _ = listener.accept()
-    threading.Thread(target=join, args=(conn,), daemon=True).start()
+    conn, (_, port) = listener.accept()
+    threading.Thread(target=join, args=(conn, port), daemon=True).start()

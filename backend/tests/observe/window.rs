@@ -11,7 +11,7 @@ use std::process::Command;
 
 use shared::observe::ObservedConnection;
 
-use shared::observe::DecidedBy;
+use shared::observe::{DecidedBy, VerdictKind};
 
 use crate::support;
 use crate::support::oracle::{Syscalls, allowed, assert_right_or_undetermined, syscalls};
@@ -113,14 +113,24 @@ fn a_client_that_sends_its_gets_before_reading_any_is_decided_by_its_window() {
         w.commands_sent_with_replies_unread <= N && w.most_unread <= N * reply_bytes(),
         "{w:?}"
     );
-    // It moved under more than a tenth of the commands, and decided.
+    // It moved under more than a tenth of the commands, and decided: unless the wire itself
+    // decided first, which it does when a busy machine (strace, other tests) delays replies
+    // past the client's next GET, so that GETs leave while replies are visibly awaited.
     assert!(w.commands_sent_with_replies_unread * 10 > commands, "{w:?}");
-    assert_eq!(v.decided_by, Some(DecidedBy::Window), "{}", v.text);
-    assert!(
-        v.headline.ends_with(" — from the receive window"),
-        "{}",
-        v.headline
-    );
+    match v.decided_by {
+        Some(DecidedBy::Window) => assert!(
+            v.headline.ends_with(" — from the receive window"),
+            "{}",
+            v.headline
+        ),
+        None => assert!(
+            conn.counts.round_trips < commands && v.kind != VerdictKind::Undetermined,
+            "decided by neither the window nor the wire: {:?} {}",
+            conn.counts,
+            v.text
+        ),
+        other => panic!("decided by {other:?}: {}", v.text),
+    }
     assert_right_or_undetermined("get-all", &conn, allowed(seen, commands));
 }
 

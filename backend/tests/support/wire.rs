@@ -28,7 +28,26 @@ const START: Duration = Duration::from_secs(30);
 pub struct Wire {
     _redis: Running,
     _relays: Vec<Running>,
+    /// Where each relay writes what it held of each connection (`relay.py`'s RELAY_LOG).
+    logs: tempfile::TempDir,
     pub pair: Pair,
+}
+
+/// What a relay says it held of one connection: per direction, the chunks relayed and how
+/// far past their due time they went out in all (µs).
+#[derive(Debug, Clone, Copy)]
+pub struct Held {
+    pub out: (u64, f64),
+    pub back: (u64, f64),
+}
+
+impl Held {
+    /// The mean time a round trip's request and reply were held past the dialled delay, µs:
+    /// each chunk's lateness, averaged per direction.
+    pub fn late_per_trip_us(&self) -> f64 {
+        let mean = |(n, us): (u64, f64)| us / n.max(1) as f64;
+        mean(self.out) + mean(self.back)
+    }
 }
 
 impl Wire {
@@ -64,6 +83,7 @@ impl Wire {
         let mut wire = Wire {
             _redis: redis,
             _relays: Vec::new(),
+            logs: tempfile::tempdir().unwrap(),
             pair,
         };
         let deadline = Instant::now() + START;
@@ -85,6 +105,7 @@ impl Wire {
                 &REDIS_PORT.to_string(),
             ])
             .args([delay_us, jitter_us].map(|us| us.to_string()))
+            .env("RELAY_LOG", wire.log(port))
             .stdout(Stdio::piped());
             let mut child = cmd.spawn().expect("the relay starts");
             let stdout = child.stdout.take().unwrap();
@@ -93,6 +114,35 @@ impl Wire {
             super::stdout_line(stdout, START, &what, |l| (l == "relaying").then_some(()));
         }
         Some(wire)
+    }
+
+    fn log(&self, port: u16) -> std::path::PathBuf {
+        self.logs.path().join(format!("relay-{port}.log"))
+    }
+
+    /// What the relay on `port` held of the connection from the client's port
+    /// `client_port`, once that connection has ended (within 10 s).
+    pub fn held(&self, port: u16, client_port: u16) -> Held {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let log = std::fs::read_to_string(self.log(port)).unwrap_or_default();
+            let line = log.lines().find_map(|l| {
+                let f: Vec<&str> = l.split(' ').collect();
+                (f.len() == 5 && f[0] == client_port.to_string()).then_some(f)
+            });
+            if let Some(f) = line {
+                let n = |i: usize| f[i].parse::<f64>().expect("relay.py writes numbers");
+                return Held {
+                    out: (n(1) as u64, n(2)),
+                    back: (n(3) as u64, n(4)),
+                };
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the relay on {port} said nothing of the connection from port {client_port}: {log:?}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// `redis-cli ARGS` straight to Redis (not through a relay, so never captured).

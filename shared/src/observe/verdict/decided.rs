@@ -109,7 +109,21 @@ pub(super) fn by_probe(
         _ => return None,
     };
     let mut sure = c.clone();
-    if !waits {
+    if waits {
+        // The moments the wire took for the client's own cadence (its timing on one host,
+        // which a busy machine bends) were waits: the probe saw it wait, a cause.
+        sure.round_trips += c.cadence_gaps;
+        sure.cadence_gaps = 0;
+        if c.overlapping_writes == 0 {
+            // No write ever left while replies were awaited: a stretch read as a write per
+            // command was those moments, one command at a time.
+            for phase in &mut sure.phases {
+                if phase.kind == VerdictKind::WritePerCommand {
+                    phase.kind = VerdictKind::OneAtATime;
+                }
+            }
+        }
+    } else {
         sure.round_trips -= c.unconfirmed_trips.min(c.round_trips);
         sure.cadence_gaps += c.unconfirmed_trips;
         // A stretch the wire read as one command at a time (each reply back before the next
@@ -235,6 +249,38 @@ mod tests {
             ..Evidence::wire(&c, &t)
         });
         assert_eq!(v.decided_by, Some(DecidedBy::Syscalls), "{}", v.text);
+    }
+
+    /// patterns.py waits beside two busy processes, through the proxy with --probe: the
+    /// wire took its moments for its own cadence (its gaps did not follow the replies on a
+    /// busy machine), the probe saw it wait for every reply it held.
+    #[test]
+    fn a_probe_that_saw_waits_outweighs_a_cadence_read_from_timing() {
+        let c = ObservedCounts {
+            round_trips: 1,
+            unconfirmed_trips: 0,
+            cadence_gaps: 4_999,
+            ..send_all()
+        };
+        let t = ObservedTimes::default();
+        let waited = ProbeEvidence {
+            held: 8,
+            sent_while_held: 0,
+            waited_for_release: 8,
+            held_us: 140_000.0,
+            late_us: 0.0,
+        };
+        assert_eq!(verdict(&c, &t).kind, VerdictKind::WritePerCommand);
+        let v = judge(&Evidence {
+            probe: Some(&waited),
+            ..Evidence::wire(&c, &t)
+        });
+        assert_eq!(
+            (v.kind, v.decided_by),
+            (VerdictKind::OneAtATime, Some(DecidedBy::Probe)),
+            "{}",
+            v.text
+        );
     }
 
     #[test]
