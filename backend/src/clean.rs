@@ -14,7 +14,7 @@ pub async fn clean(target: &RedisTarget, run: Option<u64>) -> Result<String, Tar
     };
     Ok(format!(
         "removed {} keys {what} from {}",
-        shared::observe::group(removed),
+        shared::digits::group(removed),
         target.shown()
     ))
 }

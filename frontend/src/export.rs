@@ -189,13 +189,13 @@ pub fn markdown(runs: &[RunSummary]) -> String {
     for r in rows(runs) {
         let cells = [
             md_cell(&r.label),
-            format::count(r.done),
+            format::group(r.done),
             md_cell(&r.network),
             format::wall(r.wall_us),
             format::rate(r.ops_per_sec),
             format::latency(r.p50_us),
             format::latency(r.p99_us),
-            format::count(r.round_trips),
+            format::group(r.round_trips),
             format::known_count(r.writes),
             r.speedup.map(format::factor).unwrap_or_else(|| "—".into()),
         ];

@@ -3,11 +3,13 @@
 //! (`keys`), where another client's commands landed among a run's (`interleave`), how its
 //! requests grouped into round trips (`trips`), what observe mode saw of an application's
 //! connections (`observe`, and `observe_report` to export it), the batch sizes a sweep
-//! steps through (`sweep`), and finished runs saved to a file to show later (`recording`).
+//! steps through (`sweep`), finished runs saved to a file to show later (`recording`), and
+//! counts with their digits grouped, as every side writes them for people (`digits`).
 //! `tagged` reads the spec's tagged enums (`Mode`, `Flush`, `Wait`); `objects` decodes the
 //! server's messages with structs read only from JSON objects (the page's WASM is smaller).
 //! Compiles for native and wasm32; no I/O here.
 
+pub mod digits;
 pub mod interleave;
 pub mod keys;
 pub mod objects;

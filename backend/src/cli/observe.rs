@@ -209,7 +209,7 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
     let keys = match key_count(&target).await {
         Some(0) => "empty".to_string(),
         Some(1) => "1 key".to_string(),
-        Some(n) => format!("{} keys", shared::observe::group(n)),
+        Some(n) => format!("{} keys", shared::digits::group(n)),
         None => "keys not counted".to_string(),
     };
     match forward {
@@ -282,7 +282,7 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
                 "observing: {} connections ({} open), {} commands",
                 all.len(),
                 observer.connections().open(),
-                shared::observe::group(commands)
+                shared::digits::group(commands)
             );
         }
     };
@@ -390,7 +390,7 @@ fn say_probed(conns: &[shared::observe::ObservedConnection]) {
     }
     eprintln!(
         "probe: held {} replies for {} in all, {:.2} % of the connections' {} of time",
-        shared::observe::group(held),
+        shared::digits::group(held),
         shared::observe::duration(held_us),
         if wall_us > 0.0 {
             100.0 * held_us / wall_us
@@ -440,9 +440,9 @@ async fn measure_equivalents(
             "measuring the pipelined equivalent of connection {} ({}/{n}): {} {}s in batches of {}",
             c.id,
             k + 1,
-            shared::observe::group(plan.spec.count),
+            shared::digits::group(plan.spec.count),
             plan.spec.command.name(),
-            shared::observe::group(u64::from(equivalent::BATCH))
+            shared::digits::group(u64::from(equivalent::BATCH))
         );
         let run_id = pipescope::engine::keys::first_run_id();
         equivalents.push((

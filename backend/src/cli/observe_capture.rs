@@ -107,8 +107,8 @@ pub(super) async fn observe_live(
             tick.tick().await;
             eprintln!(
                 "capturing: {} packets, {} connections",
-                shared::observe::group(tally.packets.load(Ordering::Relaxed)),
-                shared::observe::group(tally.connections.load(Ordering::Relaxed)),
+                shared::digits::group(tally.packets.load(Ordering::Relaxed)),
+                shared::digits::group(tally.connections.load(Ordering::Relaxed)),
             );
         }
     };

@@ -46,7 +46,7 @@ pub fn finish(tracer: Tracer) -> anyhow::Result<Traced> {
     if traced.lost > 0 {
         eprintln!(
             "syscalls: {} records lost (the ring buffers filled): the counts below are low",
-            shared::observe::group(traced.lost)
+            shared::digits::group(traced.lost)
         );
     }
     if let Some(status) = traced.exit
@@ -133,7 +133,7 @@ pub async fn observe_syscalls(args: &ObserveArgs, ports: &[u16], stop: Stop) -> 
     let n = |count: u64, one: &str, many: &str| {
         format!(
             "{} {}",
-            shared::observe::group(count),
+            shared::digits::group(count),
             if count == 1 { one } else { many }
         )
     };
@@ -145,12 +145,12 @@ pub async fn observe_syscalls(args: &ObserveArgs, ports: &[u16], stop: Stop) -> 
             s.local,
             s.peer,
             n(e.sends, "send", "sends"),
-            shared::observe::group(e.sent_bytes),
+            shared::digits::group(e.sent_bytes),
             n(e.receives, "receive", "receives"),
-            shared::observe::group(e.nonblocking_receives),
-            shared::observe::group(e.empty_receives),
+            shared::digits::group(e.nonblocking_receives),
+            shared::digits::group(e.empty_receives),
             n(e.waits, "wait", "waits"),
-            shared::observe::group(e.woken_waits),
+            shared::digits::group(e.woken_waits),
             n(e.threads, "thread", "threads"),
         ));
     }

@@ -33,15 +33,15 @@ pub fn AtomicityLines(conn: Connection) -> impl IntoView {
             >
                 <strong>{mode.label()}</strong>
                 ": "
-                {i.sentence(batch_word(mode), format::count)}
+                {i.sentence(batch_word(mode), format::group)}
                 ". "
                 <span class="how">"measured: INCR replies give Redis's order"</span>
                 {i.final_value.map(|v| {
                     format!(
                         " (the shared counter ended at {}: the run's {} INCRs plus the other client's {})",
-                        format::count(v),
-                        format::count(s.done),
-                        format::count(i.other_commands),
+                        format::group(v),
+                        format::group(s.done),
+                        format::group(i.other_commands),
                     )
                 })}
             </p>

@@ -23,7 +23,7 @@ pub fn rate(commands: u64, wall_us: u64) -> String {
     if wall_us == 0 {
         return "—".to_string();
     }
-    format::count(commands * 1_000_000 / wall_us)
+    format::group(commands * 1_000_000 / wall_us)
 }
 
 /// One table per finished cluster run of the latest plan (nothing on a single server).
@@ -53,8 +53,8 @@ pub fn ClusterShares(conn: Connection) -> impl IntoView {
                 view! {
                     <tr class="master-row" data-addr=m.addr.clone() data-commands=m.commands.to_string()>
                         <th scope="row">{m.addr.clone()}</th>
-                        <td>{format::count(m.commands)}</td>
-                        <td>{format::count(m.round_trips)}</td>
+                        <td>{format::group(m.commands)}</td>
+                        <td>{format::group(m.round_trips)}</td>
                         <td>{share(m.commands, done)}</td>
                         <td>{rate(m.commands, wall_us)}</td>
                     </tr>
@@ -63,9 +63,9 @@ pub fn ClusterShares(conn: Connection) -> impl IntoView {
             .collect_view();
         let redirects = format!(
             "Redirects: {} MOVED, {} ASK (each sent again where Redis said); slot map read again {} times.",
-            format::count(c.moved),
-            format::count(c.ask),
-            format::count(c.map_refreshes)
+            format::group(c.moved),
+            format::group(c.ask),
+            format::group(c.map_refreshes)
         );
         view! {
             <div class="cluster-run" data-run=key data-done=done.to_string()>

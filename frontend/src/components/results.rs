@@ -22,13 +22,13 @@ fn round_trips_cell(mode: Mode, n: u64) -> impl IntoView {
         }
         Mode::Connections { connections } => format!(
             "waits for replies, one per command, counted by the engine: {connections} connections wait side by side, so about {} one after another",
-            format::count(n.div_ceil(connections.max(1) as u64))
+            format::group(n.div_ceil(connections.max(1) as u64))
         ),
         _ => "waits for replies, one per batch (counted by the engine)".to_string(),
     };
     view! {
         <td class="round-trips" data-head="Round trips" title=title>
-            {format::count(n)}
+            {format::group(n)}
             {reads.then(|| view! { <span class="unit">" reads"</span> })}
         </td>
     }
@@ -47,7 +47,7 @@ fn connections_cell(s: &shared::RunSummary) -> AnyView {
                     "Measured by Redis: connections it accepted during the run (INFO stats total_connections_received, read once the run's set-up was done and after its last reply, less the reading's own). The engine opened {opened}; a GET run's seeding and the other client connect before, so they are not counted; another program's connection meanwhile would be."
                 )
             >
-                {format::count(l.connections_received)}
+                {format::group(l.connections_received)}
             </td>
         }
         .into_any(),
@@ -74,16 +74,16 @@ fn redis_cpu_cell(s: &shared::RunSummary) -> AnyView {
         .map(|i| {
             format!(
                 " The other client's {} INCRs ran in the same window and are in it.",
-                format::count(i.other_commands)
+                format::group(i.other_commands)
             )
         })
         .unwrap_or_default();
     let title = format!(
         "Measured by Redis: its CPU time from the end of the run's set-up (a GET run's seeding is before it) to its last reply (INFO cpu, used_cpu_user + used_cpu_sys: {}) over the {} commands on the wire{}. The whole server's CPU: anything else it did meanwhile counts too.{other}",
         format::latency(l.cpu_us),
-        format::count(s.wire_commands),
+        format::group(s.wire_commands),
         match per_key {
-            Some(_) => format!(", and over the {} keys they carried", format::count(s.done)),
+            Some(_) => format!(", and over the {} keys they carried", format::group(s.done)),
             None => String::new(),
         }
     );
@@ -179,7 +179,7 @@ pub fn Results(conn: Connection) -> impl IntoView {
             s.spec.network.label()
         );
         if let Some(bytes) = s.spec.value_bytes {
-            detail += &format!(" · {} B values", format::count(bytes as u64));
+            detail += &format!(" · {} B values", format::group(bytes as u64));
         }
         if let Some(wait) = s.spec.wait.label() {
             detail += &format!(" · {wait}");
@@ -188,12 +188,12 @@ pub fn Results(conn: Connection) -> impl IntoView {
             detail += " · stopped";
         }
         let count = if s.done == s.spec.count {
-            format::count(s.done)
+            format::group(s.done)
         } else {
             format!(
                 "{} of {}",
-                format::count(s.done),
-                format::count(s.spec.count)
+                format::group(s.done),
+                format::group(s.spec.count)
             )
         };
         view! {

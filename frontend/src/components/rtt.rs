@@ -156,7 +156,7 @@ fn arithmetic(m: RttModel) -> impl IntoView {
                     <th scope="row">
                         "sequential ≈ N × mean RTT"
                         <span class="formula">
-                            {format!("{} × {}", format::count(m.n), duration(m.rtt_us))}
+                            {format!("{} × {}", format::group(m.n), duration(m.rtt_us))}
                         </span>
                         {tail_note(&m)}
                     </th>
@@ -169,9 +169,9 @@ fn arithmetic(m: RttModel) -> impl IntoView {
                         <span class="formula">
                             {format!(
                                 "{} × {} + {} × {}",
-                                format::count(m.pipe_round_trips),
+                                format::group(m.pipe_round_trips),
                                 duration(m.rtt_us),
-                                format::count(m.pipe_n),
+                                format::group(m.pipe_n),
                                 duration(m.fitted_cost_us),
                             )}
                         </span>
@@ -209,7 +209,7 @@ fn fit_note(m: &RttModel) -> impl IntoView + use<> {
     } else {
         format!(
             "Round trips: {} counted by the engine × the sequential mean RTT = {} ({:.0} % of the run). Per-command cost {} fitted, not measured: (wall − round trips × RTT) ÷ N, so the model adds up to the measurement by construction.",
-            format::count(m.pipe_round_trips),
+            format::group(m.pipe_round_trips),
             format::wall(m.pipe_rtt_time_us.round() as u64),
             m.pipe_rtt_share * 100.0,
             duration(m.fitted_cost_us),

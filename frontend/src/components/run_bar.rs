@@ -38,7 +38,7 @@ pub fn RunBar(conn: Connection, run: u64) -> impl IntoView {
         Outcome::Finished(_) => "done".to_string(),
         Outcome::Failed { reason, .. } => format!("stopped: {reason}"),
     });
-    let counts = read(|r| format!("{} / {}", format::count(r.done), format::count(r.total)));
+    let counts = read(|r| format!("{} / {}", format::group(r.done), format::group(r.total)));
     let elapsed = read(|r| format::wall(r.elapsed_us));
     let rate = read(|r| format::rate(r.ops_per_sec));
 

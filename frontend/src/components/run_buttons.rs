@@ -156,6 +156,6 @@ fn pool_title() -> String {
     format!(
         "Compare preset: {} connections, each sending one command at a time (a connection pool), beside one connection pipelined at batch {}; same count, same network",
         POOL_PRESET.0,
-        crate::format::count(POOL_PRESET.1 as u64),
+        crate::format::group(POOL_PRESET.1 as u64),
     )
 }

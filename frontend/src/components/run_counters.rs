@@ -31,8 +31,8 @@ fn row(t: &Trace, trips: Option<&Vec<Trip>>, position_us: f64) -> Row {
         partial: (drawn < t.count).then(|| {
             format!(
                 "counting the first {} of {} requests",
-                format::count(drawn),
-                format::count(t.count)
+                format::group(drawn),
+                format::group(t.count)
             )
         }),
     }
@@ -71,7 +71,7 @@ pub fn RunCounters(playback: Playback) -> impl IntoView {
                             let n = r.counters.round_trips?;
                             Some(view! {
                                 <span class="counter rt">
-                                    <b class="round-trips">{format::count(n as u64)}</b>
+                                    <b class="round-trips">{format::group(n as u64)}</b>
                                     {r.trips_label}
                                 </span>
                             })
@@ -85,11 +85,11 @@ pub fn RunCounters(playback: Playback) -> impl IntoView {
                         <div class="counter-row" data-mode=kind data-run=run.to_string()>
                             <span class="counter-name">{kind}</span>
                             <span class="counter">
-                                <b class="sent">{move || format::count(c().sent as u64)}</b>
+                                <b class="sent">{move || format::group(c().sent as u64)}</b>
                                 " sent"
                             </span>
                             <span class="counter">
-                                <b class="received">{move || format::count(c().received as u64)}</b>
+                                <b class="received">{move || format::group(c().received as u64)}</b>
                                 " replies"
                             </span>
                             {trips}

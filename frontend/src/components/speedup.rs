@@ -32,11 +32,11 @@ pub fn SpeedupHeadline(conn: Connection) -> impl IntoView {
                     <p class="sub">
                         {format!(
                             "{} {}s: {} round trips one at a time, {} in batches of {}.",
-                            format::count(pipe.done),
+                            format::group(pipe.done),
                             pipe.spec.command.name(),
-                            format::count(seq.round_trips),
-                            format::count(pipe.round_trips),
-                            format::count(pipe.spec.mode.batch() as u64),
+                            format::group(seq.round_trips),
+                            format::group(pipe.round_trips),
+                            format::group(pipe.spec.mode.batch() as u64),
                         )}
                     </p>
                     <div class="race">

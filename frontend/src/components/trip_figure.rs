@@ -158,7 +158,7 @@ fn rtt_label(trip: &TripBreakdown) -> String {
     format!(
         "RTT = {} (mean of {} requests, measured by the engine; median {})",
         duration(trip.rtt_us),
-        format::count(trip.n),
+        format::group(trip.n),
         duration(trip.p50_us),
     )
 }

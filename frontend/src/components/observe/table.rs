@@ -1,5 +1,6 @@
 use leptos::prelude::*;
-use shared::observe::{ObservedConnection, group};
+use shared::digits::group;
+use shared::observe::ObservedConnection;
 
 use crate::components::Shown;
 use crate::connection::Connection;

@@ -81,7 +81,7 @@ fn what_runs(tour: Tour, step: &'static Step) -> String {
     let count = if step.adjustable() {
         tour.count_text.get().trim().to_string()
     } else {
-        format::count(step.count(None))
+        format::group(step.count(None))
     };
     let plural = if count == "1" { "" } else { "s" };
     let runs = if runs == 1 {
