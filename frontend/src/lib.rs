@@ -10,7 +10,9 @@
 //! - `app`: the page's root: the connection, the look and the routes (`/`, `/tour`, `/observe`).
 //! - `connection`: the websocket, reconnects, and the signals it feeds (or, in a one-file
 //!   page, the message the file carries, down the same path).
-//! - `state`: runs, progress and results, rebuilt from server messages (pure, host-tested).
+//! - `state`: runs, progress and results, and observe mode (an application's own connections
+//!   through the observing proxy, or a capture's), rebuilt from server messages, and what
+//!   their views derive (pure, host-tested); observe mode's views are in `components::observe`.
 //! - `inputs`, `url_state`, `address_bar`: the controls' form → run specs, the form ↔ the URL
 //!   query, and the browser's address bar kept in step with both.
 //! - `trace`, `playback`, `timeaxis`, `timeline`: a run's spans as round trips and events, the
@@ -19,9 +21,6 @@
 //!   and finished runs as JSON / CSV / Markdown (pure).
 //! - `tour`: the guided tour: its script, routes, templating and handout (pure) and its
 //!   controller (signals); its views are in `components::tour`.
-//! - `observe`: observe mode (an application's own connections through the observing proxy),
-//!   rebuilt from server messages, and what its view derives (pure); its views are in
-//!   `components::observe`.
 //! - `log_scale`: the charts' whole-decade log axes.
 //! - `format`, `look`, `keyboard`: numbers for people, presenter mode and theme, shortcuts.
 //! - `erased`: effects and event handlers over boxed closures, so Leptos's machinery for them
@@ -40,7 +39,6 @@ pub mod inputs;
 pub mod keyboard;
 pub mod log_scale;
 pub mod look;
-pub mod observe;
 pub mod playback;
 pub mod rtt_model;
 pub mod state;

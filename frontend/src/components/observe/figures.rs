@@ -4,8 +4,8 @@ use shared::observe::{Figure, Vantage, Words};
 use super::what_if::what_if_figure;
 use crate::components::trip_figure::{parts_legend, trip_svg};
 use crate::connection::Connection;
-use crate::observe::title;
 use crate::rtt_model::TripBreakdown;
+use crate::state::observe::title;
 
 /// One chosen connection: its verdict, its wall time taken apart (each figure says whether it
 /// was measured, and by what, or derived, and from what), what if it pipelined (drawn, when

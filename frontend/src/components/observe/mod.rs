@@ -1,5 +1,5 @@
 //! The observe view (`/observe`): an application's connections through the observing proxy
-//! (`crate::observe`), one component per file.
+//! (`crate::state::observe`), one component per file.
 
 pub mod capture;
 pub mod connect_box;

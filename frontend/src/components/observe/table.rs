@@ -4,7 +4,7 @@ use shared::observe::ObservedConnection;
 
 use crate::components::Shown;
 use crate::connection::Connection;
-use crate::observe::verdict_word;
+use crate::state::observe::verdict_word;
 
 /// Every connection the proxy followed, live, or a capture's: who it is, what it sent, and the
 /// verdict in words. Choosing a row asks the server for its requests (the timeline below; a

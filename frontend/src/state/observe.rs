@@ -1,8 +1,8 @@
 //! Observe mode as the page knows it, rebuilt from server messages (pure, host-tested): whether
 //! the observing proxy runs and where, the connections it follows, the timelines this page
-//! asked for; or, in their place, a capture file's connections this page opened. Plus what the observe view derives from them: a connection's timeline as a
-//! `Trace` the existing timeline draws. Its time taken apart comes worded by the server
-//! (`shared::observe::Words`).
+//! asked for; or, in their place, a capture file's connections this page opened. Plus what the
+//! observe view derives from them: a connection's timeline as a `Trace` the existing timeline
+//! draws. Its time taken apart comes worded by the server (`shared::observe::Words`).
 
 use std::collections::BTreeMap;
 
