@@ -1,6 +1,9 @@
 use leptos::prelude::*;
 
-use crate::components::{DrawnNote, ObservedFigures, PlaybackControls, Shown, Timeline};
+use super::figures::ObservedFigures;
+use crate::components::shown::Shown;
+use crate::components::timeline::canvas::{DrawnNote, Timeline};
+use crate::components::timeline::playback_controls::PlaybackControls;
 use crate::connection::Connection;
 use crate::look::Look;
 use crate::playback::Playback;

@@ -2,7 +2,7 @@ use leptos::prelude::*;
 use shared::observe::{Figure, Vantage, Words};
 
 use super::what_if::what_if_figure;
-use crate::components::trip_figure::{parts_legend, trip_svg};
+use crate::components::round_trip::trip_figure::{parts_legend, trip_svg};
 use crate::connection::Connection;
 use crate::rtt_model::TripBreakdown;
 use crate::state::observe::title;

@@ -1,9 +1,12 @@
 use leptos::prelude::*;
 
-use crate::components::{
-    ErrorBanner, Header, ObserveCapture, ObserveControls, ObserveExport, ObservedDetail,
-    ObservedTable,
-};
+use super::capture::ObserveCapture;
+use super::controls::ObserveControls;
+use super::detail::ObservedDetail;
+use super::export::ObserveExport;
+use super::table::ObservedTable;
+use crate::components::frame::error_banner::ErrorBanner;
+use crate::components::frame::header::Header;
 use crate::connection::Connection;
 use crate::look::{Look, Theme};
 use crate::url_state::UrlState;

@@ -2,7 +2,7 @@ use leptos::prelude::*;
 use shared::digits::group;
 use shared::observe::ObservedConnection;
 
-use crate::components::Shown;
+use crate::components::shown::Shown;
 use crate::connection::Connection;
 use crate::state::observe::verdict_word;
 

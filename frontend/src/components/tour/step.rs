@@ -6,7 +6,7 @@ use leptos::prelude::*;
 
 use super::prose::{prose, template};
 use super::runs::StepRuns;
-use crate::components::RunProgress;
+use crate::components::runs::progress::RunProgress;
 use crate::connection::Connection;
 use crate::format;
 use crate::tour::{self, RunState, STEPS, Step, Tour};

@@ -3,9 +3,9 @@ use leptos::prelude::*;
 use shared::recording::RECORDING_SUFFIX;
 use web_sys::File;
 
-use crate::components::Shown;
-use crate::components::export_bar::download;
-use crate::components::file_upload;
+use super::export_bar::download;
+use super::upload;
+use crate::components::shown::Shown;
 use crate::connection::Connection;
 use crate::state::Session;
 
@@ -38,13 +38,13 @@ pub fn RecordingBar(conn: Connection) -> impl IntoView {
         let _ = event_target::<web_sys::Element>(&ev).set_attribute("value", &recording);
     };
     let picked = move |ev: ev::Event| {
-        if let Some(file) = file_upload::picked(&ev) {
+        if let Some(file) = upload::picked(&ev) {
             read(file, conn);
         }
     };
     // A file dropped anywhere on the page opens (a one-file page has no server to read it).
     if !conn.file {
-        file_upload::on_drop(Box::new(move |file| read(file, conn)));
+        upload::on_drop(Box::new(move |file| read(file, conn)));
     }
     view! {
         <section class="card recording" aria-label="Recording">
@@ -95,7 +95,7 @@ fn read(file: File, conn: Connection) {
         "/recording?file={}",
         String::from(js_sys::encode_uri_component(&name))
     );
-    file_upload::send(
+    upload::send(
         url,
         file,
         conn,

@@ -1,6 +1,7 @@
 use leptos::prelude::*;
 
-use crate::components::{RunBar, Shown};
+use super::run_bar::RunBar;
+use crate::components::shown::Shown;
 use crate::connection::Connection;
 
 /// One live bar per run of the current plan, plus the runs still queued behind them.

@@ -1,8 +1,8 @@
 use leptos::html::Button;
 use leptos::prelude::*;
 
-use crate::components::NumberField;
-use crate::components::cluster_explainer::is_cluster_target;
+use super::number_field::NumberField;
+use crate::components::runs::cluster_explainer::is_cluster_target;
 use crate::connection::Connection;
 use crate::inputs::{Form, POOL_PRESET, Plan};
 

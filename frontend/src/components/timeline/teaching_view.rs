@@ -1,6 +1,9 @@
 use leptos::prelude::*;
 
-use crate::components::{DrawnNote, PlaybackControls, RunCounters, Shown, Timeline};
+use super::canvas::{DrawnNote, Timeline};
+use super::playback_controls::PlaybackControls;
+use super::run_counters::RunCounters;
+use crate::components::shown::Shown;
 use crate::connection::Connection;
 use crate::look::Look;
 use crate::playback::Playback;

@@ -1,7 +1,8 @@
 use leptos::prelude::*;
 use shared::Network;
 
-use crate::components::{NumberField, Shown};
+use crate::components::form::number_field::NumberField;
+use crate::components::shown::Shown;
 use crate::format;
 use crate::inputs::{Form, SLIDER_MAX, slider_pos, slider_us};
 

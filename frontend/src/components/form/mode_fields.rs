@@ -1,7 +1,8 @@
 use leptos::prelude::*;
 use shared::{Command, Wait};
 
-use crate::components::{NumberField, Shown};
+use super::number_field::NumberField;
+use crate::components::shown::Shown;
 use crate::inputs::{FlushChoice, Form, ModeChoice, Plan};
 
 /// How the commands travel: the mode, its batch (or callers in flight), a pipeline's flush

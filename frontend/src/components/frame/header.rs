@@ -1,6 +1,6 @@
 use leptos::prelude::*;
 
-use crate::components::ViewToggles;
+use super::view_toggles::ViewToggles;
 use crate::connection::{ConnStatus, Connection};
 use crate::look::Look;
 

@@ -1,7 +1,7 @@
 use leptos::prelude::*;
 use shared::{Mode, RunSummary, Wait};
 
-use crate::components::trip_figure::{parts_legend, trip_svg};
+use super::trip_figure::{parts_legend, trip_svg};
 use crate::format;
 use crate::playback::Playback;
 use crate::rtt_model::{RttModel, TripBreakdown, WaitComparison};

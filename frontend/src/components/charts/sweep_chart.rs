@@ -5,7 +5,7 @@ use crate::format;
 use crate::log_scale::Decades;
 use crate::sweep::{self, KNEE_GAIN, Point};
 
-use super::SweepCostChart;
+use super::sweep_cost_chart::SweepCostChart;
 
 const W: f64 = 640.0;
 const H: f64 = 300.0;

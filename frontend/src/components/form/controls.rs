@@ -1,9 +1,12 @@
 use leptos::prelude::*;
 
+use super::controls_bar::ControlsBar;
+use super::mode_fields::ModeFields;
+use super::run_buttons::RunButtons;
+use super::workload_fields::WorkloadFields;
 use crate::address_bar;
-use crate::components::{
-    ControlsBar, ModeFields, NetworkControls, RunButtons, Shown, WorkloadFields,
-};
+use crate::components::network::controls::NetworkControls;
+use crate::components::shown::Shown;
 use crate::connection::Connection;
 use crate::inputs::Form;
 use crate::look::Look;

@@ -1,7 +1,8 @@
 use leptos::prelude::*;
 use shared::Mode;
 
-use crate::components::{AtomicityLines, ClusterShares};
+use super::atomicity::AtomicityLines;
+use super::cluster_shares::ClusterShares;
 use crate::connection::Connection;
 use crate::export;
 use crate::format;

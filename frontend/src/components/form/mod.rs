@@ -1,0 +1,17 @@
+//! The runs' form (`Controls`): what each request is, how the commands travel, and the buttons
+//! that run, compare or sweep them (the network between engine and Redis is `network`'s).
+//! Every field writes into one `inputs::Form`; nothing here is stored twice.
+
+pub mod controls;
+pub mod controls_bar;
+pub mod mode_fields;
+pub mod number_field;
+pub mod run_buttons;
+pub mod workload_fields;
+
+pub use controls::Controls;
+pub use controls_bar::ControlsBar;
+pub use mode_fields::ModeFields;
+pub use number_field::NumberField;
+pub use run_buttons::RunButtons;
+pub use workload_fields::WorkloadFields;
