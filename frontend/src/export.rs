@@ -1,6 +1,6 @@
 //! Finished runs as files to take away: JSON (everything, for tools), CSV (for a spreadsheet)
 //! and a Markdown table (for slides, notes and the guided tour's handout). Pure: summaries in,
-//! text out; the page's download and copy buttons live in `components/export_bar.rs`.
+//! text out; the page's download and copy buttons live in `components/files/`.
 //!
 //! Every format has the same columns, in the same order (`HEADERS`), computed once by `rows`:
 //! mode label, commands done, network, wall time, ops/s, p50, p99, round trips, writes, and

@@ -1,5 +1,6 @@
-//! Human-readable numbers for the page: big counts with separators, durations in the unit
-//! that reads best.
+//! Human-readable numbers for the page: big counts with separators (`shared::digits`, the
+//! grouping every side writes), durations in the unit that reads best, a batch size on a
+//! chart's axis.
 
 /// `1234567` → `"1,234,567"`: the grouping every side writes counts with.
 pub use shared::digits::group;
@@ -83,6 +84,15 @@ pub fn factor(x: f64) -> String {
     }
 }
 
+/// A batch size as a chart's axis says it: `50000` → `"50k"`.
+pub fn batch_label(b: u32) -> String {
+    if b >= 1000 && b.is_multiple_of(1000) {
+        format!("{}k", b / 1000)
+    } else {
+        b.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,6 +125,13 @@ mod tests {
         assert_eq!(latency(1_240.0), "1.24 ms");
         assert_eq!(latency(250_000.0), "250 ms");
         assert_eq!(latency(1_500_000.0), "1.50 s");
+    }
+
+    #[test]
+    fn batch_sizes_in_thousands_are_short() {
+        assert_eq!(batch_label(50_000), "50k");
+        assert_eq!(batch_label(1_500), "1500");
+        assert_eq!(batch_label(20), "20");
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //!
 //! Data flows one way: websocket → `connection` (signals) → `state` (a pure reducer folds each
 //! server message into what the page knows) → `playback` and the pure models → `components/`
-//! (one component per file) → the DOM and the timeline's canvas. The only way back to the
+//! (one component per file, in a folder by what the user sees) → the DOM and the timeline's
+//! canvas. The only way back to the
 //! server is a `ClientMsg` sent by the controls or the tour.
 //!
 //! - `app`: the page's root: the connection, the look and the routes (`/`, `/tour`, `/observe`).
@@ -14,7 +15,8 @@
 //!   through the observing proxy, or a capture's), rebuilt from server messages, and what
 //!   their views derive (pure, host-tested); observe mode's views are in `components::observe`.
 //! - `inputs`, `url_state`, `address_bar`: the controls' form → run specs, the form ↔ the URL
-//!   query, and the browser's address bar kept in step with both.
+//!   query, and the browser's address bar kept in step with both; `form_of_runs`: run specs →
+//!   the form, for a recording's runs.
 //! - `trace`, `playback`, `timeaxis`, `timeline`: a run's spans as round trips and events, the
 //!   playback clock, time ↔ pixels, and drawing the timeline on a canvas.
 //! - `rtt_model`, `sweep`, `export`: the round trip taken apart, the batch sweep and its knee,
@@ -25,7 +27,9 @@
 //! - `format`, `look`, `keyboard`: numbers for people, presenter mode and theme, shortcuts.
 //! - `erased`: effects and event handlers over boxed closures, so Leptos's machinery for them
 //!   is compiled once rather than once per closure.
-//! - `components`: the views, each reading signals and the models above.
+//! - `components`: the views, each reading signals and the models above, in a folder by what
+//!   the user sees (the runs' form, the runs, the timeline, the round trip, the charts, files,
+//!   observe mode, the tour).
 
 pub mod address_bar;
 pub mod app;

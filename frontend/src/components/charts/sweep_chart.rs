@@ -47,15 +47,6 @@ pub fn SweepChart(conn: Connection) -> impl IntoView {
     }
 }
 
-/// `50000` → `"50k"`.
-pub(super) fn batch_label(b: u32) -> String {
-    if b >= 1000 && b.is_multiple_of(1000) {
-        format!("{}k", b / 1000)
-    } else {
-        b.to_string()
-    }
-}
-
 /// A power of ten of ops/s: `"1k"`, `"100k"`, `"1M"`.
 fn ops_label(v: f64) -> String {
     if v >= 1e6 {
@@ -164,7 +155,7 @@ fn axes(points: &[Point], s: Scales) -> impl IntoView + use<> {
             view! {
                 <g class="grid x">
                     <line x1=s.x(p.batch) x2=s.x(p.batch) y1=TOP y2=BOTTOM></line>
-                    <text x=s.x(p.batch) y=BOTTOM + 18.0 text-anchor="middle">{batch_label(p.batch)}</text>
+                    <text x=s.x(p.batch) y=BOTTOM + 18.0 text-anchor="middle">{format::batch_label(p.batch)}</text>
                 </g>
             }
         })
@@ -227,7 +218,7 @@ fn knee_mark(points: &[Point], s: Scales) -> impl IntoView + use<> {
         view! {
             <g class="knee" data-batch=p.batch.to_string()>
                 <line x1=kx x2=kx y1=TOP - 6.0 y2=BOTTOM></line>
-                <text x=tx y=TOP + 8.0 text-anchor=anchor>{format!("knee · batch {}", batch_label(p.batch))}</text>
+                <text x=tx y=TOP + 8.0 text-anchor=anchor>{format!("knee · batch {}", format::batch_label(p.batch))}</text>
             </g>
         }
     })

@@ -4,8 +4,6 @@ use crate::format;
 use crate::log_scale::Decades;
 use crate::sweep::Point;
 
-use super::sweep_chart::batch_label;
-
 const W: f64 = 640.0;
 const H: f64 = 300.0;
 const LEFT: f64 = 78.0;
@@ -146,7 +144,7 @@ fn axes(points: &[Point], s: Scales) -> impl IntoView + use<> {
             view! {
                 <g class="grid x">
                     <line x1=s.x(p.batch) x2=s.x(p.batch) y1=TOP y2=BOTTOM></line>
-                    <text x=s.x(p.batch) y=BOTTOM + 18.0 text-anchor="middle">{batch_label(p.batch)}</text>
+                    <text x=s.x(p.batch) y=BOTTOM + 18.0 text-anchor="middle">{format::batch_label(p.batch)}</text>
                 </g>
             }
         })

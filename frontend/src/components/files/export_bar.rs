@@ -1,34 +1,10 @@
 use leptos::prelude::*;
 use shared::RunSummary;
-use wasm_bindgen::{JsCast, JsValue, closure::Closure};
 
+use super::clipboard::copy_text;
+use super::download::{download, indented};
 use crate::connection::Connection;
 use crate::export;
-
-/// Offers the browser a file to save (a Blob behind a temporary `<a download>`).
-pub fn download(name: &str, mime: &str, text: &str) -> Result<(), JsValue> {
-    let parts = js_sys::Array::of1(&JsValue::from_str(text));
-    let options = web_sys::BlobPropertyBag::new();
-    options.set_type(mime);
-    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options)?;
-    let url = web_sys::Url::create_object_url_with_blob(&blob)?;
-    let a: web_sys::HtmlAnchorElement = document().create_element("a")?.unchecked_into();
-    a.set_href(&url);
-    a.set_download(name);
-    a.click();
-    web_sys::Url::revoke_object_url(&url)
-}
-
-/// Puts `text` on the clipboard; `copied` then says whether the browser allowed it.
-pub fn copy_text(text: &str, copied: RwSignal<Option<bool>>) {
-    let promise = window().navigator().clipboard().write_text(text);
-    let ok = Closure::<dyn FnMut(JsValue)>::new(move |_| copied.set(Some(true)));
-    let err = Closure::<dyn FnMut(JsValue)>::new(move |_| copied.set(Some(false)));
-    let _ = promise.then2(&ok, &err);
-    // One small pair per click, kept until the promise settles (and then some).
-    ok.forget();
-    err.forget();
-}
 
 /// Download the finished runs as JSON or CSV, or copy / download their Markdown table (for a
 /// slide or the handout). The Markdown is also shown, selectable, in case the clipboard is
@@ -113,16 +89,4 @@ pub fn ExportBar(conn: Connection) -> impl IntoView {
             }
         })
     }
-}
-
-/// `json` indented by two spaces, by the browser's `JSON.stringify` (`json` as it is if the
-/// browser will not): the page writes compact JSON only, so it carries one serialiser.
-pub fn indented(json: &str) -> String {
-    js_sys::JSON::parse(json)
-        .and_then(|v| {
-            js_sys::JSON::stringify_with_replacer_and_space(&v, &JsValue::NULL, &JsValue::from(2))
-        })
-        .ok()
-        .and_then(|s| s.as_string())
-        .unwrap_or_else(|| json.to_string())
 }

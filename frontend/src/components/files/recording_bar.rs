@@ -3,7 +3,7 @@ use leptos::prelude::*;
 use shared::recording::RECORDING_SUFFIX;
 use web_sys::File;
 
-use super::export_bar::download;
+use super::download::download;
 use super::upload;
 use crate::components::shown::Shown;
 use crate::connection::Connection;

@@ -1,7 +1,7 @@
-//! What the page's two file openers share (a recording on the main view, `recording_bar`; a
-//! capture on the observe view, `observe::capture`): the file an input or a drop gives, and its
-//! bytes sent to the page's own server, which reads them. One copy of each, not generic, so
-//! the second opener costs the page's WASM little.
+//! What the page's two file openers share (a recording on the main view,
+//! `files::recording_bar`; a capture on the observe view, `observe::capture`): the file an
+//! input or a drop gives, and its bytes sent to the page's own server, which reads them. One
+//! copy of each, not generic, so the second opener costs the page's WASM little.
 
 use js_sys::futures::JsFuture;
 use leptos::ev;

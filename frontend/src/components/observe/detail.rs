@@ -2,7 +2,8 @@ use leptos::prelude::*;
 
 use super::figures::ObservedFigures;
 use crate::components::shown::Shown;
-use crate::components::timeline::canvas::{DrawnNote, Timeline};
+use crate::components::timeline::canvas::Timeline;
+use crate::components::timeline::drawn_note::DrawnNote;
 use crate::components::timeline::playback_controls::PlaybackControls;
 use crate::connection::Connection;
 use crate::look::Look;

@@ -6,8 +6,10 @@ pub mod connect_box;
 pub mod controls;
 pub mod detail;
 pub mod export;
+pub mod figure_rows;
 pub mod figures;
 pub mod page;
+pub mod row;
 pub mod table;
 pub mod what_if;
 

@@ -1,8 +1,8 @@
 //! One round trip drawn: client and Redis lanes, the request and reply arrows, a bar of the
 //! parts in time order (the one bar-segment layout), and the legend naming each part's source.
-//! Used by the RTT diagram (`rtt`), the tour's one-trip figure (`tour::rtt`) and an observed
-//! connection's figures (`observe::figures`), where the near lane is the proxy (or the host a
-//! capture was taken on).
+//! Used by the RTT diagram (`round_trip::diagram`), the tour's one-trip figure (`tour::rtt`)
+//! and an observed connection's figures (`observe::figures`), where the near lane is the proxy
+//! (or the host a capture was taken on).
 
 use leptos::prelude::*;
 

@@ -1,6 +1,7 @@
 use leptos::prelude::*;
 
-use super::canvas::{DrawnNote, Timeline};
+use super::canvas::Timeline;
+use super::drawn_note::DrawnNote;
 use super::playback_controls::PlaybackControls;
 use super::run_counters::RunCounters;
 use crate::components::shown::Shown;

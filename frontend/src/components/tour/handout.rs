@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 
 use super::handout_chart::{W, chart_body, height, to_png};
-use crate::components::files::export_bar::download;
+use crate::components::files::download::download;
 use crate::tour::{self, Tour};
 
 #[component]
