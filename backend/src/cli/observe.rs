@@ -125,6 +125,23 @@ fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
 }
 
 impl ObserveArgs {
+    /// The process (or command) whose syscalls to trace, if the flags name one.
+    pub fn traced(&self) -> Option<pipescope::syscalls::Target> {
+        use pipescope::syscalls::Target;
+        if !self.command.is_empty() {
+            Some(Target::Command(self.command.clone()))
+        } else if !self.pid.is_empty() {
+            Some(Target::Pids(self.pid.clone()))
+        } else {
+            None
+        }
+    }
+
+    /// Whether the report is to be JSON (`--json`, or `--format json`).
+    pub fn wants_json(&self) -> bool {
+        self.json || self.format == ObserveFormat::Json
+    }
+
     /// `pipescope clean` against the Redis the proxy forwards to (its equivalents' keys).
     pub fn clean_command(&self) -> pipescope::clean::Command {
         match (&self.target.redis_url, self.own_redis) {
@@ -264,7 +281,7 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
     // Machine-readable: the address, on a line of its own for scripts and tests. On stderr:
     // stdout holds the report alone (JSON only, with --json).
     eprintln!("listening {}", observer.addr());
-    let tracer = super::observe_syscalls::start(&args)?;
+    let tracer = super::observe_syscalls::start(args.traced())?;
     let deadline = async {
         match args.duration {
             Some(d) => tokio::time::sleep(d).await,
