@@ -16,13 +16,15 @@
 //! - `files`: export, recordings saved and opened (`upload` sends a file to the server).
 //! - `observe`: the observe view (`/observe`), an application's own connections.
 //! - `tour`: the guided tour's page (`prose` and `handout_chart` render for it).
-//! - `shown`: `Shown`, Leptos's `<Show>` over a boxed condition, which every folder uses.
+//! - `shown`, `number_field`: building blocks of the folders' views: `Shown`, Leptos's `<Show>`
+//!   over a boxed condition, and `NumberField`, a labelled field bound to the runs' form.
 
 pub mod charts;
 pub mod files;
 pub mod form;
 pub mod frame;
 pub mod network;
+pub mod number_field;
 pub mod observe;
 pub mod round_trip;
 pub mod runs;
@@ -32,9 +34,10 @@ pub mod tour;
 
 pub use charts::{Charts, SweepChart, SweepCostChart};
 pub use files::{ExportBar, RecordingBar, ReplayBanner};
-pub use form::{Controls, ControlsBar, ModeFields, NumberField, RunButtons, WorkloadFields};
+pub use form::{Controls, ControlsBar, ModeFields, RunButtons, WorkloadFields};
 pub use frame::{ErrorBanner, Header, ViewToggles};
 pub use network::NetworkControls;
+pub use number_field::NumberField;
 pub use observe::{
     ConnectBox, ObserveCapture, ObserveControls, ObserveExport, ObservePage, ObservedDetail,
     ObservedFigures, ObservedTable,

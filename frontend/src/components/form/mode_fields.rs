@@ -2,8 +2,8 @@ use leptos::prelude::*;
 
 use super::busy_poll_box::BusyPollBox;
 use super::flush_field::FlushField;
-use super::number_field::NumberField;
 use super::other_client_box::OtherClientBox;
+use crate::components::number_field::NumberField;
 use crate::components::shown::Shown;
 use crate::inputs::{FlushChoice, Form, ModeChoice, Plan};
 

@@ -1,7 +1,7 @@
 use leptos::html::Button;
 use leptos::prelude::*;
 
-use super::number_field::NumberField;
+use crate::components::number_field::NumberField;
 use crate::components::runs::cluster_explainer::is_cluster_target;
 use crate::connection::Connection;
 use crate::inputs::{Form, POOL_PRESET, Plan};

@@ -1,7 +1,7 @@
 use leptos::prelude::*;
 use shared::{Command, KeyLayout};
 
-use super::number_field::NumberField;
+use crate::components::number_field::NumberField;
 use crate::inputs::Form;
 
 /// What each request is: the command, how many, the value size, and how its keys are named

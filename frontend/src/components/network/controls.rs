@@ -3,7 +3,7 @@ use shared::Network;
 
 use super::delay_fields::DelayFields;
 use super::preset::Preset;
-use crate::components::form::number_field::NumberField;
+use crate::components::number_field::NumberField;
 use crate::format;
 use crate::inputs::Form;
 

@@ -1,6 +1,6 @@
 use leptos::prelude::*;
 
-use crate::components::form::number_field::NumberField;
+use crate::components::number_field::NumberField;
 use crate::components::shown::Shown;
 use crate::format;
 use crate::inputs::{Form, SLIDER_MAX, slider_pos, slider_us};
