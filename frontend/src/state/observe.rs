@@ -27,6 +27,9 @@ pub struct ObserveState {
     /// A capture this page opened (`POST /capture`): `connections` and `timelines` are its,
     /// and the proxy's updates are not shown until observing starts again.
     pub capture: Option<CaptureShown>,
+    /// How many captures this page has read since observing last started (each `CaptureRead`,
+    /// the same file again too): the view opens each on its costliest connection.
+    pub captures_read: u64,
 }
 
 /// What heads a capture's connections: what their figures are, and what befell the capture.
@@ -105,6 +108,7 @@ impl ObserveState {
                         label: label.clone(),
                         notes: notes.clone(),
                     }),
+                    captures_read: self.captures_read + 1,
                     ..Default::default()
                 };
                 for c in connections {
@@ -127,6 +131,25 @@ impl ObserveState {
         self.capture.is_some()
     }
 
+    /// The connection a file or a capture opens on, its costliest: the one whose round trips
+    /// cost the most time that pipelining would win back, what the file is handed over to
+    /// show. That is its what-if's measured waits less its fewest-waits projection (`words`'
+    /// `WhatIf`, the figure the page then draws). A connection with no what-if (it pipelines
+    /// already, or waited too few times to project) ranks after every one with one, by its
+    /// time waiting on replies (`ObservedTimes::waiting_us`): a pipeline's replies are awaited
+    /// while it streams, so that time is not one pipelining would win back. Then the longer
+    /// wall, then the lower id. Not the largest wall alone: a connection open and idle the whole
+    /// capture would win that and show nothing. `None` without connections.
+    pub fn costliest(&self) -> Option<u64> {
+        self.connections
+            .values()
+            .fold(None::<&ObservedConnection>, |best, c| match best {
+                Some(b) if cost(b) >= cost(c) => Some(b),
+                _ => Some(c),
+            })
+            .map(|c| c.id)
+    }
+
     /// The chosen connections that have a timeline, drawn like runs.
     pub fn traces(&self, chosen: &[u64]) -> Vec<Trace> {
         chosen
@@ -134,6 +157,22 @@ impl ObserveState {
             .filter_map(|id| Some(trace(self.connections.get(id)?, self.timelines.get(id)?)))
             .collect()
     }
+}
+
+/// How much `c`'s round trips cost, compared as `ObserveState::costliest` says: whether it has a
+/// what-if, the waits that would win back, its time waiting, its wall.
+fn cost(c: &ObservedConnection) -> (bool, f64, f64, f64) {
+    let win = c
+        .words
+        .as_ref()
+        .and_then(|w| w.what_if.as_ref())
+        .and_then(|w| Some(w.waits_us.first()? - w.waits_us.last()?));
+    (
+        win.is_some(),
+        win.unwrap_or(0.0),
+        c.times.waiting_us,
+        c.times.wall_us,
+    )
 }
 
 /// "#2 · bulk-loader · 127.0.0.1:51234": how the page names a connection.
@@ -274,6 +313,48 @@ mod tests {
     }
 
     #[test]
+    fn the_costliest_connection_waited_longest_on_round_trips() {
+        fn waits(s: &mut ObserveState, id: u64, waiting_us: f64, wall_us: f64) {
+            let mut c = conn(id, 10, 10);
+            c.times.waiting_us = waiting_us;
+            c.times.wall_us = wall_us;
+            s.connections.insert(id, c);
+        }
+        let mut s = ObserveState::default();
+        assert_eq!(s.costliest(), None);
+        // #3 was open longest but waited least; #2 waited most.
+        waits(&mut s, 1, 800.0, 1_000.0);
+        waits(&mut s, 2, 900.0, 1_000.0);
+        waits(&mut s, 3, 100.0, 60_000.0);
+        assert_eq!(s.costliest(), Some(2));
+        // Equal waits: the longer wall; then the lower id.
+        waits(&mut s, 4, 900.0, 2_000.0);
+        assert_eq!(s.costliest(), Some(4));
+        waits(&mut s, 5, 900.0, 2_000.0);
+        assert_eq!(s.costliest(), Some(4));
+        // One with a what-if comes first, however little it waited: its waits would be won
+        // back; the others' are a pipeline's replies awaited while it streams.
+        let mut loop_ = conn(6, 10, 10);
+        loop_.times.waiting_us = 50.0;
+        let lane = |label: &str| shared::observe::Figure {
+            label: label.into(),
+            value: String::new(),
+            how: String::new(),
+        };
+        loop_.words = Some(shared::observe::Words {
+            what_if: Some(shared::observe::WhatIf {
+                lanes: vec![lane("measured"), lane("batches of 10")],
+                waits_us: vec![50.0, 5.0],
+                own_us: 10.0,
+                how: String::new(),
+            }),
+            ..Default::default()
+        });
+        s.connections.insert(6, loop_);
+        assert_eq!(s.costliest(), Some(6));
+    }
+
+    #[test]
     fn a_chosen_connection_with_its_timeline_is_a_trace() {
         let mut s = ObserveState::default();
         s.apply(&ServerMsg::Observed {
@@ -323,6 +404,7 @@ mod tests {
         });
         assert!(s.observing(), "the proxy still runs");
         assert!(s.from_capture());
+        assert_eq!(s.captures_read, 1);
         assert_eq!(s.connections.len(), 1);
         assert_eq!(s.connections[&1].counts.commands, 3);
         let traces = s.traces(&[1]);

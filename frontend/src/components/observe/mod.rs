@@ -1,5 +1,7 @@
 //! The observe view (`/observe`): an application's connections through the observing proxy
-//! (`crate::state::observe`), one component per file.
+//! (`crate::state::observe`), or a capture's, one component per file. `figure_rows` and
+//! `what_if` hold none: figures as a table's rows, and the what-if figure drawn, for
+//! `figures`.
 
 pub mod capture;
 pub mod connect_box;

@@ -14,7 +14,8 @@ use crate::url_state::UrlState;
 /// `/observe`: an application's own connections through the observing proxy. The presenter
 /// starts and stops it; every page sees the table fill live; a chosen connection's requests
 /// are drawn by the same timeline as a run's. Or a capture file this page opened, shown the
-/// same way in the proxy's place.
+/// same way in the proxy's place, and opened on its costliest connection, as a one-file page
+/// of an observation is.
 #[component]
 pub fn ObservePage(conn: Connection, #[prop(optional)] url: UrlState) -> impl IntoView {
     let look = Look::new(
@@ -23,6 +24,17 @@ pub fn ObservePage(conn: Connection, #[prop(optional)] url: UrlState) -> impl In
     );
     // Connection ids whose details and timelines are shown, in the order they were chosen.
     let chosen = RwSignal::new(Vec::<u64>::new());
+    // A file, and each capture this page reads, opens on its point: its costliest connection
+    // (`ObserveState::costliest`) chosen, its timeline, time split and what-if drawn (their
+    // requests came with them), the rest a tick away. A live observation opens on none: its
+    // connections arrive one by one, and the presenter picks.
+    let captures_read = Memo::new(move |_| conn.observe.with(|o| o.captures_read));
+    crate::erased::effect(move || {
+        if captures_read.get() > 0 || conn.file {
+            let opening = conn.observe.with_untracked(|o| o.costliest());
+            chosen.set(opening.into_iter().collect());
+        }
+    });
     view! {
         <Header conn=conn look=look />
         <main class="observe">
