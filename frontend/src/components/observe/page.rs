@@ -28,12 +28,15 @@ pub fn ObservePage(conn: Connection, #[prop(optional)] url: UrlState) -> impl In
     // (`ObserveState::costliest`) chosen, its timeline, time split and what-if drawn (their
     // requests came with them), the rest a tick away. A live observation opens on none: its
     // connections arrive one by one, and the presenter picks.
-    let captures_read = Memo::new(move |_| conn.observe.with(|o| o.captures_read));
+    // (Compared by hand with the count last seen, not through a memo: one closure less for
+    // the page's WASM to carry Leptos's machinery for.)
+    let mut seen = None;
     crate::erased::effect(move || {
-        if captures_read.get() > 0 || conn.file {
-            let opening = conn.observe.with_untracked(|o| o.costliest());
-            chosen.set(opening.into_iter().collect());
+        let (read, opening) = conn.observe.with(|o| (o.captures_read, o.costliest()));
+        if seen != Some(read) && (read > 0 || conn.file) {
+            chosen.set(opening.map(|id| vec![id]).unwrap_or_default());
         }
+        seen = Some(read);
     });
     view! {
         <Header conn=conn look=look />
