@@ -1,10 +1,11 @@
 //! The page's views, in a folder by what the user sees. One component per file, the file named
-//! for it; the few files that hold none are named for what they hold (below). Each takes the
-//! `Connection` (signals + memos), and the teaching view's `Playback` and `Look` or the tour's
-//! `Tour`, as props; the runs' form and the tour's controller are the only ways back to the
-//! server (and the two file openers, `files::recording_bar` and `observe::capture`, which post
-//! a file to it through `files::upload`). A view imports another from the file that defines it;
-//! the re-exports here are for the page's root (`app`) and the component tests.
+//! for it; the few files that hold none are named for what they hold (each folder's doc names
+//! them: a trip drawn, a download, a step's prose…). Each takes the `Connection` (signals +
+//! memos), and the teaching view's `Playback` and `Look` or the tour's `Tour`, as props. The ways back to the server are `Connection`'s methods, called by the runs'
+//! form, the observe view's controls, table and figures, and the tour's controller (and the two
+//! file openers, `files::recording_bar` and `observe::capture`, which post a file to it through
+//! `files::upload`). A view imports another from the file that defines it; the re-exports here
+//! are for the page's root (`app`) and the component tests.
 //!
 //! - `frame`: the header and its toggles, the error banner: what every view is framed by.
 //! - `form`: the runs' form: workload and mode fields, the buttons that run them.
