@@ -14,9 +14,9 @@
 //! - `state`: runs, progress and results, and observe mode (an application's own connections
 //!   through the observing proxy, or a capture's), rebuilt from server messages, and what
 //!   their views derive (pure, host-tested); observe mode's views are in `components::observe`.
-//! - `inputs`, `url_state`, `address_bar`: the controls' form → run specs, the form ↔ the URL
-//!   query, and the browser's address bar kept in step with both; `form_of_runs`: run specs →
-//!   the form, for a recording's runs.
+//! - `inputs`, `url_state`, `address_bar`, `form_of_runs`: the controls' form → run specs, the
+//!   form ↔ the URL query, the browser's address bar kept in step with both, and run specs →
+//!   the form (a recording's runs).
 //! - `trace`, `playback`, `timeaxis`, `timeline`: a run's spans as round trips and events, the
 //!   playback clock, time ↔ pixels, and drawing the timeline on a canvas.
 //! - `rtt_model`, `sweep`, `export`: the round trip taken apart, the batch sweep and its knee,
