@@ -276,7 +276,7 @@ pub fn interrupted(removed: Vec<Removed>) -> anyhow::Result<()> {
 /// The job's last word after `signal` stopped it: what each cancelled run's cleanup removed,
 /// or the command that removes what it could not.
 pub fn report(signal: Signal, removed: &[Removed], stop: &Stop) -> String {
-    let group = shared::observe::group;
+    let group = shared::digits::group;
     let parts: Vec<String> = removed
         .iter()
         .map(|r| {

@@ -45,7 +45,7 @@ pub async fn clean(target: &RedisTarget, run: Option<u64>) -> Result<String, Cle
     };
     Ok(format!(
         "removed {} keys {what} from {}",
-        shared::observe::group(removed),
+        shared::digits::group(removed),
         target.shown()
     ))
 }

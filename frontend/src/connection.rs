@@ -16,8 +16,7 @@ use shared::{
 use wasm_bindgen::{JsCast, closure::Closure};
 use web_sys::{CloseEvent, Event, MessageEvent, WebSocket};
 
-use crate::observe::ObserveState;
-use crate::state::{ResultRow, Session, Speedup};
+use crate::state::{ObserveState, ResultRow, Session, Speedup};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConnStatus {

@@ -1,6 +1,6 @@
 //! Finished runs as files to take away: JSON (everything, for tools), CSV (for a spreadsheet)
 //! and a Markdown table (for slides, notes and the guided tour's handout). Pure: summaries in,
-//! text out; the page's download and copy buttons live in `components/export_bar.rs`.
+//! text out; the page's download and copy buttons live in `components/files/`.
 //!
 //! Every format has the same columns, in the same order (`HEADERS`), computed once by `rows`:
 //! mode label, commands done, network, wall time, ops/s, p50, p99, round trips, writes, and
@@ -189,13 +189,13 @@ pub fn markdown(runs: &[RunSummary]) -> String {
     for r in rows(runs) {
         let cells = [
             md_cell(&r.label),
-            format::count(r.done),
+            format::group(r.done),
             md_cell(&r.network),
             format::wall(r.wall_us),
             format::rate(r.ops_per_sec),
             format::latency(r.p50_us),
             format::latency(r.p99_us),
-            format::count(r.round_trips),
+            format::group(r.round_trips),
             format::known_count(r.writes),
             r.speedup.map(format::factor).unwrap_or_else(|| "—".into()),
         ];

@@ -1,23 +1,14 @@
-//! Human-readable numbers for the page: big counts with separators, durations in the unit
-//! that reads best.
+//! Human-readable numbers for the page: big counts with separators (`shared::digits`, the
+//! grouping every side writes), durations in the unit that reads best, a batch size on a
+//! chart's axis.
 
-/// `1234567` → `"1,234,567"`.
-pub fn count(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+/// `1234567` → `"1,234,567"`: the grouping every side writes counts with.
+pub use shared::digits::group;
 
 /// A count a summary may not carry (a server that does not report it sends 0, and a run that
 /// did anything made at least one write): `"—"` for 0.
 pub fn known_count(n: u64) -> String {
-    if n == 0 { "—".to_string() } else { count(n) }
+    if n == 0 { "—".to_string() } else { group(n) }
 }
 
 /// Operations per second, rounded to a whole number: `"523,400"`.
@@ -25,7 +16,7 @@ pub fn rate(ops_per_sec: f64) -> String {
     if !ops_per_sec.is_finite() || ops_per_sec < 0.0 {
         return "—".to_string();
     }
-    count(ops_per_sec.round() as u64)
+    group(ops_per_sec.round() as u64)
 }
 
 /// A wall or elapsed time: `"850 ms"`, `"12.4 ms"`, `"2.35 s"`, `"1 min 05 s"`.
@@ -93,6 +84,15 @@ pub fn factor(x: f64) -> String {
     }
 }
 
+/// A batch size as a chart's axis says it: `50000` → `"50k"`.
+pub fn batch_label(b: u32) -> String {
+    if b >= 1000 && b.is_multiple_of(1000) {
+        format!("{}k", b / 1000)
+    } else {
+        b.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,12 +107,7 @@ mod tests {
     }
 
     #[test]
-    fn counts_are_grouped() {
-        assert_eq!(count(0), "0");
-        assert_eq!(count(999), "999");
-        assert_eq!(count(1000), "1,000");
-        assert_eq!(count(100_000), "100,000");
-        assert_eq!(count(1_234_567), "1,234,567");
+    fn rates_and_counts_a_summary_may_lack_are_grouped() {
         assert_eq!(rate(523_399.6), "523,400");
         assert_eq!(rate(f64::NAN), "—");
         assert_eq!(known_count(0), "—");
@@ -130,6 +125,13 @@ mod tests {
         assert_eq!(latency(1_240.0), "1.24 ms");
         assert_eq!(latency(250_000.0), "250 ms");
         assert_eq!(latency(1_500_000.0), "1.50 s");
+    }
+
+    #[test]
+    fn batch_sizes_in_thousands_are_short() {
+        assert_eq!(batch_label(50_000), "50k");
+        assert_eq!(batch_label(1_500), "1500");
+        assert_eq!(batch_label(20), "20");
     }
 
     #[test]

@@ -14,9 +14,12 @@
 //! - `sweep`: the batch sizes a sweep steps through.
 //! - `recording`: finished runs saved to a file to show later.
 //! - `tagged`: the spec's tagged enums (`Mode`, `Flush`, `Wait`) read through one flat struct.
+//! - `digits`: counts with their digits grouped by thousands, as every side writes them for
+//!   people.
 //! - `objects`: the server's messages decoded with structs read only from JSON objects (the
 //!   page's WASM is smaller).
 
+pub mod digits;
 pub mod interleave;
 pub mod keys;
 pub mod objects;

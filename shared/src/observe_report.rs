@@ -1,7 +1,8 @@
 //! Observed connections as Markdown and JSON, and the pipelined-equivalent sentence: here, not
 //! in the backend, so `pipescope observe` and the page's export say the same thing.
 
-use crate::observe::{ObservedConnection, PipelinedEquivalent, duration, group};
+use crate::digits::group;
+use crate::observe::{ObservedConnection, PipelinedEquivalent, duration};
 
 /// "pipescope's engine, 100,000 SETs of 64 B pipelined in batches of 1,000 through a relay like
 /// the observer's: 112.9 ms (measured), 312.4× less than this connection's 35.25 s on round

@@ -136,7 +136,9 @@ pub async fn run(cli: Cli, stop: Option<Stop>) -> anyhow::Result<()> {
             }
             (None, None) if args.no_proxy => {
                 observe_syscalls::observe_syscalls(
-                    &args,
+                    args.traced(),
+                    args.duration,
+                    args.wants_json(),
                     &observe_capture::redis_ports(&args),
                     handlers(),
                 )

@@ -125,6 +125,23 @@ fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
 }
 
 impl ObserveArgs {
+    /// The process (or command) whose syscalls to trace, if the flags name one.
+    pub fn traced(&self) -> Option<pipescope::syscalls::Target> {
+        use pipescope::syscalls::Target;
+        if !self.command.is_empty() {
+            Some(Target::Command(self.command.clone()))
+        } else if !self.pid.is_empty() {
+            Some(Target::Pids(self.pid.clone()))
+        } else {
+            None
+        }
+    }
+
+    /// Whether the report is to be JSON (`--json`, or `--format json`).
+    pub fn wants_json(&self) -> bool {
+        self.json || self.format == ObserveFormat::Json
+    }
+
     /// `pipescope clean` against the Redis the proxy forwards to (its equivalents' keys).
     pub fn clean_command(&self) -> pipescope::clean::Command {
         match (&self.target.redis_url, self.own_redis) {
@@ -209,7 +226,7 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
     let keys = match key_count(&target).await {
         Some(0) => "empty".to_string(),
         Some(1) => "1 key".to_string(),
-        Some(n) => format!("{} keys", shared::observe::group(n)),
+        Some(n) => format!("{} keys", shared::digits::group(n)),
         None => "keys not counted".to_string(),
     };
     match forward {
@@ -264,7 +281,7 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
     // Machine-readable: the address, on a line of its own for scripts and tests. On stderr:
     // stdout holds the report alone (JSON only, with --json).
     eprintln!("listening {}", observer.addr());
-    let tracer = super::observe_syscalls::start(&args)?;
+    let tracer = super::observe_syscalls::start(args.traced())?;
     let deadline = async {
         match args.duration {
             Some(d) => tokio::time::sleep(d).await,
@@ -282,7 +299,7 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
                 "observing: {} connections ({} open), {} commands",
                 all.len(),
                 observer.connections().open(),
-                shared::observe::group(commands)
+                shared::digits::group(commands)
             );
         }
     };
@@ -390,7 +407,7 @@ fn say_probed(conns: &[shared::observe::ObservedConnection]) {
     }
     eprintln!(
         "probe: held {} replies for {} in all, {:.2} % of the connections' {} of time",
-        shared::observe::group(held),
+        shared::digits::group(held),
         shared::observe::duration(held_us),
         if wall_us > 0.0 {
             100.0 * held_us / wall_us
@@ -440,9 +457,9 @@ async fn measure_equivalents(
             "measuring the pipelined equivalent of connection {} ({}/{n}): {} {}s in batches of {}",
             c.id,
             k + 1,
-            shared::observe::group(plan.spec.count),
+            shared::digits::group(plan.spec.count),
             plan.spec.command.name(),
-            shared::observe::group(u64::from(equivalent::BATCH))
+            shared::digits::group(u64::from(equivalent::BATCH))
         );
         let run_id = pipescope::engine::keys::first_run_id();
         equivalents.push((

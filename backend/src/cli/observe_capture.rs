@@ -90,7 +90,7 @@ pub(super) async fn observe_live(
             None => "until Ctrl-C".into(),
         }
     );
-    let tracer = super::observe_syscalls::start(args)?;
+    let tracer = super::observe_syscalls::start(args.traced())?;
     let mut capture = tokio::task::spawn_blocking(move || {
         pipescope::observe::captured::observe(Source::Live(&mut live), &ports)
     });
@@ -107,8 +107,8 @@ pub(super) async fn observe_live(
             tick.tick().await;
             eprintln!(
                 "capturing: {} packets, {} connections",
-                shared::observe::group(tally.packets.load(Ordering::Relaxed)),
-                shared::observe::group(tally.connections.load(Ordering::Relaxed)),
+                shared::digits::group(tally.packets.load(Ordering::Relaxed)),
+                shared::digits::group(tally.connections.load(Ordering::Relaxed)),
             );
         }
     };

@@ -1,28 +1,21 @@
 //! `observe --pid PID` and `observe -- COMMAND…`: a client process's own syscalls, beside the
 //! proxy or a live capture (each connection given its socket's evidence, matched by the
 //! client's address), or alone with `--no-proxy` (a report per socket to Redis).
+//!
+//! Takes what it needs of observe's flags as values (`ObserveArgs::traced`, say), so it imports
+//! nothing from `observe`, which calls it.
+
+use std::time::Duration;
 
 use pipescope::cancel::Stop;
 use pipescope::syscalls::{Target, Traced, TracedSocket, Tracer};
 use shared::observe::ObservedConnection;
 
-use super::observe::{ObserveArgs, ObserveFormat};
 use super::output::say;
 
-/// The process (or command) to trace, if the flags name one.
-pub fn target(args: &ObserveArgs) -> Option<Target> {
-    if !args.command.is_empty() {
-        Some(Target::Command(args.command.clone()))
-    } else if !args.pid.is_empty() {
-        Some(Target::Pids(args.pid.clone()))
-    } else {
-        None
-    }
-}
-
-/// Starts tracing when the flags ask for it, saying what is traced.
-pub fn start(args: &ObserveArgs) -> anyhow::Result<Option<Tracer>> {
-    let Some(target) = target(args) else {
+/// Starts tracing `target` when the flags name one, saying what is traced.
+pub fn start(target: Option<Target>) -> anyhow::Result<Option<Tracer>> {
+    let Some(target) = target else {
         return Ok(None);
     };
     let what = match &target {
@@ -46,7 +39,7 @@ pub fn finish(tracer: Tracer) -> anyhow::Result<Traced> {
     if traced.lost > 0 {
         eprintln!(
             "syscalls: {} records lost (the ring buffers filled): the counts below are low",
-            shared::observe::group(traced.lost)
+            shared::digits::group(traced.lost)
         );
     }
     if let Some(status) = traced.exit
@@ -81,13 +74,20 @@ pub fn attach(conns: &mut [ObservedConnection], traced: &Traced, redis_ports: &[
     }
 }
 
-/// `observe --pid … --no-proxy` (or `-- COMMAND`): its syscalls alone, until --duration,
-/// Ctrl-C or the command's exit; a report per TCP socket to Redis's port.
-pub async fn observe_syscalls(args: &ObserveArgs, ports: &[u16], stop: Stop) -> anyhow::Result<()> {
+/// `observe --pid … --no-proxy` (or `-- COMMAND`): `target`'s syscalls alone, until
+/// `duration` (--duration), Ctrl-C or the command's exit; a report per TCP socket to Redis's
+/// port, as JSON when `json`.
+pub async fn observe_syscalls(
+    target: Option<Target>,
+    duration: Option<Duration>,
+    json: bool,
+    ports: &[u16],
+    stop: Stop,
+) -> anyhow::Result<()> {
     let tracer =
-        start(args)?.ok_or_else(|| anyhow::anyhow!("--no-proxy needs --pid or a command"))?;
+        start(target)?.ok_or_else(|| anyhow::anyhow!("--no-proxy needs --pid or a command"))?;
     let deadline = async {
-        match args.duration {
+        match duration {
             Some(d) => tokio::time::sleep(d).await,
             None => std::future::pending().await,
         }
@@ -104,7 +104,6 @@ pub async fn observe_syscalls(args: &ObserveArgs, ports: &[u16], stop: Stop) -> 
         .iter()
         .filter(|s| ports.contains(&s.peer.port()))
         .collect();
-    let json = args.json || args.format == ObserveFormat::Json;
     if json {
         let rows: Vec<serde_json::Value> = sockets
             .iter()
@@ -133,7 +132,7 @@ pub async fn observe_syscalls(args: &ObserveArgs, ports: &[u16], stop: Stop) -> 
     let n = |count: u64, one: &str, many: &str| {
         format!(
             "{} {}",
-            shared::observe::group(count),
+            shared::digits::group(count),
             if count == 1 { one } else { many }
         )
     };
@@ -145,12 +144,12 @@ pub async fn observe_syscalls(args: &ObserveArgs, ports: &[u16], stop: Stop) -> 
             s.local,
             s.peer,
             n(e.sends, "send", "sends"),
-            shared::observe::group(e.sent_bytes),
+            shared::digits::group(e.sent_bytes),
             n(e.receives, "receive", "receives"),
-            shared::observe::group(e.nonblocking_receives),
-            shared::observe::group(e.empty_receives),
+            shared::digits::group(e.nonblocking_receives),
+            shared::digits::group(e.empty_receives),
             n(e.waits, "wait", "waits"),
-            shared::observe::group(e.woken_waits),
+            shared::digits::group(e.woken_waits),
             n(e.threads, "thread", "threads"),
         ));
     }

@@ -38,8 +38,8 @@ pub enum RunError {
     /// while it ran (or Redis evicted them), so what it measured is not what it seems.
     #[error(
         "{} of the run's {} keys were gone when it ended: something else removed them while it ran (FLUSHDB, a clean, another tool) or Redis evicted them (maxmemory); its figures are not those of the workload asked for",
-        shared::observe::group(written - found),
-        shared::observe::group(*written)
+        shared::digits::group(written - found),
+        shared::digits::group(*written)
     )]
     KeysVanished {
         summary: Box<RunSummary>,

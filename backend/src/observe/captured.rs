@@ -55,15 +55,15 @@ pub fn label(facts: &Facts) -> String {
     let partial = match facts.stopped {
         true => format!(
             "PARTIAL: reading was stopped (Ctrl-C) after {} packets; the rest of the file is not in this report. ",
-            shared::observe::group(facts.packets)
+            shared::digits::group(facts.packets)
         ),
         false => String::new(),
     };
     format!(
         "{partial}from {from} ({}; {} packets, {} connections): times are the capture host's clock; \"at Redis\" is each wait as that host saw it (the network included, unless captured on Redis's host); a \"write\" is a TCP segment as captured (the kernel may merge or split the client's writes)",
         kind.join(", "),
-        shared::observe::group(facts.packets),
-        shared::observe::group(facts.connections),
+        shared::digits::group(facts.packets),
+        shared::digits::group(facts.connections),
     )
 }
 
@@ -119,8 +119,8 @@ pub fn observe(source: Source, redis_ports: &[u16]) -> Result<FromCapture, Captu
     if fed.left_out.0 > 0 {
         notes.push(format!(
             "{} earlier connections ({} commands) are not listed: the report keeps the latest {KEPT}",
-            shared::observe::group(fed.left_out.0),
-            shared::observe::group(fed.left_out.1),
+            shared::digits::group(fed.left_out.0),
+            shared::digits::group(fed.left_out.1),
         ));
     }
     let ports = |ports: &[u16]| {
@@ -130,7 +130,7 @@ pub fn observe(source: Source, redis_ports: &[u16]) -> Result<FromCapture, Captu
     match (redis_ports, facts.connections) {
         ([], 0) => notes.push(format!(
             "no Redis connection found in {} packets: none of its TCP connections carried RESP commands answered by RESP replies (if Redis is there, name its port with --redis-port)",
-            shared::observe::group(facts.packets),
+            shared::digits::group(facts.packets),
         )),
         ([], _) => notes.push(format!(
             "Redis found on port {}: the side answering RESP replies to RESP commands (name the ports with --redis-port to follow only those)",
@@ -139,7 +139,7 @@ pub fn observe(source: Source, redis_ports: &[u16]) -> Result<FromCapture, Captu
         (named, 0) => notes.push(format!(
             "no TCP connection to port {} in {} packets: if Redis listened on another port, say which with --redis-port, or leave it out to find Redis in the capture",
             ports(named).replace(" and ", " or "),
-            shared::observe::group(facts.packets),
+            shared::digits::group(facts.packets),
         )),
         _ => {}
     }
@@ -148,9 +148,9 @@ pub fn observe(source: Source, redis_ports: &[u16]) -> Result<FromCapture, Captu
             "the capture's clock goes back {} (first at packet {}): it looks like captures joined end to end (mergecap -a, or cat); each part's times are moved on to follow the part before, so times within a part are right but the gaps between parts are not. To merge captures taken at the same time, merge them by time instead: mergecap -w merged.pcap a.pcap b.pcap",
             match facts.joins {
                 1 => "once".to_string(),
-                n => format!("{} times", shared::observe::group(n)),
+                n => format!("{} times", shared::digits::group(n)),
             },
-            shared::observe::group(facts.first_join.unwrap_or(0)),
+            shared::digits::group(facts.first_join.unwrap_or(0)),
         ));
     }
     if facts.cut_short {
@@ -159,8 +159,8 @@ pub fn observe(source: Source, redis_ports: &[u16]) -> Result<FromCapture, Captu
     if facts.dropped + facts.if_dropped > 0 {
         notes.push(format!(
             "libpcap dropped {} packets (its buffer was full) and the interface {} more: each connection they belonged to says which of its bytes are not in the capture",
-            shared::observe::group(facts.dropped),
-            shared::observe::group(facts.if_dropped),
+            shared::digits::group(facts.dropped),
+            shared::digits::group(facts.if_dropped),
         ));
     }
     if facts.fragments > 0 {
@@ -316,7 +316,7 @@ impl Fed {
             None => "the capture began mid-connection".into(),
             Some(n) => format!(
                 "{} bytes {from} are not in the capture",
-                shared::observe::group(n)
+                shared::digits::group(n)
             ),
         });
     }

@@ -395,7 +395,7 @@ fn a_second_ctrl_c_exits_at_once_and_prints_the_command_that_removes_what_is_lef
 
 /// `n` with thousands separated by commas, as pipescope prints counts.
 fn group(n: u64) -> String {
-    shared::observe::group(n)
+    shared::digits::group(n)
 }
 
 #[test]

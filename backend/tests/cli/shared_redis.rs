@@ -222,8 +222,8 @@ async fn a_run_whose_keys_are_removed_under_it_says_so() {
     assert!(
         stderr.contains(&format!(
             "{} of the run's {} keys were gone when it ended",
-            shared::observe::group(GETS),
-            shared::observe::group(GETS)
+            shared::digits::group(GETS),
+            shared::digits::group(GETS)
         )),
         "it says its keys vanished: {stderr}"
     );

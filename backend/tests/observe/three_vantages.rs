@@ -23,7 +23,8 @@ use crate::support;
 use std::process::Command;
 use std::time::Duration;
 
-use shared::observe::{ObservedConnection, VerdictKind, count, duration, group, parts};
+use shared::digits::group;
+use shared::observe::{ObservedConnection, VerdictKind, count, duration, parts};
 use support::clients::{node, raw_writer, redis_py};
 use support::observe::calls;
 use support::oracle::{Syscalls, assert_right_or_undetermined, assert_waits_within, syscalls};

@@ -10,15 +10,7 @@ use support::browser::{Browser, click, css};
 
 /// `523399.6` → `"523,400"`: how the page (and its Markdown export) writes ops/s.
 fn rate(ops: f64) -> String {
-    let digits = (ops.round() as u64).to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    shared::digits::group(ops.round() as u64)
 }
 
 async fn set_field(c: &Client, selector: &str, text: &str) {

@@ -1,17 +1,104 @@
 //! An observation as one HTML file: `observe --pcap --html` of a real capture (tcpdump on
 //! loopback while redis-cli sends INCRs one at a time and SETs by `--pipe`) opens from disk on
 //! the observe view, in Chromium with every request blocked: the CLI's connections, verdicts and
-//! commands, each drawn when chosen, nothing requested or thrown. With `--redact`, no client
-//! address is left in the report, the file or the data inside it. The same through the proxy
+//! commands, nothing requested or thrown. It opens on its point: the costliest connection (the
+//! one whose round trips pipelining would win back the most time of: the INCRs) alone ticked,
+//! its timeline, time split and what-if drawn; the others drawn once ticked. With `--redact`, no client address is left
+//! in the report, the file or the data inside it. The same through the proxy
 //! (`observe --redact --html`), from two connections of our own.
-//! Screenshots: target/screenshots/html-file-observed.png, html-file-proxy.png.
+//! Screenshots: target/screenshots/html-file-opens.png (as the capture's file opens),
+//! html-file-observed.png, html-file-proxy.png.
 
 use crate::support;
 
 use std::time::Duration;
 
+use fantoccini::Client;
+use shared::observe::ObservedConnection;
+
 use super::html_file::{nothing_requested_or_thrown, open_blocked, unpacked};
-use support::browser::{click, shown, text_of, until_js, until_state};
+use support::browser::{shown, text_of, tick, until_js, until_state};
+
+/// The connection an observation's file (and a capture the page reads) opens on, by the page's
+/// definition (`ObserveState::costliest`): the most waiting its what-if would win back (measured
+/// waits less the fewest-waits projection), those with none after, by their time waiting on
+/// replies; then the longer wall, then the lower id.
+pub(crate) fn costliest(conns: &[ObservedConnection]) -> &ObservedConnection {
+    let cost = |c: &ObservedConnection| {
+        let win = shared::observe::what_if(c)
+            .map(|w| w.waits_us.first().unwrap() - w.waits_us.last().unwrap());
+        (
+            win.is_some(),
+            win.unwrap_or(0.0),
+            c.times.waiting_us,
+            c.times.wall_us,
+        )
+    };
+    conns
+        .iter()
+        .fold(None::<&ObservedConnection>, |best, c| match best {
+            Some(b) if cost(b) >= cost(c) => Some(b),
+            _ => Some(c),
+        })
+        .expect("connections")
+}
+
+/// Waits until the page shows what it opens on, untouched: `conns`' costliest connection alone
+/// ticked and drawn on the timeline, its time split, and its what-if drawn when it has one
+/// (it waits on round trips); returns its id.
+pub(crate) async fn opens_on_the_costliest(c: &Client, conns: &[ObservedConnection]) -> u64 {
+    let costliest = costliest(conns);
+    let id = costliest.id;
+    let ticked: Vec<u64> = until_js(
+        c,
+        "return [...document.querySelectorAll('#observed-table input[type=checkbox]')]
+           .filter(b => b.checked).map(b => Number(b.id.replace('choose-', '')))",
+        Duration::from_secs(30),
+        "a connection ticked as the page opens",
+        |t: &Vec<u64>| !t.is_empty(),
+    )
+    .await;
+    assert_eq!(ticked, [id], "opens on the costliest: {costliest:?}");
+    until_state(
+        c,
+        "the costliest connection drawn",
+        Duration::from_secs(30),
+        |s| {
+            s["runs"].as_array().is_some_and(|runs| {
+                runs.len() == 1
+                    && runs[0]["run"].as_u64() == Some(id)
+                    && runs[0]["arrows_drawn"].as_f64() > Some(0.0)
+            })
+        },
+    )
+    .await;
+    let split: u64 = until_js(
+        c,
+        &format!(
+            "return document.querySelectorAll('#figures-{id} table.time-split:not(.what-if-lanes) tr').length"
+        ),
+        Duration::from_secs(30),
+        "its time split",
+        |rows: &u64| *rows > 0,
+    )
+    .await;
+    assert!(split >= 2, "its time split: {split} rows");
+    let what_if = shared::observe::what_if(costliest);
+    assert!(
+        what_if.is_some(),
+        "the costliest waits on round trips: {costliest:?}"
+    );
+    let lanes: u64 = until_js(
+        c,
+        &format!("return document.querySelectorAll('#what-if-{id} svg.what-if-svg g.lane').length"),
+        Duration::from_secs(30),
+        "its what-if drawn",
+        |lanes: &u64| *lanes > 0,
+    )
+    .await;
+    assert_eq!(lanes as usize, what_if.unwrap().lanes.len());
+    id
+}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_capture_observed_as_one_file_opens_on_its_verdicts_from_disk() {
@@ -35,8 +122,8 @@ async fn a_capture_observed_as_one_file_opens_on_its_verdicts_from_disk() {
         "{stderr}"
     );
 
-    // The file opens on the observe view: the CLI's connections, each with its verdict, and
-    // chosen, each drawn from the requests inside the file.
+    // The file opens on the observe view: the CLI's connections, each with its verdict, the
+    // costliest shown; each other ticked is drawn from the requests inside the file too.
     let browser = open_blocked(&format!("file://{}", file.display())).await;
     let c = &browser.client;
     #[derive(Debug, serde::Deserialize)]
@@ -63,8 +150,24 @@ async fn a_capture_observed_as_one_file_opens_on_its_verdicts_from_disk() {
         assert_eq!(row.verdict, format!("{:?}", cli.verdict.kind), "{row:?}");
         assert_eq!(row.headline, cli.verdict.kind.words(), "{row:?}");
     }
+    let opened = opens_on_the_costliest(c, &demo.cli).await;
+    assert_eq!(
+        demo.cli
+            .iter()
+            .find(|k| k.id == opened)
+            .unwrap()
+            .top_commands[0]
+            .0,
+        "INCR",
+        "the INCRs, one at a time, waited longest"
+    );
+    c.set_window_size(1400, 2400).await.unwrap();
+    c.execute("window.scrollTo(0, 0)", vec![]).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let shot = browser.screenshot("html-file-opens").await;
+    println!("screenshot {}", shot.display());
     for row in &rows {
-        click(c, &format!("#choose-{}", row.id)).await;
+        tick(c, &format!("#choose-{}", row.id)).await;
     }
     until_state(c, "the connections drawn", Duration::from_secs(30), |s| {
         s["runs"].as_array().is_some_and(|runs| {
@@ -217,8 +320,19 @@ async fn an_observation_through_the_proxy_as_one_redacted_file_opens_from_disk()
         assert_eq!(*verdict, format!("{:?}", cli.verdict.kind));
         assert_eq!(*commands, cli.counts.commands);
     }
+    // It opens on the connection that waited for each reply.
+    let opened = opens_on_the_costliest(c, &report).await;
+    assert_eq!(
+        report
+            .iter()
+            .find(|k| k.id == opened)
+            .unwrap()
+            .counts
+            .commands,
+        50
+    );
     for (id, ..) in &rows {
-        click(c, &format!("#choose-{id}")).await;
+        tick(c, &format!("#choose-{id}")).await;
     }
     until_state(
         c,

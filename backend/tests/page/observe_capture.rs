@@ -1,9 +1,10 @@
 //! The Observe view opening a capture, in headless Chromium against the real backend: a real
 //! tcpdump capture of redis-cli talking to a real redis-server (INCRs one at a time, SETs by
 //! `--pipe`) picked in the file input, then dropped on the view. The table must list what
-//! `pipescope observe --pcap FILE --json` reports for the same file, headed by its label; a
-//! chosen connection is drawn on the timeline from the requests that came with it, its figures
-//! are the capture's, and no pipelined equivalent is offered. A file that is not a capture is
+//! `pipescope observe --pcap FILE --json` reports for the same file, headed by its label; it
+//! opens on its costliest connection, drawn; a chosen connection is drawn on the timeline from
+//! the requests that came with it, its figures are the capture's, and no pipelined equivalent
+//! is offered. A file that is not a capture is
 //! refused in words, the table unchanged. The capture shown downloads as one HTML file, its
 //! client addresses replaced by numbers, that opens from disk on the same verdicts.
 //! Screenshots: target/screenshots/observe-capture.png, observe-capture-file.png.
@@ -13,9 +14,10 @@ use crate::support;
 use std::time::Duration;
 
 use super::html_file::{downloaded, nothing_requested_or_thrown, open_blocked, unpacked};
+use super::html_observed::opens_on_the_costliest;
 use fantoccini::Locator;
 use serde::Deserialize;
-use support::browser::{Browser, cdp, click, shown, text_of, until_js};
+use support::browser::{Browser, cdp, click, shown, text_of, tick, until_js};
 use support::capture_demo::Demo;
 
 const INCRS: usize = 50;
@@ -118,10 +120,11 @@ async fn the_observe_view_opens_a_capture_and_shows_what_observe_pcap_reports() 
     let head = text_of(c, "#observed-table thead").await.unwrap();
     assert!(head.contains("segments"), "{head}");
 
-    // Chosen, each is drawn from the requests that came with it (no request to the server),
-    // every command a span.
+    // It opens on its costliest connection, drawn; ticked, each other is drawn too from the
+    // requests that came with it (no request to the server), every command a span.
+    opens_on_the_costliest(c, &demo.cli).await;
     for row in &rows {
-        click(c, &format!("#choose-{}", row.id)).await;
+        tick(c, &format!("#choose-{}", row.id)).await;
     }
     let drawn: serde_json::Value = until_js(
         c,

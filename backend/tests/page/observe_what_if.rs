@@ -18,7 +18,7 @@ use fantoccini::Locator;
 use pipescope::server::hub::Hub;
 use shared::ServerMsg;
 use shared::observe::ObservedConnection;
-use support::browser::{Browser, cdp, click, shown, text_of, until_js, wait_enabled};
+use support::browser::{Browser, cdp, click, shown, text_of, tick, until_js, wait_enabled};
 use support::clients::{redis_py, redis_py_runs};
 
 use super::html_file::{downloaded, nothing_requested_or_thrown, open_blocked, unpacked};
@@ -304,7 +304,7 @@ async fn a_loop_is_drawn_beside_its_batches_and_the_observation_downloads_as_one
         table.contains("client 1") && !table.contains("127.0.0.1") && !table.contains("py-loop"),
         "{table}"
     );
-    click(c, &format!("#choose-{}", plain.id)).await;
+    tick(c, &format!("#choose-{}", plain.id)).await;
     let in_file = drawn(c, plain.id).await;
     check_lanes(&in_file, plain);
     assert!(

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use fantoccini::Client;
 use serde_json::Value;
+use shared::digits::group;
 use support::browser::{Browser, css, page_state, text, until_state};
 
 /// Small enough to be quick, large enough for many round trips in every mode.
@@ -106,19 +107,6 @@ fn whole_run_in_window(s: &Value) -> bool {
         (Some(w), Some(e)) => w >= e * (1.0 - 1e-9),
         _ => false,
     }
-}
-
-/// `20000` → `"20,000"`, as the page writes counts.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
 }
 
 #[tokio::test]
@@ -269,8 +257,8 @@ async fn a_long_run_draws_its_sample_beyond_the_first_requests_and_says_so() {
     assert_eq!(first, pipescope::spans::FULL_SPANS);
     let expected = format!(
         "first {} of {} requests drawn, then every ",
-        thousands(first),
-        thousands(LONG)
+        group(first),
+        group(LONG)
     );
     assert!(
         note.contains(&expected) && note.contains("(sampled, lighter)"),

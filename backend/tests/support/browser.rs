@@ -212,6 +212,26 @@ pub async fn click(c: &Client, selector: &str) {
     }
 }
 
+/// Ticks the checkbox `selector` once it is on the page (at most 30 s): clicks it unless it is
+/// ticked already (a file opens on one of its connections chosen).
+pub async fn tick(c: &Client, selector: &str) {
+    c.wait()
+        .at_most(Duration::from_secs(30))
+        .for_element(Locator::Css(selector))
+        .await
+        .unwrap_or_else(|e| panic!("{selector}: {e}"));
+    let ticked = c
+        .execute(
+            "return document.querySelector(arguments[0]).checked",
+            vec![selector.into()],
+        )
+        .await
+        .unwrap();
+    if ticked != serde_json::Value::Bool(true) {
+        click(c, selector).await;
+    }
+}
+
 /// `window.__pipescope`, the timeline's published state (null until its first draw).
 pub async fn page_state(c: &Client) -> serde_json::Value {
     c.execute("return window.__pipescope || null", vec![])

@@ -1,77 +1,52 @@
-//! One component per file. Each takes the `Connection` (signals + memos), and the teaching
-//! view's `Playback` and `Look` or the tour's `Tour`, as props (the observe view's, in
-//! `observe/`, read `Connection::observe`; the tour's are in `tour/`); the controls and the
-//! tour's controller are the only ways back to the server (and the two file openers,
-//! `recording_bar` and `observe::capture`, which post a file to it through `file_upload`).
-//! `tour::prose`, `handout_chart` and `file_upload` hold no component: they render the tour's
-//! prose and the handout's chart, and send a file, for the views that do.
+//! The page's views, in a folder by what the user sees. One component per file, the file named
+//! for it; the few files that hold none are named for what they hold (each folder's doc names
+//! them: a trip drawn, a download, a step's prose…). Each takes the `Connection` (signals +
+//! memos), and the teaching view's `Playback` and `Look` or the tour's `Tour`, as props. The ways back to the server are `Connection`'s methods, called by the runs'
+//! form, the observe view's controls, table and figures, and the tour's controller (and the two
+//! file openers, `files::recording_bar` and `observe::capture`, which post a file to it through
+//! `files::upload`). A view imports another from the file that defines it; the re-exports here
+//! are for the page's root (`app`) and the component tests.
+//!
+//! - `frame`: the header and its toggles, the error banner: what every view is framed by.
+//! - `form`: the runs' form: workload and mode fields, the buttons that run them.
+//! - `network`: the network dialled in between the engine and Redis.
+//! - `runs`: runs as they go (a bar each, the speed-up) and as they ended (the results).
+//! - `timeline`: the teaching view: the timeline's canvas, its playback and counters.
+//! - `round_trip`: one round trip taken apart (the RTT diagram; `trip_figure` draws one trip).
+//! - `charts`: throughput and latency per run, and a batch sweep's charts.
+//! - `files`: export, recordings saved and opened (`upload` sends a file to the server).
+//! - `observe`: the observe view (`/observe`), an application's own connections.
+//! - `tour`: the guided tour's page (`prose` and `handout_chart` render for it).
+//! - `shown`, `number_field`: building blocks of the folders' views: `Shown`, Leptos's `<Show>`
+//!   over a boxed condition, and `NumberField`, a labelled field bound to the runs' form.
 
-pub mod atomicity;
 pub mod charts;
-pub mod cluster_explainer;
-pub mod cluster_shares;
-pub mod controls;
-pub mod controls_bar;
-pub mod error_banner;
-pub mod export_bar;
-pub mod file_upload;
-pub mod handout_chart;
-pub mod header;
-pub mod mode_fields;
-pub mod network_controls;
+pub mod files;
+pub mod form;
+pub mod frame;
+pub mod network;
 pub mod number_field;
 pub mod observe;
-pub mod playback_controls;
-pub mod progress;
-pub mod recording_bar;
-pub mod replay_banner;
-pub mod results;
-pub mod rtt;
-pub mod run_bar;
-pub mod run_buttons;
-pub mod run_counters;
+pub mod round_trip;
+pub mod runs;
 pub mod shown;
-pub mod speedup;
-pub mod sweep_chart;
-pub mod sweep_cost_chart;
-pub mod teaching_view;
 pub mod timeline;
 pub mod tour;
-pub mod trip_figure;
-pub mod view_toggles;
-pub mod workload_fields;
 
-pub use atomicity::AtomicityLines;
-pub use charts::Charts;
-pub use cluster_explainer::ClusterExplainer;
-pub use cluster_shares::ClusterShares;
-pub use controls::Controls;
-pub use controls_bar::ControlsBar;
-pub use error_banner::ErrorBanner;
-pub use export_bar::ExportBar;
-pub use header::Header;
-pub use mode_fields::ModeFields;
-pub use network_controls::NetworkControls;
+pub use charts::{Charts, SweepChart, SweepCostChart};
+pub use files::{ExportBar, RecordingBar, ReplayBanner};
+pub use form::{Controls, ControlsBar, ModeFields, RunButtons, WorkloadFields};
+pub use frame::{ErrorBanner, Header, ViewToggles};
+pub use network::NetworkControls;
 pub use number_field::NumberField;
 pub use observe::{
     ConnectBox, ObserveCapture, ObserveControls, ObserveExport, ObservePage, ObservedDetail,
     ObservedFigures, ObservedTable,
 };
-pub use playback_controls::PlaybackControls;
-pub use progress::RunProgress;
-pub use recording_bar::RecordingBar;
-pub use replay_banner::ReplayBanner;
-pub use results::Results;
-pub use rtt::RttDiagram;
-pub use run_bar::RunBar;
-pub use run_buttons::RunButtons;
-pub use run_counters::RunCounters;
+pub use round_trip::RttDiagram;
+pub use runs::{
+    AtomicityLines, ClusterExplainer, ClusterShares, Results, RunBar, RunProgress, SpeedupHeadline,
+};
 pub use shown::Shown;
-pub use speedup::SpeedupHeadline;
-pub use sweep_chart::SweepChart;
-pub use sweep_cost_chart::SweepCostChart;
-pub use teaching_view::TeachingView;
-pub use timeline::{DrawnNote, Timeline};
+pub use timeline::{DrawnNote, PlaybackControls, RunCounters, TeachingView, Timeline};
 pub use tour::TourPage;
-pub use view_toggles::ViewToggles;
-pub use workload_fields::WorkloadFields;

@@ -336,7 +336,7 @@ impl Form {
     /// pipelined (batch 1000) · one-way delay 250 µs". Whatever does not parse says so.
     pub fn summary(&self) -> String {
         let count = match self.count.trim().parse::<u64>() {
-            Ok(n) => crate::format::count(n),
+            Ok(n) => crate::format::group(n),
             Err(_) => format!("{:?}", self.count),
         };
         let mode = self

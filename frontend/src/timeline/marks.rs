@@ -47,8 +47,8 @@ impl Panel<'_> {
         let total = self.t.spans.len() + self.t.sampled_beyond().len();
         let label = format!(
             "{} of {} drawn requests not stamped by the wire tap: their arrival at Redis is drawn at the midpoint (an estimate)",
-            crate::format::count(n as u64),
-            crate::format::count(total as u64),
+            crate::format::group(n as u64),
+            crate::format::group(total as u64),
         );
         let s = self.f.scale;
         self.note(&label, self.axis.left_px + 6.0 * s, self.y_redis - 8.0 * s);
@@ -123,8 +123,8 @@ impl Panel<'_> {
         if let Some(c) = self.t.summary.as_ref().and_then(|s| s.cluster.as_ref()) {
             text += &format!(
                 " · this run: {} MOVED, {} ASK (counted by the engine)",
-                crate::format::count(c.moved),
-                crate::format::count(c.ask)
+                crate::format::group(c.moved),
+                crate::format::group(c.ask)
             );
         }
         ctx.set_font(&f.font(10.5, "600"));

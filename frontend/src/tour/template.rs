@@ -90,7 +90,7 @@ fn percent(share: f64) -> (f64, String) {
 
 /// One field of a summary: raw value and as shown.
 pub fn field(s: &RunSummary, name: &str) -> Option<(f64, String)> {
-    let n = |v: u64| Some((v as f64, format::count(v)));
+    let n = |v: u64| Some((v as f64, format::group(v)));
     match name {
         "count" => n(s.done),
         "round_trips" => n(s.round_trips),
@@ -162,7 +162,7 @@ fn placeholder(key: &str, ctx: &Context) -> Option<(f64, String)> {
             }
             let ops = runs.iter().map(|s| s.ops_per_sec);
             let v = match name {
-                "runs" => return Some((runs.len() as f64, format::count(runs.len() as u64))),
+                "runs" => return Some((runs.len() as f64, format::group(runs.len() as u64))),
                 "ops_min" => ops.reduce(f64::min)?,
                 _ => ops.reduce(f64::max)?,
             };

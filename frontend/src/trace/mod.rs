@@ -186,8 +186,8 @@ pub fn drawn_note(t: &Trace) -> Option<String> {
     }
     let mut note = format!(
         "first {} of {} requests drawn",
-        crate::format::count(drawn),
-        crate::format::count(t.count)
+        crate::format::group(drawn),
+        crate::format::group(t.count)
     );
     if !t.sampled_beyond().is_empty() {
         note += &format!(", then every {} (sampled, lighter)", ordinal(t.stride));

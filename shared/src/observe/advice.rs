@@ -4,8 +4,9 @@
 //! its costliest phase, from that phase's own time and round trips.
 
 use super::phases::costliest_phase;
-use super::wording::{count, duration, group, percent};
+use super::wording::{count, duration, percent};
 use super::{ObservedConnection, Phase, VerdictKind};
+use crate::digits::group;
 
 /// The batch sizes projected.
 pub const BATCHES: [u64; 3] = [10, 100, 1_000];

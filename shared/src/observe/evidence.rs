@@ -62,18 +62,18 @@ impl ProbeEvidence {
         };
         format!(
             "probe (measured): held {} {}, {} in all ({:.2} % of its time{late}); it sent while {} {} held, waited for the release of {}, {} undecided",
-            super::group(self.held),
+            crate::digits::group(self.held),
             if self.held == 1 { "reply" } else { "replies" },
             super::duration(self.held_us),
             100.0 * self.share_of(wall_us),
-            super::group(self.sent_while_held),
+            crate::digits::group(self.sent_while_held),
             if self.sent_while_held == 1 {
                 "was"
             } else {
                 "were"
             },
-            super::group(self.waited_for_release),
-            super::group(self.undecided()),
+            crate::digits::group(self.waited_for_release),
+            crate::digits::group(self.undecided()),
         )
     }
 }
@@ -156,17 +156,17 @@ impl WindowEvidence {
             return None;
         }
         let unread = if self.scaled {
-            format!("{} bytes", super::group(self.most_unread))
+            format!("{} bytes", crate::digits::group(self.most_unread))
         } else {
             format!(
                 "{} of the window field's units (its scale unknown: the handshake was not captured)",
-                super::group(self.most_unread)
+                crate::digits::group(self.most_unread)
             )
         };
         Some(format!(
             "window (measured by the capture): {} of its {} command segments ({}) left with its receive window down, by up to {unread}: replies lay unread then, so it did not wait for them",
-            super::group(self.sent_with_replies_unread),
-            super::group(self.segments),
+            crate::digits::group(self.sent_with_replies_unread),
+            crate::digits::group(self.segments),
             super::count(self.commands_sent_with_replies_unread, "command"),
         ))
     }

@@ -2,8 +2,9 @@
 //! round trips as waits (the verdict reads it once as the wire shows it, and the marks again
 //! with the unconfirmed ones left out).
 
-use super::wording::{count, group};
+use super::wording::count;
 use super::{ObservedCounts, ObservedTimes, VerdictKind};
+use crate::digits::group;
 
 /// The verdict's kind and sentence, taking `trips` of the connection's round trips as waits.
 pub(super) fn kind_and_text(

@@ -5,8 +5,9 @@
 //! other counts asks `Reading::again`, so no check reaches back into the verdict's module.
 
 use super::kind::{kind_and_text, writes_noun};
-use super::wording::{count, group};
+use super::wording::count;
 use super::{ClientSocket, ObservedCounts, ObservedTimes, Verdict, VerdictKind};
+use crate::digits::group;
 
 /// What a check reads: the counts and times, the kind they read as, and what the kernel
 /// counted on the proxy's socket when told.

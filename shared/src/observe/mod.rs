@@ -333,8 +333,8 @@ pub fn stand_in(conn: &ObservedConnection) -> Result<(Command, u64), NoEquivalen
     match runnable.first() {
         Some(&(command, _)) if total * 2 >= commands => Ok((command, commands)),
         _ => Err(NoEquivalent::OtherCommands {
-            runnable: wording::group(total),
-            commands: wording::group(commands),
+            runnable: crate::digits::group(total),
+            commands: crate::digits::group(commands),
             top: conn
                 .top_commands
                 .first()
@@ -501,5 +501,5 @@ pub use phases::{costliest_phase, phased_headline, phases_that_matter};
 pub use socket::ClientSocket;
 pub use verdict::{Evidence, judge, verdict, verdict_at_proxy};
 pub use what_if::{WhatIf, what_if};
-pub use wording::{count, duration, group, percent};
+pub use wording::{count, duration, percent};
 pub use words::{Help, Words, time_split, words};

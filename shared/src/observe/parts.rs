@@ -4,8 +4,9 @@
 //! The parts never overlap and add up to the wall time exactly; their whole percentages add
 //! up to exactly 100 (rounded by largest remainder), so a reader can check the sum.
 
-use super::wording::{duration, group};
+use super::wording::duration;
 use super::{ObservedConnection, ObservedTimes, Vantage};
+use crate::digits::group;
 
 /// The hops' spread, as the parts say it: ", median of 600 PINGs in 3 measurements, 10th to
 /// 90th percentile 31–48 µs".

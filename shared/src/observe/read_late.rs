@@ -10,8 +10,9 @@
 //! Worked out on the server: `ClientSocket` is never sent to the page.
 
 use super::marks::{Mark, Reading};
-use super::wording::{count, group};
+use super::wording::count;
 use super::{ClientSocket, ObservedCounts, VerdictKind};
+use crate::digits::group;
 
 /// Sends read merged below this are left unsaid: a retransmitted segment counts twice.
 const MERGED_AT_LEAST: u64 = 2;

@@ -7,8 +7,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::advice::{mean_trip_us, phased, projections};
-use super::wording::{count, duration, group};
+use super::wording::{count, duration};
 use super::{DecidedBy, Figure, ObservedConnection, Vantage, VerdictKind};
+use crate::digits::group;
 
 /// The connection measured, then projected: lanes on one time axis. Each lane is a `Figure`
 /// (the page reads those already) with its bar's two lengths beside it.

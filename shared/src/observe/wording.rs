@@ -1,5 +1,8 @@
-//! How numbers are said in every sentence about a connection: counts with their noun, grouped
-//! digits, durations. A leaf: it knows nothing of verdicts, so anything may use it.
+//! How numbers are said in every sentence about a connection: counts with their noun (their
+//! digits grouped by `crate::digits`), durations, shares. It knows nothing of verdicts, so
+//! anything may use it.
+
+use crate::digits::group;
 
 /// "1 command", "100,000 commands".
 pub fn count(n: u64, noun: &str) -> String {
@@ -8,19 +11,6 @@ pub fn count(n: u64, noun: &str) -> String {
     } else {
         format!("{} {noun}s", group(n))
     }
-}
-
-/// 100000 → "100,000".
-pub fn group(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
 }
 
 /// µs → "850 µs", "12.3 ms", "4.56 s".
@@ -64,12 +54,9 @@ mod tests {
     }
 
     #[test]
-    fn numbers_are_grouped() {
-        assert_eq!(group(0), "0");
-        assert_eq!(group(999), "999");
-        assert_eq!(group(1000), "1,000");
-        assert_eq!(group(10_000_000), "10,000,000");
+    fn counts_and_durations_are_worded() {
         assert_eq!(count(1, "write"), "1 write");
+        assert_eq!(count(1000, "write"), "1,000 writes");
         assert_eq!(duration(12_345.0), "12.3 ms");
     }
 }

@@ -8,8 +8,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::wording::{duration, group};
+use super::wording::duration;
 use super::{Figure, ObservedConnection, Vantage, WhatIf, advice, parts, what_if};
+use crate::digits::group;
 use crate::observe_report::{equivalent_line, markdown_row};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

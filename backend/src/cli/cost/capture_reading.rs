@@ -63,7 +63,7 @@ fn print_report(r: &Report) {
 
 /// The capture and how each reader is run and timed.
 fn print_readers(r: &Report) {
-    use shared::observe::group;
+    use shared::digits::group;
     let c = &r.capture;
     say(format_args!(
         "The capture: {} packets, {:.1} MB, pcap (Ethernet, whole packets): real traffic, \
@@ -120,7 +120,7 @@ fn print_readers(r: &Report) {
 
 /// One row per reader and file, then the speed-up.
 fn print_rows(r: &Report) {
-    use shared::observe::group;
+    use shared::digits::group;
     let c = &r.capture;
     say(format_args!(
         "| reader | file | packets | MB | wall | packets/s | MB/s | peak RSS | packets it read | SETs it read |"
@@ -169,7 +169,7 @@ fn print_rows(r: &Report) {
 
 /// Each reader's peak RSS by the size of what it read.
 fn print_memory(r: &Report) {
-    use shared::observe::group;
+    use shared::digits::group;
     for reader in ["pipescope", "tshark"] {
         // Fewest packets first: the prefixes, then the whole capture.
         let mut sizes: Vec<&ReadRow> = r.rows.iter().filter(|row| row.reader == reader).collect();

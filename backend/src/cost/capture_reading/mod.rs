@@ -129,14 +129,14 @@ pub async fn measure(plan: Plan) -> anyhow::Result<Report> {
     let dir = tempfile::tempdir().context("a directory for the capture")?;
     eprintln!(
         "capture-reading: capturing at least {} packets of redis-benchmark SETs on lo",
-        shared::observe::group(plan.packets)
+        shared::digits::group(plan.packets)
     );
     let made = make::make(dir.path(), plan.packets, &plan.prefix_packets).await?;
     eprintln!(
         "capture-reading: {} packets ({:.1} MB, {} SETs) in {:.1} s; reading it",
-        shared::observe::group(made.packets),
+        shared::digits::group(made.packets),
         made.bytes as f64 / 1e6,
-        shared::observe::group(made.sets),
+        shared::digits::group(made.sets),
         made.secs
     );
     let mut readers = vec![Reader::Pipescope(plan.exe.clone())];

@@ -30,7 +30,8 @@ use crate::support;
 use std::process::Command;
 use std::time::Duration;
 
-use shared::observe::{ObservedConnection, VerdictKind, group};
+use shared::digits::group;
+use shared::observe::{ObservedConnection, VerdictKind};
 use support::clients::{Held, patterns};
 use support::observe::{Observe, calls, named};
 use support::oracle::{

@@ -9,23 +9,11 @@ use fantoccini::{Client, Locator};
 use futures_util::StreamExt;
 use serde_json::Value;
 use shared::ServerMsg;
+use shared::digits::group;
 use tokio_tungstenite::tungstenite::Message;
 
 use super::{KNEE_GAIN, STEPS};
 use crate::support;
-
-/// `1234567` → `1,234,567`.
-pub(super) fn grouped(n: u64) -> String {
-    let d = n.to_string();
-    let mut out = String::new();
-    for (i, ch) in d.chars().enumerate() {
-        if i > 0 && (d.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
 
 /// Every run's summary as the backend sent it in `Finished`, seen by a websocket of the test's
 /// own (every connection is told about every run), by run id.
@@ -301,7 +289,7 @@ pub(super) async fn check_numbers(
             .iter()
             .any(|f| key.ends_with(&format!(".{f}")))
         {
-            assert_eq!(*text, grouped(want as u64), "step {step}: {key}");
+            assert_eq!(*text, group(want as u64), "step {step}: {key}");
         }
     }
     shown

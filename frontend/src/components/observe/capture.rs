@@ -3,7 +3,7 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{File, HtmlInputElement};
 
-use crate::components::file_upload;
+use crate::components::files::upload;
 use crate::connection::Connection;
 
 /// Larger captures are refused by the server unread (`capture_upload::MAX_CAPTURE_BYTES`).
@@ -22,12 +22,12 @@ pub fn ObserveCapture(conn: Connection) -> impl IntoView {
     let ports = RwSignal::new(String::new());
     let open = move |file: File| read(file, reading, conn);
     let picked = move |ev: ev::Event| {
-        if let Some(file) = file_upload::picked(&ev) {
+        if let Some(file) = upload::picked(&ev) {
             open(file);
         }
     };
     // A file dropped anywhere on the view opens.
-    file_upload::on_drop(Box::new(open));
+    upload::on_drop(Box::new(open));
     view! {
         <section class="card observe-capture" aria-label="Open a capture">
             <div class="observe-head">
@@ -90,7 +90,7 @@ fn read(file: File, reading: RwSignal<String>, conn: Connection) {
         String::from(js_sys::encode_uri_component(&ports)),
     );
     reading.set(format!("Reading {name} ({mb})…"));
-    file_upload::send(
+    upload::send(
         url,
         file,
         conn,

@@ -1,6 +1,6 @@
 use leptos::prelude::*;
 
-use crate::components::export_bar::copy_text;
+use crate::components::files::clipboard::copy_text;
 use crate::connection::Connection;
 
 /// The connection string to give the application (`redis://127.0.0.1:6380`) with a copy

@@ -1,6 +1,7 @@
 use leptos::prelude::*;
 
-use crate::components::{ConnectBox, Shown};
+use super::connect_box::ConnectBox;
+use crate::components::shown::Shown;
 use crate::connection::Connection;
 
 /// Start and stop observing (the presenter's page; a page without the token sees the state

@@ -1,6 +1,10 @@
 use leptos::prelude::*;
 
-use crate::components::{DrawnNote, ObservedFigures, PlaybackControls, Shown, Timeline};
+use super::figures::ObservedFigures;
+use crate::components::shown::Shown;
+use crate::components::timeline::canvas::Timeline;
+use crate::components::timeline::drawn_note::DrawnNote;
+use crate::components::timeline::playback_controls::PlaybackControls;
 use crate::connection::Connection;
 use crate::look::Look;
 use crate::playback::Playback;

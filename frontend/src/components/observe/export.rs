@@ -2,7 +2,8 @@ use leptos::prelude::*;
 use shared::observe::ObservedConnection;
 use shared::observe_report;
 
-use crate::components::export_bar::{copy_text, download, indented};
+use crate::components::files::clipboard::copy_text;
+use crate::components::files::download::{download, indented};
 use crate::connection::Connection;
 
 /// The verdicts as Markdown (copy or download) or JSON, and the observation as one HTML file:

@@ -1,11 +1,12 @@
 use leptos::prelude::*;
-use shared::observe::{Figure, Vantage, Words};
+use shared::observe::{Vantage, Words};
 
+use super::figure_rows::figure_rows;
 use super::what_if::what_if_figure;
-use crate::components::trip_figure::{parts_legend, trip_svg};
+use crate::components::round_trip::trip_figure::{parts_legend, trip_svg};
 use crate::connection::Connection;
-use crate::observe::title;
 use crate::rtt_model::TripBreakdown;
+use crate::state::observe::title;
 
 /// One chosen connection: its verdict, its wall time taken apart (each figure says whether it
 /// was measured, and by what, or derived, and from what), what if it pipelined (drawn, when
@@ -93,21 +94,4 @@ pub fn ObservedFigures(conn: Connection, id: u64) -> impl IntoView {
             }
         })
     }
-}
-
-/// Figures as a table's rows: label, value, and how it was obtained (the time split's, and the
-/// what-if's lanes: one shape, so the page carries its code once).
-pub fn figure_rows(figures: Vec<Figure>) -> impl IntoView + use<> {
-    figures
-        .into_iter()
-        .map(|f| {
-            view! {
-                <tr>
-                    <th scope="row">{f.label}</th>
-                    <td class="value">{f.value}</td>
-                    <td class="how">{f.how}</td>
-                </tr>
-            }
-        })
-        .collect_view()
 }

@@ -1,9 +1,8 @@
 use leptos::prelude::*;
-use shared::observe::{ObservedConnection, group};
 
-use crate::components::Shown;
+use super::row::ObservedRow;
+use crate::components::shown::Shown;
 use crate::connection::Connection;
-use crate::observe::verdict_word;
 
 /// Every connection the proxy followed, live, or a capture's: who it is, what it sent, and the
 /// verdict in words. Choosing a row asks the server for its requests (the timeline below; a
@@ -56,7 +55,7 @@ pub fn ObservedTable(conn: Connection, chosen: RwSignal<Vec<u64>>) -> impl IntoV
                     </thead>
                     <tbody>
                         <For each=move || rows.get() key=|c| (c.id, c.counts.commands, c.open, c.verdict.text.clone()) let:c>
-                            <Row c=c chosen=chosen toggle=toggle />
+                            <ObservedRow c=c chosen=chosen toggle=toggle />
                         </For>
                     </tbody>
                 </table>
@@ -69,63 +68,6 @@ pub fn ObservedTable(conn: Connection, chosen: RwSignal<Vec<u64>>) -> impl IntoV
                 </p>
             </Shown>
         </section>
-    }
-}
-
-#[component]
-fn Row(
-    c: ObservedConnection,
-    chosen: RwSignal<Vec<u64>>,
-    toggle: impl Fn(u64) + Copy + 'static,
-) -> impl IntoView {
-    let id = c.id;
-    let checked = move || chosen.with(|ids| ids.contains(&id));
-    let state = match (&c.ended, c.open) {
-        (_, true) => "open".to_string(),
-        (Some(end), false) => end.clone(),
-        (None, false) => "ended".to_string(),
-    };
-    // When undetermined, the kinds it could be: "OneAtATime,WritePerCommand".
-    let candidates = c
-        .verdict
-        .candidates
-        .iter()
-        .map(|k| format!("{k:?}"))
-        .collect::<Vec<_>>()
-        .join(",");
-    view! {
-        <tr
-            id=format!("observed-{id}")
-            class="observed-row"
-            data-verdict=format!("{:?}", c.verdict.kind)
-            data-candidates=candidates
-            data-commands=c.counts.commands.to_string()
-        >
-            <td class="choose">
-                <input
-                    type="checkbox"
-                    id=format!("choose-{id}")
-                    aria-label=format!("show connection {id}")
-                    prop:checked=checked
-                    on:change=crate::erased::handler(move |_| toggle(id))
-                />
-            </td>
-            <th scope="row" class="client">
-                <span class="conn-id">{format!("#{id}")}</span>
-                " "
-                {c.client.clone()}
-                <span class="conn-state">{state}</span>
-            </th>
-            <td class="name">{c.name.clone().unwrap_or_else(|| "—".into())}</td>
-            <td>{group(c.counts.commands)}</td>
-            <td>{group(c.counts.writes)}</td>
-            <td>{group(c.counts.round_trips)}</td>
-            <td>{format!("{:.1} (max {})", c.times.mean_depth, group(c.counts.max_depth))}</td>
-            <td class="verdict" title=c.verdict.text.clone()>
-                <span class="verdict-word">{verdict_word(c.verdict.kind)}</span>
-                <span class="verdict-text">{c.verdict.lead().to_string()}</span>
-            </td>
-        </tr>
     }
 }
 

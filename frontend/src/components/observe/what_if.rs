@@ -8,7 +8,7 @@
 use leptos::prelude::*;
 use shared::observe::WhatIf;
 
-use super::figures::figure_rows;
+use super::figure_rows::figure_rows;
 
 /// Where bars start and how long the longest is, in the SVG's units.
 const X0: f64 = 112.0;

@@ -3,8 +3,8 @@
 
 use leptos::prelude::*;
 
-use crate::components::export_bar::download;
-use crate::components::handout_chart::{W, chart_body, height, to_png};
+use super::handout_chart::{W, chart_body, height, to_png};
+use crate::components::files::download::download;
 use crate::tour::{self, Tour};
 
 #[component]

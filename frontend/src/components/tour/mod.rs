@@ -1,8 +1,11 @@
 //! The guided tour's page (`/tour`, `/tour/<step>`): the step's panel (`step`) beside the
 //! live stage (the timeline, the RTT diagram, the charts), one step at a time, each step a real
 //! run driven by `crate::tour::Tour`. Next/Back (→/←), Run (Enter/Space), Cancel (Esc).
+//! `prose` and `handout_chart` hold no component: they render a step's prose, and the
+//! handout's chart as an SVG that exports to a PNG, for the views that do.
 
 pub mod handout;
+pub mod handout_chart;
 pub mod nav;
 pub mod prose;
 pub mod rtt;
@@ -11,7 +14,14 @@ pub mod step;
 
 use leptos::prelude::*;
 
-use crate::components::{Charts, ErrorBanner, Header, Results, RttDiagram, Shown, TeachingView};
+use crate::components::charts::run_charts::Charts;
+use crate::components::files::replay_banner::ReplayBanner;
+use crate::components::frame::error_banner::ErrorBanner;
+use crate::components::frame::header::Header;
+use crate::components::round_trip::diagram::RttDiagram;
+use crate::components::runs::results::Results;
+use crate::components::shown::Shown;
+use crate::components::timeline::teaching_view::TeachingView;
 use crate::connection::Connection;
 use crate::keyboard;
 use crate::look::{Look, Theme};
@@ -65,7 +75,7 @@ pub fn TourPage(conn: Connection, url: UrlState, page: usize) -> impl IntoView {
         <Header conn=conn look=look />
         <main class="tour-main">
             <ErrorBanner conn=conn />
-            <crate::components::ReplayBanner conn=conn />
+            <ReplayBanner conn=conn />
             <div class="tour-layout">
                 <section
                     id="tour"

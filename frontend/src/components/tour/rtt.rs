@@ -4,7 +4,7 @@
 
 use leptos::prelude::*;
 
-use crate::components::trip_figure::{parts_legend, trip_svg};
+use crate::components::round_trip::trip_figure::{parts_legend, trip_svg};
 use crate::rtt_model::TripBreakdown;
 use crate::tour::Tour;
 

@@ -20,8 +20,8 @@ pub fn StepRuns(tour: Tour, page: usize) -> impl IntoView {
                                 <th scope="row">{s.spec.mode.label()}</th>
                                 <td>{format::wall(s.wall_us)}</td>
                                 <td>{format::rate(s.ops_per_sec)}</td>
-                                <td>{format::count(s.round_trips)}</td>
-                                <td>{format::count(s.writes)}</td>
+                                <td>{format::group(s.round_trips)}</td>
+                                <td>{format::group(s.writes)}</td>
                             </tr>
                         }
                     })

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 
 use super::prose::{prose, template};
 use super::runs::StepRuns;
-use crate::components::RunProgress;
+use crate::components::runs::progress::RunProgress;
 use crate::connection::Connection;
 use crate::format;
 use crate::tour::{self, RunState, STEPS, Step, Tour};
@@ -81,7 +81,7 @@ fn what_runs(tour: Tour, step: &'static Step) -> String {
     let count = if step.adjustable() {
         tour.count_text.get().trim().to_string()
     } else {
-        format::count(step.count(None))
+        format::group(step.count(None))
     };
     let plural = if count == "1" { "" } else { "s" };
     let runs = if runs == 1 {

@@ -3,13 +3,14 @@
 //! next command whether or not it waited for it; these show which.
 
 use super::super::read_late::read_apart;
-use super::super::wording::{count, duration, group};
+use super::super::wording::{count, duration};
 use super::super::{
     ClientSocket, DecidedBy, ObservedCounts, ObservedTimes, ProbeEvidence, SyscallEvidence,
     Verdict, VerdictKind,
 };
 use super::headline::by_whom;
 use super::{decided_by, from_the_wire, phased_by};
+use crate::digits::group;
 
 /// The client's syscalls decide when they saw its sends on the socket and the wire counted
 /// its commands: sends per command say whether it wrote each on its own, and its waits (a

@@ -2,8 +2,9 @@
 //! waits are the round trips the wire showed (with blocking commands' waits), a range where
 //! some are unconfirmed: never a count the evidence did not show.
 
-use super::super::wording::{count, group};
+use super::super::wording::count;
 use super::super::{DecidedBy, ObservedCounts, VerdictKind};
+use crate::digits::group;
 
 /// "one at a time: 200 commands, 200 waits"; with what decided it beyond the wire's timing.
 pub(super) fn decided(kind: VerdictKind, c: &ObservedCounts, by: Option<DecidedBy>) -> String {
