@@ -12,6 +12,9 @@ async fn main() -> std::process::ExitCode {
                 .unwrap_or_else(|_| "pipescope=info".into()),
         )
         .with_writer(std::io::stderr)
+        // Colour only for a person at a terminal: a log written to a file or a pipe stays
+        // plain text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let cli = cli::Cli::parse();
     // Before anything is written: from here a signal stops runs and removes their keys.

@@ -33,15 +33,18 @@ pub struct Accuracy {
 /// The delays `cost accuracy` measures unless `--delay-us` names one.
 pub const DELAYS: [u32; 4] = [100, 250, 1_000, 5_000];
 
-/// Measures the proxy at each of `delays` with `count` SETs a run, `rounds` pairs each;
-/// raising `cancel` stops it as it stops `run`.
+/// Measures the proxy at each of `delays` with `count` SETs a run, in pairs as `versus` runs
+/// its rounds: `rounds` pairs at least, more while the delay's share of `budget` lasts, at
+/// most `MAX_ROUNDS`. Raising `cancel` stops it as it stops `run`.
 pub async fn measure(
     target: &RedisTarget,
     delays: &[u32],
     count: u64,
     rounds: usize,
+    budget: std::time::Duration,
     cancel: Arc<AtomicBool>,
 ) -> anyhow::Result<Vec<Accuracy>> {
+    let share = budget / delays.len().max(1) as u32;
     let proxies = Proxies::default();
     let mut run_id = keys::first_run_id();
     let mut p50 = async |target: &RedisTarget| -> anyhow::Result<f64> {
@@ -63,7 +66,11 @@ pub async fn measure(
             .route(target, shared::Network::symmetric(delay_us))
             .await?;
         let (mut direct, mut delayed) = (Vec::new(), Vec::new());
-        for round in 0..rounds.max(1) {
+        let began = std::time::Instant::now();
+        for round in 0..crate::versus::MAX_ROUNDS {
+            if round >= rounds.max(1) && began.elapsed() > share {
+                break;
+            }
             // Alternating who goes first, so both see the machine alike.
             if round % 2 == 0 {
                 direct.push(p50(target).await?);
@@ -77,12 +84,13 @@ pub async fn measure(
             let c = p.compensation();
             (c.out + c.back).as_nanos() as f64 / 1000.0
         });
+        let pairs = direct.len();
         let loopback = median(direct);
         let measured = median(delayed);
         let expected = 2.0 * delay_us as f64 + loopback;
         rows.push(Accuracy {
             delay_us,
-            rounds: rounds.max(1),
+            rounds: pairs,
             loopback_p50_us: loopback,
             expected_us: expected,
             measured_p50_us: measured,

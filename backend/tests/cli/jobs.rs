@@ -358,7 +358,17 @@ fn against_redis_benchmark_with_connections_compares_pools_and_a_pipeline() {
 fn accuracy_compares_the_delay_line_with_twice_the_delay_plus_loopback() {
     let rows = job_json(
         &["cost", "accuracy"],
-        &["--count", "50", "--rounds", "1", "--delay-us", "200"],
+        // No time beyond the one pair asked for: none starts once the budget is spent.
+        &[
+            "--count",
+            "50",
+            "--rounds",
+            "1",
+            "--time-budget-secs",
+            "0",
+            "--delay-us",
+            "200",
+        ],
     );
     assert_eq!(rows.len(), 1, "{rows:?}");
     let r = &rows[0];
@@ -529,4 +539,23 @@ fn observe_overhead_prints_a_ratio_line_per_depth() {
     // Progress, a line per round, on stderr.
     assert!(stderr.contains("K=1000 round 1: direct "), "{stderr}");
     assert!(stderr.contains("probe round 1: direct p50 "), "{stderr}");
+}
+
+/// A log written to a file or a pipe is plain text: no terminal colour codes in it.
+#[test]
+fn a_log_to_a_pipe_has_no_colour_codes() {
+    let out = support::pipescope("pipescope=info")
+        .args(["bench", "--count", "100", "--mode", "sequential"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("INFO"),
+        "the log says something at info: {stderr}"
+    );
+    assert!(
+        !stderr.contains('\u{1b}'),
+        "colour codes in a piped log: {stderr:?}"
+    );
 }

@@ -194,9 +194,15 @@ async fn accuracy(args: AccuracyArgs, cancel: Arc<AtomicBool>) -> anyhow::Result
     let redis = args.target.connect().await?;
     let target = redis.target.clone();
     let count = args.count.min(1_000);
-    let rows =
-        pipescope::cost::accuracy::measure(&target, &delays, count, args.rounds.rounds(), cancel)
-            .await?;
+    let rows = pipescope::cost::accuracy::measure(
+        &target,
+        &delays,
+        count,
+        args.rounds.rounds(),
+        args.rounds.budget(),
+        cancel,
+    )
+    .await?;
     if args.output.json {
         return say_json_lines(&rows);
     }
