@@ -19,6 +19,11 @@ pub(super) async fn observe_pcap(
     let html = html_to(args)?;
     use std::sync::atomic::{AtomicBool, Ordering};
     let ports = redis_ports(args);
+    // A file that cannot be opened is said alone, before any word of reading it.
+    std::fs::File::open(path).map_err(|cause| pipescope::capture::CaptureError::Open {
+        path: path.to_path_buf(),
+        cause,
+    })?;
     let stopper = std::sync::Arc::new(AtomicBool::new(false));
     let mut reading = tokio::task::spawn_blocking({
         let (path, stopper) = (path.to_path_buf(), stopper.clone());

@@ -106,7 +106,7 @@ pub fn observe(source: Source, redis_ports: &[u16]) -> Result<FromCapture, Captu
             each.join("; ")
         ));
     }
-    let connections = fed
+    let mut connections: Vec<ObservedConnection> = fed
         .ended
         .into_iter()
         .map(|(mut c, redis)| {
@@ -116,6 +116,8 @@ pub fn observe(source: Source, redis_ports: &[u16]) -> Result<FromCapture, Captu
             c
         })
         .collect();
+    // In the order they began (their ids), not the order they ended.
+    connections.sort_by_key(|c| c.id);
     if fed.left_out.0 > 0 {
         notes.push(format!(
             "{} earlier connections ({} commands) are not listed: the report keeps the latest {KEPT}",

@@ -54,9 +54,12 @@ pub fn table(conns: &[ObservedConnection]) -> String {
                 out += &format!("      {line}\n");
             }
         }
+        // A capture never gets an equivalent (nothing ran beside it): why it has none is
+        // said only where one could have been measured.
+        let could = !matches!(c.vantage, shared::observe::Vantage::Capture);
         match (&c.equivalent, stand_in(c)) {
             (Some(e), _) => out += &format!("      {}\n", equivalent_line(c, e)),
-            (None, Err(why @ NoEquivalent::OtherCommands { .. })) => {
+            (None, Err(why @ NoEquivalent::OtherCommands { .. })) if could => {
                 out += &format!("      {why}\n")
             }
             (None, _) => {}

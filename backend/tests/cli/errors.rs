@@ -449,3 +449,19 @@ fn a_cluster_node_without_cluster_names_the_flag() {
         )
     );
 }
+
+/// A capture file that is not there is said once, alone: no word of reading it first.
+#[test]
+fn a_missing_capture_file_is_said_alone() {
+    let out = Command::new(env!("CARGO_BIN_EXE_pipescope"))
+        .args(["observe", "--pcap", "/nonexistent/redis.pcap"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(
+        stderr.trim_end(),
+        "pipescope: cannot read the capture /nonexistent/redis.pcap: No such file or directory (os error 2)"
+    );
+    assert!(out.stdout.is_empty());
+}

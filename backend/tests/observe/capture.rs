@@ -487,3 +487,47 @@ fn the_latest_32_ended_connections_keep_their_requests() {
             .starts_with("from the capture many.pcap (pcap, Ethernet; ")
     );
 }
+
+/// Connections are listed in the order they began, whatever order they ended in; and a
+/// capture, which never gets a pipelined equivalent, does not say why a connection of other
+/// commands has none.
+#[test]
+fn connections_are_listed_as_they_began_and_a_capture_names_no_missing_equivalent() {
+    let mut first = Conv::new("10.0.0.1:50100", "10.0.0.2:6379", ETHERNET);
+    let mut second = Conv::new("10.0.0.1:50101", "10.0.0.2:6379", ETHERNET);
+    first.open();
+    first.one_at_a_time(2);
+    // The second begins after the first and ends before it; it sends CONFIG GETs only.
+    second.ns = first.ns;
+    second.open();
+    for _ in 0..2 {
+        second.send(&cmd(&["CONFIG", "GET", "maxmemory"]));
+        second.reply(b"*2\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n");
+    }
+    second.close(true);
+    first.ns = second.ns;
+    first.one_at_a_time(1);
+    first.close(true);
+    let mut frames: Vec<Frame> = first.frames.into_iter().chain(second.frames).collect();
+    frames.sort_by_key(|f| f.ns);
+    let bytes = pcap(ETHERNET, 262_144, &frames);
+
+    let (conns, stderr) = report(&bytes, &[]);
+    let clients: Vec<&str> = conns.iter().map(|c| c.client.as_str()).collect();
+    assert_eq!(clients, ["10.0.0.1:50100", "10.0.0.1:50101"], "{stderr}");
+    assert!(conns[0].id < conns[1].id, "{conns:#?}");
+
+    let table = observe(&bytes, &[]);
+    let out = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        table.status.success(),
+        "{}",
+        String::from_utf8_lossy(&table.stderr)
+    );
+    let at = |client: &str| {
+        out.find(client)
+            .unwrap_or_else(|| panic!("{client}: {out}"))
+    };
+    assert!(at("10.0.0.1:50100") < at("10.0.0.1:50101"), "{out}");
+    assert!(!out.contains("no pipelined equivalent"), "{out}");
+}
