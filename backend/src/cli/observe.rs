@@ -251,7 +251,7 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
     }
     match observer.hops() {
         Some((hop, spread)) => eprintln!(
-            "observing: the observer's two hops (client → proxy → client) cost ~{} a round trip{}, measured at start and again every {} s; reported as their own part, not the client's time, unless they vary more than a connection's waits",
+            "observing: the observer's two hops (client → proxy → client) cost ~{} a round trip{}, measured at start and again every {} s while a connection is open; reported as their own part, not the client's time, unless they vary more than a connection's waits",
             shared::observe::duration(hop),
             spread.map_or_else(String::new, |s| format!(
                 " ({} to {}, 10th to 90th percentile of {})",

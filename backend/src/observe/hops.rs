@@ -1,5 +1,5 @@
 //! The observer's own two hops, measured at start and again every `HOP_REMEASURE_SECS` while
-//! observing, kept as a distribution.
+//! a connection is open (an idle observer sends Redis nothing), kept as a distribution.
 //!
 //! The proxy stamps a command when its read from the client returns and a reply when its
 //! write to the client returns, so the hop from the client to the proxy and the hop back lie

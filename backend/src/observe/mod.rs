@@ -131,14 +131,19 @@ impl Observer {
             probe,
             ..Connections::default()
         });
-        // Measured again while observing, on a probe connection of its own: the figure
-        // charged is the median of every measurement's PINGs (the latest kept).
+        // Measured again while a connection is open, on a probe connection of its own: the
+        // figure charged is the median of every measurement's PINGs (the latest kept). While
+        // nothing is observed, nothing is sent: the user's Redis (and its monitoring) sees no
+        // PINGs from an idle observer.
         let remeasuring = {
             let connections = connections.clone();
             tokio::spawn(async move {
                 let every = Duration::from_secs(shared::observe::HOP_REMEASURE_SECS);
                 loop {
                     tokio::time::sleep(every).await;
+                    if connections.open() == 0 {
+                        continue;
+                    }
                     measure_hops(&mut samples, upstream, network).await;
                     if let Some((hop, spread)) = samples.figure() {
                         *connections.vantage.lock().expect("vantage") = Vantage::Proxy {

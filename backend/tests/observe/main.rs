@@ -15,6 +15,7 @@ mod capture_upload;
 mod clients;
 mod discovery;
 mod forwarding;
+mod idle;
 mod limits;
 mod live_capture;
 mod matrix;

@@ -437,12 +437,12 @@ pub struct HopSpread {
     pub low_us: f64,
     pub high_us: f64,
     /// PINGs weighed, over this many measurements (one at start, then one every
-    /// `HOP_REMEASURE_SECS` while observing).
+    /// `HOP_REMEASURE_SECS` while a connection is open).
     pub pings: u64,
     pub measurements: u64,
 }
 
-/// How often the observer's hops are measured again while observing.
+/// How often the observer's hops are measured again while a connection is open.
 pub const HOP_REMEASURE_SECS: u64 = 10;
 
 /// The observing proxy as the page sees it.
