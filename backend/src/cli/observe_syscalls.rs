@@ -66,7 +66,7 @@ pub fn attach(conns: &mut [ObservedConnection], traced: &Traced, redis_ports: &[
                 }
             }
             None if redis_ports.contains(&s.peer.port()) => eprintln!(
-                "syscalls: pid {}'s socket {} → {} was not seen here: {} sends, {} receives, {} waits",
+                "syscalls: pid {}'s socket {} → {} went around the observer, so it is in no report row: {} sends, {} receives, {} waits (point the application at the observer's address to observe it)",
                 s.pid, s.local, s.peer, s.evidence.sends, s.evidence.receives, s.evidence.waits
             ),
             None => {}
@@ -120,13 +120,26 @@ pub async fn observe_syscalls(
         return Ok(());
     }
     if sockets.is_empty() {
-        say(format_args!(
-            "no socket to Redis (port {}) was used by the traced process",
+        let list = |ports: &mut Vec<u16>| {
+            ports.sort_unstable();
+            ports.dedup();
             ports
                 .iter()
                 .map(u16::to_string)
                 .collect::<Vec<_>>()
                 .join(", ")
+        };
+        let mut used: Vec<u16> = traced.sockets.iter().map(|s| s.peer.port()).collect();
+        let others = match used.is_empty() {
+            true => "it used no TCP socket while traced".to_string(),
+            false => format!(
+                "its TCP sockets went to port {}: name Redis's with --redis-port",
+                list(&mut used)
+            ),
+        };
+        say(format_args!(
+            "no socket to Redis (port {}) was used by the traced process; {others}",
+            list(&mut ports.to_vec())
         ));
     }
     let n = |count: u64, one: &str, many: &str| {

@@ -659,3 +659,37 @@ fn without_root_it_says_what_is_missing() {
         "says what is missing and how: {stderr}"
     );
 }
+
+/// `--no-proxy` without `--redis-port` looks at port 6379; a client that used another says
+/// which port it used, so the user knows what to name.
+#[test]
+fn no_socket_to_redis_names_the_port_the_client_used() {
+    if !can_trace() {
+        return;
+    }
+    let (redis, _) = support::redis();
+    let port = redis.port().to_string();
+    let mut observe = support::pipescope("pipescope=warn");
+    observe.args([
+        "observe",
+        "--no-proxy",
+        "--",
+        "redis-cli",
+        "-p",
+        &port,
+        "PING",
+    ]);
+    let out = output_within(observe, "observe --no-proxy -- redis-cli PING");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains(&format!(
+            "no socket to Redis (port 6379) was used by the traced process; its TCP sockets went to port {port}: name Redis's with --redis-port"
+        )),
+        "{stdout}"
+    );
+}
