@@ -134,7 +134,7 @@ pub async fn run(cli: Cli, stop: Option<Stop>) -> anyhow::Result<()> {
             (None, Some(interface)) => {
                 observe_capture::observe_live(&args, interface, handlers()).await
             }
-            (None, None) if args.no_proxy => {
+            (None, None) if args.syscalls_alone() => {
                 observe_syscalls::observe_syscalls(
                     args.traced(),
                     args.duration,

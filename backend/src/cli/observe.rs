@@ -21,12 +21,12 @@ use super::output::say;
         "Not for observe: its proxy stands in front of one Redis. Observe a cluster from a capture instead (--capture IFACE or --pcap FILE, with a --redis-port for each master)"
     )),
 )]
-#[command(group(clap::ArgGroup::new("ports_for").args(["pcap", "capture", "no_proxy"]).multiple(true)))]
+#[command(group(clap::ArgGroup::new("ports_for").args(["pcap", "capture", "no_proxy", "pid", "command"]).multiple(true)))]
 #[command(group(clap::ArgGroup::new("traced").args(["pid", "command"]).multiple(true)))]
 pub struct ObserveArgs {
-    /// Where your application connects instead of Redis (loopback unless told otherwise).
-    #[arg(long, default_value = "127.0.0.1:6380")]
-    pub listen: SocketAddr,
+    /// Where your application connects instead of Redis [default: 127.0.0.1:6380].
+    #[arg(long)]
+    pub listen: Option<SocketAddr>,
     /// How long to observe ("30s", "5m", "1h", or seconds); until Ctrl-C without it.
     #[arg(long, value_parser = parse_duration)]
     pub duration: Option<std::time::Duration>,
@@ -62,8 +62,8 @@ pub struct ObserveArgs {
     pub own_redis: bool,
     /// With --pcap or --capture: the port Redis listens on (repeat for several). Without
     /// it, Redis is found in the capture: the side of each connection that answers RESP
-    /// replies to RESP commands. With --no-proxy: the port of the sockets reported (6379
-    /// unless told).
+    /// replies to RESP commands. With --pid or a command read alone (--no-proxy): the port
+    /// of the sockets reported (6379 unless told).
     #[arg(long = "redis-port", value_name = "PORT", requires = "ports_for")]
     pub redis_port: Vec<u16>,
     /// Also read this client process's own syscalls on this host (repeat for several): per
@@ -72,7 +72,8 @@ pub struct ObserveArgs {
     #[arg(long = "pid", value_name = "PID", conflicts_with = "pcap")]
     pub pid: Vec<u32>,
     /// With --pid or a command: no proxy, only the syscalls, a report per socket to Redis's
-    /// port (--redis-port, 6379 unless told).
+    /// port (--redis-port, 6379 unless told). The default for --pid or a command unless
+    /// --listen, --redis-url, --own-redis, --probe or --html asks for the proxy.
     #[arg(long, requires = "traced", conflicts_with_all = ["from_capture", "listen"])]
     pub no_proxy: bool,
     /// A command to start under observation, after `--` (e.g. `-- python app.py`): its
@@ -137,6 +138,18 @@ impl ObserveArgs {
         }
     }
 
+    /// Whether only the traced process's syscalls are read, with no proxy: `--no-proxy`, or
+    /// `--pid`/a command with nothing that asks for the proxy (the application talks to its
+    /// own Redis; a proxy nobody connects to would only fail to find one).
+    pub fn syscalls_alone(&self) -> bool {
+        let wants_proxy = self.listen.is_some()
+            || self.target.redis_url.is_some()
+            || self.own_redis
+            || self.probe
+            || self.html.is_some();
+        self.no_proxy || (self.traced().is_some() && !wants_proxy)
+    }
+
     /// Whether the report is to be JSON (`--json`, or `--format json`).
     pub fn wants_json(&self) -> bool {
         self.json || self.format == ObserveFormat::Json
@@ -157,6 +170,11 @@ impl ObserveArgs {
 
 /// Where observe forwards when no `--redis-url` names a Redis: the usual local one.
 pub const DEFAULT_REDIS: &str = "127.0.0.1:6379";
+/// Where the proxy listens unless `--listen` says.
+const DEFAULT_LISTEN: SocketAddr = SocketAddr::V4(std::net::SocketAddrV4::new(
+    std::net::Ipv4Addr::LOCALHOST,
+    6380,
+));
 
 /// Where the proxy forwards the application's connections.
 #[derive(Debug, PartialEq, Eq)]
@@ -245,7 +263,8 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
     let network = args.network.network();
     // Ctrl-C ends the observing: `Stop` passes it over to here (`Cli::on_signal`).
     let shutdown = stop.passed_over();
-    let observer = Observer::start_probing(args.listen, &target, network, args.probe).await?;
+    let listen = args.listen.unwrap_or(DEFAULT_LISTEN);
+    let observer = Observer::start_probing(listen, &target, network, args.probe).await?;
     if args.probe {
         eprintln!("{}", probe_bounds());
     }

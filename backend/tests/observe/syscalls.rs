@@ -693,3 +693,50 @@ fn no_socket_to_redis_names_the_port_the_client_used() {
         "{stdout}"
     );
 }
+
+/// `--pid` or a command with nothing that asks for the proxy (no --listen, --redis-url,
+/// --own-redis, --probe) reads the process alone: no proxy is started, so none fails for
+/// want of a Redis at 6379, and the report is the syscalls' per socket.
+#[test]
+fn a_traced_process_is_read_alone_unless_the_proxy_is_asked_for() {
+    if !can_trace() {
+        return;
+    }
+    let (redis, _) = support::redis();
+    let port = redis.port().to_string();
+    let mut command = support::pipescope("pipescope=warn");
+    command.args(["observe", "--json", "--redis-port", &port]);
+    command.args(["--", "redis-cli", "-p", &port, "PING"]);
+    let out = output_within(command, "observe -- redis-cli PING");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("listening "), "no proxy: {stderr}");
+    let rows: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["redis"], format!("127.0.0.1:{port}"), "{rows:?}");
+    assert_eq!(rows[0]["syscalls"]["sends"], 1, "{rows:?}");
+
+    // A running process by --pid, for a second: read alone too.
+    let mut sleeper = Command::new("sleep").arg("30").spawn().unwrap();
+    let mut by_pid = support::pipescope("pipescope=warn");
+    by_pid.args([
+        "observe",
+        "--duration",
+        "1s",
+        "--pid",
+        &sleeper.id().to_string(),
+    ]);
+    let out = output_within(by_pid, "observe --pid");
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("no Redis to forward to"), "{stderr}");
+    assert!(
+        stdout.contains("no socket to Redis (port 6379) was used by the traced process; it used no TCP socket while traced"),
+        "{stdout}"
+    );
+}
