@@ -284,6 +284,47 @@ mod tests {
         );
     }
 
+    /// What was tried is not asked for again: a probe that held nothing leaves the verdict
+    /// undetermined, naming only --pid as what could decide; a verdict the probe decided
+    /// quotes the wire without asking for more.
+    #[test]
+    fn evidence_already_gathered_is_not_asked_for_again() {
+        let c = send_all();
+        let t = ObservedTimes::default();
+        let wire = verdict(&c, &t);
+        assert!(
+            wire.text.contains("run with --probe, or --pid"),
+            "{}",
+            wire.text
+        );
+        let nothing = ProbeEvidence::default();
+        let v = judge(&Evidence {
+            probe: Some(&nothing),
+            ..Evidence::wire(&c, &t)
+        });
+        assert_eq!(v.kind, VerdictKind::Undetermined);
+        assert!(!v.text.contains("--probe"), "{}", v.text);
+        assert!(
+            v.text.contains("the probe decided nothing (0 of 0 held decided), and --pid on the client's host could"),
+            "{}",
+            v.text
+        );
+        let decided = judge(&Evidence {
+            probe: Some(&kept_sending()),
+            ..Evidence::wire(&c, &t)
+        });
+        assert_eq!(decided.decided_by, Some(DecidedBy::Probe));
+        assert!(!decided.text.contains("--probe"), "{}", decided.text);
+        assert!(!decided.text.contains("--pid"), "{}", decided.text);
+        let s = syscalls(1_000, 1);
+        let by_pid = judge(&Evidence {
+            syscalls: Some(&s),
+            ..Evidence::wire(&c, &t)
+        });
+        assert_eq!(by_pid.decided_by, Some(DecidedBy::Syscalls));
+        assert!(!by_pid.text.contains("--pid"), "{}", by_pid.text);
+    }
+
     #[test]
     fn the_wire_alone_leaves_it_undetermined() {
         let v = verdict(&send_all(), &ObservedTimes::default());
@@ -337,13 +378,21 @@ mod tests {
             v.headline,
             "pipelined: 1,000 commands in 10 sends, 4 waits — from its syscalls"
         );
-        // No sends seen (the socket was not found): the wire's verdict stands.
+        // No sends seen (the socket was not found): the wire's verdict stands, asking only
+        // for what was not tried.
         let s = syscalls(0, 0);
         let v = judge(&Evidence {
             syscalls: Some(&s),
             ..Evidence::wire(&c, &t)
         });
-        assert_eq!(v, verdict(&c, &t));
+        let wire = verdict(&c, &t);
+        assert_eq!((v.kind, &v.headline), (wire.kind, &wire.headline));
+        assert!(
+            v.text
+                .contains("its syscalls decided nothing, and --probe through the proxy could"),
+            "{}",
+            v.text
+        );
     }
 
     /// patterns.py send-all through the proxy with --probe on a busy machine: the proxy read

@@ -67,7 +67,10 @@ impl<'a> Evidence<'a> {
 
 /// Works out the verdict from everything seen of the connection.
 pub fn judge(e: &Evidence) -> Verdict {
-    let wire = from_the_wire(e.counts, e.times, e.socket);
+    let mut wire = from_the_wire(e.counts, e.times, e.socket);
+    let decided_nothing = wire.clone();
+    // Quoted beside a decision, the wire's reading asks for no more evidence.
+    wire.text = tried(&wire.text, e.counts, None);
     if let Some(v) = e
         .syscalls
         .and_then(|s| decided::by_syscalls(e.counts, s, &wire))
@@ -86,7 +89,32 @@ pub fn judge(e: &Evidence) -> Verdict {
     {
         return v;
     }
-    wire
+    // Undecided: what would decide it, less what was tried.
+    let mut v = decided_nothing;
+    let left = match (e.probe, e.syscalls) {
+        (None, None) => return v,
+        (Some(p), None) => format!(
+            "the probe decided nothing ({} of {} held decided), and --pid on the client's host could",
+            crate::digits::group(p.sent_while_held + p.waited_for_release),
+            crate::digits::group(p.held)
+        ),
+        (None, Some(_)) => {
+            "its syscalls decided nothing, and --probe through the proxy could".to_string()
+        }
+        (Some(_), Some(_)) => "neither the probe nor its syscalls decided".to_string(),
+    };
+    v.text = tried(&v.text, e.counts, Some(&left));
+    v
+}
+
+/// `text` with its "what would decide" clause (`headline::what_would_decide`) replaced by
+/// `left` (what is left to try, given what was tried), or dropped.
+fn tried(text: &str, c: &ObservedCounts, left: Option<&str>) -> String {
+    let clause = format!("; {}.", headline::what_would_decide(c));
+    match left {
+        Some(left) => text.replacen(&clause, &format!("; {left}."), 1),
+        None => text.replacen(&clause, ".", 1),
+    }
 }
 
 /// Works out the verdict from the counts and times alone.
