@@ -41,9 +41,9 @@ pub struct ObserveArgs {
     #[arg(long)]
     pub no_equivalent: bool,
     /// Hold a few of each connection's replies back (at most 20, each a few of its round
-    /// trips, within 1 % of its time) to see whether the client waits for them: decides what
-    /// the wire's timing cannot when every reply is back before the next command. Through the
-    /// proxy only.
+    /// trips; beyond the first 3, within 1 % of its time) to see whether the client waits for
+    /// them: decides what the wire's timing cannot when every reply is back before the next
+    /// command. Through the proxy only.
     #[arg(long)]
     pub probe: bool,
     /// Read a capture file instead of listening (pcap or pcapng, e.g. from
@@ -405,9 +405,9 @@ pub async fn observe(args: ObserveArgs, stop: Stop) -> anyhow::Result<()> {
 
 /// What `--probe` may hold, said before anything is.
 fn probe_bounds() -> String {
-    use pipescope::observe::holding::{HARD_CAP, MAX_HOLDS, SHARE};
+    use pipescope::observe::holding::{FEW, HARD_CAP, MAX_HOLDS, SHARE};
     format!(
-        "observing: --probe holds a few replies back to see whether each client waits for them: at most {MAX_HOLDS} a connection, each {} at most and ended as soon as the client sends, all within {} % of the connection's time; replies are never reordered, dropped or altered",
+        "observing: --probe holds a few replies back to see whether each client waits for them: at most {MAX_HOLDS} a connection, each {} at most and ended as soon as the client sends; the first {FEW} whatever they cost (a short connection is decided too), the rest within {} % of the connection's time; replies are never reordered, dropped or altered",
         shared::observe::duration(HARD_CAP.as_secs_f64() * 1e6),
         SHARE * 100.0
     )

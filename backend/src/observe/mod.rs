@@ -31,7 +31,7 @@ pub mod report;
 mod window;
 /// The probe's bounds (`observe --probe`), for what the CLI and page say of it.
 pub mod holding {
-    pub use super::record::holding::{HARD_CAP, MAX_HOLDS, SHARE};
+    pub use super::record::holding::{FEW, HARD_CAP, MAX_HOLDS, SHARE};
 }
 
 use std::net::{SocketAddr, TcpListener};

@@ -288,8 +288,9 @@ fn cost_probe_prints_the_share_of_holds_decided_with_its_interval() {
         Some(sum("sent_while_held") + sum("waited_for_release")),
         "{cost}"
     );
-    // How many it held depends on the connection's length on this machine (its holds fit
-    // within 1 % of its time): none is a share of nothing, the whole interval.
+    // How many it held depends on the machine (a hold waits for the client's rhythm to be
+    // learnt, and beyond the first few fits in 1 % of its time): none is a share of
+    // nothing, the whole interval.
     let (lo, share, hi) = (
         d["low"].as_f64().unwrap(),
         d["share"].as_f64().unwrap(),

@@ -32,6 +32,8 @@ const WORK_US: &str = "200";
 /// The share of a connection's time the probe may hold its replies (`holding::SHARE`).
 const SHARE: f64 = 0.01;
 const MAX_HOLDS: u64 = 20;
+/// Holds made whatever the share (`holding::FEW`).
+const FEW: u64 = 3;
 
 /// What the client's own syscalls show of its socket to the proxy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -213,10 +215,11 @@ fn evidence(what: &str, c: &ObservedConnection, notes: &[String]) -> ProbeEviden
         p.sent_while_held + p.waited_for_release <= p.held,
         "{what}: more holds decided than made: {p:?}"
     );
-    // What the probe planned stays within its share; a thread woken late on a busy machine
-    // holds longer than planned, and says by how much.
+    // What the probe planned stays within its share (but for its first few holds, made
+    // whatever the share); a thread woken late on a busy machine holds longer than planned,
+    // and says by how much.
     assert!(
-        p.held_us - p.late_us <= SHARE * c.times.wall_us,
+        p.held <= FEW || p.held_us - p.late_us <= SHARE * c.times.wall_us,
         "{what}: held {} µs ({} µs of it late), more than {} % of its {} µs: {p:?}",
         p.held_us,
         p.late_us,
@@ -398,6 +401,42 @@ fn redis_py_pipelines_in_batches_are_seen_waiting_for_the_release() {
         c.counts.writes < c.counts.commands,
         "redis-py batches: a write per batch, not per command: {:?}",
         c.counts
+    );
+}
+
+/// A loop of 100 SETs lasts a few ms, and 1 % of it is less than one hold: the probe still
+/// holds a few of its replies, and whatever it decides is right (redis-py's loop waits for
+/// each reply, by its code and by strace). How often it decides is `cost probe`'s to say.
+#[test]
+fn a_short_loop_is_still_probed_and_never_read_wrong() {
+    let Some((c, truth, notes)) = probed(redis_py("loop", 100)) else {
+        return;
+    };
+    assert_eq!(truth.waits + 1, truth.sends, "strace: {truth:?}");
+    let p = c.probe.clone().expect("probe evidence");
+    eprintln!(
+        "short loop: held {}, sent while held {}, waited for the release {}, held {:.0} µs of {:.0} µs; {}",
+        p.held,
+        p.sent_while_held,
+        p.waited_for_release,
+        p.held_us,
+        c.times.wall_us,
+        c.verdict.headline
+    );
+    assert!((1..=FEW).contains(&p.held), "a few holds: {p:?}");
+    assert_eq!(
+        p.sent_while_held, 0,
+        "it never sent while a reply was held: {p:?}"
+    );
+    assert!(
+        c.verdict.allows(shared::observe::VerdictKind::OneAtATime),
+        "{}",
+        c.verdict.text
+    );
+    let line = format!("connection {}: {}", c.id, p.line(c.times.wall_us));
+    assert!(
+        notes.contains(&line),
+        "stderr says what was held: {notes:#?}"
     );
 }
 

@@ -50,7 +50,7 @@ impl ProbeEvidence {
     /// and what the client did meanwhile.
     pub fn line(&self, wall_us: f64) -> String {
         if self.held == 0 {
-            return "probe: no reply held (too short a connection for its 1 % of time, or never every reply back before its next command)".into();
+            return "probe: no reply held (too few commands to learn its rhythm first, a client slower than a hold may last, or never every reply back before its next command)".into();
         }
         let late = if self.late_us > 0.0 {
             format!(

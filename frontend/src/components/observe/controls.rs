@@ -74,7 +74,7 @@ pub fn ObserveControls(conn: Connection) -> impl IntoView {
                     disabled=move || !may() || observing.get()
                     on:change=crate::erased::handler(move |ev| probe.set(event_target_checked(&ev)))
                 />
-                " Probe: hold a few replies back (at most 20 a connection, within 1 % of its time) to see whether the client waits for them. Decides what timing alone cannot when every reply is back before the next command."
+                " Probe: hold a few replies back (at most 20 a connection; beyond the first 3, within 1 % of its time) to see whether the client waits for them. Decides what timing alone cannot when every reply is back before the next command."
             </label>
             <Shown when=probing>
                 <p id="observe-probing" class="note" role="note">
