@@ -244,6 +244,17 @@ pub struct Verdict {
     pub decided_by: Option<DecidedBy>,
 }
 
+impl DecidedBy {
+    /// Who decided, as a sentence names it.
+    pub fn words(self) -> &'static str {
+        match self {
+            DecidedBy::Syscalls => "its syscalls",
+            DecidedBy::Probe => "the probe",
+            DecidedBy::Window => "the receive window",
+        }
+    }
+}
+
 impl Verdict {
     /// What to say first: the headline, or the sentence in a recording made before them.
     pub fn lead(&self) -> &str {

@@ -325,6 +325,52 @@ mod tests {
         assert!(!by_pid.text.contains("--pid"), "{}", by_pid.text);
     }
 
+    /// Its syscalls count a wait per command (one at a time), the probe saw it send while
+    /// replies were held (it does not wait): neither is taken over the other.
+    #[test]
+    fn two_vantages_that_disagree_leave_it_undetermined_naming_both() {
+        let c = send_all();
+        let t = ObservedTimes::default();
+        let s = syscalls(1_000, 1_000);
+        let agree = judge(&Evidence {
+            syscalls: Some(&s),
+            ..Evidence::wire(&c, &t)
+        });
+        assert_eq!(agree.kind, VerdictKind::OneAtATime);
+        let v = judge(&Evidence {
+            syscalls: Some(&s),
+            probe: Some(&kept_sending()),
+            ..Evidence::wire(&c, &t)
+        });
+        assert_eq!(v.kind, VerdictKind::Undetermined, "{}", v.text);
+        assert_eq!(
+            v.candidates,
+            [VerdictKind::OneAtATime, VerdictKind::WritePerCommand]
+        );
+        assert_eq!(
+            v.headline,
+            "its syscalls: one at a time; the probe: pipelined, a write per command — they disagree"
+        );
+        assert!(v.text.contains("decided differently"), "{}", v.text);
+        // Agreeing, the first decides and says so.
+        let waited = ProbeEvidence {
+            held: 4,
+            sent_while_held: 0,
+            waited_for_release: 4,
+            held_us: 2_000.0,
+            late_us: 0.0,
+        };
+        let v = judge(&Evidence {
+            syscalls: Some(&s),
+            probe: Some(&waited),
+            ..Evidence::wire(&c, &t)
+        });
+        assert_eq!(
+            (v.kind, v.decided_by),
+            (VerdictKind::OneAtATime, Some(DecidedBy::Syscalls))
+        );
+    }
+
     #[test]
     fn the_wire_alone_leaves_it_undetermined() {
         let v = verdict(&send_all(), &ObservedTimes::default());
@@ -597,13 +643,18 @@ mod tests {
             });
             assert_eq!(v.kind, VerdictKind::Undetermined);
         }
-        // The syscalls come first.
+        // The syscalls (a write per command) and the probe (it waited) disagree: neither
+        // overrides the other.
         let s = syscalls(1_000, 1);
         let v = judge(&Evidence {
             probe: Some(&waited),
             syscalls: Some(&s),
             ..Evidence::wire(&c, &t)
         });
-        assert_eq!(v.decided_by, Some(DecidedBy::Syscalls));
+        assert_eq!((v.kind, v.decided_by), (VerdictKind::Undetermined, None));
+        assert_eq!(
+            v.candidates,
+            [VerdictKind::WritePerCommand, VerdictKind::OneAtATime]
+        );
     }
 }

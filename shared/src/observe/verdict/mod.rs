@@ -2,12 +2,14 @@
 //! detail beneath, worked out once for the CLI and the page.
 //!
 //! Its input is explicit (`Evidence`): the wire's counts and times, and what else was seen
-//! of the client. The client's own syscalls decide when told; else replies the probe held
-//! back, when they show one way; else, from a capture, the client's receive window where it
-//! moved (it rules out one at a time); else the wire: the kind its counts read as (`kind`), put
-//! through checks (`CHECKS`: `marks`, `read_late`) where another read of the same wire would
-//! give another kind. One that speaks makes the verdict undetermined, naming the kinds it
-//! could be and what would decide it, rather than guessing.
+//! of the client. The client's own syscalls decide when told, as do replies the probe held
+//! back when they show one way, and, from a capture, the client's receive window where it
+//! moved (it rules out one at a time); where two of them decide differently, neither is taken
+//! over the other: the verdict is undetermined, naming both. Else the wire: the kind its
+//! counts read as (`kind`), put through checks (`CHECKS`: `marks`, `read_late`) where another
+//! read of the same wire would give another kind. One that speaks makes the verdict
+//! undetermined, naming the kinds it could be and what would decide it (less what was
+//! tried), rather than guessing.
 //!
 //! - `decided`: verdicts decided by the client's own syscalls or the probe's held replies.
 //! - `window`: a verdict decided by the client's receive window in a capture.
@@ -71,23 +73,24 @@ pub fn judge(e: &Evidence) -> Verdict {
     let decided_nothing = wire.clone();
     // Quoted beside a decision, the wire's reading asks for no more evidence.
     wire.text = tried(&wire.text, e.counts, None);
-    if let Some(v) = e
-        .syscalls
-        .and_then(|s| decided::by_syscalls(e.counts, s, &wire))
-    {
-        return v;
-    }
-    if let Some(v) = e
-        .probe
-        .and_then(|p| decided::by_probe(e.counts, e.times, e.socket, p, &wire))
-    {
-        return v;
-    }
-    if let Some(v) = e
-        .window
-        .and_then(|w| window::by_window(e.counts, e.times, w, &wire))
-    {
-        return v;
+    // Each vantage beyond the wire's timing that decides; where two decide differently,
+    // neither overrides the other: the verdict says both.
+    let decided: Vec<Verdict> = [
+        e.syscalls
+            .and_then(|s| decided::by_syscalls(e.counts, s, &wire)),
+        e.probe
+            .and_then(|p| decided::by_probe(e.counts, e.times, e.socket, p, &wire)),
+        e.window
+            .and_then(|w| window::by_window(e.counts, e.times, w, &wire)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if let Some(first) = decided.first() {
+        return match decided.iter().find(|v| v.kind != first.kind) {
+            None => first.clone(),
+            Some(other) => disagreeing(first, other),
+        };
     }
     // Undecided: what would decide it, less what was tried.
     let mut v = decided_nothing;
@@ -105,6 +108,34 @@ pub fn judge(e: &Evidence) -> Verdict {
     };
     v.text = tried(&v.text, e.counts, Some(&left));
     v
+}
+
+/// Two vantages that decided differently (`first` the one read first: the syscalls, then
+/// the probe, then the window): undetermined between their kinds, both named.
+fn disagreeing(first: &Verdict, other: &Verdict) -> Verdict {
+    let by = |v: &Verdict| v.decided_by.map_or("the wire", DecidedBy::words);
+    Verdict {
+        kind: VerdictKind::Undetermined,
+        headline: format!(
+            "{}: {}; {}: {} — they disagree",
+            by(first),
+            first.kind.words(),
+            by(other),
+            other.kind.words()
+        ),
+        text: format!(
+            "undetermined: {} and {} decided differently, and neither is taken over the other. From {}: {} From {}: {}",
+            by(first),
+            by(other),
+            by(first),
+            first.text,
+            by(other),
+            other.text
+        ),
+        timing_dependent: None,
+        candidates: vec![first.kind, other.kind],
+        decided_by: None,
+    }
 }
 
 /// `text` with its "what would decide" clause (`headline::what_would_decide`) replaced by
