@@ -215,11 +215,11 @@ fn evidence(what: &str, c: &ObservedConnection, notes: &[String]) -> ProbeEviden
         p.sent_while_held + p.waited_for_release <= p.held,
         "{what}: more holds decided than made: {p:?}"
     );
-    // What the probe planned stays within its share (but for its first few holds, made
-    // whatever the share); a thread woken late on a busy machine holds longer than planned,
-    // and says by how much.
+    // What the probe planned stays within its share, but for its first few holds (made
+    // whatever the share, each at most the 50 ms cap); a thread woken late on a busy machine
+    // holds longer than planned, and says by how much.
     assert!(
-        p.held <= FEW || p.held_us - p.late_us <= SHARE * c.times.wall_us,
+        p.held_us - p.late_us <= SHARE * c.times.wall_us + FEW as f64 * 50_000.0,
         "{what}: held {} µs ({} µs of it late), more than {} % of its {} µs: {p:?}",
         p.held_us,
         p.late_us,
