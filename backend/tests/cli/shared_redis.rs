@@ -91,6 +91,17 @@ async fn seeded(target: &RedisTarget, bench: &mut Child) -> String {
     }
 }
 
+/// A child stopped with SIGTERM, and waited for, when dropped: also when a check fails
+/// before the test would stop it.
+struct Stopped(Child);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+        let _ = self.0.wait();
+    }
+}
+
 fn finished(mut bench: Child) -> (std::process::ExitStatus, String, String) {
     let deadline = Instant::now() + LIMIT;
     while bench.try_wait().unwrap().is_none() {
@@ -126,14 +137,16 @@ async fn a_second_pipescope_and_clean_leave_a_live_runs_keys_and_remove_a_dead_o
     let run = seeded(&target, &mut live).await;
 
     // A second pipescope starts on the same Redis: its sweep runs before it listens.
-    let mut serve = support::pipescope("pipescope=info")
-        .args(["serve", "--port", "0", "--redis-url", &url])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut serve = Stopped(
+        support::pipescope("pipescope=info")
+            .args(["serve", "--port", "0", "--redis-url", &url])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     support::stdout_line(
-        serve.stdout.take().unwrap(),
+        serve.0.stdout.take().unwrap(),
         LIMIT,
         "the second pipescope prints the URL to open",
         |l| l.strip_prefix("open ").map(str::to_string),
@@ -149,8 +162,7 @@ async fn a_second_pipescope_and_clean_leave_a_live_runs_keys_and_remove_a_dead_o
         .unwrap();
     let during = keys(&target).await;
     let still_running = live.try_wait().unwrap().is_none();
-    unsafe { libc::kill(serve.id() as i32, libc::SIGTERM) };
-    serve.wait().unwrap();
+    drop(serve);
 
     assert!(
         still_running,
