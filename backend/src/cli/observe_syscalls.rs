@@ -108,11 +108,14 @@ pub async fn observe_syscalls(
         let rows: Vec<serde_json::Value> = sockets
             .iter()
             .map(|s| {
+                let (reading, text) = shared::observe::read_sends(&s.evidence);
                 serde_json::json!({
                     "pid": s.pid,
                     "client": s.local.to_string(),
                     "redis": s.peer.to_string(),
                     "syscalls": s.evidence,
+                    "sends_waited": reading,
+                    "reading": text,
                 })
             })
             .collect();
@@ -151,8 +154,9 @@ pub async fn observe_syscalls(
     };
     for s in sockets {
         let e = &s.evidence;
+        let (_, reading) = shared::observe::read_sends(e);
         say(format_args!(
-            "pid {} {} → {}: {} ({} bytes), {} ({} non-blocking; {} found nothing), {} ({} woken by another thread), {}",
+            "pid {} {} → {}: {reading}\n  {} ({} bytes), {} ({} non-blocking; {} found nothing), {} ({} woken by another thread; {} undecided), {}",
             s.pid,
             s.local,
             s.peer,
@@ -163,6 +167,7 @@ pub async fn observe_syscalls(
             shared::digits::group(e.empty_receives),
             n(e.waits, "wait", "waits"),
             shared::digits::group(e.woken_waits),
+            shared::digits::group(e.undecided_waits),
             n(e.threads, "thread", "threads"),
         ));
     }

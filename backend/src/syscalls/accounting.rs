@@ -27,7 +27,11 @@ use shared::observe::SyscallEvidence;
 use super::records::{Event, Record};
 use super::sockets::{Known, Mode};
 
-const MSG_DONTWAIT: u64 = 0x40;
+mod calls;
+
+pub use calls::traced_syscalls;
+use calls::{MSG_DONTWAIT, MSG_PEEK, could_block, is_poll, is_receive, is_send, receive_flags};
+
 const FIONBIO: u64 = 0x5421;
 const F_GETFL: u64 = 3;
 const F_SETFL: u64 = 4;
@@ -88,6 +92,9 @@ struct Gap {
     replied: Option<(f64, bool)>,
     /// It read a reply found by a poll that only looked (a zero timeout).
     looked: bool,
+    /// A non-blocking receive found data already there: whether it would have waited had
+    /// the reply not come yet, its syscalls do not show.
+    found: bool,
 }
 
 impl Gap {
@@ -96,6 +103,7 @@ impl Gap {
             sent_at,
             replied: None,
             looked: false,
+            found: false,
         }
     }
 
@@ -103,7 +111,7 @@ impl Gap {
     fn close(&self, ev: &mut SyscallEvidence) {
         match self.replied {
             Some((w, woken)) => ev.count_wait(w, woken),
-            None if self.looked => ev.undecided_waits += 1,
+            None if self.looked || self.found => ev.undecided_waits += 1,
             None => {}
         }
     }
@@ -311,7 +319,19 @@ impl Accounting {
                     .bound
                     .get_mut(&fd)
                     .unwrap();
-                let dontwait = receive_flags(nr, &call.args) & MSG_DONTWAIT != 0;
+                let flags = receive_flags(nr, &call.args);
+                let dontwait = flags & MSG_DONTWAIT != 0;
+                if flags & MSG_PEEK != 0 {
+                    // It reads nothing: a look whether a reply is there (phpredis's before
+                    // each command) or, blocking, a wait for one as a poll is.
+                    let blocking =
+                        !dontwait && (call.slept || !matches!(b.mode, Mode::Nonblocking));
+                    if ret > 0 && blocking {
+                        self.threads.entry(r.tid).or_default().poll =
+                            Some((r.time, r.time.saturating_sub(call.enter)));
+                    }
+                    return;
+                }
                 if ret == -EAGAIN {
                     if !dontwait {
                         b.mode = Mode::Nonblocking;
@@ -346,10 +366,12 @@ impl Accounting {
                     .get(&r.tid)
                     .and_then(|t| t.looked)
                     .is_some_and(|at| at >= sent_at);
-                // How long it blocked for this reply, if it did.
-                let waited_us = if dontwait {
-                    None
-                } else if call.slept || matches!(mode, Mode::Blocking | Mode::Unknown) {
+                // How long it blocked for this reply, if it did: in the receive itself, or
+                // in a poll since its send that could block, whatever the receive's flags
+                // (redis-rb and phpredis poll, then read with MSG_DONTWAIT).
+                let blocking_read =
+                    !dontwait && (call.slept || matches!(mode, Mode::Blocking | Mode::Unknown));
+                let waited_us = if blocking_read {
                     Some(us)
                 } else {
                     poll.map(|(_, ns)| ns as f64 / 1e3 + us)
@@ -357,8 +379,11 @@ impl Accounting {
                 match (waited_us, gap) {
                     (None, gap) => {
                         s.ev.nonblocking_receives += 1;
-                        if let Some(g) = gap.filter(|_| looked && !dontwait) {
-                            g.looked = true;
+                        if let Some(g) = gap {
+                            // Found there without blocking: had it not been, the client
+                            // may have polled for it (a wait) or sent on (none).
+                            g.found = true;
+                            g.looked |= looked && !dontwait;
                         }
                     }
                     (Some(w), Some(g)) if g.replied.is_none() => g.replied = Some((w, false)),
@@ -479,97 +504,6 @@ impl CountWait for SyscallEvidence {
             self.woken_waits += 1;
         }
     }
-}
-
-fn is_poll(nr: i64) -> bool {
-    matches!(
-        nr,
-        libc::SYS_poll
-            | libc::SYS_ppoll
-            | libc::SYS_select
-            | libc::SYS_pselect6
-            | libc::SYS_epoll_wait
-            | libc::SYS_epoll_pwait
-            | libc::SYS_epoll_pwait2
-    )
-}
-
-fn is_send(nr: i64) -> bool {
-    matches!(
-        nr,
-        libc::SYS_write
-            | libc::SYS_writev
-            | libc::SYS_sendto
-            | libc::SYS_sendmsg
-            | libc::SYS_sendmmsg
-    )
-}
-
-fn is_receive(nr: i64) -> bool {
-    matches!(
-        nr,
-        libc::SYS_read
-            | libc::SYS_readv
-            | libc::SYS_recvfrom
-            | libc::SYS_recvmsg
-            | libc::SYS_recvmmsg
-    )
-}
-
-fn receive_flags(nr: i64, args: &[u64; 6]) -> u64 {
-    match nr {
-        libc::SYS_recvfrom | libc::SYS_recvmmsg => args[3],
-        libc::SYS_recvmsg => args[2],
-        _ => 0,
-    }
-}
-
-/// Whether a poll, select or epoll wait could block: a timeout other than zero (one behind a
-/// pointer is seen only as none, or as whether it slept).
-fn could_block(c: &Call) -> bool {
-    match c.nr {
-        libc::SYS_poll => c.args[2] as i32 != 0,
-        libc::SYS_epoll_wait | libc::SYS_epoll_pwait => c.args[3] as i32 != 0,
-        libc::SYS_ppoll => c.args[2] == 0 || c.slept,
-        libc::SYS_epoll_pwait2 => c.args[3] == 0 || c.slept,
-        libc::SYS_select | libc::SYS_pselect6 => c.args[4] == 0 || c.slept,
-        _ => false,
-    }
-}
-
-/// The syscalls traced (the filter on the raw syscall tracepoints).
-pub fn traced_syscalls() -> Vec<i64> {
-    vec![
-        libc::SYS_read,
-        libc::SYS_readv,
-        libc::SYS_recvfrom,
-        libc::SYS_recvmsg,
-        libc::SYS_recvmmsg,
-        libc::SYS_write,
-        libc::SYS_writev,
-        libc::SYS_sendto,
-        libc::SYS_sendmsg,
-        libc::SYS_sendmmsg,
-        libc::SYS_poll,
-        libc::SYS_ppoll,
-        libc::SYS_select,
-        libc::SYS_pselect6,
-        libc::SYS_epoll_wait,
-        libc::SYS_epoll_pwait,
-        libc::SYS_epoll_pwait2,
-        libc::SYS_futex,
-        libc::SYS_futex_waitv,
-        libc::SYS_socket,
-        libc::SYS_connect,
-        libc::SYS_close,
-        libc::SYS_dup,
-        libc::SYS_dup2,
-        libc::SYS_dup3,
-        libc::SYS_fcntl,
-        libc::SYS_ioctl,
-        libc::SYS_nanosleep,
-        libc::SYS_clock_nanosleep,
-    ]
 }
 
 #[cfg(test)]

@@ -8,7 +8,8 @@
 //! - `ring`: a record from the ring buffer decoded into events.
 //! - `records`: the events.
 //! - `sockets`: a process's sockets as /proc shows them when tracing begins.
-//! - `accounting`: records in time order → per socket: sends, receives, waits.
+//! - `accounting`: records in time order → per socket: sends, receives, waits (`calls`: the
+//!   syscalls read, by what they do to a socket).
 //!
 //! A thread reads the ring every few milliseconds and accounts records in time order once
 //! every CPU's records up to that time are in (a syscall is held in the kernel until it

@@ -16,6 +16,7 @@ mod clients;
 mod discovery;
 mod forwarding;
 mod idle;
+mod libraries;
 mod limits;
 mod live_capture;
 mod matrix;

@@ -154,6 +154,7 @@ pub mod commandstats;
 pub mod firefox;
 pub mod hogs;
 pub mod html_file;
+pub mod libraries;
 pub mod netns;
 pub mod observe;
 pub mod oracle;

@@ -510,7 +510,7 @@ pub use figure::Figure;
 pub use parts::{Part, largest_remainder, parts};
 pub use phases::{costliest_phase, phased_headline, phases_that_matter};
 pub use socket::ClientSocket;
-pub use verdict::{Evidence, judge, verdict, verdict_at_proxy};
+pub use verdict::{Evidence, SendsWaited, judge, read_sends, verdict, verdict_at_proxy};
 pub use what_if::{WhatIf, what_if};
 pub use wording::{count, duration, percent};
 pub use words::{Help, Words, time_split, words};

@@ -26,9 +26,13 @@ pub fn costliest_phase(c: &ObservedCounts) -> Option<&Phase> {
         .max_by(|a, b| a.us.total_cmp(&b.us))
 }
 
-/// The headline of a connection that changed behaviour: its costliest phase with its share
-/// of the time, then the others in order.
-pub fn phased_headline(c: &ObservedCounts) -> Option<String> {
+/// How long a phased headline may be, with what follows it (who decided): one line.
+const ROOM: usize = 100;
+
+/// The headline of a connection that changed behaviour, `then` after it: its costliest phase
+/// with its share of the time, then the others in order. Kept within one line by saying less
+/// where it would be longer: without "of its time", then the other phases only counted.
+pub fn phased_headline(c: &ObservedCounts, then: &str) -> Option<String> {
     let big = phases_that_matter(c)?;
     let total: f64 = c.phases.iter().map(|p| p.us).sum();
     let (i, top) = big
@@ -37,21 +41,40 @@ pub fn phased_headline(c: &ObservedCounts) -> Option<String> {
         .max_by(|a, b| a.1.us.total_cmp(&b.1.us))?;
     // Single commands' round trips are waits only where the wire confirmed them.
     let sure = c.unconfirmed_trips == 0;
-    let mut line = format!(
-        "{} for {} % of its time: {}",
-        words(top, sure),
-        percent(top.us, total),
-        figures(top, sure)
-    );
-    if i > 0 {
-        let before: Vec<String> = big[..i].iter().map(|p| brief(p, sure)).collect();
-        line += &format!("; after {}", before.join(", then "));
-    }
-    if i + 1 < big.len() {
-        let after: Vec<String> = big[i + 1..].iter().map(|p| brief(p, sure)).collect();
-        line += &format!("; then {}", after.join(", then "));
-    }
-    Some(line)
+    let lead = |of_its_time: &str| {
+        format!(
+            "{} for {} %{of_its_time}: {}",
+            words(top, sure),
+            percent(top.us, total),
+            figures(top, sure)
+        )
+    };
+    let listed = |phases: &[&Phase]| -> String {
+        let briefs: Vec<String> = phases.iter().map(|p| brief(p, sure)).collect();
+        briefs.join(", then ")
+    };
+    let others = {
+        let mut line = String::new();
+        if i > 0 {
+            line += &format!("; after {}", listed(&big[..i]));
+        }
+        if i + 1 < big.len() {
+            line += &format!("; then {}", listed(&big[i + 1..]));
+        }
+        line
+    };
+    let counted = match big.len() - 1 {
+        1 => " (and one other phase)".to_string(),
+        n => format!(" (and {n} other phases)"),
+    };
+    let tries = [
+        lead(" of its time") + &others,
+        lead("") + &others,
+        lead("") + &counted,
+    ];
+    let fits = |line: &String| line.chars().count() + then.chars().count() <= ROOM;
+    let line = tries.iter().find(|l| fits(l)).unwrap_or(&tries[2]).clone();
+    Some(line + then)
 }
 
 fn words(p: &Phase, sure: bool) -> &'static str {
@@ -134,7 +157,7 @@ mod tests {
         };
         // The handshake's 4 commands are too few to matter.
         assert_eq!(
-            phased_headline(&c).as_deref(),
+            phased_headline(&c, "").as_deref(),
             Some(
                 "one at a time for 89 % of its time: 200 commands, 200 waits; then one pipeline of 200"
             )
@@ -145,7 +168,7 @@ mod tests {
             unconfirmed_trips: 199,
             ..c.clone()
         };
-        assert!(phased_headline(&unsure).unwrap().starts_with(
+        assert!(phased_headline(&unsure, "").unwrap().starts_with(
             "a command at a time for 89 % of its time: 200 commands, up to 200 waits"
         ),);
         // One kind throughout: no phases to tell.
@@ -153,7 +176,7 @@ mod tests {
             phases: vec![phase(VerdictKind::Pipelined, 5, 5_000, 1_000.0)],
             ..c
         };
-        assert_eq!(phased_headline(&alike), None);
+        assert_eq!(phased_headline(&alike, ""), None);
     }
 
     #[test]
@@ -168,6 +191,37 @@ mod tests {
             ],
             ..Default::default()
         };
-        assert_eq!(phased_headline(&c), None);
+        assert_eq!(phased_headline(&c, ""), None);
+    }
+
+    #[test]
+    fn many_phases_are_counted_rather_than_listed_past_one_line() {
+        // patterns.py send-all probed beside busy processes: its writes bunched into pieces.
+        let c = ObservedCounts {
+            commands: 5_000,
+            round_trips: 30,
+            phases: vec![
+                phase(VerdictKind::Pipelined, 4, 768, 900_000.0),
+                phase(VerdictKind::WritePerCommand, 10, 3_316, 3_000_000.0),
+                phase(VerdictKind::Pipelined, 6, 900, 700_000.0),
+            ],
+            ..Default::default()
+        };
+        let by = " — by the probe";
+        let line = phased_headline(&c, by).unwrap();
+        assert!(line.chars().count() <= ROOM, "{line}");
+        assert!(line.starts_with("a write per command for 65 %"), "{line}");
+        assert!(line.ends_with(by), "{line}");
+        assert!(line.contains("(and 2 other phases)"), "{line}");
+        // Room enough: the other listed, with "of its time".
+        let two = ObservedCounts {
+            phases: c.phases[..2].to_vec(),
+            ..c.clone()
+        };
+        let short = phased_headline(&two, "").unwrap();
+        assert!(
+            short.contains("of its time") && short.contains("; after 4 pipelines of ~192"),
+            "{short}"
+        );
     }
 }

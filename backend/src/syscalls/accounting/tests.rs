@@ -415,3 +415,68 @@ fn a_reply_found_by_a_poll_that_only_looked_is_an_undecided_wait() {
     assert_eq!((e.sends, e.waits, e.undecided_waits), (3, 0, 3));
     assert_eq!(e.nonblocking_receives, 3);
 }
+
+impl Run {
+    /// A poll on the socket with a timeout, that slept (or not) and found it readable.
+    fn poll(&mut self, tid: u32, slept: bool) {
+        self.call(tid, libc::SYS_poll, [0, 1, 60_000, 0, 0, 0], 1, slept);
+    }
+}
+
+#[test]
+fn a_poll_then_a_dontwait_read_after_each_send_is_a_wait() {
+    // redis-rb: read_nonblock finds nothing, ppoll sleeps until the reply, read_nonblock.
+    let mut r = Run::new();
+    for _ in 0..3 {
+        r.send(MAIN);
+        r.recv(MAIN, MSG_DONTWAIT, -EAGAIN, false);
+        r.poll(MAIN, true);
+        r.recv(MAIN, MSG_DONTWAIT, 5, false);
+    }
+    let e = r.evidence();
+    assert_eq!(
+        (e.sends, e.receives, e.waits, e.undecided_waits),
+        (3, 3, 3, 0)
+    );
+}
+
+#[test]
+fn a_peek_is_no_receive_and_a_poll_that_found_the_reply_there_is_still_a_wait() {
+    // phpredis: a MSG_PEEK before each command, then poll (60 s) and a MSG_DONTWAIT read.
+    let mut r = Run::new();
+    for _ in 0..3 {
+        r.recv(MAIN, MSG_PEEK | MSG_DONTWAIT, -EAGAIN, false);
+        r.send(MAIN);
+        r.poll(MAIN, false);
+        r.recv(MAIN, MSG_DONTWAIT, 5, false);
+    }
+    let e = r.evidence();
+    assert_eq!((e.sends, e.receives, e.empty_receives), (3, 3, 0));
+    assert_eq!((e.waits, e.undecided_waits), (3, 0));
+}
+
+#[test]
+fn a_dontwait_read_that_found_the_reply_there_leaves_the_wait_undecided() {
+    // redis-rb on a fast path: the reply is there before it looks, so it never polls; whether
+    // it would have waited its syscalls cannot say.
+    let mut r = Run::new();
+    for _ in 0..3 {
+        r.send(MAIN);
+        r.recv(MAIN, MSG_DONTWAIT, 5, false);
+    }
+    let e = r.evidence();
+    assert_eq!((e.sends, e.waits, e.undecided_waits), (3, 0, 3));
+}
+
+#[test]
+fn a_send_after_a_read_that_found_nothing_is_no_wait() {
+    // Perl's Redis.pm with callbacks: a MSG_DONTWAIT read between sends, then it sends on.
+    let mut r = Run::new();
+    for _ in 0..3 {
+        r.send(MAIN);
+        r.recv(MAIN, MSG_DONTWAIT, -EAGAIN, false);
+    }
+    r.recv(MAIN, 0, 15, true);
+    let e = r.evidence();
+    assert_eq!((e.sends, e.waits, e.undecided_waits), (3, 1, 0));
+}

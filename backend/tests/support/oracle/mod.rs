@@ -1,8 +1,13 @@
-//! An oracle independent of pipescope for what a client did: its own syscalls under `strace`.
-//! From the calls on its socket to Redis's (or the proxy's) port, how many writes it made and
-//! how many times a writing thread blocked for replies before writing again (`trace`: what
-//! counts as a wait, and what it cannot see).
+//! Oracles independent of pipescope for what a client did:
+//! - `held`: by cause. A relay of the tests' own holds every reply for a few milliseconds
+//!   and records whether each command arrived while an earlier reply was held: a client that
+//!   waits never sends meanwhile. It does not slow the client, so it judges waits.
+//! - `trace`: the client's own syscalls under `strace`: how many writes it made, and how many
+//!   times a writing thread blocked for replies before writing again. strace slows the
+//!   client about 18×, so its reads find replies already there: it counts writes well and
+//!   waits only for clients that block in their reads (see `trace` for what it cannot see).
 
+pub mod held;
 mod trace;
 
 use std::process::Command;

@@ -14,10 +14,14 @@
 //! - `decided`: verdicts decided by the client's own syscalls or the probe's held replies.
 //! - `window`: a verdict decided by the client's receive window in a capture.
 //! - `headline`: a verdict's one line, said before the detail.
+//! - `syscalls_alone`: what the syscalls say of a socket when nothing saw its commands.
 
 mod decided;
 mod headline;
+mod syscalls_alone;
 mod window;
+
+pub use syscalls_alone::{SendsWaited, read_sends};
 
 use super::kind::kind_and_text;
 use super::marks::{self, Check, Mark, Reading};
@@ -223,7 +227,7 @@ fn from_the_wire(c: &ObservedCounts, t: &ObservedTimes, socket: Option<&ClientSo
     // where the wire allows batching at all (a phase that looks batched in a connection read
     // as a write per command is reads or segments merged on the way: a proxy read late).
     let batched = v.allows(VerdictKind::Pipelined) || v.allows(VerdictKind::AutoPipelined);
-    if batched && let Some(phased) = phased_headline(c) {
+    if batched && let Some(phased) = phased_headline(c, "") {
         v.headline = phased;
     }
     v
@@ -258,15 +262,9 @@ fn decided_by(mut v: Verdict, by: DecidedBy, c: &ObservedCounts) -> Verdict {
     v
 }
 
-/// The headline of a connection that changed behaviour, decided by `by`, which it says: kept
-/// to about 90 characters by leaving out "of its time" where the line would be longer.
+/// The headline of a connection that changed behaviour, decided by `by`, which it says.
 fn phased_by(c: &ObservedCounts, by: DecidedBy) -> Option<String> {
-    let line = phased_headline(c)? + headline::by_whom(Some(by));
-    Some(if line.chars().count() > 90 {
-        line.replacen(" of its time", "", 1)
-    } else {
-        line
-    })
+    phased_headline(c, headline::by_whom(Some(by)))
 }
 
 #[cfg(test)]

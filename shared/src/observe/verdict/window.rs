@@ -54,10 +54,11 @@ pub(super) fn by_window(
         [] | [VerdictKind::OneAtATime] => None,
         [kind] => {
             let kind = *kind;
-            let line = match phased_headline(c) {
+            let by = by_whom(Some(DecidedBy::Window));
+            let line = match phased_headline(c, by) {
                 Some(phased) => phased,
                 None => format!(
-                    "{}: {} of {} sent with replies unread",
+                    "{}: {} of {} sent with replies unread{by}",
                     kind.words(),
                     group(k),
                     group(n)
@@ -65,7 +66,7 @@ pub(super) fn by_window(
             };
             Some(Verdict {
                 kind,
-                headline: line + by_whom(Some(DecidedBy::Window)),
+                headline: line,
                 text: format!(
                     "{}: {saw}. As the wire showed it: {}",
                     kind.words(),
