@@ -27,9 +27,9 @@ use support::oracle::held::{Causal, HeldRelay};
 /// How long the oracle holds each reply: far above a client's own work per command, and
 /// above how long a busy machine keeps a running client off its core (a pipelining client
 /// paused longer would find every reply released, and look as if it had waited).
-const HOLD: Duration = Duration::from_millis(10);
+pub const HOLD: Duration = Duration::from_millis(10);
 
-fn sets(pattern: Pattern) -> u64 {
+pub fn sets(pattern: Pattern) -> u64 {
     match pattern {
         Pattern::Pipeline => 1000,
         Pattern::Loop | Pattern::Multi => 100,

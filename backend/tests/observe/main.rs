@@ -17,6 +17,7 @@ mod discovery;
 mod forwarding;
 mod idle;
 mod libraries;
+mod libraries_probed;
 mod limits;
 mod live_capture;
 mod matrix;

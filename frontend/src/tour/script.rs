@@ -67,12 +67,33 @@ pub struct Step {
 }
 
 impl Step {
-    /// The commands this step runs, given the presenter's choice (`None`: the default).
+    /// The commands this step runs, given the presenter's choice (`None`: the default): never
+    /// fewer than its largest batch, so that every run fills the batch it is labelled with.
     pub fn count(&self, chosen: Option<u64>) -> u64 {
         match self.count {
             StepCount::Fixed(n) => n,
-            StepCount::Default(n) => chosen.unwrap_or(n),
+            StepCount::Default(n) => chosen.unwrap_or(n).max(self.fewest()),
         }
+    }
+
+    /// The fewest commands a run of this step may have: one whole batch of its largest.
+    pub fn fewest(&self) -> u64 {
+        self.runs
+            .iter()
+            .filter(|r| {
+                matches!(
+                    r.mode,
+                    Mode::Pipelined { .. } | Mode::Transaction { .. } | Mode::Mset { .. }
+                )
+            })
+            .map(|r| u64::from(r.mode.batch()))
+            .max()
+            .unwrap_or(1)
+    }
+
+    /// The command its runs send.
+    pub fn command(&self) -> &'static str {
+        if self.other_client { "INCR" } else { "SET" }
     }
 
     pub fn adjustable(&self) -> bool {

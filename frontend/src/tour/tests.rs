@@ -524,3 +524,22 @@ fn the_handout_is_a_markdown_table_per_step() {
     assert!(lines[7].contains("| 130× |"), "{md}");
     assert_eq!(lines.len(), 8);
 }
+
+#[test]
+fn a_step_never_runs_fewer_commands_than_its_largest_batch() {
+    let sweep = STEPS
+        .iter()
+        .find(|s| s.title.starts_with("How big a batch"))
+        .unwrap();
+    assert_eq!(sweep.fewest(), 10_000);
+    assert_eq!(sweep.count(Some(5_000)), 10_000);
+    assert_eq!(sweep.count(Some(20_000)), 20_000);
+    assert!(
+        sweep
+            .specs(Some(5_000), None)
+            .iter()
+            .all(|s| s.count >= u64::from(s.mode.batch()))
+    );
+    let atomic = STEPS.iter().find(|s| s.other_client).unwrap();
+    assert_eq!(atomic.command(), "INCR");
+}

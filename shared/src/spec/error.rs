@@ -2,6 +2,8 @@
 
 use thiserror::Error;
 
+use crate::digits::group;
+
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum SpecError {
     #[error("count must be between 1 and {max}, got {got}")]
@@ -12,6 +14,13 @@ pub enum SpecError {
         got: u32,
         max: u32,
     },
+    #[error(
+        "a batch of {} needs at least {} commands (one whole batch), got {}: raise the count or lower the batch",
+        group(u64::from(*batch)),
+        group(u64::from(*batch)),
+        group(*count)
+    )]
+    BatchOverCount { batch: u32, count: u64 },
     #[error("flush every {got} commands must be between 1 and the batch ({batch})")]
     Buffered { got: u32, batch: u32 },
     #[error("a start needs between 1 and {max} runs, got {got}")]

@@ -90,6 +90,17 @@ impl RunSpec {
                 max: limits.max_batch,
             });
         }
+        // A run that never fills one batch would be labelled with a batch that never ran.
+        if matches!(
+            self.mode,
+            Mode::Pipelined { .. } | Mode::Transaction { .. } | Mode::Mset { .. }
+        ) && u64::from(batch) > self.count
+        {
+            return Err(SpecError::BatchOverCount {
+                batch,
+                count: self.count,
+            });
+        }
         if let Mode::Pipelined {
             flush: Flush::Buffered { commands },
             ..

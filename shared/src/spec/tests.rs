@@ -377,3 +377,29 @@ fn a_cluster_refuses_multi_key_modes_over_spread_keys_and_names_the_fix() {
         assert_eq!(RunSpec::set(100, mode).validate_on_cluster(), Ok(()));
     }
 }
+
+#[test]
+fn a_batch_larger_than_the_count_is_refused_in_one_sentence() {
+    let limits = Limits::default();
+    for mode in [
+        Mode::pipelined(100),
+        Mode::Transaction { batch: 100 },
+        Mode::Mset { batch: 100 },
+    ] {
+        let err = RunSpec::set(10, mode).validate(&limits).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "a batch of 100 needs at least 100 commands (one whole batch), got 10: raise the count or lower the batch"
+        );
+    }
+    assert!(
+        RunSpec::set(100, Mode::pipelined(100))
+            .validate(&limits)
+            .is_ok()
+    );
+    assert!(
+        RunSpec::set(10, Mode::Multiplexed { in_flight: 100 })
+            .validate(&limits)
+            .is_ok()
+    );
+}

@@ -12,8 +12,9 @@
 //!
 //! Only a reply that leaves nothing outstanding is held: the moment the wire cannot read,
 //! every reply back before the next command. Each hold lasts several times the client's
-//! round trip and its usual gap between commands (so a client that does not wait shows it by
-//! sending), ends as soon as the client sends, and never passes `HARD_CAP`. A hold is made only
+//! round trip, its usual gap between commands and its usual reaction to a reply (so a client
+//! that does not wait shows it by sending, even one whose pauses make its "reactions"), ends
+//! as soon as the client sends, and never passes `HARD_CAP`. A hold is made only
 //! while the time held so far and its own plan (with room for waking late) stay within
 //! `SHARE` of the connection's time so far, and at most `MAX_HOLDS` per connection; but the
 //! first `FEW` are made whatever the share, so that a short connection (a script's loop of a
@@ -52,6 +53,12 @@ const TRIP_TIMES: f64 = 4.0;
 /// slept through a round trip.
 const REACTION_TIMES: f64 = 1.5;
 const WAKING_US: f64 = 200.0;
+/// A hold lasts at least this many times that window. A client that does not wait has its
+/// "reactions" made of its own pauses (every reply comes back while it is off the CPU or
+/// busy): a hold shorter than those would end while it is still paused, and its send just
+/// after would look like a reaction to the release (Perl's Redis.pm with callbacks, on a
+/// busy machine, read as waiting).
+const WINDOW_TIMES: f64 = 2.0;
 /// Kept free of the budget beyond a hold's plan: what waking up may add to it on a busy
 /// machine (a share of the plan, and a fixed part), so the held total stays within `SHARE`.
 const WAKE_SHARE: f64 = 0.5;
@@ -235,6 +242,7 @@ impl Probe {
         }
         let hold_us = (GAP_TIMES * self.gaps.quantile(0.9))
             .max(TRIP_TIMES * self.trips.quantile(0.5))
+            .max(WINDOW_TIMES * self.window_us())
             .max(MIN_HOLD_US);
         // A client slower than the cap allows is not probed: a shorter hold could not show it.
         // A first hold keeps room for its confirmation.
@@ -280,9 +288,14 @@ impl Probe {
         } else {
             State::Watching {
                 released: at,
-                window_us: REACTION_TIMES * self.reactions.quantile(0.9) + WAKING_US,
+                window_us: self.window_us(),
             }
         };
+    }
+
+    /// How soon after a release the client's send counts as its reaction to it (µs).
+    fn window_us(&self) -> f64 {
+        REACTION_TIMES * self.reactions.quantile(0.9) + WAKING_US
     }
 
     pub fn evidence(&self) -> ProbeEvidence {
@@ -359,6 +372,39 @@ mod tests {
     }
 
     #[test]
+    fn a_hold_outlasts_the_pauses_a_client_that_does_not_wait_makes() {
+        // Perl's Redis.pm with callbacks on a busy machine: it sends every 10 µs, 20 commands
+        // at a go, and every reply is back before its next command only when it was paused,
+        // 2 ms at a time: its gaps are short, its "reactions" are its pauses.
+        let mut p = Probe::default();
+        let mut t = Instant::now();
+        for i in 0..WARM + 1 {
+            for _ in 0..19 {
+                p.sent(t, true);
+                t += T(10);
+            }
+            p.sent(t, true);
+            if i < WARM {
+                assert!(
+                    p.all_back(t + T(5), t + T(5), 0.0).is_none(),
+                    "not warm yet"
+                );
+            }
+            p.handed_all(t + T(6));
+            t += T(2006);
+        }
+        let hold = p.all_back(t + T(5), t + T(5), 1e6).expect("held");
+        // Past a pause of its own, and past the window a send counts as a reaction in: not
+        // only 3 × its 10 µs gap.
+        let held = hold.until - (t + T(5));
+        assert!(held >= T(2 * 3200), "{held:?}");
+        // Paused 2 ms again, it sends while the reply is still held.
+        p.sent(t + T(2006), true);
+        p.released(t + T(2010), 0);
+        assert_eq!(p.evidence().sent_while_held, 1);
+    }
+
+    #[test]
     fn a_client_that_sends_while_held_did_not_wait() {
         let mut t = Instant::now();
         let mut p = warmed(&mut t);
@@ -366,8 +412,9 @@ mod tests {
         let hold = p
             .all_back(t + T(40), t + T(40), 1e6)
             .expect("held: warm and within budget");
-        // 3 × the 300 µs gap.
-        assert_eq!(hold.until - (t + T(40)), T(900));
+        // Twice its reaction window (1.5 × its 250 µs reaction + 200 µs), more than 3 × its
+        // 300 µs gap.
+        assert_eq!(hold.until - (t + T(40)), T(1150));
         p.sent(t + T(300), true);
         p.released(t + T(310), 0);
         let e = p.evidence();

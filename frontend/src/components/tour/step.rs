@@ -78,18 +78,33 @@ fn run_row(tour: Tour, step: &'static Step, run_button: NodeRef<Button>) -> impl
 fn what_runs(tour: Tour, step: &'static Step) -> String {
     let delay = format::latency(step.network(tour.url_delay).delay_out_us as f64);
     let runs = step.runs.len();
-    let count = if step.adjustable() {
-        tour.count_text.get().trim().to_string()
-    } else {
-        format::group(step.count(None))
+    let typed = tour.count_text.get();
+    let chosen = typed.trim().replace(',', "").parse::<u64>().ok();
+    let (count, raised) = match (step.adjustable(), chosen) {
+        (true, None) => (typed.trim().to_string(), String::new()),
+        (true, Some(n)) => {
+            let runs_with = step.count(Some(n));
+            let raised = if runs_with > n {
+                format!(
+                    " (not {}: a run must fill its largest batch, {})",
+                    format::group(n),
+                    format::group(step.fewest())
+                )
+            } else {
+                String::new()
+            };
+            (format::group(runs_with), raised)
+        }
+        (false, _) => (format::group(step.count(None)), String::new()),
     };
+    let command = step.command();
     let plural = if count == "1" { "" } else { "s" };
     let runs = if runs == 1 {
         String::new()
     } else {
         format!("{runs} runs × ")
     };
-    format!("{runs}{count} SET{plural} · {delay} each way")
+    format!("{runs}{count} {command}{plural}{raised} · {delay} each way")
 }
 
 /// The step's result sentences once measured, or what the step is waiting for.

@@ -125,8 +125,14 @@ pub(super) fn by_probe(
             }
         }
     } else {
-        sure.round_trips -= c.unconfirmed_trips.min(c.round_trips);
-        sure.cadence_gaps += c.unconfirmed_trips;
+        // It kept sending at every moment the probe tested, each one that looked like a
+        // wait: the moments the wire took for waits, confirmed by timing or not (on one
+        // host a client that reads as it goes follows its replies without waiting for
+        // them, Perl's Redis.pm with callbacks), were its own cadence. The last round
+        // trip, which no next command followed, stays.
+        let doubtful = c.round_trips.saturating_sub(1);
+        sure.round_trips -= doubtful;
+        sure.cadence_gaps += doubtful;
         // A stretch the wire read as one command at a time (each reply back before the next
         // command) was no waits either: each command its own write, sent on its own time.
         for phase in &mut sure.phases {
@@ -490,6 +496,30 @@ mod tests {
             v.headline,
             "pipelined, a write per command: 5,000 commands in 4,996 writes, 1 wait — by the probe"
         );
+    }
+
+    /// Perl's Redis.pm sending 1,000 SETs with callbacks, through the proxy with --probe: it
+    /// reads with MSG_DONTWAIT between sends, so its cadence follows the replies and timing
+    /// took 53 of its round trips for waits. The probe saw it send while every held reply was
+    /// held: they were not waits, however the timing read.
+    #[test]
+    fn round_trips_timing_confirmed_are_no_waits_where_the_probe_saw_it_keep_sending() {
+        let c = ObservedCounts {
+            commands: 1_000,
+            replies: 1_000,
+            writes: 55,
+            round_trips: 53,
+            unconfirmed_trips: 0,
+            max_depth: 120,
+            ..Default::default()
+        };
+        let t = ObservedTimes::default();
+        let v = judge(&Evidence {
+            probe: Some(&kept_sending()),
+            ..Evidence::wire(&c, &t)
+        });
+        assert_eq!(v.decided_by, Some(DecidedBy::Probe), "{}", v.text);
+        assert!(v.headline.contains(", 1 wait"), "{}", v.headline);
     }
 
     /// patterns.py threads through the proxy with --probe: stretches where every reply was
