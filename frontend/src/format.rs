@@ -2,8 +2,9 @@
 //! grouping every side writes), durations in the unit that reads best, a batch size on a
 //! chart's axis.
 
-/// `1234567` → `"1,234,567"`: the grouping every side writes counts with.
-pub use shared::digits::group;
+/// `1234567` → `"1,234,567"`: the grouping every side writes counts with; and a count with
+/// its noun, singular or plural (`count(1, "round trip")`).
+pub use shared::digits::{count, count_as, group};
 
 /// A count a summary may not carry (a server that does not report it sends 0, and a run that
 /// did anything made at least one write): `"—"` for 0.

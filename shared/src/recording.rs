@@ -202,11 +202,11 @@ impl Recording {
         })
     }
 
-    /// What the page shows about this recording, read from `file`.
     /// The `Welcome` a page showing this recording (read from the file named `file`) gets:
     /// its runs as finished runs, and what it is. The replay server sends it; the one-file
     /// page carries it.
     pub fn welcome(self, file: &str) -> crate::ServerMsg {
+        let network = self.runs_network();
         crate::ServerMsg::Welcome {
             protocol: crate::PROTOCOL_VERSION,
             server_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -214,12 +214,45 @@ impl Recording {
             redis_version: self.redis_version,
             target: self.target,
             limits: crate::Limits::DEFAULT,
-            network: self.network,
+            network,
             can_control: false,
             busy: false,
             recent: self.runs,
             observing: None,
             observed: Vec::new(),
+        }
+    }
+
+    /// The network its runs were measured over: the one they share, else the latest run's
+    /// (each run's own is in its spec); the server's default only when it has no runs.
+    pub fn runs_network(&self) -> Network {
+        match self.runs.last() {
+            Some(last) => last.summary.spec.network,
+            None => self.network,
+        }
+    }
+
+    /// Its runs' networks in words: "one-way delay 500 µs" when they share one, else each
+    /// with how many runs it carried, in the order they first ran.
+    pub fn networks_words(&self) -> String {
+        let mut seen: Vec<(Network, u64)> = Vec::new();
+        for r in &self.runs {
+            let n = r.summary.spec.network;
+            match seen.iter_mut().find(|(m, _)| *m == n) {
+                Some((_, k)) => *k += 1,
+                None => seen.push((n, 1)),
+            }
+        }
+        match seen.as_slice() {
+            [] => self.network.label(),
+            [(one, _)] => one.label(),
+            many => {
+                let each: Vec<String> = many
+                    .iter()
+                    .map(|(n, k)| format!("{} ({})", n.label(), crate::digits::count(*k, "run")))
+                    .collect();
+                format!("per run: {}", each.join(", "))
+            }
         }
     }
 
@@ -407,5 +440,24 @@ mod tests {
         assert_eq!(rfc3339_utc(0), "1970-01-01T00:00:00Z");
         assert_eq!(rfc3339_utc(951_782_400_000), "2000-02-29T00:00:00Z");
         assert_eq!(rfc3339_utc(1_796_367_599_999), "2026-12-04T06:59:59Z");
+    }
+
+    #[test]
+    fn a_recording_names_its_runs_networks_not_the_servers_default() {
+        let mut r = sample();
+        let dialled = Network::symmetric(500);
+        r.runs[0].summary.spec.network = dialled;
+        assert_eq!(r.networks_words(), "one-way delay 500 µs");
+        let crate::ServerMsg::Welcome { network, .. } = r.clone().welcome("f.json") else {
+            panic!("a welcome")
+        };
+        assert_eq!(network, dialled);
+        let mut other = r.runs[0].clone();
+        other.summary.spec.network = Network::LOOPBACK;
+        r.runs.push(other);
+        assert_eq!(
+            r.networks_words(),
+            "per run: one-way delay 500 µs (1 run), loopback (1 run)"
+        );
     }
 }

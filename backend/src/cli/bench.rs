@@ -11,6 +11,9 @@ use shared::{Command, Flush, KeyLayout, Mode, RunSpec, Wait};
 use anyhow::Context;
 
 use super::args::{LIMITS, NetworkArgs, TargetArgs, number_in};
+
+/// `--batch` when it is not given and the count is at least this.
+const DEFAULT_BATCH: u32 = 1000;
 use super::output::say;
 use super::record_to::{RecordTo, write_html};
 
@@ -22,9 +25,10 @@ pub struct BenchArgs {
     /// What to run (see the values below).
     #[arg(long, value_enum, default_value_t = BenchMode::Compare)]
     pub mode: BenchMode,
-    /// Commands per pipeline batch (per MULTI/EXEC, per MSET; in flight for multiplexed).
-    #[arg(long, default_value_t = 1000, value_parser = number_in(1, LIMITS.max_batch))]
-    pub batch: u32,
+    /// Commands per pipeline batch (per MULTI/EXEC, per MSET; in flight for multiplexed):
+    /// 1000, or the count when that is smaller. One larger than the count is refused.
+    #[arg(long, value_parser = number_in(1, LIMITS.max_batch))]
+    pub batch: Option<u32>,
     /// How a pipeline's batch reaches the socket: one write per batch, a write per command
     /// (Spring Data Redis + Lettuce's default inside executePipelined), or a write every
     /// --flush-every commands.
@@ -132,6 +136,13 @@ fn parse_command(s: &str) -> Result<Command, String> {
 }
 
 impl BenchArgs {
+    /// `--batch`, or its default: 1000, or the count when that is smaller (a run of 100
+    /// commands is not refused for a batch nobody asked for).
+    pub fn batch(&self) -> u32 {
+        self.batch
+            .unwrap_or_else(|| DEFAULT_BATCH.min(u32::try_from(self.count).unwrap_or(u32::MAX)))
+    }
+
     /// The runs the flags ask for, in order.
     fn specs(&self) -> anyhow::Result<Vec<RunSpec>> {
         let command = self.command()?;
@@ -143,10 +154,11 @@ impl BenchArgs {
             },
         };
         let pipelined = |batch, flush| Mode::Pipelined { batch, flush };
+        let batch = self.batch();
         let modes = match self.mode {
             BenchMode::Sequential => vec![Mode::Sequential],
-            BenchMode::Pipelined => vec![pipelined(self.batch, flush)],
-            BenchMode::Compare => vec![Mode::Sequential, pipelined(self.batch, flush)],
+            BenchMode::Pipelined => vec![pipelined(batch, flush)],
+            BenchMode::Compare => vec![Mode::Sequential, pipelined(batch, flush)],
             BenchMode::Sweep => shared::sweep::plan(self.max_batch, self.count, 1, &LIMITS)
                 .with_context(|| {
                     format!(
@@ -157,21 +169,19 @@ impl BenchArgs {
                 .into_iter()
                 .map(Mode::pipelined)
                 .collect(),
-            BenchMode::Multiplexed => vec![Mode::Multiplexed {
-                in_flight: self.batch,
-            }],
-            BenchMode::Transaction => vec![Mode::Transaction { batch: self.batch }],
-            BenchMode::Mset => vec![Mode::Mset { batch: self.batch }],
+            BenchMode::Multiplexed => vec![Mode::Multiplexed { in_flight: batch }],
+            BenchMode::Transaction => vec![Mode::Transaction { batch: batch }],
+            BenchMode::Mset => vec![Mode::Mset { batch: batch }],
             BenchMode::Flush => vec![
                 Mode::Sequential,
-                pipelined(self.batch, Flush::EachCommand),
-                Mode::pipelined(self.batch),
+                pipelined(batch, Flush::EachCommand),
+                Mode::pipelined(batch),
             ],
             BenchMode::Connections => vec![
                 Mode::Connections {
                     connections: self.connections.unwrap_or(8),
                 },
-                pipelined(self.batch, flush),
+                pipelined(batch, flush),
             ],
         };
         let network = self.network.network();

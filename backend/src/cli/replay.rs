@@ -45,7 +45,13 @@ pub async fn replay(args: ReplayArgs) -> anyhow::Result<()> {
         recording.redis_version,
         recording.target,
     ));
-    say(format_args!("open http://{shown}/"));
+    // Where it was recorded: a tour's runs open on the tour, step by step.
+    let path = if recording.tour.is_empty() {
+        ""
+    } else {
+        "tour"
+    };
+    say(format_args!("open http://{shown}/{path}"));
     pipescope::server::replay::serve(listener, recording, &file, shutdown).await?;
     say(format_args!("pipescope stopped"));
     Ok(())

@@ -120,7 +120,7 @@ fn line_of(r: &Recording, file: &str) -> String {
         escape(&r.server_version),
         escape(&r.redis_version),
         escape(&r.target),
-        escape(&r.network.label()),
+        escape(&r.networks_words()),
     );
     if !r.tour.is_empty() {
         // The page picks its view from `#…`; a new query loads the file again (a file URL's

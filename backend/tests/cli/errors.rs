@@ -202,6 +202,11 @@ fn bad_flags_and_urls_are_refused_once_in_words_that_name_the_fix() {
         ),
         (
             plain_url.clone(),
+            bench(&["--mode", "pipelined", "--batch", "1000"]),
+            ours("a batch of 1,000 needs at least 1,000 commands (one whole batch), got 100: raise the count or lower the batch".into()),
+        ),
+        (
+            plain_url.clone(),
             bench(&["--mode", "mset", "--other-client", "--command", "get"]),
             ours("--other-client INCRs one shared counter, so the runs INCR it too, not GET: drop --command get".into()),
         ),
@@ -223,7 +228,8 @@ fn bad_flags_and_urls_are_refused_once_in_words_that_name_the_fix() {
         (
             plain_url.clone(),
             bench(&["--mode", "pipelined", "--flush", "every", "--flush-every", "2000"]),
-            ours("flush every 2000 commands must be between 1 and the batch (1000)".into()),
+            // The default batch: the count (100), below 1,000.
+            ours("flush every 2000 commands must be between 1 and the batch (100)".into()),
         ),
         (
             plain_url.clone(),
@@ -326,6 +332,10 @@ async fn the_websocket_rejects_bad_runs_with_the_shared_words() {
                 ..spec(10, Mode::Sequential)
             },
             "value size must be between 1 and 1048576 bytes, got 0",
+        ),
+        (
+            spec(10, Mode::Transaction { batch: 100 }),
+            "a batch of 100 needs at least 100 commands (one whole batch), got 10: raise the count or lower the batch",
         ),
     ];
     for (run, words) in rows {

@@ -323,6 +323,8 @@ async fn the_page_opens_a_recording_by_input_and_drop_keeps_its_runs_on_a_bad_fi
     let text = recording.to_json();
     let server = support::Server::start(target.clone()).await;
     let browser = Browser::open(&server.http_url()).await;
+    // The bad files are refused by the server (422), which Chromium logs.
+    browser.expect_console("status of 422");
     let c = &browser.client;
 
     give_file(c, "talk.pipescope.json", &text, false).await;
@@ -528,6 +530,11 @@ async fn a_tour_saved_from_its_handout_replays_its_steps_and_handout_with_no_red
         "pipescope replay prints the URL to open",
         |l| l.strip_prefix("open ").map(str::to_string),
     );
+    // A tour's recording opens where it was recorded: on the tour.
+    let page = page
+        .strip_suffix("tour")
+        .unwrap_or_else(|| panic!("the link opens the tour: {page}"))
+        .to_string();
     assert!(support::children_named(child.0.id(), "redis-server").is_empty());
 
     // The handout, as it was: the same Markdown from the recording.

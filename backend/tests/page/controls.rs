@@ -293,7 +293,11 @@ async fn a_transaction_run_appears_with_its_label() {
 async fn busy_polling_is_a_box_in_the_link_and_a_label_on_its_runs() {
     let (_redis, target) = support::redis();
     let server = support::Server::start(target.clone()).await;
-    let browser = Browser::open(&format!("{}?count=300&mode=sequential", server.http_url())).await;
+    let browser = Browser::open(&format!(
+        "{}?count=300&mode=sequential&batch=100",
+        server.http_url()
+    ))
+    .await;
     let c = &browser.client;
     wait_enabled(c, "#compare").await;
     click(c, "#busy-poll").await;

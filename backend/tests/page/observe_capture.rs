@@ -69,6 +69,8 @@ async fn the_observe_view_opens_a_capture_and_shows_what_observe_pcap_reports() 
     let (_redis, target) = support::redis();
     let server = support::Server::start(target).await;
     let browser = Browser::open(&format!("{}observe", server.http_url())).await;
+    // The file that is no capture is refused by the server (422), which Chromium logs.
+    browser.expect_console("status of 422");
     let c = &browser.client;
 
     // Redis listened on the test's own port: say so, then pick the file. Every text the

@@ -58,6 +58,8 @@ async fn the_observe_view_says_what_is_empty_and_why_and_follows_the_port_field(
     let (_redis, target) = support::redis();
     let server = support::Server::start(target).await;
     let browser = Browser::open(&format!("{}observe", server.http_url())).await;
+    // The file that is no capture is refused by the server (422), which Chromium logs.
+    browser.expect_console("status of 422");
     let c = &browser.client;
 
     until_text(
@@ -179,6 +181,8 @@ async fn a_capture_dropped_on_the_runs_view_is_pointed_to_observe() {
     let (_redis, target) = support::redis();
     let server = support::Server::start(target).await;
     let browser = Browser::open(&server.http_url()).await;
+    // The capture is no recording: the server refuses it (422), which Chromium logs.
+    browser.expect_console("status of 422");
     let c = &browser.client;
     let mut conv = write::Conv::new("10.0.0.1:50000", "10.0.0.2:6379", write::ETHERNET);
     conv.open();

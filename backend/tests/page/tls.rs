@@ -87,7 +87,7 @@ async fn a_user_without_set_sees_redis_s_refusal_on_the_page() {
         .acl_user("noset", &["~pipescope:*", "+@all", "-set"])
         .await;
     let server = support::Server::start(redis.target(Some("noset"))).await;
-    let browser = Browser::open(&format!("{}?count=100", server.http_url())).await;
+    let browser = Browser::open(&format!("{}?count=100&batch=10", server.http_url())).await;
     let c = &browser.client;
     wait_enabled(c, "#run", Duration::from_secs(60)).await;
     click(c, "#run").await;

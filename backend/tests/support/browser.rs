@@ -1,5 +1,7 @@
 //! A real headless Chromium driven through chromedriver (both from Debian), started per test
-//! on a free port and killed on drop.
+//! on a free port and killed on drop. A test fails when the page logged an error or a warning
+//! to the console (`Drop` reads the console last), unless it said it expects that message
+//! (`Browser::expect_console`).
 
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
@@ -16,6 +18,12 @@ pub struct Browser {
     pub client: Client,
     driver: Child,
     _profile: tempfile::TempDir,
+    /// chromedriver's port and the session's id: the console is read on drop, without the
+    /// async client.
+    port: u16,
+    session: String,
+    /// Console messages a test provokes on purpose (a part of each).
+    expected: std::sync::Mutex<Vec<String>>,
 }
 
 impl Browser {
@@ -87,11 +95,17 @@ impl Browser {
             .connect(&format!("http://127.0.0.1:{port}"))
             .await;
         match session {
-            Ok(client) => Ok(Browser {
-                client,
-                driver,
-                _profile: profile,
-            }),
+            Ok(client) => {
+                let session = client.session_id().await.ok().flatten().unwrap_or_default();
+                Ok(Browser {
+                    client,
+                    driver,
+                    _profile: profile,
+                    port,
+                    session,
+                    expected: std::sync::Mutex::new(Vec::new()),
+                })
+            }
             Err(e) => {
                 unsafe { libc::kill(-(driver.id() as i32), libc::SIGKILL) };
                 let _ = driver.wait();
@@ -141,11 +155,93 @@ fn chromium() -> &'static str {
         .unwrap_or("chromium")
 }
 
+impl Browser {
+    /// A console error or warning containing `part` is what this test provokes: not a failure.
+    pub fn expect_console(&self, part: &str) {
+        self.expected.lock().unwrap().push(part.to_string());
+    }
+
+    /// The console's errors and warnings not yet read (by `console_errors` or here), less
+    /// those expected. Read over a plain socket: drop cannot wait on the async client.
+    fn unexpected_console(&self) -> Result<Vec<String>, String> {
+        use std::io::{Read, Write};
+        let body = r#"{"type":"browser"}"#;
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", self.port))
+            .map_err(|e| format!("chromedriver: {e}"))?;
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        write!(
+            s,
+            "POST /session/{}/se/log HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            self.session,
+            self.port,
+            body.len()
+        )
+        .map_err(|e| format!("chromedriver: {e}"))?;
+        // Read up to the headers' end, then the body's Content-Length (chromedriver keeps the
+        // connection open whatever the request asks).
+        let mut reply: Vec<u8> = Vec::new();
+        let mut buf = [0u8; 64 * 1024];
+        let (head, want) = loop {
+            let n = s
+                .read(&mut buf)
+                .map_err(|e| format!("chromedriver's browser log: {e}"))?;
+            if n == 0 {
+                return Err("chromedriver's browser log: the connection closed".into());
+            }
+            reply.extend_from_slice(&buf[..n]);
+            if let Some(at) = reply.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&reply[..at]).to_lowercase();
+                let want = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .and_then(|v| v.trim().parse::<usize>().ok())
+                    .ok_or_else(|| format!("chromedriver's browser log: no length in {head}"))?;
+                break (at + 4, want);
+            }
+        };
+        while reply.len() < head + want {
+            let n = s
+                .read(&mut buf)
+                .map_err(|e| format!("chromedriver's browser log: {e}"))?;
+            if n == 0 {
+                break;
+            }
+            reply.extend_from_slice(&buf[..n]);
+        }
+        let json = String::from_utf8_lossy(&reply[head..]).into_owned();
+        let json = json.as_str();
+        let v: serde_json::Value = serde_json::from_str(json)
+            .map_err(|e| format!("chromedriver's browser log ({e}): {json}"))?;
+        let expected = self.expected.lock().unwrap();
+        Ok(v["value"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|e| e["level"] == "SEVERE" || e["level"] == "WARNING")
+            .map(|e| format!("{}: {}", e["level"], e["message"]))
+            .filter(|m| !expected.iter().any(|x| m.contains(x.as_str())))
+            .collect())
+    }
+}
+
 impl Drop for Browser {
     fn drop(&mut self) {
+        let console = match std::thread::panicking() {
+            true => Ok(Vec::new()),
+            false => self.unexpected_console(),
+        };
         // The whole group: chromedriver and every Chromium process it started.
         unsafe { libc::kill(-(self.driver.id() as i32), libc::SIGKILL) };
         let _ = self.driver.wait();
+        match console {
+            Ok(logged) if logged.is_empty() => {}
+            Ok(logged) => panic!(
+                "the page logged {} console error(s) or warning(s):\n{}",
+                logged.len(),
+                logged.join("\n")
+            ),
+            Err(e) => panic!("the page's console could not be read: {e}"),
+        }
     }
 }
 

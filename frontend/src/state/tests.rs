@@ -385,3 +385,36 @@ fn a_replay_servers_welcome_marks_its_runs_as_a_recording() {
     assert_eq!(s.recording.as_ref().unwrap().file, "bench.pipescope.json");
     assert_eq!(s.traces().len(), 1);
 }
+
+#[test]
+fn the_speedup_pairs_only_runs_alike_but_for_how_they_were_sent() {
+    use super::{ResultRow, speedup_of};
+    let row = |k: &str, summary: RunSummary| ResultRow {
+        key: k.into(),
+        summary,
+        partial: false,
+    };
+    // A tour: sequential SETs at one step, then pipelined INCRs of another count.
+    let incrs = RunSummary {
+        spec: RunSpec::with_other_client(100_000, PIPE),
+        done: 100_000,
+        ..summary(PIPE, 50_000)
+    };
+    let unlike = vec![
+        row("1", summary(Mode::Sequential, 100_000)),
+        row("2", incrs),
+    ];
+    assert!(speedup_of(&unlike).is_none());
+    // The latest complete pair leads, not the latest of each mode.
+    let pair = vec![
+        row("1", summary(Mode::Sequential, 100_000)),
+        row("2", summary(PIPE, 4_000)),
+        row("3", {
+            let mut s = summary(Mode::Sequential, 70_000);
+            s.spec.count = 500;
+            s
+        }),
+    ];
+    let up = speedup_of(&pair).unwrap();
+    assert!((up.factor - 25.0).abs() < 1e-9, "{}", up.factor);
+}

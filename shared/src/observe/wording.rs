@@ -2,16 +2,7 @@
 //! digits grouped by `crate::digits`), durations, shares. It knows nothing of verdicts, so
 //! anything may use it.
 
-use crate::digits::group;
-
-/// "1 command", "100,000 commands".
-pub fn count(n: u64, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{} {noun}s", group(n))
-    }
-}
+pub use crate::digits::count;
 
 /// µs → "850 µs", "12.3 ms", "4.56 s".
 pub fn duration(us: f64) -> String {

@@ -90,17 +90,6 @@ impl RunSpec {
                 max: limits.max_batch,
             });
         }
-        // A run that never fills one batch would be labelled with a batch that never ran.
-        if matches!(
-            self.mode,
-            Mode::Pipelined { .. } | Mode::Transaction { .. } | Mode::Mset { .. }
-        ) && u64::from(batch) > self.count
-        {
-            return Err(SpecError::BatchOverCount {
-                batch,
-                count: self.count,
-            });
-        }
         if let Mode::Pipelined {
             flush: Flush::Buffered { commands },
             ..
@@ -126,6 +115,18 @@ impl RunSpec {
         {
             return Err(SpecError::NoMultiKey {
                 command: self.command.name(),
+            });
+        }
+        // After what the mode and command allow: a run that never fills one batch would be
+        // labelled with a batch that never ran.
+        if matches!(
+            self.mode,
+            Mode::Pipelined { .. } | Mode::Transaction { .. } | Mode::Mset { .. }
+        ) && u64::from(batch) > self.count
+        {
+            return Err(SpecError::BatchOverCount {
+                batch,
+                count: self.count,
             });
         }
         if let Some(bytes) = self.value_bytes {

@@ -27,7 +27,8 @@ const SWEEP_ROLES: [&str; 15] = [
 /// least 1.5× per doubling of the batch.
 const KNEE_GAIN: f64 = 1.5;
 
-/// Runs per step (roles), as in `frontend/src/tour.rs`.
+/// Runs per step (roles), as in `frontend/src/tour/script.rs`, and its count: fixed, or the
+/// `?count=` asked (`None`), never below the step's largest batch (`FLOORS`).
 const STEPS: [(&str, &[&str], Option<u64>); 8] = [
     ("One SET, one round trip", &["one"], Some(1)),
     ("Ten SETs, one at a time", &["seq"], Some(10)),
@@ -54,6 +55,15 @@ const STEPS: [(&str, &[&str], Option<u64>); 8] = [
     ),
     ("Is a pipeline atomic?", &["pipe", "tx"], Some(ATOMIC_COUNT)),
 ];
+
+/// The fewest commands each step runs: one whole batch of its largest (a run labelled
+/// "batch 10,000" runs at least 10,000 commands).
+const FLOORS: [u64; 8] = [1, 1, 10, 1_000, 1_000, 10_000, 1, 10_000];
+
+/// The commands step `k` (0-based) runs with `?count={COUNT}`.
+fn step_count(k: usize) -> u64 {
+    STEPS[k].2.unwrap_or(COUNT.max(FLOORS[k]))
+}
 
 /// The atomicity step's INCRs per run (fixed: batches of 10,000 are what let the other
 /// client in between a pipeline's reads).
@@ -145,7 +155,7 @@ async fn the_whole_tour_walks_with_the_keyboard_on_real_runs() {
     let finished = Finished::watch(&server).await;
     let mut earlier: HashMap<usize, HashMap<String, Value>> = HashMap::new();
 
-    for (k, (title, roles, fixed)) in STEPS.iter().enumerate() {
+    for (k, (title, roles, _)) in STEPS.iter().enumerate() {
         let step = k + 1;
         until(c, &format!("step {step}"), 10, |s| {
             s["step"] == step && s["state"] == "idle"
@@ -182,7 +192,7 @@ async fn the_whole_tour_walks_with_the_keyboard_on_real_runs() {
 
         // A real run: every role has a summary with every command done, and Redis saw them.
         let runs = reported(&state, step, &finished).await;
-        let count = fixed.unwrap_or(COUNT);
+        let count = step_count(k);
         for role in *roles {
             let s = &runs[*role];
             assert_eq!(s["done"], count, "step {step} {role}");
@@ -284,7 +294,10 @@ async fn the_whole_tour_walks_with_the_keyboard_on_real_runs() {
         assert!(md.contains(&format!("## Step {}: {title}", k + 1)), "{md}");
     }
     assert!(
-        md.contains(&format!("| SET · sequential | {COUNT} |")),
+        md.contains(&format!(
+            "| SET · sequential | {} |",
+            shared::digits::group(step_count(3))
+        )),
         "{md}"
     );
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -460,7 +473,8 @@ async fn a_long_step_shows_progress_and_cancels_with_escape() {
 /// at a scale a room would see.
 #[tokio::test]
 async fn step_4_at_the_tours_own_delay() {
-    const N: u64 = 200;
+    // Its pipelined run's batch: the fewest commands the step runs.
+    const N: u64 = 1_000;
     let (_redis, target) = support::redis();
     let server = support::Server::start(target.clone()).await;
     let finished = Finished::watch(&server).await;

@@ -4,12 +4,13 @@ use crate::connection::Connection;
 use crate::format;
 use crate::log_scale::Decades;
 use crate::state::ResultRow;
-use crate::timeaxis;
 
 const W: f64 = 560.0;
 const H: f64 = 240.0;
 const LEFT: f64 = 150.0;
 const RIGHT: f64 = 90.0;
+/// The latency chart's key lists each run up to this many (they fit over its bars).
+const LEGEND_ROWS: usize = 6;
 
 /// Throughput per run and each run's latency percentiles, as plain SVG bars (no chart crate:
 /// two bar charts do not justify one).
@@ -50,7 +51,8 @@ fn decade(us: f64) -> String {
     } else if us >= 1.0 {
         format!("{us:.0} µs")
     } else {
-        timeaxis::duration(us)
+        // 0.1, 0.01: never rounded to a "0 µs" that a log axis cannot have.
+        format!("{us} µs")
     }
 }
 
@@ -67,7 +69,10 @@ fn throughput(rows: &[ResultRow]) -> impl IntoView + use<> {
         .iter()
         .map(|r| r.summary.ops_per_sec)
         .fold(1.0, f64::max);
-    let bar_h = ((H - 20.0) / rows.len() as f64).min(56.0);
+    // A row per run, never thinner than its label: with many runs (three sweeps of ten) the
+    // chart grows taller rather than its bars getting a negative height.
+    let bar_h = ((H - 20.0) / rows.len() as f64).clamp(18.0, 56.0);
+    let thick = (bar_h * 0.7).max(6.0);
     let bars = rows
         .iter()
         .enumerate()
@@ -78,7 +83,7 @@ fn throughput(rows: &[ResultRow]) -> impl IntoView + use<> {
             view! {
                 <g class=format!("bar {kind}") data-mode=kind data-ops=r.summary.ops_per_sec.to_string()>
                     <text x=LEFT - 10.0 y=y + bar_h / 2.0 + 5.0 text-anchor="end" class="bar-label">{label(r)}</text>
-                    <rect x=LEFT y=y + 6.0 width=w height=bar_h - 12.0 rx="4"></rect>
+                    <rect x=LEFT y=y + (bar_h - thick) / 2.0 width=w height=thick rx="4"></rect>
                     <text x=LEFT + w + 8.0 y=y + bar_h / 2.0 + 5.0 class="bar-value">{format::rate(r.summary.ops_per_sec)}</text>
                 </g>
             }
@@ -150,15 +155,39 @@ fn latency(rows: &[ResultRow]) -> impl IntoView + use<> {
             }
         })
         .collect_view();
-    let legend = rows
-        .iter()
-        .enumerate()
-        .map(|(j, r)| {
+    // A key per run while they fit; past that, a key per colour (mode), with how many runs
+    // it stands for: the bars keep the runs' order within each percentile.
+    let keys: Vec<(&'static str, String)> = if rows.len() <= LEGEND_ROWS {
+        rows.iter()
+            .map(|r| (r.summary.spec.mode.kind(), label(r)))
+            .collect()
+    } else {
+        let mut kinds: Vec<(&'static str, u64)> = Vec::new();
+        for r in rows {
             let kind = r.summary.spec.mode.kind();
+            match kinds.iter_mut().find(|(k, _)| *k == kind) {
+                Some((_, n)) => *n += 1,
+                None => kinds.push((kind, 1)),
+            }
+        }
+        kinds
+            .into_iter()
+            .map(|(kind, n)| {
+                (
+                    kind,
+                    format!("{kind}: {}, in run order", format::count(n, "run")),
+                )
+            })
+            .collect()
+    };
+    let legend = keys
+        .into_iter()
+        .enumerate()
+        .map(|(j, (kind, text))| {
             view! {
                 <g class=format!("bar {kind}")>
                     <rect x=left + 12.0 y=top + j as f64 * 18.0 width="12" height="12" rx="2"></rect>
-                    <text x=left + 30.0 y=top + 10.0 + j as f64 * 18.0 class="legend">{label(r)}</text>
+                    <text x=left + 30.0 y=top + 10.0 + j as f64 * 18.0 class="legend">{text}</text>
                 </g>
             }
         })

@@ -29,13 +29,25 @@ fn short(key: &str, half: bool) -> &'static str {
     }
 }
 
-/// Left edges of the segments (and the last right edge): proportional, each at least `MIN_PART`.
+/// The SVG width a segment's name takes (its font is about 7.5 units a character), with room
+/// either side: a segment is never narrower, so "proxy ⇄ Redis" is never cut.
+fn name_width(name: &str) -> f64 {
+    name.chars().count() as f64 * 7.5 + 16.0
+}
+
+/// Left edges of the segments (and the last right edge): proportional, each at least
+/// `MIN_PART` and as wide as its name.
 fn edges(trip: &TripBreakdown, x0: f64, width: f64) -> Vec<f64> {
     let total: f64 = trip.segments.iter().map(|s| s.us).sum::<f64>().max(1e-9);
-    let free = width - MIN_PART * trip.segments.len() as f64;
+    let least: Vec<f64> = trip
+        .segments
+        .iter()
+        .map(|s| MIN_PART.max(name_width(short(trip.parts[s.part].key, s.half))))
+        .collect();
+    let free = (width - least.iter().sum::<f64>()).max(0.0);
     let mut edges = vec![x0];
-    for s in &trip.segments {
-        edges.push(edges.last().unwrap() + MIN_PART + free * s.us / total);
+    for (s, least) in trip.segments.iter().zip(&least) {
+        edges.push(edges.last().unwrap() + least + free * s.us / total);
     }
     edges
 }

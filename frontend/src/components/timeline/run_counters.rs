@@ -11,16 +11,20 @@ struct Row {
     run: u64,
     kind: &'static str,
     counters: Counters,
-    /// What a round trip is for this run's mode (`None`: the mode is unknown, nothing said).
-    trips_label: Option<&'static str>,
+    /// What a round trip is for this run's mode, for one and for several (`None`: the mode
+    /// is unknown, nothing said).
+    trips_label: Option<(&'static str, &'static str)>,
     /// Set when only the first requests are counted: "the first 5,000 of 20,000".
     partial: Option<String>,
 }
 
 fn row(t: &Trace, trips: Option<&Vec<Trip>>, position_us: f64) -> Row {
     let trips_label = t.mode.map(|mode| match mode {
-        Mode::Multiplexed { .. } => " reads that brought replies (this mode's round trips)",
-        _ => " round trips paid",
+        Mode::Multiplexed { .. } => (
+            " read that brought replies (this mode's round trips)",
+            " reads that brought replies (this mode's round trips)",
+        ),
+        _ => (" round trip paid", " round trips paid"),
     });
     let drawn = t.spans.len() as u64;
     Row {
@@ -69,10 +73,11 @@ pub fn RunCounters(playback: Playback) -> impl IntoView {
                         r.with(|r| {
                             let r = r.as_ref()?;
                             let n = r.counters.round_trips?;
+                            let label = r.trips_label.map(|(one, many)| if n == 1 { one } else { many });
                             Some(view! {
                                 <span class="counter rt">
                                     <b class="round-trips">{format::group(n as u64)}</b>
-                                    {r.trips_label}
+                                    {label}
                                 </span>
                             })
                         })
@@ -90,7 +95,7 @@ pub fn RunCounters(playback: Playback) -> impl IntoView {
                             </span>
                             <span class="counter">
                                 <b class="received">{move || format::group(c().received as u64)}</b>
-                                " replies"
+                                {move || if c().received == 1 { " reply" } else { " replies" }}
                             </span>
                             {trips}
                             {partial}

@@ -50,13 +50,16 @@ pub fn TourPage(conn: Connection, url: UrlState, page: usize) -> impl IntoView {
     keyboard::install(playback, look);
 
     let run_button = NodeRef::<leptos::html::Button>::new();
-    // Each step opens with Run focused, so Enter or Space runs it.
+    // Each step opens with Run focused, so Enter or Space runs it; without scrolling to it,
+    // so a short screen (1280×720) still opens on the step's heading and its controls.
     crate::erased::effect(move || {
         tour.page.track();
         if tour.can_run()
             && let Some(b) = run_button.get()
         {
-            let _ = b.focus();
+            let options = web_sys::FocusOptions::new();
+            options.set_prevent_scroll(true);
+            let _ = b.focus_with_options(&options);
         }
     });
 
