@@ -479,7 +479,9 @@ fn a_minor_share_is_called_minor() {
 #[test]
 fn counts_paths_and_specs() {
     assert_eq!(STEPS[0].count(Some(50)), 1, "one SET stays one SET");
-    assert_eq!(STEPS[3].count(Some(50)), 50);
+    // Never below its pipelined run's batch of 1,000.
+    assert_eq!(STEPS[3].count(Some(50)), 1_000);
+    assert_eq!(STEPS[3].count(Some(5_000)), 5_000);
     assert_eq!(STEPS[3].count(None), 100_000);
     assert!(STEPS.len() >= 7);
     assert_eq!(page_from_path("/tour"), Some(0));
@@ -492,12 +494,12 @@ fn counts_paths_and_specs() {
     for page in 0..pages() {
         assert_eq!(page_from_path(&path_of(page)), Some(page));
     }
-    let specs = STEPS[3].specs(Some(20), None);
+    let specs = STEPS[3].specs(Some(2_000), None);
     assert_eq!(specs.len(), 2);
     assert!(
         specs
             .iter()
-            .all(|s| s.count == 20 && s.network.delay_out_us == 500)
+            .all(|s| s.count == 2_000 && s.network.delay_out_us == 500)
     );
     let fast = STEPS[3].specs(None, Some(50));
     assert!(
