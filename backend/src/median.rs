@@ -89,16 +89,31 @@ impl Median {
     /// As printed: the median with `decimals` places and `unit` after it, then the interval in
     /// brackets (`0.93 [0.78–1.00]`, `1.5 % [-3.1–3.0]`); of one value, that value alone (one
     /// round has no spread to show).
+    /// A value that `decimals` places would round to zero keeps two significant digits, so a
+    /// small ratio never reads as none (`0.0043`, not `0.00`).
     pub fn with_interval(&self, decimals: usize, unit: &str) -> String {
-        let d = decimals;
         match self.n {
-            1 => format!("{:.d$}{unit}", self.median),
+            1 => format!("{}{unit}", places(self.median, decimals)),
             _ => format!(
-                "{:.d$}{unit} [{:.d$}–{:.d$}]",
-                self.median, self.low, self.high
+                "{}{unit} [{}–{}]",
+                places(self.median, decimals),
+                places(self.low, decimals),
+                places(self.high, decimals)
             ),
         }
     }
+}
+
+/// `v` with `decimals` places, or as many more as show its first two significant digits
+/// where those places would print it as zero.
+fn places(v: f64, decimals: usize) -> String {
+    let shown_as_zero = v != 0.0 && v.is_finite() && v.abs() < 0.5 * 10f64.powi(-(decimals as i32));
+    let d = if shown_as_zero {
+        decimals.max((-v.abs().log10()).ceil() as usize + 1)
+    } else {
+        decimals
+    };
+    format!("{v:.d$}")
 }
 
 #[cfg(test)]
@@ -127,6 +142,13 @@ mod tests {
             n: 5,
         };
         assert_eq!(m.with_interval(2, ""), "0.93 [0.78–1.00]");
+        let small = Median {
+            median: 0.0043,
+            low: 0.0021,
+            high: 0.5,
+            n: 3,
+        };
+        assert_eq!(small.with_interval(2, "×"), "0.0043× [0.0021–0.50]");
         assert_eq!(m.with_interval(1, " %"), "0.9 % [0.8–1.0]");
         // One round: no interval.
         assert_eq!(Median::of(vec![-9.6]).with_interval(1, " %"), "-9.6 %");

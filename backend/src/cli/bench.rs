@@ -170,8 +170,8 @@ impl BenchArgs {
                 .map(Mode::pipelined)
                 .collect(),
             BenchMode::Multiplexed => vec![Mode::Multiplexed { in_flight: batch }],
-            BenchMode::Transaction => vec![Mode::Transaction { batch: batch }],
-            BenchMode::Mset => vec![Mode::Mset { batch: batch }],
+            BenchMode::Transaction => vec![Mode::Transaction { batch }],
+            BenchMode::Mset => vec![Mode::Mset { batch }],
             BenchMode::Flush => vec![
                 Mode::Sequential,
                 pipelined(batch, Flush::EachCommand),

@@ -1,8 +1,9 @@
 //! `observe --probe` through the proxy on the same five libraries and patterns as
 //! `libraries.rs`, each judged by the causal oracle's run of the same client: a client that
 //! waits for each reply reads as one at a time, decided by the probe (it holds the first few
-//! replies of even a short connection); one that does not is never read as one at a time
-//! (right, or undetermined among kinds that include the truth).
+//! replies of even a short connection; only where a busy machine left every hold undecided
+//! may it say undetermined, naming one at a time); one that does not is never read as one at
+//! a time (right, or undetermined among kinds that include the truth).
 
 use crate::libraries::{HOLD, sets};
 use crate::support;
@@ -47,13 +48,26 @@ fn probed(library: Library) {
             v.kind, v.decided_by, v.headline
         );
         if truth.waits_each() {
-            assert_eq!(
-                (v.kind, v.decided_by),
-                (VerdictKind::OneAtATime, Some(DecidedBy::Probe)),
-                "{what}: it waits for each reply (the oracle: {truth:?}); probed: {} — {}",
+            // Decided by the probe; or, where a busy machine woke the client too late after
+            // every release to tell (each hold undecided), undetermined naming one at a time.
+            let p = c.probe.clone().unwrap_or_default();
+            let undecided = p.held > 0 && p.sent_while_held == 0 && p.waited_for_release == 0;
+            let decided =
+                (v.kind, v.decided_by) == (VerdictKind::OneAtATime, Some(DecidedBy::Probe));
+            let honest = v.kind == VerdictKind::Undetermined
+                && v.candidates.contains(&VerdictKind::OneAtATime);
+            assert!(
+                decided || (undecided && honest),
+                "{what}: it waits for each reply (the oracle: {truth:?}); probed ({p:?}): {} — {}",
                 v.headline,
                 v.text
             );
+            if !decided {
+                eprintln!(
+                    "{what}: every hold undecided on this machine: {}",
+                    v.headline
+                );
+            }
         } else {
             let never = VerdictKind::OneAtATime;
             let right = if v.kind == VerdictKind::Undetermined {

@@ -196,6 +196,7 @@ pub fn trace(c: &ObservedConnection, t: &ObservedTimeline) -> Trace {
         summary: None,
         observed: Some(format!("{} · {}", title(c), verdict_word(c.verdict.kind))),
         captured: c.vantage == Vantage::Capture,
+        running: None,
     }
 }
 

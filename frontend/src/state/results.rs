@@ -80,6 +80,7 @@ impl Session {
                     summary: Some(r.summary.clone()),
                     observed: None,
                     captured: false,
+                    running: None,
                 })
                 .collect();
         }

@@ -99,6 +99,8 @@ impl RunView {
             },
             observed: None,
             captured: false,
+            running: matches!(self.outcome, Outcome::Running)
+                .then_some((self.done, self.elapsed_us)),
         }
     }
 

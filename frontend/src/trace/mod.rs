@@ -19,6 +19,9 @@ pub struct Trace {
     pub count: u64,
     /// Set once the run finished.
     pub summary: Option<RunSummary>,
+    /// While the run is under way: the engine's count of commands done and its time so far
+    /// (µs), which go on past the requests drawn.
+    pub running: Option<(u64, u64)>,
     /// Set when this is an application's connection seen by the observing proxy, not a run:
     /// the panel's title. Its lanes are then the proxy's two sides (client ⇄ proxy, proxy ⇄
     /// Redis) and its round trips are found from the requests themselves.

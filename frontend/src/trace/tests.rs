@@ -29,6 +29,7 @@ fn trace(mode: Option<Mode>, spans: Vec<Span>) -> Trace {
         summary: None,
         observed: None,
         captured: false,
+        running: None,
     }
 }
 
@@ -50,6 +51,7 @@ fn an_observed_connection_s_round_trips_are_its_overlapping_requests() {
     let t = Trace {
         observed: Some("connection 1".into()),
         captured: false,
+        running: None,
         ..trace(None, spans)
     };
     assert_eq!(round_trips(&t).map(|t| t.len()), Some(3));
@@ -293,6 +295,7 @@ fn the_sample_beyond_the_first_requests_extends_the_picture() {
         summary: None,
         observed: None,
         captured: false,
+        running: None,
     };
     let beyond: Vec<u64> = t.sampled_beyond().iter().map(|s| s.i).collect();
     assert_eq!(beyond, [4, 6, 8]);

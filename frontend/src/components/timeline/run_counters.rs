@@ -5,7 +5,8 @@ use crate::format;
 use crate::playback::Playback;
 use crate::trace::{self, Counters, Trace, Trip};
 
-/// One run's counters at the playback position, with what they count.
+/// One run's counters at the playback position, with what they count: the drawn requests' up
+/// to their end, the engine's for the whole run at the end of a finished one.
 #[derive(Debug, Clone, PartialEq)]
 struct Row {
     run: u64,
@@ -27,6 +28,29 @@ fn row(t: &Trace, trips: Option<&Vec<Trip>>, position_us: f64) -> Row {
         _ => (" round trip paid", " round trips paid"),
     });
     let drawn = t.spans.len() as u64;
+    // At the end of a finished run, the engine's own count for the whole run (what the results
+    // table says), however much of it was drawn.
+    if let Some(s) = &t.summary
+        && position_us >= t.extent_us()
+    {
+        return Row {
+            run: t.run,
+            kind: t.kind(),
+            counters: Counters {
+                sent: s.done as usize,
+                received: s.done as usize,
+                round_trips: t.mode.map(|_| s.round_trips as usize),
+            },
+            trips_label,
+            partial: (drawn < t.count).then(|| "the engine's count for the whole run".to_string()),
+        };
+    }
+    let engine = match t.running {
+        Some((done, _)) if done > drawn => {
+            format!("; the engine has done {} so far", format::group(done))
+        }
+        _ => String::new(),
+    };
     Row {
         run: t.run,
         kind: t.kind(),
@@ -34,7 +58,7 @@ fn row(t: &Trace, trips: Option<&Vec<Trip>>, position_us: f64) -> Row {
         trips_label,
         partial: (drawn < t.count).then(|| {
             format!(
-                "counting the first {} of {} requests",
+                "counting the first {} of {} requests{engine}",
                 format::group(drawn),
                 format::group(t.count)
             )
@@ -104,5 +128,80 @@ pub fn RunCounters(playback: Playback) -> impl IntoView {
                 }
             />
         </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::test;
+    use shared::{Latency, RunSpec, RunSummary, Span};
+
+    /// A sequential run of 100 SETs of which the first 10 are drawn.
+    fn long_run(summary: Option<RunSummary>, running: Option<(u64, u64)>) -> Trace {
+        Trace {
+            run: 1,
+            mode: Some(Mode::Sequential),
+            network: None,
+            spans: (0..10)
+                .map(|i| Span::new(i, i as f64 * 10.0, i as f64 * 10.0 + 5.0))
+                .collect(),
+            sampled: vec![],
+            stride: 1,
+            count: 100,
+            summary,
+            observed: None,
+            captured: false,
+            running,
+        }
+    }
+
+    #[test]
+    fn the_end_of_a_finished_run_counts_what_the_engine_counted() {
+        let summary = RunSummary {
+            spec: RunSpec::set(100, Mode::Sequential),
+            done: 100,
+            wall_us: 1_000,
+            ops_per_sec: 100_000.0,
+            round_trips: 100,
+            writes: 100,
+            wire_commands: 100,
+            latency: Latency::default(),
+            split: None,
+            redis_usec_per_call: None,
+            redis_load: None,
+            interleaving: None,
+            redis_memory: None,
+            cluster: None,
+        };
+        let t = long_run(Some(summary), None);
+        let trips = trace::round_trips(&t);
+        let end = row(&t, trips.as_ref(), t.extent_us());
+        assert_eq!(
+            (
+                end.counters.sent,
+                end.counters.received,
+                end.counters.round_trips
+            ),
+            (100, 100, Some(100))
+        );
+        // Before the end, the drawn requests', said so.
+        let mid = row(&t, trips.as_ref(), 42.0);
+        assert_eq!(mid.counters.sent, 5);
+        assert!(
+            mid.partial
+                .unwrap()
+                .starts_with("counting the first 10 of 100")
+        );
+    }
+
+    #[test]
+    fn a_run_under_way_says_the_engines_count_beside_the_drawn_ones() {
+        let t = long_run(None, Some((60, 900)));
+        let r = row(&t, None, 95.0);
+        assert_eq!(
+            r.partial.as_deref(),
+            Some("counting the first 10 of 100 requests; the engine has done 60 so far")
+        );
     }
 }

@@ -110,11 +110,24 @@ pub(super) fn by_probe(
         _ => return None,
     };
     let mut sure = c.clone();
-    if waits {
-        // The moments the wire took for the client's own cadence (its timing on one host,
-        // which a busy machine bends) were waits: the probe saw it wait, a cause.
+    // Every stretch of the connection that matters (a twentieth of its commands or more) was
+    // batched, and writes left while replies were awaited: a pipeline throughout.
+    let batched_throughout = c.overlapping_writes > 0
+        && c.phases
+            .iter()
+            .filter(|p| p.commands * 20 >= c.commands)
+            .all(|p| matches!(p.kind, VerdictKind::Pipelined | VerdictKind::AutoPipelined));
+    if waits && batched_throughout {
+        // It waited at the moments the probe held, but it pipelines throughout: those moments
+        // say nothing of the round trips the wire could not confirm, which stay unconfirmed
+        // (a client paused through two holds on a busy machine looks the same at them:
+        // Perl's Redis.pm with callbacks read "35 waits").
+    } else if waits {
+        // The probe saw it wait (a cause): the moments the wire took for the client's own
+        // cadence (its timing on one host, which a busy machine bends) were waits too.
         sure.round_trips += c.cadence_gaps;
         sure.cadence_gaps = 0;
+        sure.unconfirmed_trips = 0;
         if c.overlapping_writes == 0 {
             // No write ever left while replies were awaited: a stretch read as a write per
             // command was those moments, one command at a time.
@@ -140,8 +153,8 @@ pub(super) fn by_probe(
                 phase.kind = VerdictKind::WritePerCommand;
             }
         }
+        sure.unconfirmed_trips = 0;
     }
-    sure.unconfirmed_trips = 0;
     let v = from_the_wire(&sure, t, socket);
     if v.kind == VerdictKind::Undetermined {
         return None;
@@ -520,6 +533,45 @@ mod tests {
         });
         assert_eq!(v.decided_by, Some(DecidedBy::Probe), "{}", v.text);
         assert!(v.headline.contains(", 1 wait"), "{}", v.headline);
+    }
+
+    /// Perl's Redis.pm pipeline with callbacks beside busy processes: paused through two
+    /// holds in a row, it sent just after each release, which the probe took for waits. It
+    /// sends while replies are awaited, so those two moments do not make the round trips the
+    /// wire could not confirm into waits: the headline never states 35.
+    #[test]
+    fn a_client_that_overlaps_its_writes_keeps_its_unconfirmed_trips_though_the_probe_saw_waits() {
+        let c = ObservedCounts {
+            commands: 1_000,
+            replies: 1_000,
+            writes: 36,
+            round_trips: 35,
+            unconfirmed_trips: 34,
+            overlapping_writes: 20,
+            max_depth: 200,
+            phases: vec![Phase {
+                kind: VerdictKind::Pipelined,
+                round_trips: 35,
+                commands: 1_000,
+                writes: 36,
+                us: 10_000.0,
+                waiting_us: 0.0,
+            }],
+            ..Default::default()
+        };
+        let t = ObservedTimes::default();
+        let waited = ProbeEvidence {
+            held: 3,
+            sent_while_held: 0,
+            waited_for_release: 2,
+            held_us: 3_000.0,
+            late_us: 0.0,
+        };
+        let v = judge(&Evidence {
+            probe: Some(&waited),
+            ..Evidence::wire(&c, &t)
+        });
+        assert!(!v.headline.contains(", 35 waits"), "{}", v.headline);
     }
 
     /// patterns.py threads through the proxy with --probe: stretches where every reply was
