@@ -80,12 +80,7 @@ impl Step {
     pub fn fewest(&self) -> u64 {
         self.runs
             .iter()
-            .filter(|r| {
-                matches!(
-                    r.mode,
-                    Mode::Pipelined { .. } | Mode::Transaction { .. } | Mode::Mset { .. }
-                )
-            })
+            .filter(|r| r.mode.sends_batches())
             .map(|r| u64::from(r.mode.batch()))
             .max()
             .unwrap_or(1)

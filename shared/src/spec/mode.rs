@@ -97,6 +97,15 @@ impl Mode {
         matches!(self, Mode::Pipelined { .. })
     }
 
+    /// Sends its commands in batches of `batch()` (a pipeline, MULTI/EXEC, MSET): a run of it
+    /// must fill one whole batch, or it would be labelled with a batch that never ran.
+    pub fn sends_batches(self) -> bool {
+        matches!(
+            self,
+            Mode::Pipelined { .. } | Mode::Transaction { .. } | Mode::Mset { .. }
+        )
+    }
+
     /// A short name for tables and legends (one of `KINDS`).
     pub fn kind(self) -> &'static str {
         match self {

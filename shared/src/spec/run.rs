@@ -119,11 +119,7 @@ impl RunSpec {
         }
         // After what the mode and command allow: a run that never fills one batch would be
         // labelled with a batch that never ran.
-        if matches!(
-            self.mode,
-            Mode::Pipelined { .. } | Mode::Transaction { .. } | Mode::Mset { .. }
-        ) && u64::from(batch) > self.count
-        {
+        if self.mode.sends_batches() && u64::from(batch) > self.count {
             return Err(SpecError::BatchOverCount {
                 batch,
                 count: self.count,

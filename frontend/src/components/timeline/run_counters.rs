@@ -19,7 +19,7 @@ struct Row {
     partial: Option<String>,
 }
 
-fn row(t: &Trace, trips: Option<&Vec<Trip>>, position_us: f64) -> Row {
+fn row(t: &Trace, trips: Option<&Vec<Trip>>, extent_us: f64, position_us: f64) -> Row {
     let trips_label = t.mode.map(|mode| match mode {
         Mode::Multiplexed { .. } => (
             " read that brought replies (this mode's round trips)",
@@ -31,7 +31,7 @@ fn row(t: &Trace, trips: Option<&Vec<Trip>>, position_us: f64) -> Row {
     // At the end of a finished run, the engine's own count for the whole run (what the results
     // table says), however much of it was drawn.
     if let Some(s) = &t.summary
-        && position_us >= t.extent_us()
+        && position_us >= extent_us
     {
         return Row {
             run: t.run,
@@ -70,15 +70,24 @@ fn row(t: &Trace, trips: Option<&Vec<Trip>>, position_us: f64) -> Row {
 /// trips paid (as the mode paid them). They tick with playback, so the room can count along.
 #[component]
 pub fn RunCounters(playback: Playback) -> impl IntoView {
+    // Each run's end, once per change of the runs: not on every tick of playback.
+    let extents = Memo::new(move |_| {
+        playback
+            .traces
+            .with(|traces| traces.iter().map(Trace::extent_us).collect::<Vec<f64>>())
+    });
     let rows = Memo::new(move |_| {
         let pos = playback.position_us.get();
         playback.traces.with(|traces| {
             playback.trips.with(|trips| {
-                traces
-                    .iter()
-                    .zip(trips)
-                    .map(|(t, trips)| row(t, trips.as_ref(), pos))
-                    .collect::<Vec<Row>>()
+                extents.with(|extents| {
+                    traces
+                        .iter()
+                        .zip(trips)
+                        .zip(extents)
+                        .map(|((t, trips), &end)| row(t, trips.as_ref(), end, pos))
+                        .collect::<Vec<Row>>()
+                })
             })
         })
     });
@@ -176,7 +185,7 @@ mod tests {
         };
         let t = long_run(Some(summary), None);
         let trips = trace::round_trips(&t);
-        let end = row(&t, trips.as_ref(), t.extent_us());
+        let end = row(&t, trips.as_ref(), t.extent_us(), t.extent_us());
         assert_eq!(
             (
                 end.counters.sent,
@@ -186,7 +195,7 @@ mod tests {
             (100, 100, Some(100))
         );
         // Before the end, the drawn requests', said so.
-        let mid = row(&t, trips.as_ref(), 42.0);
+        let mid = row(&t, trips.as_ref(), t.extent_us(), 42.0);
         assert_eq!(mid.counters.sent, 5);
         assert!(
             mid.partial
@@ -198,7 +207,7 @@ mod tests {
     #[test]
     fn a_run_under_way_says_the_engines_count_beside_the_drawn_ones() {
         let t = long_run(None, Some((60, 900)));
-        let r = row(&t, None, 95.0);
+        let r = row(&t, None, t.extent_us(), 95.0);
         assert_eq!(
             r.partial.as_deref(),
             Some("counting the first 10 of 100 requests; the engine has done 60 so far")
