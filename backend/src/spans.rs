@@ -2,9 +2,13 @@
 //! requests in full (they are what the timeline animates) and a strided sample of the whole run
 //! whose stride doubles whenever it fills (so it always covers the run evenly).
 //!
+//! A run of known length starts at the stride its whole sample needs, so the sample never
+//! doubles: what is streamed of it while the run goes on (every `stride`-th request past the
+//! first ones) is what the finished timeline holds, and the page draws the run live to its end.
+//!
 //! Requests may be answered out of order (several connections): the first ones are kept in
 //! order of `i` and streamed only as an unbroken run from 0, so the page always gets them in
-//! order; the sample is put in order at the end.
+//! order; the sample is put in order at the end (the page puts streamed ones in place).
 
 use std::sync::{Arc, Mutex};
 
@@ -15,8 +19,29 @@ pub const FULL_SPANS: u64 = 5_000;
 /// The sample never holds more than this many spans.
 pub const MAX_SAMPLED: usize = 4_096;
 
-/// New full spans waiting to be streamed; the engine appends, the hub drains.
-pub type Outbox = Arc<Mutex<Vec<Span>>>;
+/// New spans waiting to be streamed; the engine appends, the hub drains.
+pub type Outbox = Arc<Mutex<Streamed>>;
+
+/// What the engine recorded since the hub last drained it.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Streamed {
+    /// Of the first requests, the next ones in order of `i`.
+    pub first: Vec<Span>,
+    /// Of the sample beyond the first requests, the new ones (in order of reply).
+    pub sampled: Vec<Span>,
+    /// The sample's stride when they were taken.
+    pub stride: u64,
+}
+
+/// The stride at which a sample of a whole run of `count` requests stays under `max_sampled`:
+/// the smallest power of two that does.
+pub fn stride_for(count: u64, max_sampled: usize) -> u64 {
+    let mut stride = 1u64;
+    while count.div_ceil(stride) >= max_sampled as u64 {
+        stride *= 2;
+    }
+    stride
+}
 
 pub struct SpanStore {
     full_limit: u64,
@@ -30,8 +55,11 @@ pub struct SpanStore {
 }
 
 impl SpanStore {
-    pub fn new(outbox: Option<Outbox>) -> Self {
-        Self::with_limits(FULL_SPANS, MAX_SAMPLED, outbox)
+    /// A run of `count` requests: its sample is taken at its final stride from the start.
+    pub fn new(count: u64, outbox: Option<Outbox>) -> Self {
+        let mut store = Self::with_limits(FULL_SPANS, MAX_SAMPLED, outbox);
+        store.stride = stride_for(count, MAX_SAMPLED);
+        store
     }
 
     pub fn with_limits(full_limit: u64, max_sampled: usize, outbox: Option<Outbox>) -> Self {
@@ -81,13 +109,22 @@ impl SpanStore {
                 outbox
                     .lock()
                     .expect("span outbox")
+                    .first
                     .extend_from_slice(&self.first[self.streamed..ready]);
             }
             self.streamed = ready;
         }
         let mut i = first.next_multiple_of(self.stride);
         while i < end {
-            self.sampled.push(span(i, issued_us, replied_us));
+            let s = span(i, issued_us, replied_us);
+            if i >= self.full_limit
+                && let Some(outbox) = &self.outbox
+            {
+                let mut streamed = outbox.lock().expect("span outbox");
+                streamed.sampled.push(s);
+                streamed.stride = self.stride;
+            }
+            self.sampled.push(s);
             if self.sampled.len() >= self.max_sampled {
                 // Full: keep every other one and sample half as often from here on.
                 self.stride *= 2;
@@ -177,7 +214,7 @@ mod tests {
         order.sort_by_key(|&i| (i / 4) * 4 + (3 - i % 4));
         for &i in &order {
             store.record(i, 1, i as f64, i as f64 + 1.0);
-            let streamed = outbox.lock().unwrap().clone();
+            let streamed = outbox.lock().unwrap().first.clone();
             assert!(
                 streamed.iter().enumerate().all(|(k, s)| s.i == k as u64),
                 "streamed out of order after {i}"
@@ -186,7 +223,7 @@ mod tests {
         let t = store.into_timeline();
         let firsts: Vec<u64> = t.first.iter().map(|s| s.i).collect();
         assert_eq!(firsts, (0..30).collect::<Vec<_>>());
-        assert_eq!(*outbox.lock().unwrap(), t.first);
+        assert_eq!(outbox.lock().unwrap().first, t.first);
         assert!(t.sampled.windows(2).all(|w| w[1].i == w[0].i + t.stride));
         assert!(t.sampled.len() < 8);
     }
@@ -196,8 +233,34 @@ mod tests {
         let outbox: Outbox = Default::default();
         let mut store = SpanStore::with_limits(30, 8, Some(outbox.clone()));
         fill(&mut store, 100, 4);
-        let sent = outbox.lock().unwrap().clone();
+        let sent = outbox.lock().unwrap().first.clone();
         assert_eq!(sent, store.into_timeline().first);
         assert_eq!(sent.len(), 30);
+    }
+
+    #[test]
+    fn a_run_of_known_length_streams_the_sample_its_timeline_ends_with() {
+        for count in [0u64, 1, 4_999, 5_000, 5_001, 20_000, 100_000, 1_000_000] {
+            let outbox: Outbox = Default::default();
+            let mut store = SpanStore::new(count, Some(outbox.clone()));
+            fill(&mut store, count, 7);
+            let streamed = outbox.lock().unwrap().clone();
+            let t = store.into_timeline();
+            assert!(t.sampled.len() < MAX_SAMPLED, "count {count}");
+            assert_eq!(t.stride, stride_for(count, MAX_SAMPLED), "count {count}: it doubled");
+            let beyond: Vec<Span> = t.sampled.iter().filter(|s| s.i >= FULL_SPANS).copied().collect();
+            assert_eq!(streamed.sampled, beyond, "count {count}");
+            if !beyond.is_empty() {
+                assert_eq!(streamed.stride, t.stride);
+            }
+        }
+    }
+
+    #[test]
+    fn the_stride_is_the_smallest_power_of_two_that_fits() {
+        assert_eq!(stride_for(0, 4_096), 1);
+        assert_eq!(stride_for(4_095, 4_096), 1);
+        assert_eq!(stride_for(4_096, 4_096), 2);
+        assert_eq!(stride_for(100_000, 4_096), 32);
     }
 }

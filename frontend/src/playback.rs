@@ -25,6 +25,8 @@ pub struct Playback {
     pub trips: Memo<Vec<Option<Vec<Trip>>>>,
     /// The last reply of any drawn run: where playback ends.
     pub extent_us: Memo<f64>,
+    /// Where live mode puts the playhead: the newest reply of the run under way (or of any).
+    pub live_edge_us: Memo<f64>,
     pub events: Memo<Vec<f64>>,
     /// The visible window's width (µs).
     pub window_us: Memo<f64>,
@@ -53,16 +55,30 @@ impl Playback {
                 )
             })
         });
+        let live_edge_us = Memo::new(move |_| {
+            traces.with(|t| {
+                t.iter()
+                    .find(|t| t.running.is_some())
+                    .map(Trace::extent_us)
+                    .unwrap_or_else(|| extent_us.get())
+            })
+        });
         let zoom_step = RwSignal::new(None::<u32>);
+        let live = RwSignal::new(true);
         let window_us = Memo::new(move |_| {
             let extent = extent_us.get();
             match zoom_step.get() {
                 Some(step) => timeaxis::zoom_window(step, extent),
-                None => traces.with(|t| auto_window(t, extent)),
+                None => traces.with(|t| {
+                    let running = t.iter().find(|t| t.running.is_some()).filter(|_| live.get());
+                    running
+                        .and_then(edge_window)
+                        .unwrap_or_else(|| auto_window(t, extent))
+                        .min(extent.max(timeaxis::MIN_WINDOW_US))
+                }),
             }
         });
         let speed_step = RwSignal::new(SPEED_DEFAULT);
-        let live = RwSignal::new(true);
         let position_us = RwSignal::new(0.0);
         let playing = RwSignal::new(false);
 
@@ -85,9 +101,9 @@ impl Playback {
                 position_us.set((0.85 * window).min(end));
             }
         });
-        // While live, the playhead sits at the newest reply.
+        // While live, the playhead sits at the newest reply of the run under way.
         crate::erased::effect(move || {
-            let end = extent_us.get();
+            let end = live_edge_us.get();
             if live.get() {
                 position_us.set(end);
             }
@@ -102,6 +118,7 @@ impl Playback {
             traces,
             trips,
             extent_us,
+            live_edge_us,
             events,
             window_us,
             slowdown: Memo::new(move |_| timeaxis::slowdown(speed_step.get())),
@@ -185,6 +202,40 @@ impl Playback {
             self.playing.set(false);
         }
     }
+}
+
+/// Round trips the window shows at a live run's edge: enough to see the rhythm, few enough to
+/// tell each one apart.
+const EDGE_TRIPS: f64 = 40.0;
+/// Requests drawn in that window at least, where only a sample of them is.
+const EDGE_DRAWN: f64 = 12.0;
+
+/// The window that follows a run under way at its edge: `EDGE_TRIPS` of its latest round trips
+/// (the median time its newest drawn requests took), widened where its newest part is sampled
+/// so some `EDGE_DRAWN` drawn requests show. `None` before it has any.
+fn edge_window(t: &Trace) -> Option<f64> {
+    const NEWEST: usize = 33;
+    let newest: Vec<&shared::Span> = t
+        .spans
+        .iter()
+        .chain(t.sampled_beyond())
+        .rev()
+        .take(NEWEST)
+        .collect();
+    if newest.is_empty() {
+        return None;
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_unstable_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let trip = median(newest.iter().map(|s| s.replied_us - s.issued_us).collect());
+    let gaps: Vec<f64> = newest
+        .windows(2)
+        .map(|w| (w[0].issued_us - w[1].issued_us).abs())
+        .collect();
+    let gap = if gaps.is_empty() { 0.0 } else { median(gaps) };
+    Some((EDGE_TRIPS * trip).max(EDGE_DRAWN * gap).max(timeaxis::MIN_WINDOW_US))
 }
 
 /// The window a comparison opens with: the pipelined run's whole time and a little more, so it is

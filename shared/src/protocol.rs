@@ -11,7 +11,7 @@ use crate::report::{RunRecord, RunSummary, Span, Timeline};
 use crate::spec::{Limits, Network, RunSpec};
 
 /// Bumped on any incompatible change; sent in `Welcome`.
-pub const PROTOCOL_VERSION: u32 = 6;
+pub const PROTOCOL_VERSION: u32 = 7;
 
 /// Spans in one `Spans` frame at most (about 200 KB of JSON).
 pub const MAX_SPANS_PER_FRAME: usize = 2_000;
@@ -92,6 +92,14 @@ pub enum ServerMsg {
     /// Live request timings of a run's first requests, in order, at most
     /// `MAX_SPANS_PER_FRAME` a frame and sent with the progress ticks.
     Spans { run: u64, spans: Vec<Span> },
+    /// Live request timings past the first ones: every `stride`-th request of the run (the
+    /// sample its finished `Timeline` holds), new ones since the last frame, in order of reply,
+    /// at most `MAX_SPANS_PER_FRAME` a frame.
+    Sampled {
+        run: u64,
+        stride: u64,
+        spans: Vec<Span>,
+    },
     Finished {
         run: u64,
         summary: RunSummary,

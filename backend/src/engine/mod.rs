@@ -263,7 +263,7 @@ async fn run_here(
     client_id: tokio::sync::oneshot::Sender<(u64, client_memory::Ready)>,
 ) -> Result<RunOutcome, RunFailure> {
     let sent = Sent::default();
-    let mut tally = Tally::new(&ctx);
+    let mut tally = Tally::new(&ctx, spec.count);
     let handover = Handover {
         window: ctx.window.take(),
         client_id,

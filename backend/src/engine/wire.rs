@@ -260,11 +260,12 @@ pub struct Tally {
 }
 
 impl Tally {
-    pub fn new(ctx: &RunContext) -> Tally {
+    /// For a run of `count` requests.
+    pub fn new(ctx: &RunContext, count: u64) -> Tally {
         Tally {
             recorder: Recorder::new(),
             spans: (ctx.record_spans && ctx.instrument)
-                .then(|| SpanStore::new(ctx.span_outbox.clone())),
+                .then(|| SpanStore::new(count, ctx.span_outbox.clone())),
             counter: None,
             other: None,
             done: 0,

@@ -297,8 +297,10 @@ async fn a_page_that_connects_mid_run_catches_up_from_a_snapshot() {
         panic!("then the run in progress")
     };
     assert_eq!((started, spec), (run, long));
-    // Then the spans streamed so far (the first 5,000 requests, in order) and the progress.
+    // Then the spans streamed so far (the first 5,000 requests, in order, then the sample
+    // beyond them) and the progress.
     let mut spans = Vec::new();
+    let mut sampled: Vec<shared::Span> = Vec::new();
     let done = support::within(
         Duration::from_secs(60),
         "the snapshot's spans and progress",
@@ -307,7 +309,17 @@ async fn a_page_that_connects_mid_run_catches_up_from_a_snapshot() {
                 match next(&mut late).await.unwrap() {
                     ServerMsg::Spans { run: r, spans: s } => {
                         assert_eq!(r, run);
+                        assert!(sampled.is_empty(), "the first requests come first");
                         spans.extend(s);
+                    }
+                    ServerMsg::Sampled {
+                        run: r,
+                        stride,
+                        spans: s,
+                    } => {
+                        assert_eq!(r, run);
+                        assert!(s.iter().all(|s| s.i >= 5_000 && s.i % stride == 0));
+                        sampled.extend(s);
                     }
                     ServerMsg::Progress {
                         run: r,
@@ -344,7 +356,7 @@ async fn a_page_that_connects_mid_run_catches_up_from_a_snapshot() {
                         break;
                     }
                     ServerMsg::Progress { run: r, .. } => assert_eq!(r, run),
-                    ServerMsg::Spans { .. } => {}
+                    ServerMsg::Spans { .. } | ServerMsg::Sampled { .. } => {}
                     other => panic!("unexpected {other:?}"),
                 }
             }

@@ -93,6 +93,7 @@ impl ObserveState {
             ServerMsg::RunStarted { .. }
             | ServerMsg::Progress { .. }
             | ServerMsg::Spans { .. }
+            | ServerMsg::Sampled { .. }
             | ServerMsg::Finished { .. }
             | ServerMsg::Failed { .. }
             | ServerMsg::RecordingRead { .. } => {}

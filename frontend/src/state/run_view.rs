@@ -23,8 +23,8 @@ pub struct RunView {
     /// The run's first requests, every one, in order of `i` (live from `Spans`, then replaced
     /// by the `Finished` timeline).
     pub spans: Vec<Span>,
-    /// Every `stride`-th request of the whole run, from the `Finished` timeline (drawn beyond
-    /// `spans`, marked as a sample).
+    /// Every `stride`-th request of the run (drawn beyond `spans`, marked as a sample): live
+    /// from `Sampled` as the run goes on, then replaced by the `Finished` timeline's.
     pub sampled: Vec<Span>,
     pub stride: u64,
 }
@@ -70,6 +70,18 @@ impl RunView {
         for s in spans {
             if self.spans.last().is_none_or(|last| s.i > last.i) {
                 self.spans.push(s);
+            }
+        }
+    }
+
+    /// Puts live sampled spans in place (in order of `i`; a pool's connections answer out of
+    /// order), once each.
+    pub(super) fn add_sampled(&mut self, stride: u64, spans: Vec<Span>) {
+        self.stride = stride;
+        for s in spans {
+            let at = self.sampled.partition_point(|k| k.i < s.i);
+            if self.sampled.get(at).is_none_or(|k| k.i != s.i) {
+                self.sampled.insert(at, s);
             }
         }
     }

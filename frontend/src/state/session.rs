@@ -69,6 +69,10 @@ impl Session {
                 self.find_or_insert(run).add_spans(spans);
                 None
             }
+            ServerMsg::Sampled { run, stride, spans } => {
+                self.find_or_insert(run).add_sampled(stride, spans);
+                None
+            }
             ServerMsg::Finished {
                 run,
                 summary,

@@ -282,6 +282,36 @@ fn spans_are_kept_per_run_in_order_then_completed_by_the_timeline() {
 }
 
 #[test]
+fn a_live_sample_is_drawn_beyond_the_first_requests_before_the_run_ends() {
+    let mut s = Session::default();
+    s.apply(ServerMsg::RunStarted {
+        run: 2,
+        index: 0,
+        of: 1,
+        spec: spec(Mode::Sequential),
+    });
+    s.apply(ServerMsg::Spans {
+        run: 2,
+        spans: vec![span(0, 0.0, 5.0), span(1, 5.0, 10.0)],
+    });
+    // Out of order (a pool's connections), and a repeat: put in place, once.
+    s.apply(ServerMsg::Sampled {
+        run: 2,
+        stride: 4,
+        spans: vec![span(8, 40.0, 45.0), span(4, 20.0, 25.0)],
+    });
+    s.apply(ServerMsg::Sampled {
+        run: 2,
+        stride: 4,
+        spans: vec![span(8, 40.0, 45.0), span(12, 60.0, 65.0)],
+    });
+    let t = &s.traces()[0];
+    let beyond: Vec<u64> = t.sampled_beyond().iter().map(|s| s.i).collect();
+    assert_eq!((beyond, t.stride), (vec![4, 8, 12], 4));
+    assert_eq!(t.extent_us(), 65.0, "the run is drawn to its newest sampled reply");
+}
+
+#[test]
 fn a_page_knows_whether_it_started_the_plan() {
     let mut s = Session::default();
     let started = ServerMsg::RunStarted {

@@ -217,6 +217,59 @@ pub struct Counters {
     pub received: usize,
     /// Round trips completed (every reply of the trip read); `None` while the mode is unknown.
     pub round_trips: Option<usize>,
+    /// Set when the position is past the requests drawn in full: the counts beyond them are
+    /// read from the sample, each sampled request standing for `stride`, so they are right to
+    /// within this many.
+    pub within: Option<u64>,
+}
+
+/// A run's counts by `position_us`, the whole run's and not only its first requests': those
+/// exact, the rest from the sample beyond them: the `k`-th sampled request sent means the
+/// requests up to it were (fewer than `stride` short of the truth). Round trips beyond the first requests are the
+/// mode's per reply (1 per `batch`), or for a multiplexed run the drawn requests' own ratio.
+pub fn run_counters(t: &Trace, trips: Option<&[Trip]>, position_us: f64) -> Counters {
+    let mut c = counters(&t.spans, trips, position_us);
+    let beyond = t.sampled_beyond();
+    let Some(first_beyond) = beyond.first() else {
+        return c;
+    };
+    let (sent, received) = beyond.iter().fold((0u64, 0u64), |(sent, received), s| {
+        (
+            sent + u64::from(s.issued_us <= position_us),
+            received + u64::from(s.replied_us <= position_us),
+        )
+    });
+    if sent == 0 {
+        return c;
+    }
+    // Requests beyond those drawn in full, up to and with the `k`-th sampled one.
+    let start = t.spans.len() as u64;
+    let span_of = |k: u64| match k {
+        0 => 0,
+        k => (first_beyond.i + 1).saturating_sub(start) + (k - 1) * t.stride,
+    };
+    let left = t.count.saturating_sub(start);
+    let sent_beyond = span_of(sent).min(left);
+    let received_beyond = span_of(received).min(left);
+    if let (Some(drawn), Some(mode)) = (c.round_trips, t.mode) {
+        let beyond = received_beyond as f64 * trips_per_reply(mode, &c);
+        c.round_trips = Some(drawn + beyond.round() as usize);
+    }
+    c.sent += sent_beyond as usize;
+    c.received += received_beyond as usize;
+    c.within = Some(t.stride);
+    c
+}
+
+/// Round trips a reply, as the mode pays them: 1 per `batch`, or for a multiplexed run (whose
+/// reads bring as many replies as happen to be ready) the ratio `drawn` counted.
+pub fn trips_per_reply(mode: Mode, drawn: &Counters) -> f64 {
+    match (mode, drawn.round_trips) {
+        (Mode::Multiplexed { .. }, Some(trips)) if drawn.received > 0 => {
+            trips as f64 / drawn.received as f64
+        }
+        _ => 1.0 / f64::from(mode.batch().max(1)),
+    }
 }
 
 /// Counts by `position_us`. Issue and reply times grow with `i` (the engine writes and reads in
@@ -228,6 +281,7 @@ pub fn counters(spans: &[Span], trips: Option<&[Trip]>, position_us: f64) -> Cou
         sent: spans.iter().filter(|s| s.issued_us <= position_us).count(),
         received: spans.iter().filter(|s| s.replied_us <= position_us).count(),
         round_trips: trips.map(|t| t.iter().filter(|b| b.last_reply_us <= position_us).count()),
+        within: None,
     }
 }
 

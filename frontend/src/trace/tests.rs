@@ -173,12 +173,42 @@ fn counters_tick_with_the_position() {
         sent,
         received,
         round_trips: Some(trips),
+        within: None,
     };
     assert_eq!(at(-1.0), c(0, 0, 0));
     assert_eq!(at(0.0), c(3, 0, 0));
     assert_eq!(at(11.0), c(3, 2, 0));
     assert_eq!(at(12.5), c(6, 3, 1));
     assert_eq!(at(100.0), c(6, 6, 2));
+}
+
+#[test]
+fn counters_past_the_requests_drawn_in_full_count_the_whole_run_from_the_sample() {
+    // 100 sequential requests, 10 µs apart; the first 10 drawn, then every 8th.
+    let all: Vec<Span> = (0..100).map(|i| span(i, i as f64 * 10.0, i as f64 * 10.0 + 5.0)).collect();
+    let mut t = trace(Some(Mode::Sequential), all[..10].to_vec());
+    t.count = 100;
+    t.stride = 8;
+    t.sampled = all.iter().filter(|s| s.i % 8 == 0).copied().collect();
+    let trips = round_trips(&t).unwrap();
+    for position in [3.0, 95.0, 162.0, 500.0, 777.0, 991.0] {
+        let c = run_counters(&t, Some(&trips), position);
+        let truth = counters(&all, Some(&round_trips(&trace(Some(Mode::Sequential), all.clone())).unwrap()), position);
+        let near = |got: usize, want: usize| got <= want && want - got < 8;
+        assert!(near(c.sent, truth.sent), "at {position}: {c:?} against {truth:?}");
+        assert!(near(c.received, truth.received), "at {position}: {c:?} against {truth:?}");
+        assert_eq!(c.round_trips, Some(c.received), "sequential: a round trip a reply");
+        assert_eq!(c.within.is_some(), position >= 160.0, "at {position}");
+    }
+    // A pipeline of batches of 4: a round trip per 4 replies beyond the first requests too.
+    let piped: Vec<Span> = (0..100).map(|i| span(i, (i / 4) as f64 * 10.0, (i / 4) as f64 * 10.0 + 5.0)).collect();
+    let mut p = trace(Some(Mode::pipelined(4)), piped[..12].to_vec());
+    p.count = 100;
+    p.stride = 8;
+    p.sampled = piped.iter().filter(|s| s.i % 8 == 0).copied().collect();
+    let trips = round_trips(&p).unwrap();
+    let c = run_counters(&p, Some(&trips), 126.0);
+    assert_eq!((c.sent, c.received, c.round_trips), (49, 49, Some(3 + 9)));
 }
 
 #[test]

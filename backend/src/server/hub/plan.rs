@@ -112,10 +112,17 @@ impl Hub {
 
     /// Streams the spans the engine recorded since the last tick, in frames of bounded size.
     fn emit_spans(&self, run: u64, outbox: &Outbox) {
-        let spans = std::mem::take(&mut *outbox.lock().expect("span outbox"));
-        for chunk in spans.chunks(MAX_SPANS_PER_FRAME) {
+        let streamed = std::mem::take(&mut *outbox.lock().expect("span outbox"));
+        for chunk in streamed.first.chunks(MAX_SPANS_PER_FRAME) {
             self.emit(ServerMsg::Spans {
                 run,
+                spans: chunk.to_vec(),
+            });
+        }
+        for chunk in streamed.sampled.chunks(MAX_SPANS_PER_FRAME) {
+            self.emit(ServerMsg::Sampled {
+                run,
+                stride: streamed.stride,
                 spans: chunk.to_vec(),
             });
         }

@@ -27,10 +27,12 @@ pub(super) struct State {
 }
 
 /// What a late page needs to follow the run in progress. Bounded: the engine streams at most
-/// its first few thousand spans.
+/// its first few thousand spans and a sample of a few thousand more.
 struct LiveRun {
     started: ServerMsg,
     spans: Vec<Span>,
+    sampled: Vec<Span>,
+    stride: u64,
     progress: Option<ServerMsg>,
 }
 
@@ -64,8 +66,16 @@ impl State {
                 self.live = Some(LiveRun {
                     started: msg.clone(),
                     spans: Vec::new(),
+                    sampled: Vec::new(),
+                    stride: 1,
                     progress: None,
                 });
+            }
+            ServerMsg::Sampled { spans, stride, .. } => {
+                if let Some(live) = &mut self.live {
+                    live.sampled.extend_from_slice(spans);
+                    live.stride = *stride;
+                }
             }
             ServerMsg::Spans { spans, .. } => {
                 if let Some(live) = &mut self.live {
@@ -115,6 +125,15 @@ impl State {
                 .chunks(MAX_SPANS_PER_FRAME)
                 .map(|chunk| ServerMsg::Spans {
                     run,
+                    spans: chunk.to_vec(),
+                }),
+        );
+        msgs.extend(
+            live.sampled
+                .chunks(MAX_SPANS_PER_FRAME)
+                .map(|chunk| ServerMsg::Sampled {
+                    run,
+                    stride: live.stride,
                     spans: chunk.to_vec(),
                 }),
         );

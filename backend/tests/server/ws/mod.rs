@@ -80,6 +80,8 @@ async fn a_comparison_streams_both_runs_to_the_end() {
         let mut progress_frames = 0u64;
         let mut last_done = 0;
         let mut streamed_spans = 0u64;
+        let mut streamed_sample: Vec<shared::Span> = Vec::new();
+        let mut sample_stride = None;
         let summary = support::within(
             Duration::from_secs(120),
             "the run streams to Finished",
@@ -112,6 +114,20 @@ async fn a_comparison_streams_both_runs_to_the_end() {
                                 streamed_spans += 1;
                             }
                         }
+                        ServerMsg::Sampled {
+                            run: r,
+                            stride,
+                            spans,
+                        } => {
+                            assert_eq!(r, run);
+                            assert!(
+                                !spans.is_empty()
+                                    && spans.len() <= shared::protocol::MAX_SPANS_PER_FRAME
+                            );
+                            assert!(sample_stride.is_none_or(|s| s == stride), "one stride a run");
+                            sample_stride = Some(stride);
+                            streamed_sample.extend(spans);
+                        }
                         ServerMsg::Finished {
                             run: r,
                             summary,
@@ -124,6 +140,18 @@ async fn a_comparison_streams_both_runs_to_the_end() {
                                 "Finished repeats the streamed spans"
                             );
                             assert!(!timeline.sampled.is_empty());
+                            // The sample beyond the first requests was streamed live, as
+                            // the finished timeline holds it.
+                            streamed_sample.sort_by_key(|s| s.i);
+                            let beyond: Vec<shared::Span> = timeline
+                                .sampled
+                                .iter()
+                                .filter(|s| s.i >= pipescope::spans::FULL_SPANS)
+                                .copied()
+                                .collect();
+                            assert!(!beyond.is_empty(), "{n} requests sample beyond the first");
+                            assert_eq!(streamed_sample, beyond, "the live sample is the final one");
+                            assert_eq!(sample_stride, Some(timeline.stride));
                             break summary;
                         }
                         other => panic!("unexpected {other:?}"),
@@ -318,7 +346,7 @@ async fn bad_messages_are_rejected_and_the_server_keeps_serving() {
         loop {
             match next(&mut ws).await {
                 ServerMsg::Finished { summary, .. } => break assert_eq!(summary.done, 50),
-                ServerMsg::Progress { .. } | ServerMsg::Spans { .. } => {}
+                ServerMsg::Progress { .. } | ServerMsg::Spans { .. } | ServerMsg::Sampled { .. } => {}
                 other => panic!("unexpected {other:?}"),
             }
         }
@@ -377,7 +405,7 @@ async fn a_second_start_while_running_is_rejected_as_busy_and_cancel_works() {
         loop {
             match next(&mut viewer).await {
                 ServerMsg::Rejected { reason } => break reason,
-                ServerMsg::Progress { .. } | ServerMsg::Spans { .. } => {}
+                ServerMsg::Progress { .. } | ServerMsg::Spans { .. } | ServerMsg::Sampled { .. } => {}
                 other => panic!("unexpected {other:?}"),
             }
         }
@@ -398,7 +426,7 @@ async fn a_second_start_while_running_is_rejected_as_busy_and_cancel_works() {
                         assert_eq!(r, run);
                         break (reason, partial.unwrap());
                     }
-                    ServerMsg::Progress { .. } | ServerMsg::Spans { .. } => {}
+                    ServerMsg::Progress { .. } | ServerMsg::Spans { .. } | ServerMsg::Sampled { .. } => {}
                     other => panic!("unexpected {other:?}"),
                 }
             }
@@ -510,7 +538,7 @@ async fn redis_dying_mid_run_fails_the_run_and_the_next_run_works_once_it_is_bac
                         assert!(partial.unwrap().done > 100);
                         break reason;
                     }
-                    ServerMsg::Progress { .. } | ServerMsg::Spans { .. } => {}
+                    ServerMsg::Progress { .. } | ServerMsg::Spans { .. } | ServerMsg::Sampled { .. } => {}
                     other => panic!("unexpected {other:?}"),
                 }
             }

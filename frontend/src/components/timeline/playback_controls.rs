@@ -105,26 +105,25 @@ fn scrub_slider(p: Playback, has_data: Memo<bool>) -> impl IntoView {
             "0".to_string()
         }
     };
-    // A run under way past the requests drawn: live is the engine's time and count, not the
-    // picture's, which stops at the drawn requests.
-    let behind = move || {
+    // A run under way: live is the engine's time and count (the picture is drawn to its newest
+    // reply streamed, a tick behind).
+    let under_way = move || {
         p.traces.with(|traces| {
             traces.iter().find_map(|t| {
                 let (done, elapsed_us) = t.running?;
-                let drawn = t.spans.len() as u64;
-                (done > drawn).then_some((drawn, done, t.count, elapsed_us))
+                (done > 0).then_some((done, t.count, elapsed_us))
             })
         })
     };
-    let position = move || match behind().filter(|_| p.live.get()) {
-        Some((drawn, done, count, elapsed_us)) => format!(
-            "{} live: {} of {} done (the engine's count); drawn: the first {}, to {}",
+    let position = move || match under_way().filter(|_| p.live.get()) {
+        Some((done, count, elapsed_us)) => format!(
+            "{} live: {} of {} done (the engine's count), drawn to {}",
             timeaxis::duration(elapsed_us as f64),
             crate::format::group(done),
             crate::format::group(count),
-            crate::format::count(drawn, "request"),
-            timeaxis::duration(p.extent_us.get())
+            timeaxis::duration(p.live_edge_us.get())
         ),
+        None if !has_data.get() => "nothing run yet".to_string(),
         None => format!(
             "{} / {}",
             timeaxis::duration(p.position_us.get()),
@@ -135,7 +134,7 @@ fn scrub_slider(p: Playback, has_data: Memo<bool>) -> impl IntoView {
         <label class="slider scrub">
             <span>
                 "Run time " <b id="position">{position}</b>
-                {move || (p.live.get() && behind().is_none()).then(|| view! { <em class="live-tag">" live"</em> })}
+                {move || (p.live.get() && under_way().is_none() && has_data.get()).then(|| view! { <em class="live-tag">" live"</em> })}
             </span>
             <input
                 id="scrub"

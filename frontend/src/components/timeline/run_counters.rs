@@ -5,8 +5,9 @@ use crate::format;
 use crate::playback::Playback;
 use crate::trace::{self, Counters, Trace, Trip};
 
-/// One run's counters at the playback position, with what they count: the drawn requests' up
-/// to their end, the engine's for the whole run at the end of a finished one.
+/// One run's counters at the playback position, with what they count: the whole run's, the
+/// engine's while live and at the end of a finished run, else the drawn requests' (exact) and
+/// beyond them the sample's (said so, with how close).
 #[derive(Debug, Clone, PartialEq)]
 struct Row {
     run: u64,
@@ -15,11 +16,11 @@ struct Row {
     /// What a round trip is for this run's mode, for one and for several (`None`: the mode
     /// is unknown, nothing said).
     trips_label: Option<(&'static str, &'static str)>,
-    /// Set when only the first requests are counted: "the first 5,000 of 20,000".
+    /// Where the counts come from, when not simply the drawn requests.
     partial: Option<String>,
 }
 
-fn row(t: &Trace, trips: Option<&Vec<Trip>>, extent_us: f64, position_us: f64) -> Row {
+fn row(t: &Trace, trips: Option<&Vec<Trip>>, extent_us: f64, position_us: f64, live: bool) -> Row {
     let trips_label = t.mode.map(|mode| match mode {
         Mode::Multiplexed { .. } => (
             " read that brought replies (this mode's round trips)",
@@ -28,42 +29,59 @@ fn row(t: &Trace, trips: Option<&Vec<Trip>>, extent_us: f64, position_us: f64) -
         _ => (" round trip paid", " round trips paid"),
     });
     let drawn = t.spans.len() as u64;
+    let row = |counters, partial| Row {
+        run: t.run,
+        kind: t.kind(),
+        counters,
+        trips_label,
+        partial,
+    };
+    let drawn_counters = trace::run_counters(t, trips.map(Vec::as_slice), position_us);
     // At the end of a finished run, the engine's own count for the whole run (what the results
     // table says), however much of it was drawn.
     if let Some(s) = &t.summary
         && position_us >= extent_us
     {
-        return Row {
-            run: t.run,
-            kind: t.kind(),
-            counters: Counters {
-                sent: s.done as usize,
-                received: s.done as usize,
-                round_trips: t.mode.map(|_| s.round_trips as usize),
-            },
-            trips_label,
-            partial: (drawn < t.count).then(|| "the engine's count for the whole run".to_string()),
+        let counters = Counters {
+            sent: s.done as usize,
+            received: s.done as usize,
+            round_trips: t.mode.map(|_| s.round_trips as usize),
+            within: None,
         };
+        let said = (drawn < t.count).then(|| "the engine's count for the whole run".to_string());
+        return row(counters, said);
     }
-    let engine = match t.running {
-        Some((done, _)) if done > drawn => {
-            format!("; the engine has done {} so far", format::group(done))
-        }
-        _ => String::new(),
+    // Following a run under way: the engine's count so far (the progress bar's).
+    if live
+        && let Some((done, _)) = t.running
+        && done > drawn
+    {
+        let received = done as usize;
+        let counters = Counters {
+            sent: drawn_counters.sent.max(received),
+            received,
+            round_trips: t
+                .mode
+                .map(|mode| (received as f64 * trace::trips_per_reply(mode, &drawn_counters)).round() as usize),
+            within: None,
+        };
+        return row(counters, Some("the engine's count so far".to_string()));
+    }
+    let said = match drawn_counters.within {
+        Some(stride) => Some(format!(
+            "the first {} counted one by one, the rest from every {} request (fewer than {} short)",
+            format::group(drawn),
+            trace::ordinal(stride),
+            format::group(stride)
+        )),
+        None if drawn < t.count && t.sampled_beyond().is_empty() => Some(format!(
+            "counting the first {} of {} requests",
+            format::group(drawn),
+            format::group(t.count)
+        )),
+        None => None,
     };
-    Row {
-        run: t.run,
-        kind: t.kind(),
-        counters: trace::counters(&t.spans, trips.map(Vec::as_slice), position_us),
-        trips_label,
-        partial: (drawn < t.count).then(|| {
-            format!(
-                "counting the first {} of {} requests{engine}",
-                format::group(drawn),
-                format::group(t.count)
-            )
-        }),
-    }
+    row(drawn_counters, said)
 }
 
 /// Per run, what had happened by the playback position: requests sent, replies received, round
@@ -78,6 +96,7 @@ pub fn RunCounters(playback: Playback) -> impl IntoView {
     });
     let rows = Memo::new(move |_| {
         let pos = playback.position_us.get();
+        let live = playback.live.get();
         playback.traces.with(|traces| {
             playback.trips.with(|trips| {
                 extents.with(|extents| {
@@ -85,7 +104,7 @@ pub fn RunCounters(playback: Playback) -> impl IntoView {
                         .iter()
                         .zip(trips)
                         .zip(extents)
-                        .map(|((t, trips), &end)| row(t, trips.as_ref(), end, pos))
+                        .map(|((t, trips), &end)| row(t, trips.as_ref(), end, pos, live))
                         .collect::<Vec<Row>>()
                 })
             })
@@ -102,14 +121,17 @@ pub fn RunCounters(playback: Playback) -> impl IntoView {
                 children=move |(run, kind)| {
                     let r = Memo::new(move |_| rows.with(|rows| rows.iter().find(|r| r.run == run).cloned()));
                     let c = move || r.with(|r| r.as_ref().map(|r| r.counters).unwrap_or_default());
+                    // Read from the sample: about, not exactly.
+                    let about = move || if c().within.is_some() { "≈" } else { "" };
                     let trips = move || {
                         r.with(|r| {
                             let r = r.as_ref()?;
                             let n = r.counters.round_trips?;
                             let label = r.trips_label.map(|(one, many)| if n == 1 { one } else { many });
+                            let about = if r.counters.within.is_some() { "≈" } else { "" };
                             Some(view! {
                                 <span class="counter rt">
-                                    <b class="round-trips">{format::group(n as u64)}</b>
+                                    <b class="round-trips">{about}{format::group(n as u64)}</b>
                                     {label}
                                 </span>
                             })
@@ -123,11 +145,11 @@ pub fn RunCounters(playback: Playback) -> impl IntoView {
                         <div class="counter-row" data-mode=kind data-run=run.to_string()>
                             <span class="counter-name">{kind}</span>
                             <span class="counter">
-                                <b class="sent">{move || format::group(c().sent as u64)}</b>
+                                <b class="sent">{about}{move || format::group(c().sent as u64)}</b>
                                 " sent"
                             </span>
                             <span class="counter">
-                                <b class="received">{move || format::group(c().received as u64)}</b>
+                                <b class="received">{about}{move || format::group(c().received as u64)}</b>
                                 {move || if c().received == 1 { " reply" } else { " replies" }}
                             </span>
                             {trips}
@@ -185,7 +207,7 @@ mod tests {
         };
         let t = long_run(Some(summary), None);
         let trips = trace::round_trips(&t);
-        let end = row(&t, trips.as_ref(), t.extent_us(), t.extent_us());
+        let end = row(&t, trips.as_ref(), t.extent_us(), t.extent_us(), false);
         assert_eq!(
             (
                 end.counters.sent,
@@ -195,7 +217,7 @@ mod tests {
             (100, 100, Some(100))
         );
         // Before the end, the drawn requests', said so.
-        let mid = row(&t, trips.as_ref(), t.extent_us(), 42.0);
+        let mid = row(&t, trips.as_ref(), t.extent_us(), 42.0, false);
         assert_eq!(mid.counters.sent, 5);
         assert!(
             mid.partial
@@ -207,10 +229,16 @@ mod tests {
     #[test]
     fn a_run_under_way_says_the_engines_count_beside_the_drawn_ones() {
         let t = long_run(None, Some((60, 900)));
-        let r = row(&t, None, t.extent_us(), 95.0);
+        let trips = trace::round_trips(&t);
+        let r = row(&t, trips.as_ref(), t.extent_us(), 95.0, true);
+        assert_eq!(r.partial.as_deref(), Some("the engine's count so far"));
         assert_eq!(
-            r.partial.as_deref(),
-            Some("counting the first 10 of 100 requests; the engine has done 60 so far")
+            (r.counters.sent, r.counters.received, r.counters.round_trips),
+            (60, 60, Some(60))
         );
+        // Scrubbed back, no longer live: the drawn requests', and what they are.
+        let back = row(&t, trips.as_ref(), t.extent_us(), 95.0, false);
+        assert_eq!(back.counters.received, 10);
+        assert_eq!(back.partial.as_deref(), Some("counting the first 10 of 100 requests"));
     }
 }
