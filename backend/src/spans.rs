@@ -247,8 +247,17 @@ mod tests {
             let streamed = outbox.lock().unwrap().clone();
             let t = store.into_timeline();
             assert!(t.sampled.len() < MAX_SAMPLED, "count {count}");
-            assert_eq!(t.stride, stride_for(count, MAX_SAMPLED), "count {count}: it doubled");
-            let beyond: Vec<Span> = t.sampled.iter().filter(|s| s.i >= FULL_SPANS).copied().collect();
+            assert_eq!(
+                t.stride,
+                stride_for(count, MAX_SAMPLED),
+                "count {count}: it doubled"
+            );
+            let beyond: Vec<Span> = t
+                .sampled
+                .iter()
+                .filter(|s| s.i >= FULL_SPANS)
+                .copied()
+                .collect();
             assert_eq!(streamed.sampled, beyond, "count {count}");
             if !beyond.is_empty() {
                 assert_eq!(streamed.stride, t.stride);

@@ -70,7 +70,10 @@ impl Playback {
             match zoom_step.get() {
                 Some(step) => timeaxis::zoom_window(step, extent),
                 None => traces.with(|t| {
-                    let running = t.iter().find(|t| t.running.is_some()).filter(|_| live.get());
+                    let running = t
+                        .iter()
+                        .find(|t| t.running.is_some())
+                        .filter(|_| live.get());
                     running
                         .and_then(edge_window)
                         .unwrap_or_else(|| auto_window(t, extent))
@@ -235,7 +238,11 @@ fn edge_window(t: &Trace) -> Option<f64> {
         .map(|w| (w[0].issued_us - w[1].issued_us).abs())
         .collect();
     let gap = if gaps.is_empty() { 0.0 } else { median(gaps) };
-    Some((EDGE_TRIPS * trip).max(EDGE_DRAWN * gap).max(timeaxis::MIN_WINDOW_US))
+    Some(
+        (EDGE_TRIPS * trip)
+            .max(EDGE_DRAWN * gap)
+            .max(timeaxis::MIN_WINDOW_US),
+    )
 }
 
 /// The window a comparison opens with: the pipelined run's whole time and a little more, so it is

@@ -12,6 +12,7 @@ mod connections;
 mod controls;
 mod html_file;
 mod html_observed;
+mod live;
 mod load;
 mod observe;
 mod observe_capture;

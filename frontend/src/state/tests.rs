@@ -308,7 +308,11 @@ fn a_live_sample_is_drawn_beyond_the_first_requests_before_the_run_ends() {
     let t = &s.traces()[0];
     let beyond: Vec<u64> = t.sampled_beyond().iter().map(|s| s.i).collect();
     assert_eq!((beyond, t.stride), (vec![4, 8, 12], 4));
-    assert_eq!(t.extent_us(), 65.0, "the run is drawn to its newest sampled reply");
+    assert_eq!(
+        t.extent_us(),
+        65.0,
+        "the run is drawn to its newest sampled reply"
+    );
 }
 
 #[test]

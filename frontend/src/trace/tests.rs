@@ -185,7 +185,9 @@ fn counters_tick_with_the_position() {
 #[test]
 fn counters_past_the_requests_drawn_in_full_count_the_whole_run_from_the_sample() {
     // 100 sequential requests, 10 µs apart; the first 10 drawn, then every 8th.
-    let all: Vec<Span> = (0..100).map(|i| span(i, i as f64 * 10.0, i as f64 * 10.0 + 5.0)).collect();
+    let all: Vec<Span> = (0..100)
+        .map(|i| span(i, i as f64 * 10.0, i as f64 * 10.0 + 5.0))
+        .collect();
     let mut t = trace(Some(Mode::Sequential), all[..10].to_vec());
     t.count = 100;
     t.stride = 8;
@@ -193,15 +195,31 @@ fn counters_past_the_requests_drawn_in_full_count_the_whole_run_from_the_sample(
     let trips = round_trips(&t).unwrap();
     for position in [3.0, 95.0, 162.0, 500.0, 777.0, 991.0] {
         let c = run_counters(&t, Some(&trips), position);
-        let truth = counters(&all, Some(&round_trips(&trace(Some(Mode::Sequential), all.clone())).unwrap()), position);
+        let truth = counters(
+            &all,
+            Some(&round_trips(&trace(Some(Mode::Sequential), all.clone())).unwrap()),
+            position,
+        );
         let near = |got: usize, want: usize| got <= want && want - got < 8;
-        assert!(near(c.sent, truth.sent), "at {position}: {c:?} against {truth:?}");
-        assert!(near(c.received, truth.received), "at {position}: {c:?} against {truth:?}");
-        assert_eq!(c.round_trips, Some(c.received), "sequential: a round trip a reply");
+        assert!(
+            near(c.sent, truth.sent),
+            "at {position}: {c:?} against {truth:?}"
+        );
+        assert!(
+            near(c.received, truth.received),
+            "at {position}: {c:?} against {truth:?}"
+        );
+        assert_eq!(
+            c.round_trips,
+            Some(c.received),
+            "sequential: a round trip a reply"
+        );
         assert_eq!(c.within.is_some(), position >= 160.0, "at {position}");
     }
     // A pipeline of batches of 4: a round trip per 4 replies beyond the first requests too.
-    let piped: Vec<Span> = (0..100).map(|i| span(i, (i / 4) as f64 * 10.0, (i / 4) as f64 * 10.0 + 5.0)).collect();
+    let piped: Vec<Span> = (0..100)
+        .map(|i| span(i, (i / 4) as f64 * 10.0, (i / 4) as f64 * 10.0 + 5.0))
+        .collect();
     let mut p = trace(Some(Mode::pipelined(4)), piped[..12].to_vec());
     p.count = 100;
     p.stride = 8;

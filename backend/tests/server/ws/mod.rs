@@ -124,7 +124,10 @@ async fn a_comparison_streams_both_runs_to_the_end() {
                                 !spans.is_empty()
                                     && spans.len() <= shared::protocol::MAX_SPANS_PER_FRAME
                             );
-                            assert!(sample_stride.is_none_or(|s| s == stride), "one stride a run");
+                            assert!(
+                                sample_stride.is_none_or(|s| s == stride),
+                                "one stride a run"
+                            );
                             sample_stride = Some(stride);
                             streamed_sample.extend(spans);
                         }
@@ -346,7 +349,9 @@ async fn bad_messages_are_rejected_and_the_server_keeps_serving() {
         loop {
             match next(&mut ws).await {
                 ServerMsg::Finished { summary, .. } => break assert_eq!(summary.done, 50),
-                ServerMsg::Progress { .. } | ServerMsg::Spans { .. } | ServerMsg::Sampled { .. } => {}
+                ServerMsg::Progress { .. }
+                | ServerMsg::Spans { .. }
+                | ServerMsg::Sampled { .. } => {}
                 other => panic!("unexpected {other:?}"),
             }
         }
@@ -405,7 +410,9 @@ async fn a_second_start_while_running_is_rejected_as_busy_and_cancel_works() {
         loop {
             match next(&mut viewer).await {
                 ServerMsg::Rejected { reason } => break reason,
-                ServerMsg::Progress { .. } | ServerMsg::Spans { .. } | ServerMsg::Sampled { .. } => {}
+                ServerMsg::Progress { .. }
+                | ServerMsg::Spans { .. }
+                | ServerMsg::Sampled { .. } => {}
                 other => panic!("unexpected {other:?}"),
             }
         }
@@ -426,7 +433,9 @@ async fn a_second_start_while_running_is_rejected_as_busy_and_cancel_works() {
                         assert_eq!(r, run);
                         break (reason, partial.unwrap());
                     }
-                    ServerMsg::Progress { .. } | ServerMsg::Spans { .. } | ServerMsg::Sampled { .. } => {}
+                    ServerMsg::Progress { .. }
+                    | ServerMsg::Spans { .. }
+                    | ServerMsg::Sampled { .. } => {}
                     other => panic!("unexpected {other:?}"),
                 }
             }
@@ -538,7 +547,9 @@ async fn redis_dying_mid_run_fails_the_run_and_the_next_run_works_once_it_is_bac
                         assert!(partial.unwrap().done > 100);
                         break reason;
                     }
-                    ServerMsg::Progress { .. } | ServerMsg::Spans { .. } | ServerMsg::Sampled { .. } => {}
+                    ServerMsg::Progress { .. }
+                    | ServerMsg::Spans { .. }
+                    | ServerMsg::Sampled { .. } => {}
                     other => panic!("unexpected {other:?}"),
                 }
             }

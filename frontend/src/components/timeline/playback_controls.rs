@@ -117,7 +117,7 @@ fn scrub_slider(p: Playback, has_data: Memo<bool>) -> impl IntoView {
     };
     let position = move || match under_way().filter(|_| p.live.get()) {
         Some((done, count, elapsed_us)) => format!(
-            "{} live: {} of {} done (the engine's count), drawn to {}",
+            "{} live: {} of {} done, drawn to {}",
             timeaxis::duration(elapsed_us as f64),
             crate::format::group(done),
             crate::format::group(count),

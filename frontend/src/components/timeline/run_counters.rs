@@ -60,9 +60,9 @@ fn row(t: &Trace, trips: Option<&Vec<Trip>>, extent_us: f64, position_us: f64, l
         let counters = Counters {
             sent: drawn_counters.sent.max(received),
             received,
-            round_trips: t
-                .mode
-                .map(|mode| (received as f64 * trace::trips_per_reply(mode, &drawn_counters)).round() as usize),
+            round_trips: t.mode.map(|mode| {
+                (received as f64 * trace::trips_per_reply(mode, &drawn_counters)).round() as usize
+            }),
             within: None,
         };
         return row(counters, Some("the engine's count so far".to_string()));
@@ -239,6 +239,9 @@ mod tests {
         // Scrubbed back, no longer live: the drawn requests', and what they are.
         let back = row(&t, trips.as_ref(), t.extent_us(), 95.0, false);
         assert_eq!(back.counters.received, 10);
-        assert_eq!(back.partial.as_deref(), Some("counting the first 10 of 100 requests"));
+        assert_eq!(
+            back.partial.as_deref(),
+            Some("counting the first 10 of 100 requests")
+        );
     }
 }
