@@ -17,8 +17,9 @@
 //! - `inputs`, `url_state`, `address_bar`, `form_of_runs`: the controls' form → run specs, the
 //!   form ↔ the URL query, the browser's address bar kept in step with both, and run specs →
 //!   the form (a recording's runs).
-//! - `trace`, `playback`, `timeaxis`, `timeline`: a run's spans as round trips and events, the
-//!   playback clock, time ↔ pixels, and drawing the timeline on a canvas.
+//! - `trace`, `drawn_runs`, `playback`, `timeaxis`, `timeline`: a run's spans as round trips and
+//!   events, which of a long plan's runs are drawn, the playback clock, time ↔ pixels, and
+//!   drawing the timeline on a canvas.
 //! - `rtt_model`, `sweep`, `export`: the round trip taken apart, the batch sweep and its knee,
 //!   and finished runs as JSON / CSV / Markdown (pure).
 //! - `tour`: the guided tour: its script, routes, templating and handout (pure) and its
@@ -35,6 +36,7 @@ pub mod address_bar;
 pub mod app;
 pub mod components;
 pub mod connection;
+pub mod drawn_runs;
 pub mod erased;
 pub mod export;
 pub mod form_of_runs;

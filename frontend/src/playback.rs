@@ -5,8 +5,17 @@
 use leptos::prelude::*;
 
 use crate::connection::Connection;
+use crate::drawn_runs;
 use crate::timeaxis::{self, SPEED_DEFAULT, SPEED_MAX, ZOOM_MAX};
 use crate::trace::{self, Trace, Trip};
+
+/// A plan's runs and the presenter's choice of those drawn (`drawn_runs`).
+#[derive(Clone, Copy)]
+pub struct DrawnRuns {
+    pub all: Memo<Vec<Trace>>,
+    /// Runs chosen to be drawn; `None`, or none of them still there, draws the default.
+    pub chosen: RwSignal<Option<Vec<u64>>>,
+}
 
 #[derive(Clone, Copy)]
 pub struct Playback {
@@ -20,7 +29,11 @@ pub struct Playback {
     /// The picture tracks the newest data (a run is coming in) instead of a playback position.
     pub live: RwSignal<bool>,
 
+    /// The runs drawn (of a long plan, those `runs` chooses).
     pub traces: Memo<Vec<Trace>>,
+    /// The teaching view's: every run of the plan and which are drawn (`None` for the observe
+    /// view, which draws the connections chosen in its table).
+    pub runs: Option<DrawnRuns>,
     /// Per trace, its round trips as the mode paid them (`None` while the mode is unknown).
     pub trips: Memo<Vec<Option<Vec<Trip>>>>,
     /// The last reply of any drawn run: where playback ends.
@@ -34,11 +47,24 @@ pub struct Playback {
 }
 
 impl Playback {
-    /// The teaching view's: the runs of the page's session.
+    /// The teaching view's: the runs of the page's session, a long plan's as chosen.
     pub fn new(conn: Connection) -> Self {
-        let traces = Memo::new(move |_| conn.session.with(|s| s.traces()));
+        let all = Memo::new(move |_| conn.session.with(|s| s.traces()));
+        let chosen = RwSignal::new(None::<Vec<u64>>);
+        let traces = Memo::new(move |_| {
+            all.with(|all| {
+                let drawn = chosen.with(|c| drawn_runs::drawn(all, c.as_deref()));
+                all.iter()
+                    .filter(|t| drawn.contains(&t.run))
+                    .cloned()
+                    .collect()
+            })
+        });
         let first_run = Memo::new(move |_| conn.run_ids.with(|ids| ids.first().copied()));
-        Self::of(traces, first_run, Signal::derive(move || conn.busy.get()))
+        Playback {
+            runs: Some(DrawnRuns { all, chosen }),
+            ..Self::of(traces, first_run, Signal::derive(move || conn.busy.get()))
+        }
     }
 
     /// Playback of any `traces` (the observe view's connections too): a new `first` switches
@@ -122,6 +148,7 @@ impl Playback {
             trips,
             extent_us,
             live_edge_us,
+            runs: None,
             events,
             window_us,
             slowdown: Memo::new(move |_| timeaxis::slowdown(speed_step.get())),

@@ -2,8 +2,11 @@
 //! 1280×720, while a Compare runs and after it, each run's progress, the speed-up headline (once
 //! there is one) and the timeline canvas lie inside the viewport with the page scrolled to the
 //! top; the controls are folded into one line; none of these boxes overlap; and no two of the
-//! labels the timeline painted on its canvas overlap. In headless Chromium against the real
-//! backend and a real redis-server; the screenshots go to target/screenshots/.
+//! labels the timeline painted on its canvas overlap, no slider's label is cut and nothing
+//! overflows sideways. The same for a sweep of 30 runs (three rounds of ten batch sizes): one
+//! bar and a strip of cells for its progress, two of its runs drawn and a button per batch to
+//! draw more. In headless Chromium against the real backend and a real redis-server; the
+//! screenshots go to target/screenshots/.
 
 use crate::support;
 
@@ -41,8 +44,18 @@ const runs = [...document.querySelectorAll('.run-progress')].map((el) => ({
 }));
 const state = window.__pipescope || {};
 const canvas = document.querySelector('#timeline');
+// A slider's label cut short: its text wider or taller than its box.
+const cut = [...document.querySelectorAll('.playback .slider > span')]
+  .filter((el) => el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1)
+  .map((el) => el.textContent);
+const chooser = document.querySelector('.run-chooser');
 return {
   inner: [window.innerWidth, window.innerHeight],
+  scroll_width: document.documentElement.scrollWidth,
+  cut,
+  chooser: chooser ? chooser.textContent : null,
+  strip: document.querySelectorAll('.run-strip .cell').length,
+  strip_done: document.querySelectorAll('.run-strip .cell.finished').length,
   scroll_height: document.documentElement.scrollHeight,
   scroll_y: window.scrollY,
   controls: box(controls),
@@ -101,6 +114,11 @@ struct Label {
 #[derive(Debug, Deserialize)]
 struct Screen {
     inner: [f64; 2],
+    scroll_width: f64,
+    cut: Vec<String>,
+    chooser: Option<String>,
+    strip: usize,
+    strip_done: usize,
     scroll_height: f64,
     scroll_y: f64,
     controls: Option<Rect>,
@@ -125,11 +143,35 @@ impl Screen {
     }
 }
 
+/// What ran: the summary's words for it, and once it finished, how many bars its progress
+/// shows and whether a speed-up headline is among what must be seen.
+struct Plan {
+    words: &'static str,
+    bars_after: usize,
+    speedup: bool,
+}
+
+const COMPARE: Plan = Plan {
+    words: "Compare",
+    bars_after: 2,
+    speedup: true,
+};
+
 /// Everything the room must see is on screen, folded controls in one line, nothing overlapping.
-fn check(s: &Screen, when: &str, after: bool) {
+fn check(s: &Screen, when: &str, after: bool, plan: &Plan) {
     let [width, height] = s.inner;
     let at = format!("{width}×{height} {when}");
     assert_eq!(s.scroll_y, 0.0, "{at}: the page is at its top");
+    assert!(
+        s.scroll_width <= width + 0.5,
+        "{at}: nothing overflows sideways (the page is {} px wide)",
+        s.scroll_width
+    );
+    assert!(
+        s.cut.is_empty(),
+        "{at}: slider labels cut short: {:?}",
+        s.cut
+    );
     let inside = |r: &Rect| {
         assert!(
             r.x >= -0.5 && r.y >= -0.5 && r.x + r.w <= width + 0.5 && r.y + r.h <= height + 0.5,
@@ -143,7 +185,7 @@ fn check(s: &Screen, when: &str, after: bool) {
     let summary = s.summary.as_ref().expect("the folded controls' summary");
     let bar = s.bar.as_ref().expect("the folded controls' bar");
     assert!(
-        s.summary_text.contains("Compare") && s.summary_text.contains("10,000"),
+        s.summary_text.contains(plan.words) && s.summary_text.contains(",000"),
         "{at}: the summary says what the buttons will run: {:?}",
         s.summary_text
     );
@@ -183,7 +225,12 @@ fn check(s: &Screen, when: &str, after: bool) {
         })
         .collect();
     if after {
-        assert_eq!(runs.len(), 2, "{at}: both runs' progress: {:?}", s.runs);
+        assert_eq!(
+            runs.len(),
+            plan.bars_after,
+            "{at}: the runs' progress: {:?}",
+            s.runs
+        );
     }
     for r in &runs {
         inside(r);
@@ -197,7 +244,7 @@ fn check(s: &Screen, when: &str, after: bool) {
         "{at}: the timeline takes the room it has left ({} px of {height})",
         timeline.h
     );
-    let speedup = if after {
+    let speedup = if after && plan.speedup {
         let up = s
             .speedup
             .as_ref()
@@ -309,8 +356,89 @@ async fn one_screen(w: u32, h: u32) {
     let shot = browser.screenshot(&format!("presenter-{w}x{h}")).await;
     println!("after the Compare: {}", shot.display());
 
-    check(&during, "during the Compare", false);
-    check(&after, "after the Compare", true);
+    check(&during, "during the Compare", false, &COMPARE);
+    check(&after, "after the Compare", true, &COMPARE);
+}
+
+/// A sweep of 20,000 SETs to batch 1,000: 30 runs.
+const SWEEP: &str = "?count=20000&sweep=1000&presenter=1&theme=light";
+
+async fn sweep_on_one_screen(w: u32, h: u32) {
+    let plan = Plan {
+        words: "Sweep",
+        bars_after: 1,
+        speedup: false,
+    };
+    let (_redis, target) = support::redis();
+    let server = support::Server::start(target.clone()).await;
+    let browser = Browser::open(&format!("{}{SWEEP}", server.http_url())).await;
+    let c = &browser.client;
+    viewport(c, w, h).await;
+    support::browser::wait_enabled(c, "#sweep", Duration::from_secs(30)).await;
+    support::browser::click(c, "#sweep").await;
+
+    let during: Screen = until_js(
+        c,
+        MEASURE,
+        Duration::from_secs(120),
+        "the sweep under way past its fourth run",
+        |s: &Screen| s.running() && s.strip == 30 && s.chooser.is_some(),
+    )
+    .await;
+    let shot = browser
+        .screenshot(&format!("presenter-sweep-{w}x{h}-running"))
+        .await;
+    println!("during the sweep: {}", shot.display());
+    check(&during, "during the sweep", false, &plan);
+
+    let after: Screen = until_js(
+        c,
+        MEASURE,
+        Duration::from_secs(300),
+        "the sweep's 30 runs finished and drawn",
+        |s: &Screen| s.strip_done == 30 && s.finished == 2,
+    )
+    .await;
+    let shot = browser
+        .screenshot(&format!("presenter-sweep-{w}x{h}"))
+        .await;
+    println!("after the sweep: {}", shot.display());
+    check(&after, "after the sweep", true, &plan);
+    let chooser = after.chooser.as_deref().unwrap_or_default();
+    assert!(
+        chooser.starts_with("2 of 30 runs drawn") && chooser.contains("batch 1000"),
+        "the timeline draws two of the sweep's runs and offers every batch: {chooser:?}"
+    );
+
+    // A batch added from the chooser is drawn, and the screen still holds.
+    support::browser::click(c, ".run-chooser .chip:nth-of-type(5)").await;
+    let three: Screen = until_js(
+        c,
+        MEASURE,
+        Duration::from_secs(30),
+        "a third run drawn",
+        |s: &Screen| s.finished == 3,
+    )
+    .await;
+    assert!(
+        three
+            .chooser
+            .as_deref()
+            .is_some_and(|t| t.starts_with("3 of 30 runs drawn")),
+        "{:?}",
+        three.chooser
+    );
+    check(&three, "with a third run drawn", true, &plan);
+}
+
+#[tokio::test]
+async fn a_sweep_in_presenter_mode_fits_1920_by_1080() {
+    sweep_on_one_screen(1920, 1080).await;
+}
+
+#[tokio::test]
+async fn a_sweep_in_presenter_mode_fits_1280_by_720() {
+    sweep_on_one_screen(1280, 720).await;
 }
 
 #[tokio::test]

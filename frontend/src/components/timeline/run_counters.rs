@@ -12,6 +12,8 @@ use crate::trace::{self, Counters, Trace, Trip};
 struct Row {
     run: u64,
     kind: &'static str,
+    /// The run's mode as the results table names it ("pipelined (batch 20)").
+    name: String,
     counters: Counters,
     /// What a round trip is for this run's mode, for one and for several (`None`: the mode
     /// is unknown, nothing said).
@@ -32,6 +34,7 @@ fn row(t: &Trace, trips: Option<&Vec<Trip>>, extent_us: f64, position_us: f64, l
     let row = |counters, partial| Row {
         run: t.run,
         kind: t.kind(),
+        name: t.mode.map_or_else(|| t.kind().to_string(), |m| m.label()),
         counters,
         trips_label,
         partial,
@@ -143,7 +146,7 @@ pub fn RunCounters(playback: Playback) -> impl IntoView {
                     };
                     view! {
                         <div class="counter-row" data-mode=kind data-run=run.to_string()>
-                            <span class="counter-name">{kind}</span>
+                            <span class="counter-name">{move || r.with(|r| r.as_ref().map(|r| r.name.clone()))}</span>
                             <span class="counter">
                                 <b class="sent">{about}{move || format::group(c().sent as u64)}</b>
                                 " sent"

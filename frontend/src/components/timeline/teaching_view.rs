@@ -3,6 +3,7 @@ use leptos::prelude::*;
 use super::canvas::Timeline;
 use super::drawn_note::DrawnNote;
 use super::playback_controls::PlaybackControls;
+use super::run_chooser::RunChooser;
 use super::run_counters::RunCounters;
 use crate::components::shown::Shown;
 use crate::connection::Connection;
@@ -32,6 +33,7 @@ pub fn TeachingView(conn: Connection, playback: Playback, look: Look) -> impl In
                     <span class="key pipe-reply">"reply"</span>
                 </span>
             </div>
+            <RunChooser playback=playback />
             <Timeline playback=playback look=look />
             <RunCounters playback=playback />
             <PlaybackControls playback=playback />
