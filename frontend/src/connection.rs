@@ -322,6 +322,12 @@ impl Connection {
     /// Shows the capture the server read from `file` (its answer to `POST /capture`, `reply`)
     /// in place of the observed connections; a file that is not one leaves them as they were
     /// and says why in the banner.
+    /// Leaves the capture shown for the observing proxy's connections.
+    pub fn back_to_live(&self) {
+        self.observe.update(ObserveState::back_to_live);
+        self.capture_read.set_value(None);
+    }
+
     pub fn open_capture(&self, file: &str, reply: &str) {
         match ServerMsg::from_json(reply) {
             Ok(msg @ ServerMsg::CaptureRead { .. }) => {

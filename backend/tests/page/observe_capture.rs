@@ -36,7 +36,7 @@ const ROWS: &str = "return [...document.querySelectorAll('#observed-table tr.obs
     word: r.querySelector('.verdict-word').textContent, commands: Number(r.dataset.commands) }))";
 
 /// Drops `bytes` on the view as the file `name`, as a user dragging it there would.
-async fn drop_file(c: &fantoccini::Client, name: &str, bytes: &[u8]) {
+pub(crate) async fn drop_file(c: &fantoccini::Client, name: &str, bytes: &[u8]) {
     c.execute(
         "const [name, bytes] = arguments;
          const dt = new DataTransfer();
@@ -50,7 +50,7 @@ async fn drop_file(c: &fantoccini::Client, name: &str, bytes: &[u8]) {
 }
 
 /// Types `port` in the view's Redis port field, as a user would.
-async fn redis_port(c: &fantoccini::Client, port: u16) {
+pub(crate) async fn redis_port(c: &fantoccini::Client, port: u16) {
     c.execute(
         "const [port] = arguments;
          const i = document.querySelector('#capture-ports');

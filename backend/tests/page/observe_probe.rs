@@ -2,15 +2,20 @@
 //! redis-server: the presenter ticks the probe before starting, a client that waits for each
 //! reply (patterns.py) runs through the proxy, and the chosen connection's figures say what was
 //! held, for how long and its share of the time, and that the client waited for the release:
-//! the same line `observe --probe` prints. Screenshot: target/screenshots/observe-probe.png.
+//! the same line `observe --probe` prints. Reloaded, the page shows the probe as it is (ticked,
+//! and fixed while observing). A capture dropped while observing takes the table's place, the
+//! header says so, and a button goes back to the proxy's connections. Screenshots:
+//! target/screenshots/observe-probe.png, observe-capture-over-live.png.
 
 use crate::support;
 
 use std::time::Duration;
 
+use super::observe_capture::{drop_file, redis_port};
 use fantoccini::Locator;
 use pipescope::server::hub::Hub;
 use support::browser::{Browser, click, until_js, wait_enabled};
+use support::capture_demo::Demo;
 use support::clients::{patterns, run};
 
 /// The client's SETs, each after 200 µs of its own work: time for a few holds within 1 %.
@@ -80,4 +85,62 @@ async fn a_probed_connection_shows_what_was_held_and_that_the_client_waited() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let shot = browser.screenshot("observe-probe").await;
     eprintln!("screenshot: {}", shot.display());
+
+    // Reloaded while probing: the box says what runs (ticked) and cannot change it.
+    c.refresh().await.unwrap();
+    let (checked, disabled): (bool, bool) = until_js(
+        c,
+        "const p = document.querySelector('#observe-probe');          const s = document.querySelector('#observe-state');          return p && s && s.dataset.state === 'on' ? [p.checked, p.disabled] : [false, false];",
+        Duration::from_secs(30),
+        "the probe box after a reload",
+        |(checked, _): &(bool, bool)| *checked,
+    )
+    .await;
+    assert!(checked && disabled, "ticked and fixed while probing");
+
+    // A capture dropped while observing: shown in the proxy's place, said so, and back.
+    let Some(demo) = Demo::take_blocking(10, 100).await else {
+        return;
+    };
+    redis_port(c, demo.port).await;
+    drop_file(c, "demo.pcap", &demo.bytes()).await;
+    let state: String = until_js(
+        c,
+        "const s = document.querySelector('#observe-state'); return s ? s.textContent : '';",
+        Duration::from_secs(60),
+        "the header saying a capture is shown",
+        |s: &String| s == "observing (a capture is shown)",
+    )
+    .await;
+    let rows =
+        "return [...document.querySelectorAll('#observed-table tr.observed-row')].map(r => r.id)";
+    let captured: Vec<String> = until_js(
+        c,
+        rows,
+        Duration::from_secs(30),
+        "the capture's connections",
+        |ids: &Vec<String>| ids.len() == demo.cli.len(),
+    )
+    .await;
+    let back = support::browser::text(c, "#observe-back-live").await;
+    assert_eq!(
+        back, "Back to live: the proxy's 1 connection",
+        "{state}; {captured:?}"
+    );
+    let shot = browser.screenshot("observe-capture-over-live").await;
+    eprintln!("screenshot: {}", shot.display());
+    click(c, "#observe-back-live").await;
+    let live: Vec<String> = until_js(
+        c,
+        rows,
+        Duration::from_secs(30),
+        "the proxy's connection again",
+        |ids: &Vec<String>| *ids == [format!("observed-{id}")],
+    )
+    .await;
+    assert_eq!(
+        support::browser::text(c, "#observe-state").await,
+        "observing",
+        "{live:?}"
+    );
 }

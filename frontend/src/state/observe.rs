@@ -25,11 +25,20 @@ pub struct ObserveState {
     /// (or the server refuses).
     pub measuring: Option<u64>,
     /// A capture this page opened (`POST /capture`): `connections` and `timelines` are its,
-    /// and the proxy's updates are not shown until observing starts again.
+    /// and the proxy's are kept aside, up to date, for `back_to_live`.
     pub capture: Option<CaptureShown>,
+    /// While a capture is shown: the proxy's connections and timelines, as they go on.
+    pub live_aside: Option<LiveAside>,
     /// How many captures this page has read since observing last started (each `CaptureRead`,
     /// the same file again too): the view opens each on its costliest connection.
     pub captures_read: u64,
+}
+
+/// The proxy's connections and timelines, kept while a capture is shown in their place.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LiveAside {
+    pub connections: BTreeMap<u64, ObservedConnection>,
+    pub timelines: BTreeMap<u64, ObservedTimeline>,
 }
 
 /// What heads a capture's connections: what their figures are, and what befell the capture.
@@ -48,9 +57,14 @@ impl ObserveState {
                 observed,
                 ..
             } => {
-                // A reconnected page keeps the capture it shows.
+                // A reconnected page keeps the capture it shows; the proxy's go aside.
                 if self.capture.is_some() {
                     self.status = observing.clone();
+                    let mut aside = LiveAside::default();
+                    for c in observed {
+                        aside.connections.insert(c.id, c.clone());
+                    }
+                    self.live_aside = Some(aside);
                     return;
                 }
                 *self = ObserveState {
@@ -74,9 +88,18 @@ impl ObserveState {
                 self.status = None;
                 self.stopped = reason.clone();
             }
-            // The proxy's connections are not the capture's, whose ids they would overwrite.
-            ServerMsg::Observed { .. } | ServerMsg::ObservedTimeline(_)
-                if self.capture.is_some() => {}
+            // The proxy's connections are not the capture's, whose ids they would overwrite:
+            // they go on aside.
+            ServerMsg::Observed { connections } if self.capture.is_some() => {
+                let aside = self.live_aside.get_or_insert_default();
+                for c in connections {
+                    aside.connections.insert(c.id, c.clone());
+                }
+            }
+            ServerMsg::ObservedTimeline(t) if self.capture.is_some() => {
+                let aside = self.live_aside.get_or_insert_default();
+                aside.timelines.insert(t.id, t.clone());
+            }
             ServerMsg::Observed { connections } => {
                 for c in connections {
                     if self.measuring == Some(c.id) && c.equivalent.is_some() {
@@ -103,8 +126,17 @@ impl ObserveState {
                 connections,
                 timelines,
             } => {
+                // The proxy's, set aside the first time a capture takes their place.
+                let aside = match self.live_aside.take() {
+                    Some(aside) => aside,
+                    None => LiveAside {
+                        connections: std::mem::take(&mut self.connections),
+                        timelines: std::mem::take(&mut self.timelines),
+                    },
+                };
                 *self = ObserveState {
                     status: self.status.take(),
+                    live_aside: Some(aside),
                     capture: Some(CaptureShown {
                         label: label.clone(),
                         notes: notes.clone(),
@@ -120,6 +152,15 @@ impl ObserveState {
                 }
             }
         }
+    }
+
+    /// Leaves a capture for the proxy's connections, as they are now.
+    pub fn back_to_live(&mut self) {
+        let aside = self.live_aside.take().unwrap_or_default();
+        self.capture = None;
+        self.connections = aside.connections;
+        self.timelines = aside.timelines;
+        self.measuring = None;
     }
 
     pub fn observing(&self) -> bool {
@@ -437,5 +478,37 @@ mod tests {
         s.apply(&ServerMsg::ObserveStarted { status: status() });
         assert!(!s.from_capture());
         assert!(s.connections.is_empty() && s.timelines.is_empty());
+    }
+
+    #[test]
+    fn back_to_live_from_a_capture_shows_the_proxys_connections_as_they_went_on() {
+        let mut s = ObserveState::default();
+        s.apply(&ServerMsg::ObserveStarted { status: status() });
+        s.apply(&ServerMsg::Observed {
+            connections: vec![conn(1, 10, 10), conn(2, 5, 5)],
+        });
+        let mut captured = conn(1, 3, 3);
+        captured.vantage = Vantage::Capture;
+        for _ in 0..2 {
+            s.apply(&ServerMsg::CaptureRead {
+                label: "from the capture x.pcap".into(),
+                notes: vec![],
+                connections: vec![captured.clone()],
+                timelines: vec![],
+            });
+        }
+        // While the capture is shown, the proxy's go on aside.
+        s.apply(&ServerMsg::Observed {
+            connections: vec![conn(2, 50, 50), conn(3, 7, 7)],
+        });
+        assert_eq!(s.connections[&1].counts.commands, 3, "the capture's");
+        s.back_to_live();
+        assert!(!s.from_capture() && s.observing());
+        let commands: Vec<(u64, u64)> = s
+            .connections
+            .values()
+            .map(|c| (c.id, c.counts.commands))
+            .collect();
+        assert_eq!(commands, [(1, 10), (2, 50), (3, 7)]);
     }
 }

@@ -4,6 +4,7 @@ use wasm_bindgen::JsCast;
 use web_sys::{File, HtmlInputElement};
 
 use crate::components::files::upload;
+use crate::components::shown::Shown;
 use crate::connection::Connection;
 
 /// Larger captures are refused by the server unread (`capture_upload::MAX_CAPTURE_BYTES`).
@@ -12,7 +13,8 @@ const MAX_CAPTURE_BYTES: f64 = 256.0 * 1024.0 * 1024.0;
 /// "Open a capture": a pcap or pcapng file, picked here or dropped on the observe view, is
 /// sent to the server (`POST /capture`), which reads it as `pipescope observe --pcap` does and
 /// answers with its connections; the table, the timeline, the figures and the export then
-/// show them in place of the proxy's, headed by what their figures are.
+/// show them in place of the proxy's, headed by what their figures are; while observing, a
+/// button goes back to the proxy's.
 #[component]
 pub fn ObserveCapture(conn: Connection) -> impl IntoView {
     // "Reading capture.pcap (12.3 MB)…" while the server reads.
@@ -28,6 +30,18 @@ pub fn ObserveCapture(conn: Connection) -> impl IntoView {
     };
     // A file dropped anywhere on the view opens.
     upload::on_drop(Box::new(open));
+    // While observing, the proxy's connections are a click away from a capture shown in
+    // their place.
+    let back = Signal::derive(move || conn.observe.with(|o| o.from_capture() && o.observing()));
+    let back_label = move || {
+        let n = conn
+            .observe
+            .with(|o| o.live_aside.as_ref().map_or(0, |a| a.connections.len()));
+        format!(
+            "Back to live: the proxy's {}",
+            shared::digits::count(n as u64, "connection")
+        )
+    };
     view! {
         <section class="card observe-capture" aria-label="Open a capture">
             <div class="observe-head">
@@ -61,6 +75,11 @@ pub fn ObserveCapture(conn: Connection) -> impl IntoView {
             </p>
             // Empty (and hidden) but while the server reads, or once a capture is shown.
             <p id="capture-reading" class="note" role="status">{move || reading.get()}</p>
+            <Shown when=back>
+                <button id="observe-back-live" class="small" on:click=crate::erased::handler(move |_| conn.back_to_live())>
+                    {back_label}
+                </button>
+            </Shown>
             <p id="capture-label" class="capture-label">{move || conn.observe.with(|o| o.capture.as_ref().map(|c| c.label.clone()))}</p>
             <p id="capture-notes" class="note">{move || conn.observe.with(|o| o.capture.as_ref().map(|c| c.notes.join(" ")))}</p>
         </section>

@@ -43,7 +43,11 @@ pub fn ObserveControls(conn: Connection) -> impl IntoView {
                     data-state=move || if observing.get() { "on" } else { "off" }
                     role="status"
                 >
-                    {move || if observing.get() { "observing" } else { "not observing" }}
+                    {move || match (observing.get(), conn.observe.with(|o| o.from_capture())) {
+                        (true, false) => "observing",
+                        (true, true) => "observing (a capture is shown)",
+                        (false, _) => "not observing",
+                    }}
                 </span>
                 <div class="buttons">
                     <button
@@ -70,7 +74,7 @@ pub fn ObserveControls(conn: Connection) -> impl IntoView {
                 <input
                     id="observe-probe"
                     type="checkbox"
-                    prop:checked=move || probe.get()
+                    prop:checked=move || if observing.get() { probing() } else { probe.get() }
                     disabled=move || !may() || observing.get()
                     on:change=crate::erased::handler(move |ev| probe.set(event_target_checked(&ev)))
                 />

@@ -30,13 +30,20 @@ pub fn ObservePage(conn: Connection, #[prop(optional)] url: UrlState) -> impl In
     // connections arrive one by one, and the presenter picks.
     // (Compared by hand with the count last seen, not through a memo: one closure less for
     // the page's WASM to carry Leptos's machinery for.)
+    // Back to live from a capture: the capture's choice names none of the proxy's.
     let mut seen = None;
+    let mut was_capture = false;
     crate::erased::effect(move || {
-        let (read, opening) = conn.observe.with(|o| (o.captures_read, o.costliest()));
+        let (read, opening, capture) = conn
+            .observe
+            .with(|o| (o.captures_read, o.costliest(), o.from_capture()));
         if seen != Some(read) && (read > 0 || conn.file) {
             chosen.set(opening.map(|id| vec![id]).unwrap_or_default());
+        } else if was_capture && !capture {
+            chosen.set(Vec::new());
         }
         seen = Some(read);
+        was_capture = capture;
     });
     view! {
         <Header conn=conn look=look />
