@@ -1,4 +1,4 @@
-/* hiredis (Debian's libhiredis-dev): PORT PATTERN N, PATTERN one of loop, pipeline, multi.
+/* hiredis (Debian's libhiredis-dev): PORT PATTERN N [HOST], PATTERN one of loop, pipeline, multi.
  * pipeline: redisAppendCommand N times, then redisGetReply N times. */
 #include <hiredis/hiredis.h>
 #include <stdio.h>
@@ -15,12 +15,12 @@ static void reply(redisContext *c) {
 }
 
 int main(int argc, char **argv) {
-	if (argc != 4) {
-		fprintf(stderr, "usage: hiredis PORT PATTERN N\n");
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: hiredis PORT PATTERN N [HOST]\n");
 		return 2;
 	}
 	int n = atoi(argv[3]);
-	redisContext *c = redisConnect("127.0.0.1", atoi(argv[1]));
+	redisContext *c = redisConnect(argc > 4 ? argv[4] : "127.0.0.1", atoi(argv[1]));
 	if (!c || c->err) {
 		fprintf(stderr, "connect: %s\n", c ? c->errstr : "no memory");
 		return 1;

@@ -1,8 +1,9 @@
 <?php
-// phpredis (Debian's php-redis): PORT PATTERN N, PATTERN one of loop, pipeline, multi.
+// phpredis (Debian's php-redis): PORT PATTERN N [HOST], PATTERN one of loop, pipeline, multi.
 [$_, $port, $pattern, $n] = $argv;
+$host = $argv[4] ?? '127.0.0.1';
 $r = new Redis();
-$r->connect('127.0.0.1', (int)$port);
+$r->connect($host, (int)$port);
 switch ($pattern) {
     case 'loop':
         for ($i = 0; $i < $n; $i++) { $r->set("php:$i", $i); }

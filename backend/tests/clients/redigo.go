@@ -1,4 +1,4 @@
-// redigo (Debian's golang-github-gomodule-redigo-dev, built in GOPATH mode): PORT PATTERN N,
+// redigo (Debian's golang-github-gomodule-redigo-dev, built in GOPATH mode): PORT PATTERN N [HOST],
 // PATTERN one of loop, pipeline, multi. pipeline: Send N, Flush, Receive N.
 package main
 
@@ -13,7 +13,11 @@ import (
 func main() {
 	port, pattern := os.Args[1], os.Args[2]
 	n, _ := strconv.Atoi(os.Args[3])
-	c, err := redis.Dial("tcp", "127.0.0.1:"+port)
+	host := "127.0.0.1"
+	if len(os.Args) > 4 {
+		host = os.Args[4]
+	}
+	c, err := redis.Dial("tcp", host+":"+port)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -1,6 +1,6 @@
 //! Client libraries of other languages, from Debian's packages (installed by `scripts/setup
 //! test`): redis-rb, phpredis, Perl's Redis.pm, redigo and hiredis, each driven by its script
-//! in tests/clients/ as `PROGRAM PORT PATTERN N`. redigo and hiredis are compiled once per test
+//! in tests/clients/ as `PROGRAM PORT PATTERN N [HOST]`. redigo and hiredis are compiled once per test
 //! binary into its temporary directory.
 
 use std::path::{Path, PathBuf};
@@ -60,9 +60,14 @@ impl Library {
         }
     }
 
-    /// The client sending `n` SETs by `pattern` to `port`, or a visible skip (a failure under
-    /// CI=true) when the library is missing.
+    /// The client sending `n` SETs by `pattern` to `port` on loopback, or a visible skip (a
+    /// failure under CI=true) when the library is missing.
     pub fn command(self, port: u16, pattern: Pattern, n: u64) -> Option<Command> {
+        self.command_to("127.0.0.1", port, pattern, n)
+    }
+
+    /// The same to `host`:`port` (across a test's own network).
+    pub fn command_to(self, host: &str, port: u16, pattern: Pattern, n: u64) -> Option<Command> {
         let mut c = match self {
             Library::Ruby => interpreted("ruby", &["-e", "require 'redis'"], "redis_rb.rb")?,
             Library::Php => interpreted(
@@ -74,7 +79,8 @@ impl Library {
             Library::Go => Command::new(built(self)?),
             Library::C => Command::new(built(self)?),
         };
-        c.args([port.to_string(), pattern.arg().into(), n.to_string()]);
+        c.args([port.to_string(), pattern.arg().into(), n.to_string()])
+            .arg(host);
         Some(c)
     }
 }
