@@ -6,12 +6,14 @@
 //!   observe mode started and stopped from the page (`hub::observing`).
 //! - `capture_upload`, `recording_upload`: a capture or a recording a page opened, read for it.
 //! - `replay`: the page served from a recording, no Redis at all.
+//! - `lab`: a room's participants running their own experiments, queued on one lane.
 //! - `html_download`: the page's runs, its observation or its capture as one HTML file
 //!   (`POST /html`, `/observe.html`, `/capture.html`).
 
 pub mod capture_upload;
 pub mod html_download;
 pub mod hub;
+pub mod lab;
 pub mod recording_upload;
 pub mod replay;
 pub mod ws;
