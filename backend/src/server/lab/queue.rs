@@ -214,6 +214,11 @@ impl<T> Queue<T> {
         self.waiting.remove(at).map(|w| w.job)
     }
 
+    /// Every waiting run whose owner `gone` picks, removed.
+    pub fn withdraw_where(&mut self, gone: impl Fn(Who) -> bool) {
+        self.waiting.retain(|w| !gone(w.who));
+    }
+
     /// Holds the queue: the run on the lane ends as usual, the next waits for `resume`.
     pub fn pause(&mut self) {
         self.paused = true;

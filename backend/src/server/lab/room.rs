@@ -184,6 +184,11 @@ impl Room {
         self.participants.remove(&key)
     }
 
+    /// The id of the participant whose page holds `key`.
+    pub fn id_of(&self, key: &str) -> Option<u64> {
+        self.participants.get(key).map(|p| p.id)
+    }
+
     fn key_of(&self, id: u64) -> Option<String> {
         self.participants
             .iter()
