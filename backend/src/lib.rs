@@ -27,7 +27,8 @@
 //!   events broadcast to every page, a late page caught up (`hub::plan` runs the specs,
 //!   `hub::state` remembers what a late page needs); `capture_upload` and `recording_upload`,
 //!   a capture or a recording a page opened, read for it; `replay`, the page served from a
-//!   recording, no Redis at all.
+//!   recording, no Redis at all; `lab`, a room's participants and their runs on one lane (its
+//!   rules so far: who is in, the fair queue, the presenter's ceilings; not yet served).
 //! - `bench` (`bench`): the engine headless.
 //! - `versus` (`versus redis-benchmark`): our engine beside redis-benchmark, and the rounds
 //!   that `cost` runs in too.
