@@ -108,7 +108,7 @@ pub async fn observe_syscalls(
         let rows: Vec<serde_json::Value> = sockets
             .iter()
             .map(|s| {
-                let (reading, text) = shared::observe::read_sends(&s.evidence);
+                let (reading, text) = shared::observe::verdict::read_sends(&s.evidence);
                 serde_json::json!({
                     "pid": s.pid,
                     "client": s.local.to_string(),
@@ -154,7 +154,7 @@ pub async fn observe_syscalls(
     };
     for s in sockets {
         let e = &s.evidence;
-        let (_, reading) = shared::observe::read_sends(e);
+        let (_, reading) = shared::observe::verdict::read_sends(e);
         say(format_args!(
             "pid {} {} → {}: {reading}\n  {} ({} bytes), {} ({} non-blocking; {} found nothing), {} ({} woken by another thread; {} undecided), {}",
             s.pid,
