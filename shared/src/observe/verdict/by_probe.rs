@@ -3,7 +3,7 @@
 //! has every reply back before its next command whether or not it waited for it; the probe
 //! shows which.
 
-use super::ClientSocket;
+use super::client_socket::ClientSocket;
 use super::headline::decided_by;
 use super::read_late::read_apart;
 use super::wire::from_the_wire;

@@ -4,7 +4,7 @@
 //! (`wire::CHECKS`) and takes the first that speaks. A check that needs the verdict on
 //! other counts asks `Reading::again`, so no check reaches back into `wire`.
 
-use super::ClientSocket;
+use super::client_socket::ClientSocket;
 use super::kind::{kind_and_text, writes_noun};
 use crate::digits::group;
 use crate::observe::numbers::count;

@@ -195,6 +195,18 @@ impl ObservedConnection {
         });
         self
     }
+
+    /// Gives the connection the client process's syscalls on its socket (`observe --pid`),
+    /// once its verdict was judged from the rest, and judges it again with them. Where they
+    /// decide nothing, the verdict stands as the wire gave it: with the proxy's socket counts,
+    /// which are not kept to be read again.
+    pub fn add_syscalls(&mut self, syscalls: SyscallEvidence) {
+        self.syscalls = Some(syscalls);
+        let judged = self.clone().judged(None);
+        if judged.verdict.decided_by == Some(DecidedBy::Syscalls) {
+            self.verdict = judged.verdict;
+        }
+    }
 }
 
 #[cfg(test)]

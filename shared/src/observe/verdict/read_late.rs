@@ -9,8 +9,8 @@
 //!
 //! Worked out on the server: `ClientSocket` is never sent to the page.
 
-use super::ClientSocket;
 use super::checks::{Mark, Reading};
+use super::client_socket::ClientSocket;
 use crate::digits::group;
 use crate::observe::numbers::count;
 use crate::observe::{ObservedCounts, VerdictKind};

@@ -3,9 +3,9 @@
 //! the first that speaks makes it undetermined. Evidence beyond the wire's timing is weighed
 //! by the verdict's other modules; the probe's (`by_probe`) reads the wire again through here.
 
-use super::ClientSocket;
 use super::changed_behaviour::phased_headline;
 use super::checks::{self, Check, Mark, Reading};
+use super::client_socket::ClientSocket;
 use super::headline;
 use super::kind::kind_and_text;
 use super::read_late::{read_apart, read_apart_words, read_late};
