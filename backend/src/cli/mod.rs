@@ -3,7 +3,7 @@
 //!
 //! # Layout
 //!
-//! A file per job, each parsing its flags, calling its room in the library
+//! A file (or a directory) per job, each parsing its flags, calling its room in the library
 //! (`pipescope::server`, `bench`, `versus`, `cost`, `observe`, `clean`) and printing what it
 //! returns:
 //!
