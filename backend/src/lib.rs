@@ -17,7 +17,7 @@
 //! start, progress, streamed spans and summary into one event stream, serialised once for
 //! every page; each page's websocket task sends it on. `bench` drives the same engine and
 //! routes from the command line instead of the hub; the command line itself is the binary's
-//! (`src/cli/`), a file per job, each calling its room here.
+//! (`src/cli/`), a file or a directory per job, each calling its room here.
 //!
 //! The rooms named for the command line's jobs:
 //!

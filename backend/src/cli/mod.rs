@@ -3,7 +3,7 @@
 //!
 //! # Layout
 //!
-//! A file per job, each parsing its flags, calling its room in the library
+//! A file (or a directory) per job, each parsing its flags, calling its room in the library
 //! (`pipescope::server`, `bench`, `versus`, `cost`, `observe`, `clean`) and printing what it
 //! returns:
 //!
@@ -11,9 +11,8 @@
 //! - `bench`: runs, headless.
 //! - `versus`: our engine beside redis-benchmark.
 //! - `cost`: a directory, a file per cost that needs more than the shared flags.
-//! - `observe`: the proxy and the report.
-//! - `observe_capture`: `observe --pcap` and `--capture`, from a capture.
-//! - `observe_syscalls`: `observe --pid` and `-- COMMAND`, a client's own syscalls.
+//! - `observe`: a directory, its arguments and dispatch in `mod.rs`, a file per vantage: the
+//!   proxy, a capture (`--pcap`, `--capture`), a client's own syscalls (`--pid`, `-- COMMAND`).
 //! - `replay`: the page from a recording.
 //! - `clean`: what runs left in Redis, removed.
 //!
@@ -32,8 +31,6 @@ mod bench;
 mod clean;
 mod cost;
 mod observe;
-mod observe_capture;
-mod observe_syscalls;
 mod output;
 mod record_to;
 mod replay;
@@ -129,23 +126,7 @@ pub async fn run(cli: Cli, stop: Option<Stop>) -> anyhow::Result<()> {
         Cmd::Bench(args) => bench::bench(args, cancel()).await,
         Cmd::Versus(job) => versus::versus(job).await,
         Cmd::Cost(job) => cost::cost(job, cancel()).await,
-        Cmd::Observe(args) => match (&args.pcap, &args.capture) {
-            (Some(path), _) => observe_capture::observe_pcap(&args, path, handlers()).await,
-            (None, Some(interface)) => {
-                observe_capture::observe_live(&args, interface, handlers()).await
-            }
-            (None, None) if args.syscalls_alone() => {
-                observe_syscalls::observe_syscalls(
-                    args.traced(),
-                    args.duration,
-                    args.wants_json(),
-                    &observe_capture::redis_ports(&args),
-                    handlers(),
-                )
-                .await
-            }
-            (None, None) => observe::observe(args, handlers()).await,
-        },
+        Cmd::Observe(args) => observe::observe(args, handlers()).await,
         Cmd::Replay(args) => replay::replay(args).await,
         Cmd::Clean(args) => clean::clean(args).await,
     }

@@ -21,8 +21,8 @@ use rustc_hash::FxHashMap;
 use shared::observe::{ObservedConnection, ObservedTimeline};
 
 use super::KEPT_ENDED_TIMELINES;
+use super::receive_window::WindowWatch;
 use super::record::Record;
-use super::window::WindowWatch;
 use crate::capture::{self, CaptureError, Closing, Event, Facts, Origin, Side, Source, Stamp};
 use crate::resp::framer::{self, Framer};
 

@@ -12,12 +12,15 @@
 //! every byte unchanged, with no network dialled in unless asked. Its hooks frame each
 //! direction with the streaming RESP framer (`resp::framer`) and keep a `record::Record` per
 //! connection: exact counts, where the time went, the first requests' stamps. The verdict is
-//! worked out from those in `shared::observe`, so the page and the CLI say the same thing.
+//! worked out from those in `shared::observe::verdict`, so the page and the CLI say the same
+//! thing.
 //!
 //! - `record`: one connection's record, chunk by chunk.
 //! - `captured`: the same records fed from a capture, a file or live (`crate::capture`), no
 //!   proxy at all.
-//! - `window`: the client's receive window in a capture, shrinking as replies lie unread.
+//! - `receive_window`: the client's receive window in a capture, shrinking as replies lie unread.
+//! - `traced`: a client process's syscalls (`crate::syscalls`) given to the connections seen,
+//!   each judged again with them.
 //! - `hops`: the observer's own two hops (client → proxy → client), measured at start, so
 //!   they are their own part of a connection's time, not the client's.
 //! - `equivalent`: what the same number of commands cost pipelined by pipescope's own engine.
@@ -26,9 +29,10 @@
 pub mod captured;
 pub mod equivalent;
 mod hops;
+mod receive_window;
 mod record;
 pub mod report;
-mod window;
+pub mod traced;
 /// The probe's bounds (`observe --probe`), for what the CLI and page say of it.
 pub mod holding {
     pub use super::record::holding::{FEW, HARD_CAP, MAX_HOLDS, SHARE};

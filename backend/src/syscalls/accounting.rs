@@ -24,7 +24,7 @@ use std::net::SocketAddr;
 
 use shared::observe::SyscallEvidence;
 
-use super::records::{Event, Record};
+use super::events::{Event, Record};
 use super::sockets::{Known, Mode};
 
 mod calls;

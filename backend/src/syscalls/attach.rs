@@ -13,7 +13,7 @@ use libbpf_rs::{
 
 use super::TraceError;
 use super::accounting::traced_syscalls;
-use super::records::Record;
+use super::events::Record;
 use super::ring;
 
 /// The size of the filter in front of the traced processes, and its value for a slot shared

@@ -6,7 +6,7 @@
 //!
 //! - `attach`: what tracing needs (root) and the programs loaded.
 //! - `ring`: a record from the ring buffer decoded into events.
-//! - `records`: the events.
+//! - `events`: the events a record from the ring carries.
 //! - `sockets`: a process's sockets as /proc shows them when tracing begins.
 //! - `accounting`: records in time order → per socket: sends, receives, waits (`calls`: the
 //!   syscalls read, by what they do to a socket).
@@ -17,7 +17,7 @@
 
 mod accounting;
 mod attach;
-mod records;
+mod events;
 mod ring;
 mod sockets;
 
@@ -29,7 +29,7 @@ pub use accounting::TracedSocket;
 
 use accounting::Accounting;
 use attach::Attached;
-use records::Record;
+use events::Record;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {

@@ -5,7 +5,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
-use super::records::{Event, Record};
+use super::events::{Event, Record};
 
 const ENTER: u32 = 1;
 const EXIT: u32 = 2;

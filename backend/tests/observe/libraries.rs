@@ -18,7 +18,8 @@ use crate::support;
 
 use std::time::Duration;
 
-use shared::observe::{SendsWaited, SyscallEvidence};
+use shared::observe::SyscallEvidence;
+use shared::observe::verdict::SendsWaited;
 use support::clients::output_within;
 use support::libraries::{Library, Pattern};
 use support::observe::can_trace;

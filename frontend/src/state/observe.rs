@@ -251,7 +251,8 @@ pub fn verdict_word(kind: VerdictKind) -> &'static str {
 mod tests {
     use super::*;
     use crate::testing::test;
-    use shared::observe::{ObservedCounts, ObservedTimes, PipelinedEquivalent, verdict};
+    use shared::observe::verdict::verdict;
+    use shared::observe::{ObservedCounts, ObservedTimes, PipelinedEquivalent};
     use shared::{Span, Timeline};
 
     fn conn(id: u64, commands: u64, round_trips: u64) -> ObservedConnection {

@@ -3,8 +3,8 @@
 //! for the client library it named. For a connection that changed behaviour, both are for
 //! its costliest phase, from that phase's own time and round trips.
 
-use super::phases::costliest_phase;
-use super::wording::{count, duration, percent};
+use super::numbers::{count, duration, percent};
+use super::verdict::costliest_phase;
 use super::{ObservedConnection, Phase, VerdictKind};
 use crate::digits::group;
 

@@ -27,18 +27,17 @@
 //!
 //! # Layout
 //!
-//! - `verdict`: whether and how a connection pipelined, headline and detail.
-//! - `kind`: the kind and sentence its counts alone read as.
-//! - `marks`, `read_late`: the checks where another read of the same wire gives another kind.
+//! - `verdict`: whether and how a connection pipelined, headline and detail; every check it
+//!   makes (the kind its counts read as, the checks where another read of the same wire gives
+//!   another kind, the kernel's counts on the proxy's socket, phases, and the evidence that
+//!   decides beyond the wire's timing) is there.
 //! - `evidence`: what else was seen of the client (the probe, its syscalls, its receive window).
-//! - `socket`: what the kernel counted on the proxy's socket from the client (`TCP_INFO`).
-//! - `phases`: a connection read as phases, and which of them matter.
 //! - `parts`: its wall time taken apart.
 //! - `advice`: what would help a connection that waits on round trips.
 //! - `what_if`: what if it pipelined, as the page draws it.
 //! - `figure`: one figure the page shows, and how it was obtained.
 //! - `words`: what the page says of a connection beyond its numbers, worded here.
-//! - `wording`: how numbers are said in every sentence (a leaf).
+//! - `numbers`: how numbers are said in every sentence (a leaf).
 
 use serde::{Deserialize, Serialize};
 
@@ -494,23 +493,15 @@ pub struct ObservedTimeline {
 mod advice;
 mod evidence;
 mod figure;
-mod kind;
-mod marks;
+mod numbers;
 mod parts;
-mod phases;
-mod read_late;
-mod socket;
-mod verdict;
+pub mod verdict;
 mod what_if;
-mod wording;
 mod words;
 pub use advice::{Advice, Projection, advice, mean_trip_us, projections};
 pub use evidence::{ProbeEvidence, SyscallEvidence, WindowEvidence};
 pub use figure::Figure;
+pub use numbers::{count, duration, percent};
 pub use parts::{Part, largest_remainder, parts};
-pub use phases::{costliest_phase, phased_headline, phases_that_matter};
-pub use socket::ClientSocket;
-pub use verdict::{Evidence, SendsWaited, judge, read_sends, verdict, verdict_at_proxy};
 pub use what_if::{WhatIf, what_if};
-pub use wording::{count, duration, percent};
 pub use words::{Help, Words, time_split, words};

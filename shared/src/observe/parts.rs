@@ -4,7 +4,7 @@
 //! The parts never overlap and add up to the wall time exactly; their whole percentages add
 //! up to exactly 100 (rounded by largest remainder), so a reader can check the sum.
 
-use super::wording::duration;
+use super::numbers::duration;
 use super::{ObservedConnection, ObservedTimes, Vantage};
 use crate::digits::group;
 
@@ -14,8 +14,8 @@ fn spread_words(spread: Option<&super::HopSpread>) -> String {
     spread.map_or_else(String::new, |s| {
         format!(
             " (the median of {} in {}; 10th to 90th percentile {} to {})",
-            super::wording::count(s.pings, "PING"),
-            super::wording::count(s.measurements, "measurement"),
+            super::numbers::count(s.pings, "PING"),
+            super::numbers::count(s.measurements, "measurement"),
             duration(s.low_us),
             duration(s.high_us),
         )

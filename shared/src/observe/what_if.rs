@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::advice::{mean_trip_us, phased, projections};
-use super::wording::{count, duration};
+use super::numbers::{count, duration};
 use super::{DecidedBy, Figure, ObservedConnection, Vantage, VerdictKind};
 use crate::digits::group;
 

@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::wording::duration;
+use super::numbers::duration;
 use super::{Figure, ObservedConnection, Vantage, WhatIf, advice, parts, what_if};
 use crate::digits::group;
 use crate::observe_report::{equivalent_line, markdown_row};
@@ -129,7 +129,8 @@ pub fn time_split(c: &ObservedConnection) -> Vec<Figure> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observe::{ObservedCounts, ObservedTimes, PipelinedEquivalent, verdict};
+    use crate::observe::verdict::verdict;
+    use crate::observe::{ObservedCounts, ObservedTimes, PipelinedEquivalent};
 
     fn conn(commands: u64, round_trips: u64) -> ObservedConnection {
         let counts = ObservedCounts {

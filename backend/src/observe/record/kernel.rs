@@ -1,10 +1,10 @@
 //! What the kernel counted on the proxy's socket from the client (`TCP_INFO`): segments and
 //! bytes that arrived, beside the proxy's reads of them, so the verdict can tell when the
-//! proxy's reads merged the client's sends (`shared::observe::ClientSocket`).
+//! proxy's reads merged the client's sends (`shared::observe::verdict::ClientSocket`).
 
 use std::net::TcpStream;
 
-use shared::observe::ClientSocket;
+use shared::observe::verdict::ClientSocket;
 
 /// The client's socket while the connection is open (asked at each look, so a live verdict
 /// sees the counts so far), and its last counts once it ended (the socket let go then: a

@@ -6,7 +6,7 @@
 //! The proxy forwards each chunk whole, so how many messages a chunk completed, found once by
 //! the framer on its way in, is queued and taken when that chunk leaves.
 //!
-//! - `accounting`: where the time went, advanced event by event.
+//! - `timekeeping`: where the time went, advanced event by event.
 //! - `protocol`: which message answers which command (subscriptions, CLIENT REPLY).
 //! - `not_redis`: a client that does not speak RESP, told from its first bytes.
 //! - `timeline`: its requests drawn like a run's.
@@ -28,20 +28,20 @@ use shared::observe::ObservedCounts;
 use crate::resp::framer::{Framer, Message, Name};
 use crate::spans::FULL_SPANS;
 
-mod accounting;
 pub(super) mod holding;
 mod kernel;
 mod not_redis;
 mod phases;
 mod protocol;
 mod seen;
+mod timekeeping;
 mod timeline;
 mod waits;
-use accounting::{Accounting, State};
 use holding::Probe;
 use kernel::Kernel;
 use phases::Phases;
 use protocol::Protocol;
+use timekeeping::{State, Timekeeping};
 use waits::Waits;
 
 /// Sampled requests kept beyond the first `FULL_SPANS`: when full, every other one is
@@ -124,7 +124,7 @@ pub struct Record {
     pub name: Option<String>,
     pub ended: Option<String>,
     counts: ObservedCounts,
-    time: Accounting,
+    time: Timekeeping,
     names: HashMap<String, u64>,
     /// The latest command name and how many times in a row it came, not yet in `names`: a
     /// pipeline of one command costs a lookup when the name changes, not one per command.
@@ -180,7 +180,7 @@ impl Record {
             name: None,
             ended: None,
             counts: ObservedCounts::default(),
-            time: Accounting::default(),
+            time: Timekeeping::default(),
             names: HashMap::new(),
             run: None,
             expecting: 0,

@@ -3,7 +3,8 @@
 
 use std::time::Instant;
 
-use shared::observe::{Evidence, ObservedConnection, Vantage, judge};
+use shared::observe::verdict::{Evidence, judge};
+use shared::observe::{ObservedConnection, Vantage};
 
 use super::*;
 

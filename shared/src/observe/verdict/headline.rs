@@ -2,9 +2,10 @@
 //! waits are the round trips the wire showed (with blocking commands' waits), a range where
 //! some are unconfirmed: never a count the evidence did not show.
 
-use super::super::wording::count;
-use super::super::{DecidedBy, ObservedCounts, VerdictKind};
+use super::changed_behaviour::phased_headline;
 use crate::digits::group;
+use crate::observe::numbers::count;
+use crate::observe::{DecidedBy, ObservedCounts, Verdict, VerdictKind};
 
 /// "one at a time: 200 commands, 200 waits"; with what decided it beyond the wire's timing.
 pub(super) fn decided(kind: VerdictKind, c: &ObservedCounts, by: Option<DecidedBy>) -> String {
@@ -99,4 +100,16 @@ fn writes_noun(c: &ObservedCounts) -> &'static str {
     } else {
         "write"
     }
+}
+
+/// `v` decided by `by`: its headline says so.
+pub(super) fn decided_by(mut v: Verdict, by: DecidedBy, c: &ObservedCounts) -> Verdict {
+    v.headline = phased_by(c, by).unwrap_or_else(|| decided(v.kind, c, Some(by)));
+    v.decided_by = Some(by);
+    v
+}
+
+/// The headline of a connection that changed behaviour, decided by `by`, which it says.
+pub(super) fn phased_by(c: &ObservedCounts, by: DecidedBy) -> Option<String> {
+    phased_headline(c, by_whom(Some(by)))
 }

@@ -1,46 +1,52 @@
 //! The verdict: whether and how a connection pipelined, as a headline of one line and the
-//! detail beneath, worked out once for the CLI and the page.
+//! detail beneath, worked out once for the CLI and the page. Every check it makes is here.
 //!
 //! Its input is explicit (`Evidence`): the wire's counts and times, and what else was seen
 //! of the client. The client's own syscalls decide when told, as do replies the probe held
 //! back when they show one way, and, from a capture, the client's receive window where it
 //! moved (it rules out one at a time); where two of them decide differently, neither is taken
-//! over the other: the verdict is undetermined, naming both. Else the wire: the kind its
-//! counts read as (`kind`), put through checks (`CHECKS`: `marks`, `read_late`) where another
-//! read of the same wire would give another kind. One that speaks makes the verdict
-//! undetermined, naming the kinds it could be and what would decide it (less what was
+//! over the other: the verdict is undetermined, naming both. Else the wire (`wire`): the kind
+//! its counts read as (`kind`), put through checks (`wire::CHECKS`: `checks`, `read_late`)
+//! where another read of the same wire would give another kind. One that speaks makes the
+//! verdict undetermined, naming the kinds it could be and what would decide it (less what was
 //! tried), rather than guessing.
 //!
-//! - `decided`: verdicts decided by the client's own syscalls or the probe's held replies.
-//! - `window`: a verdict decided by the client's receive window in a capture.
+//! # Layout
+//!
+//! - `wire`: the verdict as the wire's counts and timing show it.
+//! - `kind`: the kind and sentence the counts alone read as.
+//! - `checks`: the checks on counts where another read of the same wire gives another kind.
+//! - `read_late`: the check for a proxy late to read, from the kernel's counts on its socket.
+//! - `client_socket`: what the kernel counted on the proxy's socket from the client
+//!   (`TCP_INFO`), which `read_late` reads.
+//! - `changed_behaviour`: a connection read as phases: which matter, which cost the most, and
+//!   the headline that names it by that one.
+//! - `by_syscalls`: a verdict decided by the client's own syscalls.
+//! - `by_probe`: a verdict decided by the replies the probe held back.
+//! - `by_window`: a verdict decided by the client's receive window in a capture.
 //! - `headline`: a verdict's one line, said before the detail.
 //! - `syscalls_alone`: what the syscalls say of a socket when nothing saw its commands.
 
-mod decided;
+mod by_probe;
+mod by_syscalls;
+mod by_window;
+mod changed_behaviour;
+mod checks;
+mod client_socket;
 mod headline;
+mod kind;
+mod read_late;
 mod syscalls_alone;
-mod window;
+mod wire;
 
+pub use changed_behaviour::{costliest_phase, phased_headline, phases_that_matter};
+pub use client_socket::ClientSocket;
 pub use syscalls_alone::{SendsWaited, read_sends};
 
-use super::kind::kind_and_text;
-use super::marks::{self, Check, Mark, Reading};
-use super::phases::phased_headline;
-use super::read_late::{read_apart, read_apart_words, read_late};
-use super::{
-    ClientSocket, DecidedBy, ObservedConnection, ObservedCounts, ObservedTimes, ProbeEvidence,
-    SyscallEvidence, Verdict, VerdictKind, WindowEvidence,
+use crate::observe::{
+    DecidedBy, ObservedConnection, ObservedCounts, ObservedTimes, ProbeEvidence, SyscallEvidence,
+    Verdict, VerdictKind, WindowEvidence,
 };
-
-/// The checks a verdict's kind is put through, in order; the first that speaks marks it.
-/// A proxy read late undercounts the writes, so that is said before what they show.
-const CHECKS: [Check; 5] = [
-    marks::merged_writes,
-    read_late,
-    marks::unconfirmed_trips,
-    marks::unwaited_batches,
-    marks::batch_in_pieces,
-];
 
 /// Everything a verdict is worked out from.
 #[derive(Debug, Clone, Copy)]
@@ -73,7 +79,7 @@ impl<'a> Evidence<'a> {
 
 /// Works out the verdict from everything seen of the connection.
 pub fn judge(e: &Evidence) -> Verdict {
-    let mut wire = from_the_wire(e.counts, e.times, e.socket);
+    let mut wire = wire::from_the_wire(e.counts, e.times, e.socket);
     let decided_nothing = wire.clone();
     // Quoted beside a decision, the wire's reading asks for no more evidence.
     wire.text = tried(&wire.text, e.counts, None);
@@ -81,11 +87,11 @@ pub fn judge(e: &Evidence) -> Verdict {
     // neither overrides the other: the verdict says both.
     let decided: Vec<Verdict> = [
         e.syscalls
-            .and_then(|s| decided::by_syscalls(e.counts, s, &wire)),
+            .and_then(|s| by_syscalls::by_syscalls(e.counts, s, &wire)),
         e.probe
-            .and_then(|p| decided::by_probe(e.counts, e.times, e.socket, p, &wire)),
+            .and_then(|p| by_probe::by_probe(e.counts, e.times, e.socket, p, &wire)),
         e.window
-            .and_then(|w| window::by_window(e.counts, e.times, w, &wire)),
+            .and_then(|w| by_window::by_window(e.counts, e.times, w, &wire)),
     ]
     .into_iter()
     .flatten()
@@ -189,82 +195,18 @@ impl ObservedConnection {
         });
         self
     }
-}
 
-/// The verdict as the wire's counts and timing show it: the kind they read as, undetermined
-/// where a check marks it.
-///
-/// Round trips the wire cannot confirm as waits (`ObservedCounts::unconfirmed_trips`) are
-/// counted as the wire shows them and said to be unconfirmed; in the headline, the waits are
-/// a range.
-fn from_the_wire(c: &ObservedCounts, t: &ObservedTimes, socket: Option<&ClientSocket>) -> Verdict {
-    if let (Some(apart), Some(s)) = (read_apart(c, socket), socket) {
-        let mut v = from_the_wire(&apart, t, None);
-        v.text += &format!(" ({})", read_apart_words(s));
-        return v;
-    }
-    let (kind, text) = kind_and_text(c, t, c.round_trips);
-    let again = |other: &ObservedCounts| from_the_wire(other, t, None);
-    let reading = Reading {
-        c,
-        t,
-        kind,
-        socket,
-        again: &again,
-    };
-    let mut v = match CHECKS.iter().find_map(|check| check(&reading)) {
-        None => Verdict {
-            kind,
-            headline: headline::decided(kind, c, None),
-            text,
-            timing_dependent: None,
-            candidates: Vec::new(),
-            decided_by: None,
-        },
-        Some(mark) => undetermined(kind, &text, mark, c),
-    };
-    // A connection that changed behaviour is named by the phase that cost the most; only
-    // where the wire allows batching at all (a phase that looks batched in a connection read
-    // as a write per command is reads or segments merged on the way: a proxy read late).
-    let batched = v.allows(VerdictKind::Pipelined) || v.allows(VerdictKind::AutoPipelined);
-    if batched && let Some(phased) = phased_headline(c, "") {
-        v.headline = phased;
-    }
-    v
-}
-
-/// The wire reads as `kind`, but `mark` says it could be others.
-fn undetermined(kind: VerdictKind, text: &str, mark: Mark, c: &ObservedCounts) -> Verdict {
-    let mut candidates = vec![kind];
-    for k in mark.could_be {
-        if !candidates.contains(&k) {
-            candidates.push(k);
+    /// Gives the connection the client process's syscalls on its socket (`observe --pid`),
+    /// once its verdict was judged from the rest, and judges it again with them. Where they
+    /// decide nothing, the verdict stands as the wire gave it: with the proxy's socket counts,
+    /// which are not kept to be read again.
+    pub fn add_syscalls(&mut self, syscalls: SyscallEvidence) {
+        self.syscalls = Some(syscalls);
+        let judged = self.clone().judged(None);
+        if judged.verdict.decided_by == Some(DecidedBy::Syscalls) {
+            self.verdict = judged.verdict;
         }
     }
-    let decide = headline::what_would_decide(c);
-    Verdict {
-        kind: VerdictKind::Undetermined,
-        headline: headline::undetermined(&candidates, c),
-        text: format!(
-            "undetermined: {}; {decide}. As the wire shows it, {text} ({})",
-            mark.reason, mark.why
-        ),
-        timing_dependent: Some(mark.why),
-        candidates,
-        decided_by: None,
-    }
-}
-
-/// `v` decided by `by`: its headline says so.
-fn decided_by(mut v: Verdict, by: DecidedBy, c: &ObservedCounts) -> Verdict {
-    v.headline = phased_by(c, by).unwrap_or_else(|| headline::decided(v.kind, c, Some(by)));
-    v.decided_by = Some(by);
-    v
-}
-
-/// The headline of a connection that changed behaviour, decided by `by`, which it says.
-fn phased_by(c: &ObservedCounts, by: DecidedBy) -> Option<String> {
-    phased_headline(c, headline::by_whom(Some(by)))
 }
 
 #[cfg(test)]

@@ -4,9 +4,9 @@
 //! round trips per send, never "one at a time", and says undetermined where reads that found
 //! the reply already there leave the waits a range that spans "after every send" and not.
 
-use super::super::SyscallEvidence;
-use super::super::wording::count;
 use crate::digits::group;
+use crate::observe::SyscallEvidence;
+use crate::observe::numbers::count;
 
 /// What the syscalls decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -401,3 +401,146 @@ fn a_connection_that_changed_behaviour_is_named_by_its_costliest_phase() {
         v.headline
     );
 }
+
+/// patterns.py send-all at loopback's pace, through the proxy: every reply back before
+/// the next command, none of it confirmed as a wait.
+pub(super) fn send_all() -> ObservedCounts {
+    ObservedCounts {
+        commands: 1_000,
+        replies: 1_000,
+        writes: 1_000,
+        round_trips: 1_000,
+        unconfirmed_trips: 999,
+        max_depth: 1,
+        ..Default::default()
+    }
+}
+
+pub(super) fn syscalls(sends: u64, waits: u64) -> SyscallEvidence {
+    SyscallEvidence {
+        pid: 4242,
+        sends,
+        sent_bytes: sends * 40,
+        receives: 3,
+        nonblocking_receives: 0,
+        waits,
+        threads: 1,
+        ..Default::default()
+    }
+}
+
+/// The verdict on `c` given its syscalls `s`.
+pub(super) fn with_syscalls(c: &ObservedCounts, s: &SyscallEvidence) -> Verdict {
+    judge(&Evidence {
+        syscalls: Some(s),
+        ..Evidence::wire(c, &ObservedTimes::default())
+    })
+}
+
+/// The probe held 20 replies and the client sent while each was held.
+pub(super) fn kept_sending() -> ProbeEvidence {
+    ProbeEvidence {
+        held: 20,
+        sent_while_held: 20,
+        waited_for_release: 0,
+        held_us: 8_000.0,
+        late_us: 0.0,
+    }
+}
+
+/// What was tried is not asked for again: a probe that held nothing leaves the verdict
+/// undetermined, naming only --pid as what could decide; a verdict the probe decided
+/// quotes the wire without asking for more.
+#[test]
+fn evidence_already_gathered_is_not_asked_for_again() {
+    let c = send_all();
+    let t = ObservedTimes::default();
+    let wire = verdict(&c, &t);
+    assert!(
+        wire.text.contains("run with --probe, or --pid"),
+        "{}",
+        wire.text
+    );
+    let nothing = ProbeEvidence::default();
+    let v = judge(&Evidence {
+        probe: Some(&nothing),
+        ..Evidence::wire(&c, &t)
+    });
+    assert_eq!(v.kind, VerdictKind::Undetermined);
+    assert!(!v.text.contains("--probe"), "{}", v.text);
+    assert!(
+        v.text.contains(
+            "the probe decided nothing (0 of 0 held decided), and --pid on the client's host could"
+        ),
+        "{}",
+        v.text
+    );
+    let decided = judge(&Evidence {
+        probe: Some(&kept_sending()),
+        ..Evidence::wire(&c, &t)
+    });
+    assert_eq!(decided.decided_by, Some(DecidedBy::Probe));
+    assert!(!decided.text.contains("--probe"), "{}", decided.text);
+    assert!(!decided.text.contains("--pid"), "{}", decided.text);
+    let s = syscalls(1_000, 1);
+    let by_pid = judge(&Evidence {
+        syscalls: Some(&s),
+        ..Evidence::wire(&c, &t)
+    });
+    assert_eq!(by_pid.decided_by, Some(DecidedBy::Syscalls));
+    assert!(!by_pid.text.contains("--pid"), "{}", by_pid.text);
+}
+
+/// Its syscalls count a wait per command (one at a time), the probe saw it send while
+/// replies were held (it does not wait): neither is taken over the other.
+#[test]
+fn two_vantages_that_disagree_leave_it_undetermined_naming_both() {
+    let c = send_all();
+    let t = ObservedTimes::default();
+    let s = syscalls(1_000, 1_000);
+    let agree = judge(&Evidence {
+        syscalls: Some(&s),
+        ..Evidence::wire(&c, &t)
+    });
+    assert_eq!(agree.kind, VerdictKind::OneAtATime);
+    let v = judge(&Evidence {
+        syscalls: Some(&s),
+        probe: Some(&kept_sending()),
+        ..Evidence::wire(&c, &t)
+    });
+    assert_eq!(v.kind, VerdictKind::Undetermined, "{}", v.text);
+    assert_eq!(
+        v.candidates,
+        [VerdictKind::OneAtATime, VerdictKind::WritePerCommand]
+    );
+    assert_eq!(
+        v.headline,
+        "its syscalls: one at a time; the probe: pipelined, a write per command — they disagree"
+    );
+    assert!(v.text.contains("decided differently"), "{}", v.text);
+    // Agreeing, the first decides and says so.
+    let waited = ProbeEvidence {
+        held: 4,
+        sent_while_held: 0,
+        waited_for_release: 4,
+        held_us: 2_000.0,
+        late_us: 0.0,
+    };
+    let v = judge(&Evidence {
+        syscalls: Some(&s),
+        probe: Some(&waited),
+        ..Evidence::wire(&c, &t)
+    });
+    assert_eq!(
+        (v.kind, v.decided_by),
+        (VerdictKind::OneAtATime, Some(DecidedBy::Syscalls))
+    );
+}
+
+#[test]
+fn the_wire_alone_leaves_it_undetermined() {
+    let v = verdict(&send_all(), &ObservedTimes::default());
+    assert_eq!(v.kind, VerdictKind::Undetermined);
+    assert!(v.allows(VerdictKind::WritePerCommand) && v.allows(VerdictKind::OneAtATime));
+    assert!(v.headline.chars().count() <= 92, "{}", v.headline);
+}

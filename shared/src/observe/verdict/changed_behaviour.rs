@@ -2,9 +2,9 @@
 //! headline that names it before the others ("one at a time for 89 % of its time: 200
 //! commands, 200 waits; then one pipeline of 200").
 
-use super::wording::{count, percent};
-use super::{ObservedCounts, Phase, VerdictKind};
 use crate::digits::group;
+use crate::observe::numbers::{count, percent};
+use crate::observe::{ObservedCounts, Phase, VerdictKind};
 
 /// The phases that matter, in order: a tenth of the commands at least (a handshake's few
 /// round trips can take more time than a pipeline of 1,000 across a network, and are not

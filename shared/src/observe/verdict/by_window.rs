@@ -7,14 +7,14 @@
 //! unread on a connection that Redis also pushed to may be pushes, not replies: there it
 //! decides nothing.
 
-use super::super::wording::count;
-use super::super::{
+use super::changed_behaviour::phased_headline;
+use super::headline::{self, by_whom};
+use super::kind::kind_and_text;
+use crate::digits::group;
+use crate::observe::numbers::count;
+use crate::observe::{
     DecidedBy, ObservedCounts, ObservedTimes, Verdict, VerdictKind, WindowEvidence,
 };
-use super::headline::{self, by_whom};
-use super::phased_headline;
-use crate::digits::group;
-use crate::observe::kind::kind_and_text;
 
 /// The verdict with one at a time ruled out by `w`, when the wire allowed it and the window
 /// shows enough commands sent over unread replies to rule it out; else `None` (the wire's

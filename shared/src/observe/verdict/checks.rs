@@ -1,13 +1,14 @@
 //! The marks a verdict read from the counts alone carries where another read of the same
 //! wire would give another kind: said instead of picked. Each is a check over what the
 //! verdict read (`Reading`), returning a mark or nothing; the verdict runs the list of them
-//! (`verdict::CHECKS`) and takes the first that speaks. A check that needs the verdict on
-//! other counts asks `Reading::again`, so no check reaches back into the verdict's module.
+//! (`wire::CHECKS`) and takes the first that speaks. A check that needs the verdict on
+//! other counts asks `Reading::again`, so no check reaches back into `wire`.
 
+use super::client_socket::ClientSocket;
 use super::kind::{kind_and_text, writes_noun};
-use super::wording::count;
-use super::{ClientSocket, ObservedCounts, ObservedTimes, Verdict, VerdictKind};
 use crate::digits::group;
+use crate::observe::numbers::count;
+use crate::observe::{ObservedCounts, ObservedTimes, Verdict, VerdictKind};
 
 /// What a check reads: the counts and times, the kind they read as, and what the kernel
 /// counted on the proxy's socket when told.

@@ -22,7 +22,7 @@
 //! kernel as replies arrive, before the client could read them.) The commands that begin in
 //! segments sent with the window down are counted: each left before the replies lying unread
 //! were read, and where they are more than a tenth of the connection's, the verdict rules out
-//! one at a time (`shared::observe::judge`).
+//! one at a time (`shared::observe::verdict::judge`).
 
 use shared::observe::WindowEvidence;
 

@@ -9,10 +9,11 @@
 //!
 //! Worked out on the server: `ClientSocket` is never sent to the page.
 
-use super::marks::{Mark, Reading};
-use super::wording::count;
-use super::{ClientSocket, ObservedCounts, VerdictKind};
+use super::checks::{Mark, Reading};
+use super::client_socket::ClientSocket;
 use crate::digits::group;
+use crate::observe::numbers::count;
+use crate::observe::{ObservedCounts, VerdictKind};
 
 /// Sends read merged below this are left unsaid: a retransmitted segment counts twice.
 const MERGED_AT_LEAST: u64 = 2;
@@ -99,8 +100,9 @@ pub(super) fn read_late(r: &Reading) -> Option<Mark> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{ClientSocket, ObservedCounts, ObservedTimes, verdict, verdict_at_proxy};
+    use super::super::{verdict, verdict_at_proxy};
     use super::*;
+    use crate::observe::{ObservedCounts, ObservedTimes};
 
     /// raw_writer.py's 1,000 SETs, a send each, that the proxy (late to read, on a busy
     /// machine) took in 2 reads.

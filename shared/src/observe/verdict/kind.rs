@@ -2,9 +2,9 @@
 //! round trips as waits (the verdict reads it once as the wire shows it, and the marks again
 //! with the unconfirmed ones left out).
 
-use super::wording::count;
-use super::{ObservedCounts, ObservedTimes, VerdictKind};
 use crate::digits::group;
+use crate::observe::numbers::count;
+use crate::observe::{ObservedCounts, ObservedTimes, VerdictKind};
 
 /// The verdict's kind and sentence, taking `trips` of the connection's round trips as waits.
 pub(super) fn kind_and_text(
@@ -155,5 +155,5 @@ fn write_size(c: &ObservedCounts, per_write: f64) -> String {
 
 /// "; of 12.3 ms: 60 % waiting on round trips (5 % at Redis), …" (`parts::sentence`).
 fn breakdown(t: &ObservedTimes) -> String {
-    super::parts::sentence(t)
+    crate::observe::parts::sentence(t)
 }

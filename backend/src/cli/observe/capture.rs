@@ -1,10 +1,19 @@
 //! `pipescope observe --pcap FILE` and `--capture IFACE`: observe mode from a capture, a
 //! file's or a live one's, with no proxy; its report printed as the proxy's is.
 
-use pipescope::cancel::{OnSignal, Stop};
+use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::observe::{ObserveArgs, ObserveFormat, html_to, refuse_probe, wrote_html};
-use super::output::say;
+use pipescope::cancel::{OnSignal, Stop};
+use pipescope::capture::{Live, Source};
+use pipescope::observe::captured::{self, FromCapture};
+use pipescope::observe::report;
+use pipescope::syscalls::Tracer;
+
+use super::super::output::say;
+use super::super::record_to::RecordTo;
+use super::html::{html_to, wrote_html};
+use super::{ObserveArgs, ObserveFormat, refuse_probe};
+
 /// `observe --pcap FILE`: the report from a capture; notes (resynchronisations, gaps) on
 /// stderr, and what the figures are on the report's first line (stderr with --json).
 /// Ctrl-C stops the reading: the report of what was read, marked partial, and the signal's
@@ -15,10 +24,8 @@ pub(super) async fn observe_pcap(
     stop: Stop,
 ) -> anyhow::Result<()> {
     refuse_probe(args)?;
-    use pipescope::capture::Source;
     let html = html_to(args)?;
-    use std::sync::atomic::{AtomicBool, Ordering};
-    let ports = redis_ports(args);
+    let ports = args.redis_ports().to_vec();
     // A file that cannot be opened is said alone, before any word of reading it.
     std::fs::File::open(path).map_err(|cause| pipescope::capture::CaptureError::Open {
         path: path.to_path_buf(),
@@ -32,7 +39,7 @@ pub(super) async fn observe_pcap(
                 path: &path,
                 stop: &stopper,
             };
-            pipescope::observe::captured::observe(source, &ports)
+            captured::observe(source, &ports)
         }
     });
     // Machine-readable too: tests wait for it before sending Ctrl-C.
@@ -40,7 +47,7 @@ pub(super) async fn observe_pcap(
         "reading {}; Ctrl-C stops and reports what was read",
         path.display()
     );
-    let seen = tokio::select! {
+    let mut seen = tokio::select! {
         seen = &mut reading => seen,
         _ = stop.passed_over() => {
             stopper.store(true, Ordering::SeqCst);
@@ -50,18 +57,12 @@ pub(super) async fn observe_pcap(
             reading.await
         }
     }??;
-    let mut seen = seen;
     if args.redact {
         pipescope::redact::redact(&mut seen.connections, &mut seen.notes);
     }
     print_captured(args, &seen);
     let stopped = seen.facts.stopped;
-    if let Some((to, page)) = html {
-        let read = pipescope::server::capture_upload::capture_read(seen);
-        let text = pipescope::html_file::of_capture(&page, &read, &to.file_name());
-        to.write_text(&text)?;
-        wrote_html(&to, text.len());
-    }
+    write_html(html, seen)?;
     match stop.passed_signal() {
         Some(signal) if stopped => {
             use std::io::Write;
@@ -80,10 +81,8 @@ pub(super) async fn observe_live(
     stop: Stop,
 ) -> anyhow::Result<()> {
     refuse_probe(args)?;
-    use pipescope::capture::{Live, Source};
-    use std::sync::atomic::Ordering;
     let html = html_to(args)?;
-    let ports = redis_ports(args);
+    let ports = args.redis_ports().to_vec();
     let mut live = Live::open(interface, &ports)?;
     let (stopper, tally) = (live.stopper(), live.tally());
     // Machine-readable: scripts and tests wait for "capturing on" before sending traffic.
@@ -95,16 +94,9 @@ pub(super) async fn observe_live(
             None => "until Ctrl-C".into(),
         }
     );
-    let tracer = super::observe_syscalls::start(args.traced())?;
-    let mut capture = tokio::task::spawn_blocking(move || {
-        pipescope::observe::captured::observe(Source::Live(&mut live), &ports)
-    });
-    let deadline = async {
-        match args.duration {
-            Some(d) => tokio::time::sleep(d).await,
-            None => std::future::pending().await,
-        }
-    };
+    let tracer = super::syscalls::start(args.traced())?;
+    let mut capture =
+        tokio::task::spawn_blocking(move || captured::observe(Source::Live(&mut live), &ports));
     let progress = async {
         let mut tick = tokio::time::interval(std::time::Duration::from_secs(5));
         tick.tick().await;
@@ -117,67 +109,63 @@ pub(super) async fn observe_live(
             );
         }
     };
-    // Ctrl-C ends the capture: `Stop` passes it over to here (`Cli::on_signal`).
     let ended = tokio::select! {
-        _ = deadline => None,
-        _ = stop.passed_over() => {
-            eprintln!("capturing: stopped by signal");
-            None
-        }
-        _ = progress => None,
         ended = &mut capture => Some(ended),
-        _ = async {
-            match &tracer {
-                Some(t) => t.command_exited().await,
-                None => std::future::pending().await,
-            }
-        } => None,
+        _ = until_stopped(args, tracer.as_ref(), &stop, progress) => None,
     };
     stopper.store(true, Ordering::SeqCst);
     // A second Ctrl-C while the buffer is read exits at once: nothing is in Redis.
     stop.set(OnSignal::CancelRuns);
-    let seen = match ended {
+    let mut seen = match ended {
         Some(ended) => ended,
         None => capture.await,
     }??;
-    let mut seen = seen;
     if let Some(t) = tracer {
-        let traced = super::observe_syscalls::finish(t)?;
-        super::observe_syscalls::attach(&mut seen.connections, &traced, &redis_ports(args));
+        super::syscalls::finish_into(t, &mut seen.connections, args.redis_ports())?;
     }
     if args.redact {
         pipescope::redact::redact(&mut seen.connections, &mut seen.notes);
     }
     print_captured(args, &seen);
-    if let Some((to, page)) = html {
-        let read = pipescope::server::capture_upload::capture_read(seen);
-        let text = pipescope::html_file::of_capture(&page, &read, &to.file_name());
-        to.write_text(&text)?;
-        wrote_html(&to, text.len());
-    }
-    Ok(())
+    write_html(html, seen)
 }
 
-/// The ports Redis listens on, as --redis-port says; none: Redis is found in the capture.
-pub(super) fn redis_ports(args: &ObserveArgs) -> Vec<u16> {
-    args.redis_port.clone()
+/// Waits until --duration passes, a signal comes (`Stop` passes Ctrl-C over to here:
+/// `Cli::on_signal`) or the traced command exits, meanwhile driving `progress`.
+async fn until_stopped(
+    args: &ObserveArgs,
+    tracer: Option<&Tracer>,
+    stop: &Stop,
+    progress: impl std::future::Future<Output = ()>,
+) {
+    let deadline = async {
+        match args.duration {
+            Some(d) => tokio::time::sleep(d).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = deadline => {},
+        _ = stop.passed_over() => eprintln!("capturing: stopped by signal"),
+        _ = progress => {},
+        _ = async {
+            match tracer {
+                Some(t) => t.command_exited().await,
+                None => std::future::pending().await,
+            }
+        } => {},
+    }
 }
 
 /// A capture's report: notes on stderr, the report on stdout headed by what its figures are
 /// (that line on stderr with --json, so stdout holds JSON only).
-fn print_captured(args: &ObserveArgs, seen: &pipescope::observe::captured::FromCapture) {
-    use pipescope::observe::{captured, report};
+fn print_captured(args: &ObserveArgs, seen: &FromCapture) {
     let label = captured::label(&seen.facts);
     for note in &seen.notes {
         eprintln!("pipescope: {note}");
     }
     let conns = &seen.connections;
-    let format = if args.json {
-        ObserveFormat::Json
-    } else {
-        args.format
-    };
-    let out = match format {
+    let out = match args.chosen_format() {
         ObserveFormat::Table => format!("{label}\n{}", report::table(conns)),
         ObserveFormat::Json => {
             eprintln!("{label}");
@@ -186,4 +174,18 @@ fn print_captured(args: &ObserveArgs, seen: &pipescope::observe::captured::FromC
         ObserveFormat::Markdown => format!("{label}\n\n{}", report::markdown(conns)),
     };
     say(format_args!("{}", out.trim_end()));
+}
+
+/// The capture as one HTML file, when `--html` asked for one.
+fn write_html(
+    html: Option<(RecordTo, pipescope::html_file::Page)>,
+    seen: FromCapture,
+) -> anyhow::Result<()> {
+    if let Some((to, page)) = html {
+        let read = pipescope::server::capture_upload::capture_read(seen);
+        let text = pipescope::html_file::of_capture(&page, &read, &to.file_name());
+        to.write_text(&text)?;
+        wrote_html(&to, text.len());
+    }
+    Ok(())
 }

@@ -16,7 +16,7 @@ pub(super) struct State {
 
 /// Where the connection's time went, advanced event by event.
 #[derive(Debug, Clone, Default)]
-pub(super) struct Accounting {
+pub(super) struct Timekeeping {
     times: ObservedTimes,
     /// Where the accounting has reached (from the first command on).
     pub clock: Option<Instant>,
@@ -27,7 +27,7 @@ pub(super) struct Accounting {
     idle_us: f64,
 }
 
-impl Accounting {
+impl Timekeeping {
     /// The stretch from the clock to `at` was a round trip's wait (in part at Redis), a
     /// blocking command's wait, or the client's own time.
     pub fn advance(&mut self, at: Instant, s: State) {
