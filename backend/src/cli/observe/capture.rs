@@ -11,8 +11,8 @@ use pipescope::syscalls::Tracer;
 
 use super::super::output::say;
 use super::super::record_to::RecordTo;
+use super::args::{ObserveArgs, ObserveFormat, refuse_probe};
 use super::html::{html_to, wrote_html};
-use super::{ObserveArgs, ObserveFormat, refuse_probe};
 
 /// `observe --pcap FILE`: the report from a capture; notes (resynchronisations, gaps) on
 /// stderr, and what the figures are on the report's first line (stderr with --json).

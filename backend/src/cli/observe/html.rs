@@ -4,7 +4,7 @@
 use anyhow::Context;
 
 use super::super::record_to::{RecordTo, kilobytes};
-use super::ObserveArgs;
+use super::args::ObserveArgs;
 
 /// Where `--html` writes, and the page it writes, checked before anything is observed.
 pub(super) fn html_to(

@@ -13,8 +13,8 @@ use shared::observe::ObservedConnection;
 
 use super::super::output::say;
 use super::super::target::Connected;
+use super::args::{DEFAULT_REDIS, ObserveArgs, ObserveFormat};
 use super::html::{html_to, wrote_html};
-use super::{DEFAULT_REDIS, ObserveArgs, ObserveFormat};
 
 /// `observe` as a proxy in front of Redis, until --duration, Ctrl-C or the traced command's
 /// exit; then the report, the equivalents measured first (unless --no-equivalent).
