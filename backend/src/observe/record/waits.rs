@@ -16,6 +16,11 @@
 //! each command, slowed by strace to a round trip's pace, gave a slope of 0.87), so a reply
 //! back before its next command shows nothing: those moments stay unconfirmed.
 //!
+//! On one host (the client on loopback, Redis and the observer beside it) the slope decides
+//! nothing: the scheduler runs the client when a reply wakes it whether it waited or not, so a
+//! client pipelining with callbacks (Perl's Redis.pm) follows its replies one for one; only
+//! the probe or the client's own sleeps (`--pid`) tell there.
+//!
 //! Nor does a slope near 1 confirm waits where the client's reaction (the reply to its next
 //! command) is as long as the reply's lag: a client whose own work per command outlasts the
 //! round trip has every reply back in time without waiting for it, and where it shares a CPU
@@ -67,8 +72,24 @@ impl Waits {
     }
 
     /// What the moments come to; `overlapped`: the client sent commands while replies were
-    /// awaited (beyond its handshake).
-    pub fn read(&self, overlapped: bool) -> Reading {
+    /// awaited (beyond its handshake); `one_host`: the client shares the host with Redis and
+    /// the observer, where the slope is weighed and shown but decides nothing.
+    pub fn read(&self, overlapped: bool, one_host: bool) -> Reading {
+        let r = self.read_any(overlapped);
+        if !one_host {
+            return r;
+        }
+        Reading {
+            unconfirmed: self.count,
+            cadence: 0,
+            evidence: r.evidence.map(|e| WaitEvidence {
+                reading: WaitReading::Undecided,
+                ..e
+            }),
+        }
+    }
+
+    fn read_any(&self, overlapped: bool) -> Reading {
         if overlapped {
             return Reading {
                 unconfirmed: self.count,
@@ -233,7 +254,7 @@ mod tests {
         for (l, r) in lags.iter().zip(&reactions) {
             w.moment(40.0 + 60.0 * l + 10.0 + 20.0 * r, 40.0 + 60.0 * l);
         }
-        let r = w.read(false);
+        let r = w.read(false, false);
         assert_eq!(r.evidence.unwrap().reading, WaitReading::Waited);
         assert_eq!((r.unconfirmed, r.cadence), (0, 0));
     }
@@ -246,7 +267,7 @@ mod tests {
         for (l, j) in lags.iter().zip(&jitter) {
             w.moment(295.0 + 10.0 * j, 40.0 + 60.0 * l);
         }
-        let r = w.read(false);
+        let r = w.read(false, false);
         assert_eq!(r.evidence.unwrap().reading, WaitReading::OwnCadence);
         assert_eq!((r.unconfirmed, r.cadence), (0, 300));
         // Fewer than CADENCE_MIN such moments stay unconfirmed.
@@ -254,7 +275,13 @@ mod tests {
         for (l, j) in lags.iter().zip(&jitter).take(100) {
             w.moment(295.0 + 10.0 * j, 40.0 + 60.0 * l);
         }
-        assert_eq!((w.read(false).unconfirmed, w.read(false).cadence), (100, 0));
+        assert_eq!(
+            (
+                w.read(false, false).unconfirmed,
+                w.read(false, false).cadence
+            ),
+            (100, 0)
+        );
     }
 
     #[test]
@@ -263,9 +290,9 @@ mod tests {
         for _ in 0..WAIT_EVIDENCE_MIN - 1 {
             w.moment(80.0, 50.0);
         }
-        assert_eq!(w.read(false).unconfirmed, WAIT_EVIDENCE_MIN - 1);
+        assert_eq!(w.read(false, false).unconfirmed, WAIT_EVIDENCE_MIN - 1);
         w.moment(80.0, 50.0);
-        let r = w.read(false);
+        let r = w.read(false, false);
         assert_eq!((r.unconfirmed, r.evidence), (WAIT_EVIDENCE_MIN, None));
     }
 
@@ -277,7 +304,10 @@ mod tests {
             w.moment(40.0 + 60.0 * l + 10.0 + 20.0 * r, 40.0 + 60.0 * l);
         }
         w.moment(50_000.0, 60.0); // a collector's pause
-        assert_eq!(w.read(false).evidence.unwrap().reading, WaitReading::Waited);
+        assert_eq!(
+            w.read(false, false).evidence.unwrap().reading,
+            WaitReading::Waited
+        );
     }
 
     #[test]
@@ -292,10 +322,27 @@ mod tests {
             let lag = 40.0 + 60.0 * l;
             w.moment(lag + 195.0 + 10.0 * j, lag);
         }
-        let r = w.read(false);
+        let r = w.read(false, false);
         let e = r.evidence.unwrap();
         assert!(e.follows > 0.9, "{e:?}");
         assert_eq!(e.reading, WaitReading::Undecided);
         assert_eq!((r.unconfirmed, r.cadence), (300, 0));
+    }
+
+    #[test]
+    fn on_one_host_a_slope_is_shown_but_confirms_nothing() {
+        let mut w = Waits::default();
+        // Every gap follows its lag one for one, a quick reaction: a wait anywhere else.
+        for k in 0..200 {
+            let lag = 50.0 + (k % 17) as f64 * 10.0;
+            w.moment(lag + 5.0, lag);
+        }
+        assert_eq!(
+            w.read(false, false).evidence.unwrap().reading,
+            WaitReading::Waited
+        );
+        let r = w.read(false, true);
+        assert_eq!((r.unconfirmed, r.cadence), (200, 0));
+        assert_eq!(r.evidence.unwrap().reading, WaitReading::Undecided);
     }
 }
