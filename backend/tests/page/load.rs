@@ -1,4 +1,4 @@
-//! What loading the page costs: the WASM's gzipped size against its budget (at most 366,000
+//! What loading the page costs: the WASM's gzipped size against its budget (at most 377,000
 //! bytes under `gzip -9`), and the time from navigation start until the page is
 //! interactive, in headless Chromium against the real backend and a real redis-server. The time
 //! is printed, never asserted: it depends on the machine.
@@ -13,7 +13,7 @@ use std::time::Duration;
 use support::browser::{Browser, until_js};
 
 /// The gzipped WASM may not grow past this (bytes, `gzip -9`).
-const GZIPPED_BUDGET: usize = 366_000;
+const GZIPPED_BUDGET: usize = 377_000;
 
 /// Page loads timed (each in a fresh browser, so nothing is cached).
 const LOADS: usize = 5;
