@@ -18,6 +18,7 @@ mod forwarding;
 mod idle;
 mod libraries;
 mod libraries_probed;
+mod libraries_vantages;
 mod limits;
 mod live_capture;
 mod matrix;

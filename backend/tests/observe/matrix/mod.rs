@@ -11,7 +11,8 @@
 //! - `network`: across the veth network with the delay relay, from a capture on the veth and
 //!   through the proxy there, where the round trip is longer than the client's gaps: right;
 //! - `decided`: through the proxy with `--probe`, and with `--pid` (its own syscalls), on a
-//!   quiet machine and beside two busy processes: right.
+//!   quiet machine and beside two busy processes: right (the nonblocking pattern's syscalls
+//!   alone: right or undetermined, as `decided` says why).
 //!
 //! Right is the kind the client's syscalls allow (`oracle::allowed`), or undetermined naming
 //! it only where the vantage saw fewer writes than the client made (a proxy late to read, or
