@@ -12,7 +12,7 @@
 //! - `observe`: what observe mode saw of an application's connections, and their verdicts.
 //! - `observe_report`: an observation exported.
 //! - `sweep`: the batch sizes a sweep steps through.
-//! - `lab`: what a lab participant's run may be (the presenter's ceilings).
+//! - `lab`: the lab's messages on `/lab/ws`, and what a participant's run may be (the presenter's ceilings).
 //! - `recording`: finished runs saved to a file to show later.
 //! - `tagged`: the spec's tagged enums (`Mode`, `Flush`, `Wait`) read through one flat struct.
 //! - `digits`: counts with their digits grouped by thousands, as every side writes them for

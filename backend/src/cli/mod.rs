@@ -30,6 +30,7 @@ mod args;
 mod bench;
 mod clean;
 mod cost;
+mod lab;
 mod observe;
 mod output;
 mod record_to;

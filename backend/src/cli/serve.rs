@@ -13,9 +13,10 @@ use super::output::say;
 
 #[derive(clap::Args, Clone)]
 pub struct ServeArgs {
-    /// Address to listen on. Loopback by default; the page controls real Redis runs.
-    #[arg(long, default_value = "127.0.0.1", env = "PIPESCOPE_LISTEN")]
-    pub listen: IpAddr,
+    /// Address to listen on. Loopback by default (the page controls real Redis runs); with
+    /// --lab, every interface.
+    #[arg(long, env = "PIPESCOPE_LISTEN")]
+    pub listen: Option<IpAddr>,
     /// Port to listen on; 0 picks a free one. If the default is taken, a free one is used.
     #[arg(long, default_value_t = 8080, env = "PIPESCOPE_PORT")]
     pub port: u16,
@@ -30,15 +31,33 @@ pub struct ServeArgs {
     /// starts it. If that port is taken, a free loopback port is used and the page says so.
     #[arg(long, default_value_t = pipescope::server::hub::DEFAULT_OBSERVE_LISTEN, env = "PIPESCOPE_OBSERVE_LISTEN")]
     pub observe_listen: SocketAddr,
+    /// Run a lab: the room joins from their own browsers (a join link, no install) and
+    /// queues their own runs on this Redis, one measured at a time; the presenter's page
+    /// (its link printed, with the token) follows the room and pools its results.
+    #[arg(long)]
+    pub lab: bool,
     #[command(flatten)]
     pub target: TargetArgs,
+}
+
+impl ServeArgs {
+    /// Where to listen: as given, else every interface for a lab and loopback otherwise.
+    pub fn listen_on(&self) -> IpAddr {
+        self.listen.unwrap_or(if self.lab {
+            IpAddr::from([0, 0, 0, 0])
+        } else {
+            IpAddr::from([127, 0, 0, 1])
+        })
+    }
 }
 
 pub async fn serve(args: ServeArgs, stop: Stop) -> anyhow::Result<()> {
     let redis = args.target.connect().await?;
     redis.target.refuse_cluster_node().await?;
-    let listener = listen(args.listen, args.port).await?;
-    let shown = shown(listener.local_addr()?);
+    let listen_on = args.listen_on();
+    let listener = listen(listen_on, args.port).await?;
+    let local = listener.local_addr()?;
+    let shown = shown(local);
     // The hub first (it sweeps old keys and starts the default network's proxy): the address
     // is announced once everything behind it is ready, so nobody races its start-up.
     // The network is the page's initial choice; each run crosses the one its own spec names.
@@ -53,12 +72,24 @@ pub async fn serve(args: ServeArgs, stop: Stop) -> anyhow::Result<()> {
         redis.redis_version,
         redis.target.shown()
     ));
-    let token = presenter_token(args.listen, args.token);
+    // A lab always has a presenter's token, wherever it listens.
+    let token = presenter_token(listen_on, args.token, args.lab);
     let hub = match &token {
         Some(t) => hub.require_token(t.clone()),
         None => hub,
     };
+    let lab = match (&token, args.lab) {
+        (Some(t), true) => Some(super::lab::start(
+            hub.clone(),
+            t.clone(),
+            listen_on,
+            local.port(),
+            shown,
+        )),
+        _ => None,
+    };
     match &token {
+        Some(_) if lab.is_some() => {}
         Some(t) => {
             say(format_args!(
                 "presenter (can start runs): http://{shown}/?token={t}"
@@ -71,7 +102,10 @@ pub async fn serve(args: ServeArgs, stop: Stop) -> anyhow::Result<()> {
         say(format_args!("default network: {}", network.label()));
     }
     let (shutdown, removed) = hub.shut_down_on(stop);
-    pipescope::server::serve(listener, hub, shutdown).await?;
+    match lab {
+        Some(lab) => pipescope::server::serve_lab(listener, hub, lab, shutdown).await?,
+        None => pipescope::server::serve(listener, hub, shutdown).await?,
+    }
     say(format_args!("pipescope stopped"));
     pipescope::cancel::interrupted(removed.await.unwrap_or_default())
 }
@@ -99,10 +133,10 @@ pub fn shown(local: SocketAddr) -> SocketAddr {
 }
 
 /// The token that controls runs: the one given, else a fresh one when listening beyond
-/// loopback, else none. On loopback only this machine can connect; beyond it, a room can:
-/// then control needs the token and everyone else watches.
-fn presenter_token(listen: IpAddr, given: Option<String>) -> Option<String> {
-    match (listen.is_loopback(), given) {
+/// loopback or running a lab, else none. On loopback only this machine can connect; beyond
+/// it, a room can: then control needs the token and everyone else watches.
+fn presenter_token(listen: IpAddr, given: Option<String>, lab: bool) -> Option<String> {
+    match (listen.is_loopback() && !lab, given) {
         (_, Some(t)) => Some(t),
         (false, None) => Some(
             (0..24)

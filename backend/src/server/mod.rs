@@ -66,13 +66,34 @@ pub async fn serve(
     hub: Hub,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let routes = router(hub.clone());
+    serve_routes(listener, hub, routes, shutdown).await
+}
+
+/// The same, with the lab's routes beside the page's (`serve --lab`).
+pub async fn serve_lab(
+    listener: TcpListener,
+    hub: Hub,
+    lab: lab::lane::LabServer,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let routes = router(hub.clone()).merge(lab::routes(lab));
+    serve_routes(listener, hub, routes, shutdown).await
+}
+
+async fn serve_routes(
+    listener: TcpListener,
+    hub: Hub,
+    routes: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     let closing = hub.clone();
     let shutdown = async move {
         shutdown.await;
         // Websockets would hold the graceful shutdown open forever: close them with a reason.
         closing.close();
     };
-    axum::serve(listener, router(hub.clone()))
+    axum::serve(listener, routes)
         .with_graceful_shutdown(shutdown)
         .await?;
     // Closes the observing proxy (and the application connections through it).

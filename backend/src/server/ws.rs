@@ -30,23 +30,8 @@ pub async fn handler(
     Query(params): Query<WsParams>,
     headers: HeaderMap,
 ) -> Response {
-    // A page from another site must not drive runs against this Redis (browsers always send
-    // Origin on websockets; tools that send none are not pages).
-    if let Some(origin) = headers.get(header::ORIGIN) {
-        let host = headers
-            .get(header::HOST)
-            .and_then(|h| h.to_str().ok())
-            .unwrap_or("");
-        let origin_host = origin
-            .to_str()
-            .unwrap_or("")
-            .split("://")
-            .nth(1)
-            .unwrap_or("");
-        if origin_host != host {
-            tracing::warn!(?origin, host, "refused a cross-origin websocket");
-            return (StatusCode::FORBIDDEN, "cross-origin websocket refused").into_response();
-        }
+    if !same_origin(&headers) {
+        return cross_origin_refused();
     }
     let control = hub.may_control(params.token.as_deref());
     ws.max_message_size(MAX_MESSAGE_BYTES)
@@ -55,6 +40,34 @@ pub async fn handler(
             let (sink, stream) = socket.split();
             serve(sink, stream, hub, control)
         })
+}
+
+/// Whether a websocket comes from this server's own page: a page from another site must not
+/// drive runs against this Redis (browsers always send Origin on websockets; tools that send
+/// none are not pages).
+pub fn same_origin(headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return true;
+    };
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("");
+    let origin_host = origin
+        .to_str()
+        .unwrap_or("")
+        .split("://")
+        .nth(1)
+        .unwrap_or("");
+    if origin_host != host {
+        tracing::warn!(?origin, host, "refused a cross-origin websocket");
+        return false;
+    }
+    true
+}
+
+pub fn cross_origin_refused() -> Response {
+    (StatusCode::FORBIDDEN, "cross-origin websocket refused").into_response()
 }
 
 /// Serves one page. `control`: whether it may start and cancel runs, or only watch.

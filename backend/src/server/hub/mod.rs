@@ -7,7 +7,7 @@
 //! This file is the hub's face (subscribe, start, cancel, the one `emit` every event goes
 //! through). Beside it:
 //!
-//! - `plan`: runs a plan's specs and streams them.
+//! - `plan`: runs a plan's specs and streams them, and says what became of each.
 //! - `state`: what the hub remembers between events (the rate limit, the latest runs, the
 //!   snapshot).
 //! - `observing`: observe mode (the observing proxy the presenter starts, and its connections
@@ -23,7 +23,7 @@ use shared::{Limits, Network, PROTOCOL_VERSION, RunSpec, ServerMsg, validate_run
 use tokio::sync::broadcast;
 
 mod observing;
-mod plan;
+pub mod plan;
 mod state;
 mod stopping;
 
@@ -179,6 +179,11 @@ impl Hub {
         &self.inner.target
     }
 
+    /// What any run here may be (`RunSpec::validate`).
+    pub fn limits(&self) -> Limits {
+        self.inner.limits
+    }
+
     /// The default network: the page's initial choice.
     pub fn network(&self) -> Network {
         self.inner.network
@@ -236,17 +241,51 @@ impl Hub {
         }
         validate_runs(&runs, &self.inner.limits)?;
         let cancel = Arc::new(AtomicBool::new(false));
-        self.inner
-            .state
-            .lock()
-            .expect("hub state")
-            .admit(cancel.clone(), std::time::Instant::now())?;
+        self.inner.state.lock().expect("hub state").admit(
+            cancel.clone(),
+            std::time::Instant::now(),
+            true,
+        )?;
         let hub = self.clone();
+        let first = self.reserve_runs(runs.len());
         tokio::spawn(async move {
-            hub.run_plan(runs, &cancel).await;
+            hub.run_plan(first, runs, &cancel).await;
             hub.inner.state.lock().expect("hub state").running = None;
         });
         Ok(())
+    }
+
+    /// Starts a plan for the lab's lane (`server::lab`), which has its own limits per
+    /// participant: as `start` without the starts' rate limit, cancelled by raising `cancel`.
+    /// Its runs' ids (consecutive from the one returned), and what became of each when the
+    /// plan ends.
+    pub fn start_lane(
+        &self,
+        runs: Vec<RunSpec>,
+        cancel: Arc<AtomicBool>,
+    ) -> Result<(u64, tokio::task::JoinHandle<Vec<plan::Ended>>), Rejection> {
+        if self.inner.stopping.load(Ordering::SeqCst) {
+            return Err(Rejection::ShuttingDown);
+        }
+        validate_runs(&runs, &self.inner.limits)?;
+        self.inner.state.lock().expect("hub state").admit(
+            cancel.clone(),
+            std::time::Instant::now(),
+            false,
+        )?;
+        let hub = self.clone();
+        let first = self.reserve_runs(runs.len());
+        let ended = tokio::spawn(async move {
+            let ended = hub.run_plan(first, runs, &cancel).await;
+            hub.inner.state.lock().expect("hub state").running = None;
+            ended
+        });
+        Ok((first, ended))
+    }
+
+    /// Ids for `n` runs, consecutive: the first.
+    fn reserve_runs(&self, n: usize) -> u64 {
+        self.inner.next_run.fetch_add(n as u64, Ordering::Relaxed)
     }
 
     /// Asks the running plan (if any) to stop at its next batch boundary.

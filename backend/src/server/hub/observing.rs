@@ -314,10 +314,7 @@ impl Hub {
         let plan = equivalent::plan(conn, network)
             .map_err(|why| Rejection::NothingToMeasure(conn.id, why))?;
         // Its own run id, so its keys never meet a run's.
-        let run_id = self
-            .inner
-            .next_run
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let run_id = self.reserve_runs(1);
         let stopping = self.inner.stopping.clone();
         equivalent::measure(
             &self.inner.target,

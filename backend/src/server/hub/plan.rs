@@ -2,7 +2,7 @@
 //! ticker streaming the run's progress and first spans while the engine works.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use shared::protocol::MAX_SPANS_PER_FRAME;
@@ -13,13 +13,27 @@ use crate::engine::{RunContext, RunError};
 use crate::recorder::Progress;
 use crate::spans::Outbox;
 
+/// What became of one run of a plan: its summary, or why it did not finish.
+#[derive(Debug, Clone)]
+pub struct Ended {
+    pub run: u64,
+    pub outcome: Result<RunSummary, String>,
+}
+
 impl Hub {
-    /// Runs `runs` in order, each announced, streamed and finished (or failed) to every page;
-    /// the plan stops at the first failure.
-    pub(super) async fn run_plan(&self, runs: Vec<RunSpec>, cancel: &Arc<AtomicBool>) {
+    /// Runs `runs` in order as runs `first`, `first + 1`, …, each announced, streamed and
+    /// finished (or failed) to every page; the plan stops at the first failure. What became
+    /// of each run started.
+    pub(super) async fn run_plan(
+        &self,
+        first: u64,
+        runs: Vec<RunSpec>,
+        cancel: &Arc<AtomicBool>,
+    ) -> Vec<Ended> {
         let of = runs.len();
+        let mut ended = Vec::with_capacity(of);
         for (index, spec) in runs.into_iter().enumerate() {
-            let run = self.inner.next_run.fetch_add(1, Ordering::Relaxed);
+            let run = first + index as u64;
             self.emit(ServerMsg::RunStarted {
                 run,
                 index,
@@ -35,6 +49,10 @@ impl Hub {
                         ops_per_sec = summary.ops_per_sec,
                         "run finished"
                     );
+                    ended.push(Ended {
+                        run,
+                        outcome: Ok(summary.clone()),
+                    });
                     // `emit` also files it in `recent`, under the same lock.
                     self.emit(ServerMsg::Finished {
                         run,
@@ -45,15 +63,20 @@ impl Hub {
                 Err(e) => {
                     tracing::warn!(run, reason = %e, "run failed");
                     self.note_cancelled(run, &e);
+                    ended.push(Ended {
+                        run,
+                        outcome: Err(e.to_string()),
+                    });
                     self.emit(ServerMsg::Failed {
                         run: Some(run),
                         reason: e.to_string(),
                         partial: e.partial().cloned(),
                     });
-                    return;
+                    return ended;
                 }
             }
         }
+        ended
     }
 
     /// Runs one spec while a ticker reports its progress; its keys are removed after it.

@@ -37,11 +37,22 @@ struct LiveRun {
 }
 
 impl State {
-    /// Accepts a start at `now` if nothing runs and the rate limit allows it: the plan is then
-    /// running (raising `cancel` cancels it) and the previous plan's runs are forgotten.
-    pub(super) fn admit(&mut self, cancel: Arc<AtomicBool>, now: Instant) -> Result<(), Rejection> {
+    /// Accepts a start at `now` if nothing runs and (where `limited`) the rate limit allows
+    /// it: the plan is then running (raising `cancel` cancels it) and the previous plan's
+    /// runs are forgotten.
+    pub(super) fn admit(
+        &mut self,
+        cancel: Arc<AtomicBool>,
+        now: Instant,
+        limited: bool,
+    ) -> Result<(), Rejection> {
         if self.running.is_some() {
             return Err(Rejection::Busy);
+        }
+        if !limited {
+            self.running = Some(cancel);
+            self.recent.clear();
+            return Ok(());
         }
         while self
             .starts

@@ -4,37 +4,45 @@
 //! - `room`: who is in: participants by the key their page keeps, their nicknames, the cap,
 //!   the lock, removals and bans, idle ones expiring.
 //! - `queue`: the one measurement lane: each participant's run waits its turn, fairly.
+//! - `lane`: the lab served: the lane driven through the hub, and the frames the pages get.
+//! - `socket`: `/lab/ws`, one page's requests and the frames it is sent.
 //!
 //! `Lab` holds both with the presenter's ceilings (`shared::lab::Ceilings`), the join code and
 //! the room's finished runs, and decides every participant's and presenter's request. Pure,
-//! time passed in: the server asks it and carries out what it says (starting the next run,
+//! time passed in: `lane` asks it and carries out what it says (starting the next run,
 //! telling a participant why not).
 
+pub mod lane;
 pub mod queue;
 pub mod room;
+pub mod socket;
 
 use std::time::{Duration, Instant};
 
-use shared::lab::Ceilings;
+use axum::Router;
+use axum::routing::get;
+
+use shared::lab::{Ceilings, LabPoint};
 use shared::{RunSpec, RunSummary};
 
 use queue::{Bounds, Left, Queue, Who};
 use room::Room;
 
-/// A run of the room's, finished: one point of the room's chart.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RoomRun {
-    /// `None` for the presenter's own (the chart's reference line).
-    pub participant: Option<u64>,
-    pub nickname: String,
-    pub summary: RunSummary,
+/// The lab's routes: its websocket, and the page at its addresses (the presenter's
+/// `/lab`, a participant's `/lab/join/{code}`), which opens its lab view there.
+pub fn routes<S: Clone + Send + Sync + 'static>(lab: lane::LabServer) -> Router<S> {
+    Router::new()
+        .route("/lab/ws", get(socket::handler))
+        .with_state(lab)
+        .route("/lab", get(crate::assets::index))
+        .route("/lab/join/{code}", get(crate::assets::index))
 }
 
-/// A run the lane takes next, or drops.
+/// The runs the lane takes next (a participant's one, or the presenter's plan), or drops.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Turn {
     pub who: Who,
-    pub spec: RunSpec,
+    pub runs: Vec<RunSpec>,
     pub waited: Duration,
 }
 
@@ -53,14 +61,16 @@ pub enum LabRefusal {
     Queue(#[from] queue::Refusal),
     #[error("{0}")]
     Ceiling(String),
+    #[error("no participant {0} in the room")]
+    NoSuchParticipant(u64),
 }
 
 pub struct Lab {
     room: Room,
-    queue: Queue<RunSpec>,
+    queue: Queue<Vec<RunSpec>>,
     ceilings: Ceilings,
     join_code: String,
-    results: Vec<RoomRun>,
+    results: Vec<LabPoint>,
     /// The room's chart is shown to the participants (the presenter always sees it).
     pub revealed: bool,
     closed: bool,
@@ -91,11 +101,11 @@ impl Lab {
         &self.room
     }
 
-    pub fn queue(&self) -> &Queue<RunSpec> {
+    pub fn queue(&self) -> &Queue<Vec<RunSpec>> {
         &self.queue
     }
 
-    pub fn results(&self) -> &[RoomRun] {
+    pub fn results(&self) -> &[LabPoint] {
         &self.results
     }
 
@@ -130,52 +140,74 @@ impl Lab {
         let id = self.member(key).ok_or(LabRefusal::NotJoined)?;
         self.ceilings.check(&spec).map_err(LabRefusal::Ceiling)?;
         self.room.seen(key, now);
-        Ok(self.queue.enqueue(Who::Participant(id), spec, now)?)
+        Ok(self.queue.enqueue(Who::Participant(id), vec![spec], now)?)
     }
 
-    /// The presenter's run, ahead of the room's (no ceilings: the presenter sets them).
-    pub fn presenter_request(&mut self, spec: RunSpec, now: Instant) -> Result<usize, LabRefusal> {
-        Ok(self.queue.enqueue(Who::Presenter, spec, now)?)
+    /// The presenter's runs (a comparison, a sweep), ahead of the room's (no ceilings: the
+    /// presenter sets them).
+    pub fn presenter_request(
+        &mut self,
+        runs: Vec<RunSpec>,
+        now: Instant,
+    ) -> Result<usize, LabRefusal> {
+        if self.closed {
+            return Err(LabRefusal::Closed);
+        }
+        Ok(self.queue.enqueue(Who::Presenter, runs, now)?)
     }
 
-    fn member(&self, key: &str) -> Option<u64> {
+    /// The participant a page joined as, by its key.
+    pub fn member(&self, key: &str) -> Option<u64> {
         self.room.id_of(key)
     }
 
-    /// What the lane does at `now`: the runs dropped for waiting too long, and the run it
-    /// takes next (none while one runs, the queue is paused or nothing waits).
-    pub fn tick(&mut self, now: Instant) -> (Vec<Turn>, Option<Turn>) {
-        let turn = |l: Left<RunSpec>| Turn {
-            who: l.who,
-            spec: l.job,
-            waited: l.waited,
-        };
-        let dropped = self.queue.drop_stale(now).into_iter().map(turn).collect();
-        (dropped, self.queue.start_next(now).map(turn))
+    /// The name `who` goes by in the room.
+    pub fn name_of(&self, who: Who) -> String {
+        match who {
+            Who::Presenter => "presenter".to_string(),
+            Who::Participant(id) => self
+                .room
+                .participants()
+                .into_iter()
+                .find(|p| p.id == id)
+                .map_or_else(|| format!("#{id}"), |p| p.nickname.clone()),
+        }
     }
 
-    /// The run on the lane ended at `now`; a finished one joins the room's results.
-    pub fn ended(&mut self, now: Instant, summary: Option<RunSummary>) {
+    /// Runs dropped at `now` for waiting too long.
+    pub fn drop_stale(&mut self, now: Instant) -> Vec<Turn> {
+        self.queue.drop_stale(now).into_iter().map(turn).collect()
+    }
+
+    /// The runs the lane takes next at `now` (none while one runs, the queue is paused or
+    /// nothing waits).
+    pub fn start_next(&mut self, now: Instant) -> Option<Turn> {
+        self.queue.start_next(now).map(turn)
+    }
+
+    /// What the lane does at `now`: the runs dropped for waiting too long, and the runs it
+    /// takes next.
+    pub fn tick(&mut self, now: Instant) -> (Vec<Turn>, Option<Turn>) {
+        (self.drop_stale(now), self.start_next(now))
+    }
+
+    /// The runs on the lane ended at `now`; those finished join the room's results.
+    pub fn ended(&mut self, now: Instant, summaries: Vec<RunSummary>) {
         let Some((who, _)) = self.queue.finish(now) else {
             return;
         };
-        let Some(summary) = summary else { return };
-        let (participant, nickname) = match who {
-            Who::Presenter => (None, "presenter".to_string()),
-            Who::Participant(id) => (
-                Some(id),
-                self.room
-                    .participants()
-                    .into_iter()
-                    .find(|p| p.id == id)
-                    .map_or_else(|| format!("#{id}"), |p| p.nickname.clone()),
-            ),
+        let participant = match who {
+            Who::Presenter => None,
+            Who::Participant(id) => Some(id),
         };
-        self.results.push(RoomRun {
-            participant,
-            nickname,
-            summary,
-        });
+        let nickname = self.name_of(who);
+        for summary in summaries {
+            self.results.push(LabPoint {
+                participant,
+                nickname: nickname.clone(),
+                summary,
+            });
+        }
     }
 
     /// A participant's page went away: their waiting run with them. (A run of theirs on the
@@ -238,6 +270,19 @@ impl Lab {
 
     pub fn close(&mut self) {
         self.closed = true;
+        self.queue.withdraw_where(|_| true);
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+}
+
+fn turn(l: Left<Vec<RunSpec>>) -> Turn {
+    Turn {
+        who: l.who,
+        runs: l.job,
+        waited: l.waited,
     }
 }
 
@@ -289,7 +334,7 @@ mod tests {
         let (dropped, next) = lab.tick(t0);
         assert!(dropped.is_empty());
         assert_eq!(next.unwrap().who, Who::Participant(id));
-        lab.ended(t0 + Duration::from_millis(50), Some(summary(spec)));
+        lab.ended(t0 + Duration::from_millis(50), vec![summary(spec)]);
         assert_eq!(lab.results()[0].participant, Some(id));
         assert_eq!(lab.results()[0].nickname, nickname);
     }
@@ -333,7 +378,7 @@ mod tests {
         lab.request("a", spec, t0).unwrap();
         lab.request("b", spec, t0).unwrap();
         lab.tick(t0).1.unwrap();
-        lab.presenter_request(spec, t0).unwrap();
+        lab.presenter_request(vec![spec], t0).unwrap();
         lab.rotate("new".into());
         assert_eq!(lab.tick(t0).1, None, "a's run still holds the lane");
         assert_eq!(
@@ -341,7 +386,7 @@ mod tests {
             1,
             "b's run left with b; the presenter's stays"
         );
-        lab.ended(t0, Some(summary(spec)));
+        lab.ended(t0, vec![summary(spec)]);
         assert_eq!(lab.tick(t0).1.unwrap().who, Who::Presenter);
     }
 
@@ -354,10 +399,10 @@ mod tests {
         lab.request("a", spec, t0).unwrap();
         // Above the room's ceilings: the presenter's are not held to them.
         let sweep = RunSpec::set(1_000_000, Mode::pipelined(100_000));
-        assert_eq!(lab.presenter_request(sweep, t0), Ok(1));
+        assert_eq!(lab.presenter_request(vec![sweep], t0), Ok(1));
         let (_, next) = lab.tick(t0);
         assert_eq!(next.unwrap().who, Who::Presenter);
-        lab.ended(t0, Some(summary(sweep)));
+        lab.ended(t0, vec![summary(sweep)]);
         assert_eq!(lab.results()[0].participant, None);
     }
 }

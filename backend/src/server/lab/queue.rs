@@ -251,6 +251,14 @@ impl<T> Queue<T> {
             .collect()
     }
 
+    /// How long each waiting run has waited at `now`, in the queue's order.
+    pub fn waited(&self, now: Instant) -> Vec<Duration> {
+        self.waiting
+            .iter()
+            .map(|w| now.duration_since(w.since))
+            .collect()
+    }
+
     /// Runs waiting.
     pub fn len(&self) -> usize {
         self.waiting.len()
