@@ -56,6 +56,7 @@ return {
   chooser: chooser ? chooser.textContent : null,
   strip: document.querySelectorAll('.run-strip .cell').length,
   strip_done: document.querySelectorAll('.run-strip .cell.finished').length,
+  connected: document.querySelector('#status')?.dataset.state === 'open',
   scroll_height: document.documentElement.scrollHeight,
   scroll_y: window.scrollY,
   controls: box(controls),
@@ -119,6 +120,7 @@ struct Screen {
     chooser: Option<String>,
     strip: usize,
     strip_done: usize,
+    connected: bool,
     scroll_height: f64,
     scroll_y: f64,
     controls: Option<Rect>,
@@ -375,6 +377,15 @@ async fn sweep_on_one_screen(w: u32, h: u32) {
     let c = &browser.client;
     viewport(c, w, h).await;
     support::browser::wait_enabled(c, "#sweep", Duration::from_secs(30)).await;
+    // The page's websocket, kept where the test can close it (as a server closes a page
+    // that reads too slowly): caught on the first message the page sends.
+    c.execute(
+        "const send = WebSocket.prototype.send;
+         WebSocket.prototype.send = function (d) { window.__test_ws = this; return send.call(this, d); };",
+        vec![],
+    )
+    .await
+    .unwrap();
     support::browser::click(c, "#sweep").await;
 
     let during: Screen = until_js(
@@ -429,6 +440,33 @@ async fn sweep_on_one_screen(w: u32, h: u32) {
         three.chooser
     );
     check(&three, "with a third run drawn", true, &plan);
+
+    // Its connection lost and made again after the sweep: the page keeps the sweep it
+    // followed (its strip, every run done), on one screen.
+    c.execute("window.__test_ws.close();", vec![])
+        .await
+        .unwrap();
+    until_js(
+        c,
+        MEASURE,
+        Duration::from_secs(30),
+        "the page saw its connection close",
+        |s: &Screen| !s.connected,
+    )
+    .await;
+    let back: Screen = until_js(
+        c,
+        MEASURE,
+        Duration::from_secs(60),
+        "the sweep kept after a reconnect",
+        |s: &Screen| s.connected && s.strip_done == 30 && s.chooser.is_some() && s.finished >= 2,
+    )
+    .await;
+    let shot = browser
+        .screenshot(&format!("presenter-sweep-{w}x{h}-reconnected"))
+        .await;
+    println!("after a reconnect: {}", shot.display());
+    check(&back, "after a reconnect", true, &plan);
 }
 
 #[tokio::test]

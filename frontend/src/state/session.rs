@@ -115,11 +115,37 @@ impl Session {
             // it has none (e.g. it restarted), keep what this page saw finish.
             if recent.is_empty() {
                 self.runs.retain(|r| !r.is_running());
+            } else if self.watched(&recent) {
+                self.caught_up(&recent);
             } else {
                 self.runs.clear();
             }
         }
         self.recent = recent;
+    }
+
+    /// Whether `recent` is the plan this page was following (a reconnect after it ended: a
+    /// page the server dropped for reading too slowly, say): every run of it is one of ours.
+    fn watched(&self, recent: &[RunRecord]) -> bool {
+        !self.runs.is_empty()
+            && recent
+                .iter()
+                .all(|rec| self.runs.iter().any(|v| v.run == rec.run))
+    }
+
+    /// The plan this page was following, as it ended: each run as the server recorded it
+    /// (what the page missed while away filled in), in its place in the plan; a run still
+    /// open here that the server did not record finished is dropped.
+    fn caught_up(&mut self, recent: &[RunRecord]) {
+        self.runs = self
+            .runs
+            .iter()
+            .filter_map(|v| match recent.iter().find(|rec| rec.run == v.run) {
+                Some(rec) => Some(RunView::from_record(rec, v.index, v.of)),
+                None if v.is_running() => None,
+                None => Some(v.clone()),
+            })
+            .collect();
     }
 
     /// A plan's first run starts a new plan (started here if this page asked for one).

@@ -226,6 +226,34 @@ fn a_restarted_server_keeps_what_the_page_saw_finish() {
     assert_eq!(s.results().len(), 2);
 }
 
+/// A page the server dropped mid-plan (it read too slowly on a busy machine) reconnects
+/// after the plan ended: it keeps the plan it followed (a long plan's strip, its choices),
+/// every run finished as the server recorded it, not the bare results of a page just opened.
+#[test]
+fn a_page_back_after_its_plan_ended_keeps_the_plan_with_what_it_missed() {
+    let mut s = Session::default();
+    for run in 0..5 {
+        s.apply(started(run, run as usize, 5, PIPE));
+    }
+    s.apply(ServerMsg::Finished {
+        run: 0,
+        summary: summary(PIPE, 5_000),
+        timeline: Default::default(),
+    });
+    s.connection_lost();
+    s.apply(welcome(
+        false,
+        (0..5).map(|_| summary(PIPE, 4_000)).collect(),
+    ));
+    assert_eq!(s.runs.len(), 5, "the plan stays this page's");
+    assert!(s.runs.iter().all(|r| !r.is_running()), "{:?}", s.runs);
+    assert_eq!(
+        s.runs.iter().map(|r| (r.index, r.of)).collect::<Vec<_>>(),
+        [(0, 5), (1, 5), (2, 5), (3, 5), (4, 5)]
+    );
+    assert!(!s.busy());
+}
+
 #[test]
 fn welcome_shows_recent_results_until_a_plan_starts() {
     let mut s = Session::default();
