@@ -19,27 +19,32 @@ pub fn start(
     port: u16,
     shown: std::net::SocketAddr,
 ) -> LabServer {
+    let hosts = room_addresses(listen);
+    let bases: Vec<String> = if hosts.is_empty() {
+        vec![format!("http://{shown}")]
+    } else {
+        hosts
+            .iter()
+            .map(|&host| format!("http://{}", std::net::SocketAddr::new(host, port)))
+            .collect()
+    };
     let lab = LabServer::start(
         hub,
         token.clone(),
+        bases,
         new_join_code(),
         Ceilings::default(),
         Bounds::default(),
     );
-    let code = lab.join_code();
     say(format_args!(
         "presenter (keep this link to yourself): http://{shown}/lab?token={token}"
     ));
-    let hosts = room_addresses(listen);
+    for url in lab.join_urls() {
+        say(format_args!("join (for the room): {url}"));
+    }
     if hosts.is_empty() {
         say(format_args!(
-            "join (for the room): http://{shown}/lab/join/{code} (only this machine can reach it: listen on the network with --listen 0.0.0.0)"
-        ));
-    }
-    for host in hosts {
-        say(format_args!(
-            "join (for the room): http://{}/lab/join/{code}",
-            std::net::SocketAddr::new(host, port)
+            "(only this machine can reach that join link: listen on the network with --listen 0.0.0.0)"
         ));
     }
     lab

@@ -42,9 +42,16 @@ impl LabUnderTest {
             .await
             .unwrap()
             .require_token(TOKEN.into());
-        let lab = LabServer::start(hub.clone(), TOKEN.into(), CODE.into(), ceilings, bounds);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
+        let lab = LabServer::start(
+            hub.clone(),
+            TOKEN.into(),
+            vec![format!("http://{addr}")],
+            CODE.into(),
+            ceilings,
+            bounds,
+        );
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(pipescope::server::serve_lab(listener, hub, lab, async {
             let _ = stopped.await;
@@ -543,5 +550,75 @@ async fn sixty_join_at_once_each_with_a_name_of_their_own_and_the_sixty_first_wa
     .await;
     let why = late.refused("the 61st").await;
     assert!(why.contains("full"), "{why}");
+    lab.stop().await;
+}
+
+/// `GET path` on the lab's server: the status line and the body.
+async fn get(addr: SocketAddr, path: &str) -> (String, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    s.write_all(
+        format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+    .await
+    .unwrap();
+    let mut raw = String::new();
+    support::within(WAIT, "the response", s.read_to_string(&mut raw))
+        .await
+        .unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
+    (
+        head.lines().next().unwrap_or("").to_string(),
+        body.to_string(),
+    )
+}
+
+#[tokio::test]
+async fn the_join_link_is_drawn_as_a_qr_code_and_a_rotated_link_turns_the_old_one_away() {
+    let (_redis, target) = support::redis();
+    let lab = LabUnderTest::start(target, Ceilings::default(), Bounds::default()).await;
+    let mut presenter = lab.presenter().await;
+    presenter.act(TOKEN, PresenterAction::Watch).await;
+    let view = |m: LabServerMsg| match m {
+        LabServerMsg::Presenter(p) => p,
+        _ => unreachable!(),
+    };
+    let before = view(
+        presenter
+            .until("the presenter's view", |m| {
+                matches!(m, LabServerMsg::Presenter(_))
+            })
+            .await,
+    );
+    assert_eq!(
+        before.join_urls,
+        [format!("http://{}/lab/join/{CODE}", lab.addr)]
+    );
+    let (status, first) = get(lab.addr, "/lab/qr.svg").await;
+    assert!(status.contains("200"), "{status}");
+    assert!(first.contains("<svg"), "{first:.200}");
+    presenter.act(TOKEN, PresenterAction::RotateLink).await;
+    let after = view(
+        presenter
+            .until(
+                "the presenter's view with a new link",
+                |m| matches!(m, LabServerMsg::Presenter(p) if p.join_code != CODE),
+            )
+            .await,
+    );
+    assert!(after.join_urls[0].ends_with(&after.join_code));
+    let (_, second) = get(lab.addr, "/lab/qr.svg").await;
+    assert_ne!(first, second, "the QR code follows the new link");
+    let mut old = lab.page().await;
+    old.send(&LabClientMsg::Join {
+        code: CODE.into(),
+        key: "late".into(),
+    })
+    .await;
+    assert!(
+        old.refused("the old link")
+            .await
+            .contains("no longer valid")
+    );
     lab.stop().await;
 }

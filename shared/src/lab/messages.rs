@@ -144,6 +144,9 @@ pub struct LabPoint {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct PresenterView {
     pub join_code: String,
+    /// The join link at each address the room may reach the server on (the first is drawn
+    /// as a QR code at `/lab/qr.svg`).
+    pub join_urls: Vec<String>,
     pub participants: Vec<LabParticipant>,
     /// The queue in order.
     pub queue: Vec<LabQueued>,

@@ -39,6 +39,8 @@ pub struct LabServer {
 struct Shared {
     hub: Hub,
     token: String,
+    /// Where the room reaches this server ("http://192.168.1.20:8080"), one per address.
+    join_bases: Vec<String>,
     state: Mutex<State>,
     frames: watch::Sender<Frames>,
 }
@@ -73,11 +75,12 @@ struct OnLane {
 }
 
 impl LabServer {
-    /// A lab on `hub`'s Redis, its presenter's actions allowed with `token` only; the lane's
-    /// driver runs until the server stops.
+    /// A lab on `hub`'s Redis, its presenter's actions allowed with `token` only, reached by
+    /// the room at `join_bases`; the lane's driver runs until the server stops.
     pub fn start(
         hub: Hub,
         token: String,
+        join_bases: Vec<String>,
         join_code: String,
         ceilings: Ceilings,
         bounds: Bounds,
@@ -92,6 +95,7 @@ impl LabServer {
             inner: Arc::new(Shared {
                 hub,
                 token,
+                join_bases,
                 state: Mutex::new(state),
                 frames: watch::channel(Frames::default()).0,
             }),
@@ -121,6 +125,11 @@ impl LabServer {
 
     pub fn join_code(&self) -> String {
         self.state().lab.join_code().to_string()
+    }
+
+    /// The join link at each address the room may reach this server on.
+    pub fn join_urls(&self) -> Vec<String> {
+        join_urls(&self.inner.join_bases, self.state().lab.join_code())
     }
 
     pub fn frames(&self) -> watch::Receiver<Frames> {
@@ -389,6 +398,7 @@ impl LabServer {
         };
         let presenter = PresenterView {
             join_code: lab.join_code().to_string(),
+            join_urls: join_urls(&self.inner.join_bases, lab.join_code()),
             participants: lab
                 .room()
                 .participants()
@@ -447,6 +457,13 @@ fn outcome(
         summary,
         note,
     }
+}
+
+fn join_urls(bases: &[String], code: &str) -> Vec<String> {
+    bases
+        .iter()
+        .map(|base| format!("{base}/lab/join/{code}"))
+        .collect()
 }
 
 /// A join code: short enough to type from a projector, long enough not to guess.

@@ -6,6 +6,7 @@
 //! - `queue`: the one measurement lane: each participant's run waits its turn, fairly.
 //! - `lane`: the lab served: the lane driven through the hub, and the frames the pages get.
 //! - `socket`: `/lab/ws`, one page's requests and the frames it is sent.
+//! - `qr`: the join link as a QR code (`/lab/qr.svg`).
 //!
 //! `Lab` holds both with the presenter's ceilings (`shared::lab::Ceilings`), the join code and
 //! the room's finished runs, and decides every participant's and presenter's request. Pure,
@@ -13,6 +14,7 @@
 //! telling a participant why not).
 
 pub mod lane;
+pub mod qr;
 pub mod queue;
 pub mod room;
 pub mod socket;
@@ -33,6 +35,7 @@ use room::Room;
 pub fn routes<S: Clone + Send + Sync + 'static>(lab: lane::LabServer) -> Router<S> {
     Router::new()
         .route("/lab/ws", get(socket::handler))
+        .route("/lab/qr.svg", get(qr::handler))
         .with_state(lab)
         .route("/lab", get(crate::assets::index))
         .route("/lab/join/{code}", get(crate::assets::index))
