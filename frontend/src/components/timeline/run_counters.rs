@@ -5,9 +5,10 @@ use crate::format;
 use crate::playback::Playback;
 use crate::trace::{self, Counters, Trace, Trip};
 
-/// One run's counters at the playback position, with what they count: the whole run's, the
-/// engine's while live and at the end of a finished run, else the drawn requests' (exact) and
-/// beyond them the sample's (said so, with how close).
+/// One run's counters at the playback position, with what they count: the engine's while live
+/// and at the end of a finished run, else the drawn requests' (exact) and beyond them the
+/// sample's (said so, with how close), beside the engine's count for the whole run once it
+/// finished.
 #[derive(Debug, Clone, PartialEq)]
 struct Row {
     run: u64,
@@ -70,6 +71,22 @@ fn row(t: &Trace, trips: Option<&Vec<Trip>>, extent_us: f64, position_us: f64, l
         };
         return row(counters, Some("the engine's count so far".to_string()));
     }
+    // Scrubbed before the end of a finished run: the counts by the playhead, beside the
+    // engine's for the whole run (what the results table says).
+    let whole = t.summary.as_ref().map(|s| {
+        let trips = match (t.mode, trips_label) {
+            (Some(_), Some((one, many))) => format!(
+                ", {}{}",
+                format::group(s.round_trips),
+                if s.round_trips == 1 { one } else { many }
+            ),
+            _ => String::new(),
+        };
+        format!(
+            "the whole run: {} sent{trips} (the engine's count)",
+            format::group(s.done)
+        )
+    });
     let said = match drawn_counters.within {
         Some(stride) => Some(format!(
             "the first {} counted one by one, the rest from every {} request (fewer than {} short)",
@@ -83,6 +100,10 @@ fn row(t: &Trace, trips: Option<&Vec<Trip>>, extent_us: f64, position_us: f64, l
             format::group(t.count)
         )),
         None => None,
+    };
+    let said = match (said, whole) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.or(b),
     };
     row(drawn_counters, said)
 }
@@ -222,10 +243,12 @@ mod tests {
         // Before the end, the drawn requests', said so.
         let mid = row(&t, trips.as_ref(), t.extent_us(), 42.0, false);
         assert_eq!(mid.counters.sent, 5);
+        let said = mid.partial.unwrap();
+        assert!(said.starts_with("counting the first 10 of 100"), "{said}");
+        // And the whole run's, as the engine counted it, at any position.
         assert!(
-            mid.partial
-                .unwrap()
-                .starts_with("counting the first 10 of 100")
+            said.ends_with("; the whole run: 100 sent, 100 round trips paid (the engine's count)"),
+            "{said}"
         );
     }
 
