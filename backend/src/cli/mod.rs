@@ -8,6 +8,7 @@
 //! returns:
 //!
 //! - `serve`: the page (the default).
+//! - `lab`: `serve --lab`'s part: the lab beside the page, and the links it prints.
 //! - `bench`: runs, headless.
 //! - `versus`: our engine beside redis-benchmark.
 //! - `cost`: a directory, a file per cost that needs more than the shared flags.
