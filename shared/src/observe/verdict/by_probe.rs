@@ -32,17 +32,24 @@ pub(super) fn by_probe(
     };
     let mut sure = c.clone();
     // Every stretch of the connection that matters (a twentieth of its commands or more) was
-    // batched, and writes left while replies were awaited: a pipeline throughout.
-    let batched_throughout = c.overlapping_writes > 0
-        && c.phases
+    // batched, and its writes carried several commands each or left while replies were
+    // awaited: a pipeline throughout.
+    let mattering: Vec<_> = c
+        .phases
+        .iter()
+        .filter(|p| p.commands * 20 >= c.commands)
+        .collect();
+    let batched_throughout = (c.overlapping_writes > 0 || c.commands >= 2 * c.writes)
+        && !mattering.is_empty()
+        && mattering
             .iter()
-            .filter(|p| p.commands * 20 >= c.commands)
             .all(|p| matches!(p.kind, VerdictKind::Pipelined | VerdictKind::AutoPipelined));
     if waits && batched_throughout {
-        // It waited at the moments the probe held, but it pipelines throughout: those moments
-        // say nothing of the round trips the wire could not confirm, which stay unconfirmed
-        // (a client paused through two holds on a busy machine looks the same at them:
-        // Perl's Redis.pm with callbacks read "35 waits").
+        // It waited at the moments the probe held, but it pipelines throughout: a few moments
+        // say nothing of the rest of its round trips the wire could not confirm, which stay
+        // unconfirmed (a client paused through two holds on a busy machine looks the same at
+        // them: Perl's Redis.pm with callbacks read "35 waits", and on one host, where every
+        // reply of its 135 writes was back before the next, "135 waits" of 1 round).
     } else if waits {
         // The probe saw it wait (a cause): the moments the wire took for the client's own
         // cadence (its timing on one host, which a busy machine bends) were waits too.
@@ -257,6 +264,47 @@ mod tests {
             ..Evidence::wire(&c, &t)
         });
         assert!(!v.headline.contains(", 35 waits"), "{}", v.headline);
+    }
+
+    /// Perl's Redis.pm sending 1,000 SETs with callbacks through the proxy on one host, with
+    /// --probe, beside a busy suite: 135 writes of several commands each, every reply back
+    /// before the next write (no write overlapped one awaited), and two holds in a row that
+    /// looked waited. It made 1 round (a relay holding every reply saw 999 commands sent while
+    /// replies were held): the headline gives its waits as a bound, never "135 waits".
+    #[test]
+    fn a_batching_client_on_one_host_keeps_its_unconfirmed_trips_though_the_probe_saw_waits() {
+        let c = ObservedCounts {
+            commands: 1_000,
+            replies: 1_000,
+            writes: 135,
+            round_trips: 135,
+            unconfirmed_trips: 135,
+            overlapping_writes: 0,
+            max_depth: 40,
+            phases: vec![Phase {
+                kind: VerdictKind::Pipelined,
+                round_trips: 135,
+                commands: 1_000,
+                writes: 135,
+                us: 20_000.0,
+                waiting_us: 0.0,
+            }],
+            ..Default::default()
+        };
+        let t = ObservedTimes::default();
+        let waited = ProbeEvidence {
+            held: 3,
+            sent_while_held: 0,
+            waited_for_release: 2,
+            held_us: 3_000.0,
+            late_us: 0.0,
+        };
+        let v = judge(&Evidence {
+            probe: Some(&waited),
+            ..Evidence::wire(&c, &t)
+        });
+        assert!(!v.headline.contains(", 135 waits"), "{}", v.headline);
+        assert_ne!(v.kind, VerdictKind::OneAtATime, "{}", v.headline);
     }
 
     /// patterns.py threads through the proxy with --probe: stretches where every reply was
