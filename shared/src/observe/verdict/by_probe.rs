@@ -233,25 +233,47 @@ mod tests {
     /// wire could not confirm into waits: the headline never states 35.
     #[test]
     fn a_client_that_overlaps_its_writes_keeps_its_unconfirmed_trips_though_the_probe_saw_waits() {
+        let v = a_pipeline_that_two_holds_found_waiting(Wire {
+            writes: 36,
+            round_trips: 35,
+            unconfirmed: 34,
+            overlapping: 20,
+            max_depth: 200,
+            us: 10_000.0,
+        });
+        assert!(!v.headline.contains(", 35 waits"), "{}", v.headline);
+    }
+
+    /// What the wire read of a pipeline of 1,000 SETs, one phase.
+    struct Wire {
+        writes: u64,
+        round_trips: u64,
+        unconfirmed: u64,
+        overlapping: u64,
+        max_depth: u64,
+        us: f64,
+    }
+
+    /// The verdict on that pipeline where two holds in a row looked waited.
+    fn a_pipeline_that_two_holds_found_waiting(w: Wire) -> crate::observe::Verdict {
         let c = ObservedCounts {
             commands: 1_000,
             replies: 1_000,
-            writes: 36,
-            round_trips: 35,
-            unconfirmed_trips: 34,
-            overlapping_writes: 20,
-            max_depth: 200,
+            writes: w.writes,
+            round_trips: w.round_trips,
+            unconfirmed_trips: w.unconfirmed,
+            overlapping_writes: w.overlapping,
+            max_depth: w.max_depth,
             phases: vec![Phase {
                 kind: VerdictKind::Pipelined,
-                round_trips: 35,
+                round_trips: w.round_trips,
                 commands: 1_000,
-                writes: 36,
-                us: 10_000.0,
+                writes: w.writes,
+                us: w.us,
                 waiting_us: 0.0,
             }],
             ..Default::default()
         };
-        let t = ObservedTimes::default();
         let waited = ProbeEvidence {
             held: 3,
             sent_while_held: 0,
@@ -259,11 +281,10 @@ mod tests {
             held_us: 3_000.0,
             late_us: 0.0,
         };
-        let v = judge(&Evidence {
+        judge(&Evidence {
             probe: Some(&waited),
-            ..Evidence::wire(&c, &t)
-        });
-        assert!(!v.headline.contains(", 35 waits"), "{}", v.headline);
+            ..Evidence::wire(&c, &ObservedTimes::default())
+        })
     }
 
     /// Perl's Redis.pm sending 1,000 SETs with callbacks through the proxy on one host, with
@@ -273,35 +294,13 @@ mod tests {
     /// replies were held): the headline gives its waits as a bound, never "135 waits".
     #[test]
     fn a_batching_client_on_one_host_keeps_its_unconfirmed_trips_though_the_probe_saw_waits() {
-        let c = ObservedCounts {
-            commands: 1_000,
-            replies: 1_000,
+        let v = a_pipeline_that_two_holds_found_waiting(Wire {
             writes: 135,
             round_trips: 135,
-            unconfirmed_trips: 135,
-            overlapping_writes: 0,
+            unconfirmed: 135,
+            overlapping: 0,
             max_depth: 40,
-            phases: vec![Phase {
-                kind: VerdictKind::Pipelined,
-                round_trips: 135,
-                commands: 1_000,
-                writes: 135,
-                us: 20_000.0,
-                waiting_us: 0.0,
-            }],
-            ..Default::default()
-        };
-        let t = ObservedTimes::default();
-        let waited = ProbeEvidence {
-            held: 3,
-            sent_while_held: 0,
-            waited_for_release: 2,
-            held_us: 3_000.0,
-            late_us: 0.0,
-        };
-        let v = judge(&Evidence {
-            probe: Some(&waited),
-            ..Evidence::wire(&c, &t)
+            us: 20_000.0,
         });
         assert!(!v.headline.contains(", 135 waits"), "{}", v.headline);
         assert_ne!(v.kind, VerdictKind::OneAtATime, "{}", v.headline);
